@@ -1,0 +1,1 @@
+"""kiln's compiler: Jaxpr -> MLIR lowering, passes, pipelines, codegen, kiln-opt."""

@@ -1,0 +1,156 @@
+"""Stage "mlir": Jaxpr -> MLIR module of `func` + StableHLO (+ kiln's dialects).
+
+In: a typechecked `Jaxpr` (dims are other vars).
+Out: an `ir.Module` with one public function `@<name>` whose arguments are
+the jaxpr's invars (implicit dims first, scalars as 0-d tensors) and whose
+results are its outvars; every value is a `tensor<...>` with `?` for
+dynamic dims. Lowering rules are registered per primitive with
+`@lowering(prim)` in the family modules of this package.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import numpy as np
+
+from kiln.compiler.mlir import dynamic_size, func, ir
+from kiln.dialects import stablehlo as hlo
+from kiln.core import DShapedArray, Jaxpr, KilnInternalError, Literal, Primitive, Var, is_static_dim
+
+LoweringRule = Callable[..., list]
+LOWERINGS: dict[Primitive, LoweringRule] = {}
+
+
+def lowering(*prims: Primitive) -> Callable[[LoweringRule], LoweringRule]:
+    """Register `rule(ctx, eqn, *operands) -> [results]` for each primitive."""
+
+    def register(rule: LoweringRule) -> LoweringRule:
+        for p in prims:
+            LOWERINGS[p] = rule
+        return rule
+
+    return register
+
+
+def element_type(dtype: np.dtype) -> ir.Type:
+    dtype = np.dtype(dtype)
+    if dtype == np.bool_:
+        return ir.IntegerType.get_signless(1)
+    if dtype.kind == "i":
+        return ir.IntegerType.get_signless(8 * dtype.itemsize)
+    if dtype.kind == "u":
+        return ir.IntegerType.get_unsigned(8 * dtype.itemsize)
+    if dtype == np.float16:
+        return ir.F16Type.get()
+    if dtype == np.float32:
+        return ir.F32Type.get()
+    if dtype == np.float64:
+        return ir.F64Type.get()
+    if dtype == np.complex64:
+        return ir.ComplexType.get(ir.F32Type.get())
+    if dtype == np.complex128:
+        return ir.ComplexType.get(ir.F64Type.get())
+    raise KilnInternalError(f"no MLIR element type for {dtype}")
+
+
+def tensor_type(aval: DShapedArray) -> ir.RankedTensorType:
+    shape = [int(d) if is_static_dim(d) else dynamic_size() for d in aval.shape]
+    return ir.RankedTensorType.get(shape, element_type(aval.dtype))
+
+
+class LoweringContext:
+    """Maps jaxpr vars to MLIR values while one function body is emitted."""
+
+    def __init__(self, module: ir.Module):
+        self.module = module
+        self.env: dict[int, ir.Value] = {}
+        # (kind, message) of each run-time check, indexed by its check id.
+        self.checks: list[tuple[str, str]] = []
+
+    def register_check(self, kind: str, message: str) -> int:
+        self.checks.append((kind, message))
+        return len(self.checks)
+
+    # --- values
+    def bind_var(self, var: Var, value: ir.Value) -> None:
+        self.env[id(var)] = value
+
+    def read(self, x: Any) -> ir.Value:
+        if isinstance(x, Literal):
+            return hlo.constant(np.array(x.val, dtype=x.aval.dtype))
+        try:
+            return self.env[id(x)]
+        except KeyError:
+            raise KilnInternalError(f"var {x} used before it was lowered") from None
+
+    def dim(self, d: Any) -> ir.Value | int:
+        """A dim as a static int or the `tensor<i64>` value of its var."""
+        return int(d) if is_static_dim(d) else self.read(d)
+
+    def broadcast(self, x: ir.Value, operand_aval: DShapedArray, out_aval: DShapedArray,
+                  broadcast_dimensions: tuple) -> ir.Value:
+        """`x` broadcast to `out_aval`'s shape (static or dynamic)."""
+        out_type = tensor_type(out_aval.update(dtype=operand_aval.dtype))
+        dims = hlo.dense_i64_array(broadcast_dimensions)
+        if out_aval.is_static and operand_aval.is_static:
+            return hlo.one("broadcast_in_dim", out_type, x, broadcast_dimensions=dims)
+        shape = hlo.shape_tensor([self.dim(d) for d in out_aval.shape])
+        return hlo.one("dynamic_broadcast_in_dim", out_type, x, shape, broadcast_dimensions=dims)
+
+    def shape_of(self, aval: DShapedArray) -> ir.Value:
+        return hlo.shape_tensor([self.dim(d) for d in aval.shape])
+
+    # --- jaxprs
+    def lower_jaxpr_body(self, jaxpr: Jaxpr, args: list[ir.Value]) -> list[ir.Value]:
+        """Emit `jaxpr` at the current insertion point with binders = args."""
+        binders = list(jaxpr.constvars) + list(jaxpr.invars)
+        if len(binders) != len(args):
+            raise KilnInternalError(f"jaxpr takes {len(binders)} values, got {len(args)}")
+        for v, a in zip(binders, args):
+            self.bind_var(v, a)
+        for eqn in jaxpr.eqns:
+            rule = LOWERINGS.get(eqn.primitive)
+            if rule is None:
+                raise KilnInternalError(f"primitive {eqn.primitive.name} has no lowering rule")
+            loc = ir.Location.name(f"{eqn.primitive.name}", ir.Location.unknown()) if eqn.source_info is None \
+                else _source_location(eqn)
+            with loc:
+                outs = rule(self, eqn, *[self.read(x) for x in eqn.invars])
+            if len(outs) != len(eqn.outvars):
+                raise KilnInternalError(f"lowering of {eqn.primitive.name} gave {len(outs)} results")
+            for v, o in zip(eqn.outvars, outs):
+                self.bind_var(v, o)
+        return [self.read(v) for v in jaxpr.outvars]
+
+
+def _source_location(eqn) -> ir.Location:
+    filename, _, line = eqn.source_info.rpartition(":")
+    try:
+        file_loc = ir.Location.file(filename, int(line), 0)
+    except ValueError:
+        file_loc = ir.Location.unknown()
+    return ir.Location.name(eqn.primitive.name, file_loc)
+
+
+def lower_jaxpr_to_module(jaxpr: Jaxpr, name: str, ctx: ir.Context) -> tuple[ir.Module, list]:
+    """The `mlir` stage of a top-level jaxpr (its consts become constants),
+    and the (kind, message) table of its run-time checks."""
+    from kiln.compiler.lowering import (  # noqa: F401  (register the rules)
+        checks, control_flow, elementwise, indexing, linalg, mutation, reduction, shape,
+    )
+
+    with ctx, ir.Location.unknown():
+        module = ir.Module.create()
+        arg_types = [tensor_type(v.aval) for v in jaxpr.invars]
+        result_types = [tensor_type(v.aval) for v in jaxpr.outvars]
+        with ir.InsertionPoint(module.body):
+            fn = func.FuncOp(name, ir.FunctionType.get(arg_types, result_types))
+            fn.attributes["llvm.emit_c_interface"] = ir.UnitAttr.get()
+            entry = fn.add_entry_block()
+            with ir.InsertionPoint(entry):
+                lctx = LoweringContext(module)
+                consts = [hlo.constant(np.asarray(c)) for c in jaxpr.consts]
+                outs = lctx.lower_jaxpr_body(jaxpr, consts + list(entry.arguments))
+                func.ReturnOp(outs)
+    return module, lctx.checks

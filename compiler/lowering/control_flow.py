@@ -1,0 +1,1 @@
+"""Stage "mlir": lowering of for_loop / while_loop / cond to StableHLO control flow."""

@@ -1,0 +1,43 @@
+"""Stage "mlir": strided slices -> `stablehlo.slice` (static) or
+`stablehlo.real_dynamic_slice` (dynamic starts or sizes); gather along one
+axis -> see `gather` below.
+"""
+
+from __future__ import annotations
+
+from kiln.compiler.lowering import lowering, tensor_type
+from kiln.core import is_static_dim
+from kiln.dialects import stablehlo as hlo
+from kiln.primitives import indexing as ip
+
+
+@lowering(ip.slice_p)
+def _slice(ctx, eqn, x, *dyn):
+    starts_p, sizes_p, strides = eqn.params["starts"], eqn.params["sizes"], eqn.params["strides"]
+    out = eqn.outvars[0].aval
+    n_dyn_starts = sum(s is None for s in starts_p)
+    dyn_starts = iter(eqn.invars[1 : 1 + n_dyn_starts])
+    starts = [s if s is not None else next(dyn_starts) for s in starts_p]
+    if all(is_static_dim(s) for s in starts) and out.is_static:
+        limits = [s + (n - 1) * st + 1 if n else s for s, n, st in zip(starts, out.shape, strides)]
+        return [hlo.one("slice", tensor_type(out), x, start_indices=hlo.dense_i64_array(starts),
+                        limit_indices=hlo.dense_i64_array(limits), strides=hlo.dense_i64_array(strides))]
+    start_vals = [ctx.dim(s) for s in starts]
+    size_vals = [ctx.dim(d) for d in out.shape]
+    limit_vals = [_limit(s, n, st) for s, n, st in zip(start_vals, size_vals, strides)]
+    return [hlo.one("real_dynamic_slice", tensor_type(out), x, hlo.shape_tensor(start_vals),
+                    hlo.shape_tensor(limit_vals), hlo.shape_tensor(list(strides)))]
+
+
+def _limit(start, size, stride):
+    """start + (size - 1) * stride + 1, or start when size is 0."""
+    if isinstance(start, int) and isinstance(size, int):
+        return start + (size - 1) * stride + 1 if size else start
+    scalar = hlo.ranked(hlo.scalar_i64(0))
+    s = hlo.scalar_i64(start) if isinstance(start, int) else start
+    n = hlo.scalar_i64(size) if isinstance(size, int) else size
+    zero = hlo.scalar_i64(0)
+    span = hlo.one("multiply", scalar, hlo.one("subtract", scalar, n, hlo.scalar_i64(1)), hlo.scalar_i64(stride))
+    limit = hlo.one("add", scalar, s, hlo.one("add", scalar, span, hlo.scalar_i64(1)))
+    empty = hlo.comparison("EQ", n, zero, "SIGNED")
+    return hlo.one("select", scalar, empty, s, limit)

@@ -1,0 +1,112 @@
+"""Stage "mlir": reductions -> `stablehlo.reduce` with a one-op body; argmax /
+argmin -> a two-operand `stablehlo.reduce` (value, index) keeping NumPy's
+first-occurrence and NaN-first rules.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from kiln.compiler.lowering import element_type, lowering, tensor_type
+from kiln.compiler.lowering.elementwise import compare_type
+from kiln.compiler.mlir import ir
+from kiln.dialects import stablehlo as hlo
+from kiln.primitives import reduction as rp
+
+_BODY_OPS = {"reduce_sum": "add", "reduce_prod": "multiply", "reduce_max": "maximum",
+             "reduce_min": "minimum", "reduce_and": "and", "reduce_or": "or"}
+
+
+def _init_value(name: str, dtype: np.dtype):
+    if name == "reduce_sum":
+        return np.zeros((), dtype)
+    if name == "reduce_prod":
+        return np.ones((), dtype)
+    if name == "reduce_and":
+        return np.ones((), dtype)
+    if name == "reduce_or":
+        return np.zeros((), dtype)
+    if dtype.kind == "f":
+        return np.array(-np.inf if name == "reduce_max" else np.inf, dtype)
+    info = np.iinfo(dtype)
+    return np.array(info.min if name == "reduce_max" else info.max, dtype)
+
+
+def _reduce_op(operands, inits, result_types, axes, body_builder):
+    op = ir.Operation.create("stablehlo.reduce", results=result_types, operands=list(operands) + list(inits),
+                             attributes={"dimensions": hlo.dense_i64_array(axes)}, regions=1)
+    scalar_types = [ir.RankedTensorType.get([], hlo.ranked(v).element_type) for v in operands]
+    block = op.regions[0].blocks.append(*(scalar_types + scalar_types))
+    with ir.InsertionPoint(block):
+        results = body_builder(list(block.arguments))
+        hlo.op("return", [], results)
+    return op
+
+
+def _reduce_rule(name):
+    def rule(ctx, eqn, x):
+        dtype = eqn.invars[0].aval.dtype
+        init = hlo.constant(_init_value(name, dtype))
+        scalar = ir.RankedTensorType.get([], element_type(dtype))
+
+        def body(args):
+            return [hlo.one(_BODY_OPS[name], scalar, args[0], args[1])]
+
+        op = _reduce_op([x], [init], [tensor_type(eqn.outvars[0].aval)], eqn.params["axes"], body)
+        return [op.results[0]]
+
+    return rule
+
+
+for _name, _prim in rp.reduce.items():
+    lowering(_prim)(_reduce_rule(_name))
+
+
+def _arg_rule(is_max: bool):
+    def rule(ctx, eqn, x):
+        aval = eqn.invars[0].aval
+        axis = eqn.params["axis"]
+        index_dtype = eqn.params["index_dtype"]
+        iota_aval = aval.update(dtype=index_dtype)
+        iota_dim = ir.IntegerAttr.get(hlo.i64(), axis)
+        if iota_aval.is_static:
+            idx = hlo.one("iota", tensor_type(iota_aval), iota_dimension=iota_dim)
+        else:
+            idx = hlo.one("dynamic_iota", tensor_type(iota_aval), ctx.shape_of(iota_aval), iota_dimension=iota_dim)
+        if aval.dtype.kind == "f":
+            init_v = np.array(-np.inf if is_max else np.inf, aval.dtype)
+        elif aval.dtype == np.bool_:
+            init_v = np.array(not is_max, aval.dtype)
+        else:
+            info = np.iinfo(aval.dtype)
+            init_v = np.array(info.min if is_max else info.max, aval.dtype)
+        inits = [hlo.constant(init_v), hlo.constant(np.array(np.iinfo(index_dtype).max, index_dtype))]
+        vt = ir.RankedTensorType.get([], element_type(aval.dtype))
+        it = ir.RankedTensorType.get([], element_type(index_dtype))
+        ctype = compare_type(aval.dtype)
+        b1 = ir.RankedTensorType.get([], hlo.i1())
+
+        def body(args):
+            v1, i1, v2, i2 = args
+            better = hlo.comparison("GT" if is_max else "LT", v1, v2, ctype)
+            equal = hlo.comparison("EQ", v1, v2, ctype)
+            if aval.dtype.kind == "f":
+                # NumPy returns the first NaN: a NaN beats everything but an earlier NaN.
+                nan1 = hlo.comparison("NE", v1, v1, ctype)
+                nan2 = hlo.comparison("NE", v2, v2, ctype)
+                better = hlo.one("or", b1, better, hlo.one("and", b1, nan1, hlo.one("not", b1, nan2)))
+                equal = hlo.one("or", b1, equal, hlo.one("and", b1, nan1, nan2))
+            first = hlo.comparison("LT", i1, i2, "SIGNED")
+            take1 = hlo.one("or", b1, better, hlo.one("and", b1, equal, first))
+            return [hlo.one("select", vt, take1, v1, v2), hlo.one("select", it, take1, i1, i2)]
+
+        out_val_aval = eqn.outvars[0].aval.update(dtype=aval.dtype)
+        op = _reduce_op([x, idx], inits, [tensor_type(out_val_aval), tensor_type(eqn.outvars[0].aval)],
+                        [axis], body)
+        return [op.results[1]]
+
+    return rule
+
+
+lowering(rp.argmax_p)(_arg_rule(True))
+lowering(rp.argmin_p)(_arg_rule(False))

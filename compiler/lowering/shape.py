@@ -1,0 +1,52 @@
+"""Stage "mlir": lowering of shape primitives (broadcast, reshape, transpose, iota,
+concatenate, reverse). Static shapes use the static StableHLO ops; dynamic
+ones the `dynamic_*` forms fed by shape tensors built from dim values.
+"""
+
+from __future__ import annotations
+
+from kiln.compiler.lowering import lowering, tensor_type
+from kiln.dialects import stablehlo as hlo
+from kiln.compiler.mlir import ir
+from kiln.primitives import shape as sp
+
+
+@lowering(sp.broadcast_in_dim_p)
+def _broadcast_in_dim(ctx, eqn, x, *dyn):
+    return [ctx.broadcast(x, eqn.invars[0].aval, eqn.outvars[0].aval, eqn.params["broadcast_dimensions"])]
+
+
+@lowering(sp.reshape_p)
+def _reshape(ctx, eqn, x, *dyn):
+    out = eqn.outvars[0].aval
+    if out.is_static and eqn.invars[0].aval.is_static:
+        return [hlo.one("reshape", tensor_type(out), x)]
+    return [hlo.one("dynamic_reshape", tensor_type(out), x, ctx.shape_of(out))]
+
+
+@lowering(sp.transpose_p)
+def _transpose(ctx, eqn, x):
+    return [hlo.one("transpose", tensor_type(eqn.outvars[0].aval), x,
+                    permutation=hlo.dense_i64_array(eqn.params["permutation"]))]
+
+
+@lowering(sp.iota_p)
+def _iota(ctx, eqn, *dyn):
+    out = eqn.outvars[0].aval
+    dim = ir.IntegerAttr.get(hlo.i64(), eqn.params["dimension"])
+    if out.is_static:
+        return [hlo.one("iota", tensor_type(out), iota_dimension=dim)]
+    return [hlo.one("dynamic_iota", tensor_type(out), ctx.shape_of(out), iota_dimension=dim)]
+
+
+@lowering(sp.concatenate_p)
+def _concatenate(ctx, eqn, *operands):
+    arrays = operands if eqn.params["size"] is not None else operands[:-1]
+    return [hlo.one("concatenate", tensor_type(eqn.outvars[0].aval), *arrays,
+                    dimension=ir.IntegerAttr.get(hlo.i64(), eqn.params["dimension"]))]
+
+
+@lowering(sp.reverse_p)
+def _reverse(ctx, eqn, x):
+    return [hlo.one("reverse", tensor_type(eqn.outvars[0].aval), x,
+                    dimensions=hlo.dense_i64_array(eqn.params["dimensions"]))]

@@ -1,0 +1,35 @@
+"""kiln's own MLIR passes, one file each, registered by name.
+
+A pass is a function `run(module: ir.Module, options: dict[str, str])`
+registered with `@register_pass("name")`; `kiln-opt -p name{opt=v}` and the
+pipelines find it in `PASSES` next to upstream and StableHLO passes.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Callable
+
+PASSES: dict[str, Callable] = {}
+PASS_DOCS: dict[str, str] = {}
+
+_PASS_MODULES = (
+    "kiln_legalize_dynamic",
+    "kiln_lower_checks",
+    "memref_copy_to_linalg",
+)
+
+
+def register_pass(name: str) -> Callable[[Callable], Callable]:
+    def register(fn: Callable) -> Callable:
+        PASSES[name] = fn
+        PASS_DOCS[name] = (fn.__doc__ or "").strip().splitlines()[0] if fn.__doc__ else ""
+        return fn
+
+    return register
+
+
+def load_all() -> dict[str, Callable]:
+    for mod in _PASS_MODULES:
+        importlib.import_module(f"kiln.compiler.passes.{mod}")
+    return PASSES

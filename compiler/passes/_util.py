@@ -1,0 +1,36 @@
+"""Helpers shared by kiln's Python passes: collecting ops, index values."""
+
+from __future__ import annotations
+
+from typing import Container
+
+from kiln.compiler.mlir import arith, ir, tensor
+
+
+def collect_ops(module: ir.Module, names: Container[str]) -> list[ir.Operation]:
+    """All ops named in `names`, in pre-order (collected before any rewrite)."""
+    found: list[ir.Operation] = []
+
+    def visit(op):
+        if op.name in names:
+            found.append(op)
+        return ir.WalkResult.ADVANCE
+
+    module.operation.walk(visit, ir.WalkOrder.PRE_ORDER)
+    return found
+
+
+def index_value(i: int) -> ir.Value:
+    return arith.constant(ir.IndexType.get(), i)
+
+
+def dynamic_sizes_from_shape_tensor(shape: ir.Value, result_type: ir.RankedTensorType) -> list:
+    """Sizes for `tensor.empty`: static ints, or index values read from `shape`."""
+    sizes = []
+    for i in range(result_type.rank):
+        if not result_type.is_dynamic_dim(i):
+            sizes.append(result_type.shape[i])
+            continue
+        v = tensor.extract(shape, [index_value(i)])
+        sizes.append(arith.index_cast(ir.IndexType.get(), v))
+    return sizes

@@ -1,0 +1,1 @@
+"""kiln's dialects: `tensorssa` and `immut` (mutation), and thin StableHLO op builders."""

@@ -1,0 +1,110 @@
+"""Thin builders for StableHLO ops (the bindings ship no Python op classes).
+
+In: MLIR values and attributes, at the caller's insertion point and location.
+Out: the op's result value(s). Result types are given or derived from the
+operand, as StableHLO's own type rules would.
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+import numpy as np
+
+from kiln.compiler.mlir import dynamic_size, ir
+
+
+def op(name: str, result_types: Sequence[ir.Type], operands: Sequence[ir.Value], **attributes) -> ir.Operation:
+    attrs = {k: (v if isinstance(v, ir.Attribute) else ir.Attribute.parse(v)) for k, v in attributes.items()}
+    return ir.Operation.create(f"stablehlo.{name}", results=list(result_types), operands=list(operands),
+                               attributes=attrs)
+
+
+def one(name: str, result_type: ir.Type, *operands: ir.Value, **attributes) -> ir.Value:
+    return op(name, [result_type], operands, **attributes).result
+
+
+def ranked(value: ir.Value) -> ir.RankedTensorType:
+    return ir.RankedTensorType(value.type)
+
+
+def with_element(t: ir.RankedTensorType, element: ir.Type) -> ir.RankedTensorType:
+    return ir.RankedTensorType.get(list(t.shape), element)
+
+
+def with_shape(t: ir.RankedTensorType, shape: Sequence[int]) -> ir.RankedTensorType:
+    return ir.RankedTensorType.get(list(shape), t.element_type)
+
+
+def i64() -> ir.Type:
+    return ir.IntegerType.get_signless(64)
+
+
+def i1() -> ir.Type:
+    return ir.IntegerType.get_signless(1)
+
+
+def constant(value: np.ndarray) -> ir.Value:
+    """A dense constant of `value`'s shape and dtype."""
+    from kiln.compiler.lowering import element_type
+
+    value = np.asarray(value)
+    t = ir.RankedTensorType.get(list(value.shape), element_type(value.dtype))
+    if value.size and value.dtype.kind not in "bc" and np.all(value == value.ravel()[0]):
+        attr = ir.DenseElementsAttr.get_splat(t, _scalar_attr(value.ravel()[0], value.dtype, t.element_type))
+    elif value.dtype == np.bool_:
+        attr = ir.DenseElementsAttr.get(np.ascontiguousarray(value))
+    else:
+        attr = ir.DenseElementsAttr.get(np.ascontiguousarray(value), type=t)
+    return op("constant", [t], [], value=attr).result
+
+
+def _scalar_attr(v, dtype: np.dtype, element: ir.Type) -> ir.Attribute:
+    if dtype.kind == "f":
+        return ir.FloatAttr.get(element, float(v))
+    return ir.IntegerAttr.get(element, int(v))
+
+
+def scalar_i64(v: int) -> ir.Value:
+    return constant(np.array(v, dtype=np.int64))
+
+
+def dense_i64_array(values: Sequence[int]) -> ir.Attribute:
+    return ir.DenseI64ArrayAttr.get([int(v) for v in values])
+
+
+def convert(x: ir.Value, element: ir.Type) -> ir.Value:
+    t = ranked(x)
+    if t.element_type == element:
+        return x
+    return one("convert", with_element(t, element), x)
+
+
+def reshape_static(x: ir.Value, shape: Sequence[int]) -> ir.Value:
+    return one("reshape", with_shape(ranked(x), shape), x)
+
+
+def shape_tensor(dims: Sequence[ir.Value | int]) -> ir.Value:
+    """A `tensor<Nxi64>` from static ints and `tensor<i64>` dim values."""
+    if all(isinstance(d, int) for d in dims):
+        return constant(np.array(dims, dtype=np.int64))
+    parts = []
+    for d in dims:
+        v = scalar_i64(d) if isinstance(d, int) else convert(d, i64())
+        parts.append(reshape_static(v, [1]))
+    if len(parts) == 1:
+        return parts[0]
+    t = ir.RankedTensorType.get([len(parts)], i64())
+    return op("concatenate", [t], parts, dimension=ir.IntegerAttr.get(i64(), 0)).result
+
+
+def result_shape(dims: Sequence[ir.Value | int]) -> list[int]:
+    return [d if isinstance(d, int) else dynamic_size() for d in dims]
+
+
+def comparison(direction: str, x: ir.Value, y: ir.Value, compare_type: str | None = None) -> ir.Value:
+    t = with_element(ranked(x), i1())
+    attrs = {"comparison_direction": f"#stablehlo<comparison_direction {direction}>"}
+    if compare_type:
+        attrs["compare_type"] = f"#stablehlo<comparison_type {compare_type}>"
+    return one("compare", t, x, y, **attrs)

@@ -1,0 +1,32 @@
+"""kiln: compile NumPy-style Python to native code through MLIR, with
+dynamic dimensions and in-place mutation.
+
+>>> import numpy as np, kiln
+>>> @kiln.qjit
+... def f(x, y):
+...     return np.exp(x) * 2.0 + y - np.sqrt(x)
+>>> f(np.ones(4), np.ones(4)).shape
+(4,)
+"""
+
+from kiln.api import QJIT, ShapeDtype, get_compilation_stage, qjit
+from kiln.core import (
+    DBIdx,
+    DShapedArray,
+    InDBIdx,
+    Jaxpr,
+    KilnError,
+    KilnIndexError,
+    KilnInternalError,
+    KilnTypeError,
+    KilnValueError,
+    OutDBIdx,
+    ShapedArray,
+)
+from kiln import numpy  # noqa: F401
+
+__all__ = [
+    "QJIT", "ShapeDtype", "get_compilation_stage", "qjit", "DBIdx", "DShapedArray", "InDBIdx", "Jaxpr",
+    "KilnError", "KilnIndexError", "KilnInternalError", "KilnTypeError", "KilnValueError", "OutDBIdx",
+    "ShapedArray", "numpy",
+]

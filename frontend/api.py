@@ -1,0 +1,398 @@
+"""The public entry point: `@kiln.qjit`, compiled functions and their stages.
+
+In: a Python function written against kiln.numpy / NumPy, and its call
+arguments (NumPy arrays, Python scalars, pytrees of them).
+Out: NumPy results. On the first call with a new signature (dtype, rank,
+size-1 dims, equal-dim pattern, static values) it traces, typechecks,
+lowers, runs the pipeline and links a library; later calls of that
+signature go straight to the library, whatever the sizes.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from kiln import tree
+from kiln.core import (
+    INDEX_DTYPE,
+    SUPPORTED_DTYPES,
+    DShapedArray,
+    Jaxpr,
+    KilnTypeError,
+    KilnValueError,
+    is_static_dim,
+)
+from kiln.tracing import Builder, Tracer, scope
+from kiln.typecheck import dead_code_elimination, typecheck_jaxpr
+
+
+@dataclass(frozen=True)
+class ShapeDtype:
+    """An array annotation for ahead-of-time compilation: ints are static
+    dims, strings name dynamic dims (equal names share one dim).
+
+    >>> ShapeDtype(("n", 3), "float64")
+    ShapeDtype(shape=('n', 3), dtype='float64')
+    """
+
+    shape: tuple
+    dtype: Any
+
+
+# --------------------------------------------------------------------------
+# Signatures
+
+
+@dataclass(frozen=True)
+class ArgSig:
+    """How one flat argument is traced: an array with per-dim specs
+    (`("static", k)` or `("dim", class)`), or a scalar."""
+
+    kind: str  # "array" | "scalar"
+    dtype: str
+    dims: tuple = ()
+    weak: bool = False
+
+
+def _leaf_to_array(x: Any, where: str) -> Any:
+    if isinstance(x, np.ndarray):
+        return x
+    if isinstance(x, (bool, int, float, np.generic)):
+        return x
+    if isinstance(x, Tracer):
+        raise KilnTypeError(f"{where}: a traced value was passed to a compiled function from inside a trace")
+    try:
+        return np.asarray(x)
+    except Exception:
+        raise KilnTypeError(f"{where}: cannot pass a {type(x).__name__} to a compiled function; "
+                            "pass NumPy arrays, Python scalars, or tuples/lists/dicts of them") from None
+
+
+def _check_dtype(dtype: np.dtype, where: str) -> np.dtype:
+    if dtype not in SUPPORTED_DTYPES:
+        raise KilnTypeError(f"{where}: dtype {dtype} is not supported; convert it with .astype() to one of "
+                            + ", ".join(sorted(str(d) for d in SUPPORTED_DTYPES)))
+    return dtype
+
+
+class _DimClasses:
+    """Assigns dims to classes: named axes by name, other dims by value."""
+
+    def __init__(self, share_equal: bool):
+        self.share_equal = share_equal
+        self.classes: dict[Any, int] = {}
+
+    def cls(self, key: Any) -> int:
+        if key not in self.classes:
+            self.classes[key] = len(self.classes)
+        return self.classes[key]
+
+
+def _python_scalar_sig(x: Any) -> ArgSig:
+    if isinstance(x, bool):
+        return ArgSig("scalar", "bool", weak=True)
+    if isinstance(x, int):
+        return ArgSig("scalar", "int64", weak=True)
+    return ArgSig("scalar", "float64", weak=True)
+
+
+def signature_of(leaves: list, names: list[str], axes_names: list[dict], share_equal: bool,
+                 specialize_unit_dims: bool) -> tuple[ArgSig, ...]:
+    classes = _DimClasses(share_equal)
+    sigs = []
+    for x, where, named in zip(leaves, names, axes_names):
+        if isinstance(x, (bool, int, float)):
+            sigs.append(_python_scalar_sig(x))
+            continue
+        arr = np.asarray(x)
+        dtype = _check_dtype(arr.dtype, where)
+        if arr.ndim == 0:
+            sigs.append(ArgSig("scalar", dtype.str))
+            continue
+        dims = []
+        for axis, size in enumerate(arr.shape):
+            if axis in named:
+                dims.append(("dim", classes.cls(("name", named[axis]))))
+            elif size == 1 and specialize_unit_dims:
+                dims.append(("static", 1))
+            else:
+                key = ("size", size) if share_equal else ("arg", where, axis)
+                dims.append(("dim", classes.cls(key)))
+        sigs.append(ArgSig("array", dtype.str, tuple(dims)))
+    return tuple(sigs)
+
+
+# --------------------------------------------------------------------------
+# Compiled entries
+
+
+@dataclass
+class CompiledEntry:
+    signature: tuple
+    jaxpr: Jaxpr
+    executable: Any
+    out_tree: Any
+    num_implicit_in: int
+    num_implicit_out: int
+    # for each implicit input: (flat arg index, axis) it is read from
+    dim_sources: list
+    stages: dict = field(default_factory=dict)
+    seconds: dict = field(default_factory=dict)
+    cache_hit: bool = False
+
+    def call(self, leaves: list) -> Any:
+        arrays = []
+        for arg_index, axis in self.dim_sources:
+            arrays.append(np.array(np.shape(leaves[arg_index])[axis], dtype=INDEX_DTYPE))
+        for x, spec in zip(leaves, self.executable.args[self.num_implicit_in:]):
+            arrays.append(np.ascontiguousarray(x, dtype=spec.dtype))
+        results = self.executable(arrays)[self.num_implicit_out:]
+        results = [r[()] if r.ndim == 0 else r for r in results]
+        return tree.unflatten(self.out_tree, results)
+
+
+def trace_function(fn: Callable, leaves_sig: tuple[ArgSig, ...], in_tree: Any, static_args: dict,
+                   arg_positions: list) -> tuple[Jaxpr, Any, list]:
+    """Trace `fn` on avals built from the signature; returns the jaxpr, the
+    output tree, and which argument dim fills each implicit input."""
+    builder = Builder()
+    with scope(builder):
+        dim_tracers: dict[int, Tracer] = {}
+        dim_sources: list = []
+        for i, sig in enumerate(leaves_sig):
+            for axis, (kind, value) in enumerate(sig.dims):
+                if kind == "dim" and value not in dim_tracers:
+                    dim_tracers[value] = builder.new_arg(DShapedArray((), INDEX_DTYPE), explicit=False)
+                    dim_sources.append((i, axis))
+        arg_tracers = []
+        for sig in leaves_sig:
+            if sig.kind == "scalar":
+                aval = DShapedArray((), np.dtype(sig.dtype), weak_type=sig.weak)
+            else:
+                shape = [value if kind == "static" else dim_tracers[value] for kind, value in sig.dims]
+                aval = DShapedArray(shape, np.dtype(sig.dtype))
+            arg_tracers.append(builder.new_arg(aval))
+        args_tree_values = tree.unflatten(in_tree, arg_tracers)
+        call_args = list(args_tree_values)
+        full_args = _merge_static(call_args, static_args, arg_positions)
+        out = fn(*full_args)
+        from kiln import numpy as knp
+
+        out_leaves, out_tree = tree.flatten(out)
+        out_leaves = [knp.asarray(o) for o in out_leaves]
+        # Dims of results that are not inputs become implicit outputs.
+        inputs = {id(t) for t in builder.invars}
+        implicit: list[Tracer] = []
+        for o in out_leaves:
+            for d in o.aval.shape:
+                if not is_static_dim(d) and id(d) not in inputs and all(d is not t for t in implicit):
+                    implicit.append(d)
+        jaxpr = builder.build(implicit + out_leaves, [False] * len(implicit) + [True] * len(out_leaves))
+    jaxpr.consts = list(builder.const_sources)
+    dead_code_elimination(jaxpr)
+    typecheck_jaxpr(jaxpr)
+    return jaxpr, out_tree, dim_sources
+
+
+def _merge_static(call_args: list, static_args: dict, positions: list) -> list:
+    """Rebuild the positional argument list with static arguments in place."""
+    merged = []
+    dyn = iter(call_args)
+    for pos in positions:
+        merged.append(static_args[pos] if pos in static_args else next(dyn))
+    return merged
+
+
+# --------------------------------------------------------------------------
+# qjit
+
+
+class QJIT:
+    """A function compiled by kiln on first call per signature.
+
+    >>> @qjit
+    ... def f(x, y):
+    ...     return np.exp(x) * 2.0 + y
+    >>> f(np.ones(3), np.ones(3)).shape
+    (3,)
+    """
+
+    def __init__(self, fn: Callable, *, static_argnums: Sequence[int] = (), static_argnames: Sequence[str] = (),
+                 abstracted_axes: Any = None, share_equal_dims: bool = True, specialize_unit_dims: bool = True,
+                 pipelines: Any = None, keep_intermediate: bool = False, autograph: bool = False):
+        functools.update_wrapper(self, fn)
+        self.fn = fn
+        self.signature = inspect.signature(fn)
+        self.params = list(self.signature.parameters)
+        self.static_argnums = {i % len(self.params) if self.params else i for i in static_argnums}
+        self.static_argnums |= {self.params.index(n) for n in static_argnames if n in self.params}
+        self.abstracted_axes = abstracted_axes
+        self.share_equal_dims = share_equal_dims
+        self.specialize_unit_dims = specialize_unit_dims
+        self.pipelines = pipelines
+        self.keep_intermediate = keep_intermediate
+        self.autograph = autograph
+        self.cache: dict[Any, CompiledEntry] = {}
+        self.num_compiles = 0
+        self.last: CompiledEntry | None = None
+        self.workspace: str | None = None
+
+    # --- calling
+    def _split_args(self, args: tuple, kwargs: dict) -> tuple[list, dict, list]:
+        try:
+            bound = self.signature.bind(*args, **kwargs)
+        except TypeError as e:
+            raise KilnTypeError(f"{self.__name__}: {e}") from None
+        bound.apply_defaults()
+        values = list(bound.arguments.values())
+        static = {}
+        dynamic = []
+        for i, v in enumerate(values):
+            if i in self.static_argnums:
+                try:
+                    hash(v)
+                except TypeError:
+                    raise KilnTypeError(f"{self.__name__}: static argument {self.params[i]!r} must be hashable, "
+                                        f"got {type(v).__name__}") from None
+                static[i] = v
+            else:
+                dynamic.append(v)
+        return dynamic, static, list(range(len(values)))
+
+    def _axes_names(self, dynamic: list, leaves_per_arg: list[int]) -> list[dict]:
+        axes = self.abstracted_axes
+        if axes is None:
+            return [{}] * sum(leaves_per_arg)
+        if isinstance(axes, dict):
+            axes = (axes,) * len(dynamic)
+        out = []
+        for spec, count in zip(axes, leaves_per_arg):
+            spec = spec or {}
+            out.extend([dict(spec)] * count)
+        return out
+
+    def __call__(self, *args, **kwargs):
+        dynamic, static, positions = self._split_args(args, kwargs)
+        leaves, in_tree = tree.flatten(tuple(dynamic))
+        names = [f"argument {i}" for i in range(len(leaves))]
+        leaves = [_leaf_to_array(x, n) for x, n in zip(leaves, names)]
+        per_arg = [len(tree.flatten(a)[0]) for a in dynamic]
+        axes_names = self._axes_names(dynamic, per_arg)
+        sig = signature_of(leaves, names, axes_names, self.share_equal_dims, self.specialize_unit_dims)
+        _check_named_axes(leaves, axes_names)
+        key = (sig, str(in_tree), tuple(sorted((k, _static_key(v)) for k, v in static.items())))
+        entry = self.cache.get(key)
+        if entry is None:
+            entry = self._compile(sig, in_tree, static, positions, key)
+        self.last = entry
+        return entry.call(leaves)
+
+    def _compile(self, sig, in_tree, static, positions, key) -> CompiledEntry:
+        from kiln.compiler import driver
+
+        start = time.perf_counter()
+        fn = self.fn
+        if self.autograph:
+            from kiln.autograph import convert
+
+            fn = convert(fn)
+        jaxpr, out_tree, dim_sources = trace_function(fn, sig, in_tree, static, positions)
+        trace_seconds = time.perf_counter() - start
+        entry = driver.compile_jaxpr(jaxpr, self.__name__, pipelines=self.pipelines,
+                                     keep_intermediate=self.keep_intermediate)
+        self.workspace = entry.get("workspace")
+        compiled = CompiledEntry(sig, jaxpr, entry["executable"], out_tree,
+                                 sum(1 for e in jaxpr.in_explicit if not e),
+                                 sum(1 for e in jaxpr.out_explicit if not e),
+                                 dim_sources, entry["stages"], {"jaxpr": trace_seconds, **entry["seconds"]},
+                                 entry["cache_hit"])
+        compiled.stages["jaxpr"] = jaxpr.pretty()
+        self.cache[key] = compiled
+        self.num_compiles += 1
+        return compiled
+
+    # --- introspection
+    def _require_compiled(self) -> CompiledEntry:
+        if self.last is None:
+            raise KilnValueError(f"{self.__name__} has not been compiled yet: call it once first")
+        return self.last
+
+    @property
+    def jaxpr(self) -> Jaxpr:
+        return self._require_compiled().jaxpr
+
+    @property
+    def mlir(self) -> str:
+        return self.stage("mlir")
+
+    @property
+    def mlir_opt(self) -> str:
+        return self.stage("llvm")
+
+    @property
+    def llvmir(self) -> str:
+        return self.stage("llvmir")
+
+    @property
+    def stage_times(self) -> dict:
+        return dict(self._require_compiled().seconds)
+
+    def stage(self, name: str) -> str:
+        from kiln.compiler.pipeline import STAGES
+
+        entry = self._require_compiled()
+        if name not in entry.stages:
+            known = ", ".join(s for s in STAGES if s in entry.stages)
+            raise KilnValueError(f"no stage named {name!r} for {self.__name__}; stages: {known}")
+        return entry.stages[name]
+
+    def __repr__(self) -> str:
+        return f"<kiln.qjit {self.__name__} compiled {self.num_compiles}x>"
+
+
+def _static_key(v: Any) -> Any:
+    return (type(v).__name__, v)
+
+
+def _check_named_axes(leaves: list, axes_names: list[dict]) -> None:
+    seen: dict[str, tuple[int, int, int]] = {}
+    for i, (x, named) in enumerate(zip(leaves, axes_names)):
+        shape = np.shape(x)
+        for axis, name in named.items():
+            if axis >= len(shape):
+                raise KilnValueError(f"abstracted_axes: argument {i} has no axis {axis} (shape {shape})")
+            size = shape[axis]
+            if name in seen and seen[name][2] != size:
+                j, ax, other = seen[name]
+                raise KilnValueError(
+                    f"abstracted_axes: axis {name!r} has size {size} in argument {i} (axis {axis}) but "
+                    f"{other} in argument {j} (axis {ax}); arrays sharing a named axis must agree")
+            seen.setdefault(name, (i, axis, size))
+
+
+def qjit(fn: Callable | None = None, **options: Any):
+    """Compile `fn` with kiln. Usable as `@qjit` or `@qjit(option=...)`.
+
+    Options: static_argnums, static_argnames, abstracted_axes,
+    share_equal_dims (default True: argument dims equal at the first call
+    share one dim variable; False gives one variable per dim),
+    specialize_unit_dims (default True), pipelines, keep_intermediate,
+    autograph.
+    """
+    if fn is None:
+        return lambda f: qjit(f, **options)
+    return QJIT(fn, **options)
+
+
+def get_compilation_stage(fn: QJIT, stage: str) -> str:
+    """The text of a stage (`jaxpr`, `mlir`, ..., `llvmir`) of the last compile of `fn`."""
+    if not isinstance(fn, QJIT):
+        raise KilnTypeError("get_compilation_stage expects a @kiln.qjit function")
+    return fn.stage(stage)
+

@@ -1,0 +1,236 @@
+"""Stage "jaxpr": the machinery under kiln.numpy — operands, NEP 50 dtype
+promotion, dim arithmetic, broadcasting with run-time checks.
+
+In: tracers, Python scalars, NumPy arrays.
+Out: tracers of the current scope (via `bind`).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+import numpy as np
+
+from kiln.core import (
+    INDEX_DTYPE,
+    KilnIndexError,
+    SUPPORTED_DTYPES,
+    KilnTypeError,
+    KilnValueError,
+    Literal,
+    is_static_dim,
+    same_dim,
+)
+from kiln.primitives import checks, elementwise, shape
+from kiln.tracing import Tracer, as_operand, bind, is_tracing, literal
+
+ArrayLike = Any
+
+
+def is_traced(x: Any) -> bool:
+    return isinstance(x, Tracer)
+
+
+def any_traced(*xs: Any) -> bool:
+    return any(isinstance(x, Tracer) for x in xs)
+
+
+def aval_of(x: Any):
+    return as_operand(x).aval
+
+
+def canonical_dtype(dtype: Any) -> np.dtype:
+    dt = np.dtype(dtype)
+    if dt not in SUPPORTED_DTYPES:
+        raise KilnTypeError(f"dtype {dt} is not supported by kiln; use one of "
+                            + ", ".join(sorted(str(d) for d in SUPPORTED_DTYPES)))
+    return dt
+
+
+def operand(x: ArrayLike) -> Any:
+    """A Tracer or Literal for `x`; lists and tuples become constants."""
+    if isinstance(x, (list, tuple)):
+        if any(is_traced(e) for e in _flatten(x)):
+            from kiln.numpy.shape_ops import stack
+
+            return stack([operand(e) for e in x])
+        x = np.asarray(x)
+    if isinstance(x, np.ndarray):
+        canonical_dtype(x.dtype)
+    return as_operand(x)
+
+
+def _flatten(xs):
+    for e in xs:
+        if isinstance(e, (list, tuple)):
+            yield from _flatten(e)
+        else:
+            yield e
+
+
+# --------------------------------------------------------------------------
+# dtypes (NEP 50: Python scalars are weak)
+
+
+def _weak_stand_in(aval) -> Any:
+    kind = aval.dtype.kind
+    return {"b": False, "i": 0, "u": 0, "f": 0.0, "c": 0j}[kind]
+
+
+def result_dtype(*operands: Any) -> tuple[np.dtype, bool]:
+    """NumPy 2's result dtype of the operands, and whether it stays weak."""
+    avals = [x.aval for x in operands]
+    strong = [a.dtype for a in avals if not a.weak_type]
+    weak = [_weak_stand_in(a) for a in avals if a.weak_type]
+    if not strong:
+        return np.result_type(*weak), True
+    return np.result_type(*strong, *weak), False
+
+
+def convert(x: Any, dtype: Any, weak_type: bool = False) -> Any:
+    """`x` as `dtype`; literals convert in place, tracers through an equation."""
+    dtype = np.dtype(dtype)
+    x = operand(x)
+    if x.aval.dtype == dtype and x.aval.weak_type == weak_type:
+        return x
+    if isinstance(x, Literal):
+        return Literal(np.array(x.val).astype(dtype)[()].item() if dtype.kind != "c" else complex(x.val),
+                       x.aval.update(dtype=dtype, weak_type=weak_type))
+    if x.aval.dtype == dtype:
+        return x
+    return bind(elementwise.convert_element_type_p, x, new_dtype=dtype, weak_type=weak_type)
+
+
+def promote(*xs: Any) -> list:
+    ops = [operand(x) for x in xs]
+    dtype, weak = result_dtype(*ops)
+    return [convert(x, dtype, weak) for x in ops]
+
+
+# --------------------------------------------------------------------------
+# dims
+
+
+def dim_operand(d: Any) -> Any:
+    """A dim as a static int or an i64 scalar tracer."""
+    if is_static_dim(d):
+        return int(d)
+    if isinstance(d, Tracer):
+        if d.aval.shape != () or d.aval.dtype.kind not in "iu":
+            raise KilnTypeError(f"a size must be an integer scalar, got a traced {d.aval.str_short()}")
+        if d.aval.dtype != INDEX_DTYPE:
+            return bind(elementwise.convert_element_type_p, d, new_dtype=INDEX_DTYPE)
+        return d
+    raise KilnTypeError(f"a size must be an int or a traced integer scalar, got {type(d).__name__}")
+
+
+def split_shape(shape_: Sequence[Any]) -> tuple[tuple, list]:
+    """(static shape with None for dynamic dims, list of dynamic dim tracers)."""
+    static, dyn = [], []
+    for d in shape_:
+        d = dim_operand(d)
+        if is_static_dim(d):
+            if d < 0:
+                raise KilnValueError(f"negative dimensions are not allowed (got {d})")
+            static.append(d)
+        else:
+            static.append(None)
+            dyn.append(d)
+    return tuple(static), dyn
+
+
+def check(pred: Any, kind: str, message: str, *values: Any) -> None:
+    """Emit a run-time check: when `pred` is false, the call raises `kind`."""
+    if isinstance(pred, (bool, np.bool_)):
+        if not pred:
+            err = KilnValueError if kind == "ValueError" else KilnIndexError
+            raise err(message.format(*[v if is_static_dim(v) else "?" for v in values]))
+        return
+    vals = [dim_operand(v) for v in values]
+    bind(checks.check_p, pred, *vals, kind=kind, message=message)
+
+
+def dims_equal(a: Any, b: Any) -> Any:
+    if same_dim(a, b):
+        return True
+    if is_static_dim(a) and is_static_dim(b):
+        return False
+    return bind(elementwise.compare["eq"], operand(a) if not is_static_dim(a) else literal(int(a), INDEX_DTYPE),
+                operand(b) if not is_static_dim(b) else literal(int(b), INDEX_DTYPE))
+
+
+def broadcast_shapes(shapes: Sequence[tuple], opname: str) -> tuple:
+    """NumPy broadcasting; dynamic dims that must agree get a run-time check.
+
+    A dynamic dim never broadcasts as if it were 1 (kiln specializes
+    argument dims of size 1; see docs/tracing.md), so dynamic dims must equal
+    the other non-1 dims of their axis.
+    """
+    ndim = max((len(s) for s in shapes), default=0)
+    padded = [(1,) * (ndim - len(s)) + tuple(s) for s in shapes]
+    result = []
+    for axis in range(ndim):
+        dims = [s[axis] for s in padded]
+        non_one = [d for d in dims if not (is_static_dim(d) and d == 1)]
+        if not non_one:
+            result.append(1)
+            continue
+        statics = sorted({int(d) for d in non_one if is_static_dim(d)})
+        if len(statics) > 1:
+            raise KilnValueError(
+                f"{opname}: operands could not be broadcast together with shapes "
+                + " ".join(_shape_str(s) for s in shapes)
+                + f" (axis {axis - ndim}: sizes {statics[0]} and {statics[1]}); reshape an operand "
+                "or index fewer dimensions."
+            )
+        chosen = statics[0] if statics else non_one[0]
+        for d in non_one:
+            if not same_dim(d, chosen):
+                check(dims_equal(d, chosen), "ValueError",
+                      f"{opname}: operands could not be broadcast together: size {{}} vs {{}} "
+                      f"on axis {axis - ndim} (a dynamic dim must equal the other operands' size)",
+                      d, chosen)
+        result.append(chosen)
+    return tuple(result)
+
+
+def _shape_str(s: tuple) -> str:
+    return "(" + ",".join(str(d) if is_static_dim(d) else "?" for d in s) + ")"
+
+
+def broadcast_to(x: Any, shape_: Sequence[Any]) -> Any:
+    x = operand(x)
+    shape_ = tuple(dim_operand(d) for d in shape_)
+    xs = x.aval.shape
+    if len(xs) == len(shape_) and all(same_dim(a, b) for a, b in zip(xs, shape_)):
+        return x
+    if len(xs) > len(shape_):
+        raise KilnValueError(f"broadcast_to: cannot broadcast {_shape_str(xs)} to a lower rank {_shape_str(shape_)}")
+    lead = len(shape_) - len(xs)
+    # Operand dims that equal the target stay; 1s broadcast; others need a check.
+    for i, d in enumerate(xs):
+        target = shape_[lead + i]
+        if same_dim(d, 1) or same_dim(d, target):
+            continue
+        if is_static_dim(d) and is_static_dim(target):
+            raise KilnValueError(
+                f"broadcast_to: cannot broadcast shape {_shape_str(xs)} to {_shape_str(shape_)} "
+                f"(axis {i}: {d} vs {target})"
+            )
+        check(dims_equal(d, target), "ValueError",
+              f"broadcast_to: size {{}} does not broadcast to {{}} on axis {i}", d, target)
+    static, dyn = split_shape(shape_)
+    return bind(shape.broadcast_in_dim_p, x, *dyn, shape=static,
+                broadcast_dimensions=tuple(range(lead, len(shape_))))
+
+
+def shape_product(dims: Sequence[Any]) -> Any:
+    total: Any = 1
+    for d in dims:
+        total = total * d if not (is_static_dim(total) and is_static_dim(d)) else int(total) * int(d)
+    return total
+
+
+def require_tracing(fn_name: str) -> None:
+    if not is_tracing():
+        raise KilnTypeError(f"kiln.numpy.{fn_name} on traced values must run inside a @kiln.qjit function")

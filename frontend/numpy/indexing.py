@@ -1,0 +1,238 @@
+"""Stage "jaxpr": reading with NumPy indexing (`x[i]`, `x[a:b:s]`, `x[..., None]`, `x[idx]`).
+
+In: a traced array and an index (ints and slice bounds may be traced).
+Out: a tracer. Slices clamp as NumPy does; scalar indices out of bounds
+raise `IndexError` at trace time when static and at run time when traced.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from kiln.core import INDEX_DTYPE, KilnIndexError, KilnTypeError, is_static_dim
+from kiln.numpy._base import check, convert, operand, split_shape
+from kiln.primitives import indexing as index_prims
+from kiln.primitives import shape as shape_prims
+from kiln.tracing import Tracer, bind
+
+
+@dataclass
+class DimSelection:
+    """How one operand dim is read: `start + k*step` for k < size (step > 0),
+    after reversing the dim when `reverse`; `drop` removes the dim (int index)."""
+
+    start: Any
+    size: Any
+    step: int
+    reverse: bool = False
+    drop: bool = False
+
+
+@dataclass
+class ParsedIndex:
+    selections: list  # DimSelection per operand dim
+    new_axes: list  # output positions of None entries
+    array_index: tuple | None  # (operand dim, index array) of the one integer-array index
+
+
+def _is_int(v: Any) -> bool:
+    return isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_))
+
+
+def _is_scalar_index(v: Any) -> bool:
+    return _is_int(v) or (isinstance(v, Tracer) and v.aval.shape == () and v.aval.dtype.kind in "iu")
+
+
+def _is_array_index(v: Any) -> bool:
+    if isinstance(v, Tracer):
+        return v.aval.ndim > 0
+    return isinstance(v, (list, np.ndarray))
+
+
+def expand_index(x: Tracer, idx: Any) -> list:
+    """The index as a list with Ellipsis expanded (None entries kept)."""
+    if not isinstance(idx, tuple):
+        idx = (idx,)
+    n_ellipsis = sum(1 for e in idx if e is Ellipsis)
+    if n_ellipsis > 1:
+        raise KilnIndexError("an index can only have a single ellipsis ('...')")
+    n_real = sum(1 for e in idx if e is not None and e is not Ellipsis)
+    if n_real > x.aval.ndim:
+        raise KilnIndexError(
+            f"too many indices for array: array is {x.aval.ndim}-dimensional, but {n_real} were indexed")
+    out = []
+    for e in idx:
+        if e is Ellipsis:
+            out.extend([slice(None)] * (x.aval.ndim - n_real))
+        else:
+            out.append(e)
+    if not n_ellipsis:
+        out.extend([slice(None)] * (x.aval.ndim - n_real))
+    return out
+
+
+def _normalize_scalar(i: Any, n: Any, axis: int) -> Any:
+    """A non-negative in-bounds index; out of bounds raises IndexError."""
+    from kiln import numpy as knp
+
+    if _is_int(i) and is_static_dim(n):
+        if not -n <= i < n:
+            raise KilnIndexError(f"index {i} is out of bounds for axis {axis} with size {n}")
+        return int(i) % n if n else 0
+    if _is_int(i):
+        i = int(i)
+        if i >= 0:
+            check(knp.less(i, n), "IndexError", f"index {i} is out of bounds for axis {axis} with size {{}}", n)
+            return i
+        check(knp.greater_equal(i, -n), "IndexError", f"index {i} is out of bounds for axis {axis} with size {{}}", n)
+        return n + i
+    i = convert(i, INDEX_DTYPE)
+    wrapped = knp.where(knp.less(i, 0), i + n, i)
+    check(knp.logical_and(knp.greater_equal(wrapped, 0), knp.less(wrapped, n)), "IndexError",
+          f"index {{}} is out of bounds for axis {axis} with size {{}}", i, n)
+    return wrapped
+
+
+def normalize_slice(s: slice, n: Any) -> DimSelection:
+    """NumPy's slice semantics (clamping, negative bounds and steps) on a
+    possibly traced dim size `n`; the result reads with a positive step."""
+    from kiln import numpy as knp
+
+    step = 1 if s.step is None else s.step
+    if not _is_int(step):
+        raise KilnTypeError("slice steps must be Python ints (a traced step is not supported)")
+    if step == 0:
+        raise KilnIndexError("slice step cannot be zero")
+    all_static = is_static_dim(n) and all(v is None or _is_int(v) for v in (s.start, s.stop))
+    if all_static:
+        start, stop, step = slice(s.start, s.stop, step).indices(int(n))
+        size = len(range(start, stop, step))
+        if step > 0:
+            return DimSelection(start, size, step)
+        # Reversed dim: position j reads element n-1-j.
+        return DimSelection(n - 1 - start if size else 0, size, -step, reverse=True)
+
+    def bound(v, default):
+        if v is None:
+            return default
+        v = v if _is_int(v) else convert(v, INDEX_DTYPE)
+        if step > 0:
+            v = knp.where(knp.less(v, 0), knp.maximum(v + n, 0), knp.minimum(v, n)) if not _is_int(v) else \
+                (knp.maximum(n + v, 0) if v < 0 else knp.minimum(v, n))
+        else:
+            v = knp.where(knp.less(v, 0), knp.maximum(v + n, -1), knp.minimum(v, n - 1)) if not _is_int(v) else \
+                (knp.maximum(n + v, -1) if v < 0 else knp.minimum(v, n - 1))
+        return v
+
+    if step > 0:
+        start = bound(s.start, 0)
+        stop = bound(s.stop, n)
+        size = knp.maximum(knp.floor_divide(stop - start + (step - 1), step), 0)
+        return DimSelection(start, size, step)
+    start = bound(s.start, n - 1)
+    stop = bound(s.stop, -1)
+    size = knp.maximum(knp.floor_divide(start - stop + (-step - 1), -step), 0)
+    return DimSelection(n - 1 - start, size, -step, reverse=True)
+
+
+def parse_index(x: Tracer, idx: Any) -> ParsedIndex:
+    entries = expand_index(x, idx)
+    selections, new_axes = [], []
+    array_index = None
+    dim = 0
+    out_pos = 0
+    for e in entries:
+        if e is None:
+            new_axes.append(out_pos)
+            out_pos += 1
+            continue
+        n = x.aval.shape[dim]
+        if isinstance(e, slice):
+            selections.append(normalize_slice(e, n))
+            out_pos += 1
+        elif _is_scalar_index(e):
+            selections.append(DimSelection(_normalize_scalar(e, n, dim), 1, 1, drop=True))
+        elif _is_array_index(e):
+            if array_index is not None:
+                raise KilnIndexError(
+                    "kiln supports one integer-array index per indexing expression; index in two steps")
+            arr = operand(np.asarray(e) if isinstance(e, list) else e)
+            if arr.aval.dtype == np.bool_:
+                raise KilnIndexError("boolean-mask indexing is not supported on traced arrays; use np.where")
+            if arr.aval.dtype.kind not in "iu":
+                raise KilnIndexError(f"arrays used as indices must be of integer type, got {arr.aval.dtype}")
+            array_index = (dim, arr)
+            selections.append(DimSelection(0, n, 1))
+            out_pos += 1
+        elif isinstance(e, (bool, np.bool_)):
+            raise KilnIndexError("boolean scalar indices are not supported on traced arrays")
+        else:
+            raise KilnIndexError(
+                f"only integers, slices (`:`), ellipsis (`...`), numpy.newaxis (`None`) and integer "
+                f"arrays are valid indices; got {type(e).__name__}")
+        dim += 1
+    return ParsedIndex(selections, new_axes, array_index)
+
+
+def apply_selections(x: Tracer, selections: list) -> Tracer:
+    """Reverse and slice each dim; int-indexed dims are kept with size 1."""
+    rev = tuple(i for i, s in enumerate(selections) if s.reverse)
+    if rev:
+        x = bind(shape_prims.reverse_p, x, dimensions=rev)
+    trivial = all(
+        is_static_dim(s.start) and s.start == 0 and s.step == 1 and _same_size(s.size, d)
+        for s, d in zip(selections, x.aval.shape)
+    )
+    if trivial:
+        return x
+    starts_static, dyn_starts = split_shape([s.start for s in selections])
+    sizes_static, dyn_sizes = split_shape([s.size for s in selections])
+    return bind(index_prims.slice_p, x, *dyn_starts, *dyn_sizes, starts=starts_static,
+                sizes=sizes_static, strides=tuple(s.step for s in selections))
+
+
+def _same_size(a: Any, b: Any) -> bool:
+    from kiln.core import same_dim
+
+    return same_dim(a, b)
+
+
+def getitem(x: Any, idx: Any) -> Tracer:
+    from kiln.numpy.shape_ops import reshape
+
+    x = operand(x)
+    parsed = parse_index(x, idx)
+    y = apply_selections(x, parsed.selections)
+    kept = [d for d, s in zip(y.aval.shape, parsed.selections) if not s.drop]
+    if parsed.array_index is not None:
+        dim, arr = parsed.array_index
+        gather_axis = sum(1 for s in parsed.selections[:dim] if not s.drop)
+        if len(kept) != y.aval.ndim:
+            y = reshape(y, *kept)
+        n = y.aval.shape[gather_axis]
+        arr = _normalize_index_array(arr, n, dim)
+        y = bind(index_prims.gather_p, y, arr, axis=gather_axis)
+        # NumPy keeps a single array index's dims in place of the indexed axis.
+        kept = list(y.aval.shape)
+    shape = list(kept)
+    for pos in parsed.new_axes:
+        shape.insert(pos, 1)
+    if len(shape) != y.aval.ndim or any(a is not b and not (is_static_dim(a) and is_static_dim(b) and a == b)
+                                        for a, b in zip(shape, y.aval.shape)):
+        y = reshape(y, *shape) if shape else reshape(y)
+    return y
+
+
+def _normalize_index_array(arr: Any, n: Any, axis: int) -> Tracer:
+    """Wrap negative indices; any index out of bounds raises IndexError at run time."""
+    from kiln import numpy as knp
+
+    arr = convert(arr, INDEX_DTYPE)
+    wrapped = knp.where(knp.less(arr, 0), arr + n, arr)
+    in_bounds = knp.all(knp.logical_and(knp.greater_equal(wrapped, 0), knp.less(wrapped, n)))
+    check(in_bounds, "IndexError", f"an index array has an entry out of bounds for axis {axis} with size {{}}", n)
+    return wrapped
+

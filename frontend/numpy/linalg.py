@@ -1,0 +1,82 @@
+"""Stage "jaxpr": dot, matmul, vdot, inner, outer.
+
+In: traced arrays. Out: dot_general tracers; inner dims that are dynamic
+get a run-time check, static mismatches raise at trace time.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kiln.core import KilnValueError, is_static_dim, same_dim
+from kiln.numpy._base import broadcast_shapes, broadcast_to, check, dims_equal, operand, promote
+from kiln.primitives import linalg
+from kiln.tracing import Tracer, bind
+
+
+def _check_inner(fn: str, a: Any, b: Any, la, lb) -> None:
+    if same_dim(a, b):
+        return
+    if is_static_dim(a) and is_static_dim(b):
+        raise KilnValueError(
+            f"{fn}: inner dimensions do not match: {la} (size {a}) vs {lb} (size {b})")
+    check(dims_equal(a, b), "ValueError", f"{fn}: inner dimensions do not match ({{}} vs {{}})", a, b)
+
+
+def _dot_general(lhs, rhs, contract, batch=((), ())):
+    return bind(linalg.dot_general_p, lhs, rhs, dimension_numbers=(contract, batch))
+
+
+def matmul(a: Any, b: Any) -> Tracer:
+    """`a @ b` with NumPy's rules for 1-D operands and broadcast batch dims."""
+    a, b = promote(a, b)
+    if a.aval.ndim == 0 or b.aval.ndim == 0:
+        raise KilnValueError("matmul: input operand does not have enough dimensions (use * for scalars)")
+    from kiln.numpy.shape_ops import expand_dims, squeeze
+
+    a_vec, b_vec = a.aval.ndim == 1, b.aval.ndim == 1
+    if a_vec:
+        a = expand_dims(a, 0)
+    if b_vec:
+        b = expand_dims(b, -1)
+    _check_inner("matmul", a.aval.shape[-1], b.aval.shape[-2], "a.shape[-1]", "b.shape[-2]")
+    batch = broadcast_shapes([a.aval.shape[:-2], b.aval.shape[:-2]], "matmul")
+    a = broadcast_to(a, batch + a.aval.shape[-2:])
+    b = broadcast_to(b, batch + (a.aval.shape[-1], b.aval.shape[-1]))
+    nb = len(batch)
+    out = _dot_general(a, b, ((nb + 1,), (nb,)), (tuple(range(nb)), tuple(range(nb))))
+    if a_vec:
+        out = squeeze(out, -2)
+    if b_vec:
+        out = squeeze(out, -1)
+    return out
+
+
+def dot(a: Any, b: Any) -> Tracer:
+    a, b = promote(a, b)
+    if a.aval.ndim == 0 or b.aval.ndim == 0:
+        return a * b
+    if b.aval.ndim == 1 or a.aval.ndim == 1 and b.aval.ndim <= 2:
+        return matmul(a, b)
+    _check_inner("dot", a.aval.shape[-1], b.aval.shape[-2], "a.shape[-1]", "b.shape[-2]")
+    return _dot_general(a, b, ((a.aval.ndim - 1,), (b.aval.ndim - 2,)))
+
+
+def vdot(a: Any, b: Any) -> Tracer:
+    from kiln.numpy.shape_ops import ravel
+
+    return dot(ravel(a), ravel(b))
+
+
+def inner(a: Any, b: Any) -> Tracer:
+    a, b = promote(a, b)
+    if a.aval.ndim == 0 or b.aval.ndim == 0:
+        return a * b
+    _check_inner("inner", a.aval.shape[-1], b.aval.shape[-1], "a.shape[-1]", "b.shape[-1]")
+    return _dot_general(a, b, ((a.aval.ndim - 1,), (b.aval.ndim - 1,)))
+
+
+def outer(a: Any, b: Any) -> Tracer:
+    from kiln.numpy.shape_ops import expand_dims, ravel
+
+    return expand_dims(ravel(a), 1) * expand_dims(ravel(b), 0)

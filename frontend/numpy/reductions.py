@@ -1,0 +1,188 @@
+"""Stage "jaxpr": reductions (sum, prod, max, min, mean, argmax, any, all, cumsum).
+
+In: a traced array, `axis` (None, int or tuple), `keepdims`, `dtype`.
+Out: a tracer with NumPy's result dtype; reductions without identity
+(max/min/argmax/argmin) on a dynamically empty axis raise at run time.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from kiln.core import INDEX_DTYPE, KilnValueError, is_static_dim
+from kiln.numpy._base import check, convert, dims_equal, operand, shape_product
+from kiln.primitives import reduction
+from kiln.tracing import Tracer, bind
+
+
+def _axes(x, axis) -> tuple[int, ...]:
+    n = x.aval.ndim
+    if axis is None:
+        return tuple(range(n))
+    axes = (axis,) if isinstance(axis, (int, np.integer)) else tuple(axis)
+    out = []
+    for a in axes:
+        if not -n <= a < n:
+            raise KilnValueError(f"axis {a} is out of bounds for array of dimension {n}")
+        out.append(int(a) % n)
+    if len(set(out)) != len(out):
+        raise KilnValueError(f"duplicate value in 'axis': {axis}")
+    return tuple(sorted(out))
+
+
+def _keep(x: Tracer, result: Tracer, axes: tuple, keepdims: bool) -> Tracer:
+    if not keepdims:
+        return result
+    from kiln.numpy.shape_ops import reshape
+
+    shape = [1 if i in axes else d for i, d in enumerate(x.aval.shape)]
+    return reshape(result, *shape) if shape else result
+
+
+def _sum_dtype(dtype: np.dtype) -> np.dtype:
+    """np.add.reduce's default: small ints and bools accumulate in 64 bits."""
+    if dtype.kind in "bi" and dtype.itemsize < 8:
+        return np.dtype(np.int64)
+    if dtype.kind == "u" and dtype.itemsize < 8:
+        return np.dtype(np.uint64)
+    return dtype
+
+
+def _reduce(name: str, x: Any, axis: Any, dtype: Any, keepdims: bool) -> Tracer:
+    x = operand(x)
+    axes = _axes(x, axis)
+    if dtype is not None:
+        x = convert(x, dtype)
+    result = bind(reduction.reduce[name], x, axes=axes)
+    return _keep(x, result, axes, keepdims)
+
+
+def sum(x: Any, axis: Any = None, dtype: Any = None, keepdims: bool = False) -> Tracer:
+    x = operand(x)
+    return _reduce("reduce_sum", x, axis, dtype or _sum_dtype(x.aval.dtype), keepdims)
+
+
+def prod(x: Any, axis: Any = None, dtype: Any = None, keepdims: bool = False) -> Tracer:
+    x = operand(x)
+    return _reduce("reduce_prod", x, axis, dtype or _sum_dtype(x.aval.dtype), keepdims)
+
+
+def _require_nonempty(x: Tracer, axes: tuple, fn: str) -> None:
+    size = shape_product([x.aval.shape[a] for a in axes])
+    if is_static_dim(size):
+        if size == 0:
+            raise KilnValueError(f"zero-size array to reduction operation {fn} which has no identity")
+        return
+    from kiln import numpy as knp
+
+    check(knp.logical_not(dims_equal(size, 0)), "ValueError",
+          f"zero-size array to reduction operation {fn} which has no identity (reduced size {{}})", size)
+
+
+def max(x: Any, axis: Any = None, keepdims: bool = False, initial: Any = None) -> Tracer:
+    x = operand(x)
+    if initial is None:
+        _require_nonempty(x, _axes(x, axis), "maximum")
+    result = _reduce("reduce_max" if x.aval.dtype != np.bool_ else "reduce_or", x, axis, None, keepdims)
+    if initial is not None:
+        from kiln import numpy as knp
+
+        result = knp.maximum(result, initial)
+    return result
+
+
+def min(x: Any, axis: Any = None, keepdims: bool = False, initial: Any = None) -> Tracer:
+    x = operand(x)
+    if initial is None:
+        _require_nonempty(x, _axes(x, axis), "minimum")
+    result = _reduce("reduce_min" if x.aval.dtype != np.bool_ else "reduce_and", x, axis, None, keepdims)
+    if initial is not None:
+        from kiln import numpy as knp
+
+        result = knp.minimum(result, initial)
+    return result
+
+
+def any(x: Any, axis: Any = None, keepdims: bool = False) -> Tracer:
+    return _reduce("reduce_or", convert(operand(x), np.bool_), axis, None, keepdims)
+
+
+def all(x: Any, axis: Any = None, keepdims: bool = False) -> Tracer:
+    return _reduce("reduce_and", convert(operand(x), np.bool_), axis, None, keepdims)
+
+
+def mean(x: Any, axis: Any = None, dtype: Any = None, keepdims: bool = False) -> Tracer:
+    """Sum over the count; ints average in float64 as NumPy (empty gives nan)."""
+    x = operand(x)
+    axes = _axes(x, axis)
+    acc = dtype or (x.aval.dtype if x.aval.dtype.kind in "fc" else np.dtype(np.float64))
+    total = sum(convert(x, acc), axis=axes, keepdims=keepdims)
+    count = shape_product([x.aval.shape[a] for a in axes])
+    return total / (convert(operand(count), acc) if not is_static_dim(count) else float(count))
+
+
+def var(x: Any, axis: Any = None, dtype: Any = None, ddof: int = 0, keepdims: bool = False) -> Tracer:
+    x = operand(x)
+    axes = _axes(x, axis)
+    m = mean(x, axis=axes, dtype=dtype, keepdims=True)
+    d = x - m
+    acc = m.aval.dtype
+    total = sum(d * d, axis=axes, keepdims=keepdims)
+    count = shape_product([x.aval.shape[a] for a in axes]) - ddof
+    return total / (convert(operand(count), acc) if not is_static_dim(count) else float(count))
+
+
+def std(x: Any, axis: Any = None, dtype: Any = None, ddof: int = 0, keepdims: bool = False) -> Tracer:
+    from kiln import numpy as knp
+
+    return knp.sqrt(var(x, axis=axis, dtype=dtype, ddof=ddof, keepdims=keepdims))
+
+
+def _arg(name: str, fn: str, x: Any, axis: Any, keepdims: bool) -> Tracer:
+    x = operand(x)
+    if axis is None:
+        from kiln.numpy.shape_ops import ravel
+
+        flat = ravel(x)
+        _require_nonempty(flat, (0,), fn)
+        result = bind(reduction.argmax_p if name == "argmax" else reduction.argmin_p, flat,
+                      axis=0, index_dtype=INDEX_DTYPE)
+        if keepdims:
+            from kiln.numpy.shape_ops import reshape
+
+            return reshape(result, *([1] * x.aval.ndim))
+        return result
+    axes = _axes(x, axis)
+    _require_nonempty(x, axes, fn)
+    result = bind(reduction.argmax_p if name == "argmax" else reduction.argmin_p, x,
+                  axis=axes[0], index_dtype=INDEX_DTYPE)
+    return _keep(x, result, axes, keepdims)
+
+
+def argmax(x: Any, axis: Any = None, keepdims: bool = False) -> Tracer:
+    return _arg("argmax", "argmax", x, axis, keepdims)
+
+
+def argmin(x: Any, axis: Any = None, keepdims: bool = False) -> Tracer:
+    return _arg("argmin", "argmin", x, axis, keepdims)
+
+
+def _cumulative(name: str, x: Any, axis: Any, dtype: Any) -> Tracer:
+    x = operand(x)
+    if axis is None:
+        from kiln.numpy.shape_ops import ravel
+
+        x, axis = ravel(x), 0
+    (axis,) = _axes(x, axis)
+    x = convert(x, dtype or _sum_dtype(x.aval.dtype))
+    return bind(reduction.cumulative[name], x, axis=axis)
+
+
+def cumsum(x: Any, axis: Any = None, dtype: Any = None) -> Tracer:
+    return _cumulative("cumsum", x, axis, dtype)
+
+
+def cumprod(x: Any, axis: Any = None, dtype: Any = None) -> Tracer:
+    return _cumulative("cumprod", x, axis, dtype)

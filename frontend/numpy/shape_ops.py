@@ -1,0 +1,212 @@
+"""Stage "jaxpr": reshaping and joining (reshape, transpose, squeeze, concatenate, ...).
+
+In: tracers; sizes may be traced ints.
+Out: tracers. Sizes that must agree at run time get a run-time check.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+import numpy as np
+
+from kiln.core import KilnValueError, is_static_dim, same_dim
+from kiln.numpy._base import (
+    broadcast_shapes,
+    broadcast_to,
+    check,
+    convert,
+    dim_operand,
+    dims_equal,
+    operand,
+    promote,
+    result_dtype,
+    shape_product,
+    split_shape,
+)
+from kiln.primitives import elementwise, shape as shape_prims
+from kiln.tracing import Tracer, bind
+
+
+def _normalize_axis(axis: int, ndim: int, fn: str) -> int:
+    if not -ndim <= axis < ndim:
+        raise KilnValueError(f"{fn}: axis {axis} is out of bounds for an array of dimension {ndim}")
+    return axis % ndim
+
+
+def reshape(x: Any, *shape: Any, order: str = "C") -> Tracer:
+    """`np.reshape` (C order); sizes may be traced and one may be -1."""
+    if order != "C":
+        raise KilnValueError(f"reshape: only order='C' is supported, got {order!r}")
+    x = operand(x)
+    if len(shape) == 1 and not isinstance(shape[0], (int, np.integer, Tracer)):
+        shape = tuple(shape[0])
+    shape = tuple(dim_operand(d) for d in shape)
+    total = shape_product(x.aval.shape)
+    unknown = [i for i, d in enumerate(shape) if is_static_dim(d) and d == -1]
+    if len(unknown) > 1:
+        raise KilnValueError("reshape: can only specify one unknown dimension (-1)")
+    known = shape_product([d for i, d in enumerate(shape) if i not in unknown])
+    if unknown:
+        if is_static_dim(total) and is_static_dim(known):
+            if known == 0 or total % known:
+                raise KilnValueError(f"reshape: cannot reshape array of size {total} into shape {_fmt(shape)}")
+            inferred = total // known
+        else:
+            from kiln import numpy as knp
+
+            safe_known = knp.maximum(known, 1)
+            check(knp.equal(knp.remainder(total, safe_known), 0), "ValueError",
+                  "reshape: cannot reshape an array of size {} into a shape whose other dims multiply to {}",
+                  total, known)
+            inferred = knp.floor_divide(total, safe_known)
+        shape = tuple(inferred if i in unknown else d for i, d in enumerate(shape))
+    else:
+        if is_static_dim(total) and is_static_dim(known):
+            if total != known:
+                raise KilnValueError(f"reshape: cannot reshape array of size {total} into shape {_fmt(shape)}")
+        elif not same_dim(total, known):
+            check(dims_equal(total, known), "ValueError",
+                  "reshape: cannot reshape an array of size {} into a shape of size {}", total, known)
+    if len(shape) == x.aval.ndim and all(same_dim(a, b) for a, b in zip(shape, x.aval.shape)):
+        return x
+    static, dyn = split_shape(shape)
+    return bind(shape_prims.reshape_p, x, *dyn, new_sizes=static)
+
+
+def _fmt(shape: Sequence[Any]) -> str:
+    return "(" + ", ".join(str(d) if is_static_dim(d) else "?" for d in shape) + ")"
+
+
+def ravel(x: Any) -> Tracer:
+    return reshape(x, -1)
+
+
+def transpose(x: Any, axes: Sequence[int] | None = None) -> Tracer:
+    x = operand(x)
+    if axes is None:
+        axes = tuple(reversed(range(x.aval.ndim)))
+    axes = tuple(_normalize_axis(a, x.aval.ndim, "transpose") for a in axes)
+    if sorted(axes) != list(range(x.aval.ndim)):
+        raise KilnValueError(f"transpose: axes {axes} don't match an array of dimension {x.aval.ndim}")
+    if axes == tuple(range(x.aval.ndim)):
+        return x
+    return bind(shape_prims.transpose_p, x, permutation=axes)
+
+
+def swapaxes(x: Any, axis1: int, axis2: int) -> Tracer:
+    x = operand(x)
+    n = x.aval.ndim
+    a, b = _normalize_axis(axis1, n, "swapaxes"), _normalize_axis(axis2, n, "swapaxes")
+    perm = list(range(n))
+    perm[a], perm[b] = perm[b], perm[a]
+    return transpose(x, perm)
+
+
+def moveaxis(x: Any, source: int, destination: int) -> Tracer:
+    x = operand(x)
+    n = x.aval.ndim
+    s, d = _normalize_axis(source, n, "moveaxis"), _normalize_axis(destination, n, "moveaxis")
+    perm = [i for i in range(n) if i != s]
+    perm.insert(d, s)
+    return transpose(x, perm)
+
+
+def expand_dims(x: Any, axis: int | Sequence[int]) -> Tracer:
+    x = operand(x)
+    axes = (axis,) if isinstance(axis, (int, np.integer)) else tuple(axis)
+    out_ndim = x.aval.ndim + len(axes)
+    axes = sorted(_normalize_axis(a, out_ndim, "expand_dims") for a in axes)
+    shape = list(x.aval.shape)
+    for a in axes:
+        shape.insert(a, 1)
+    return reshape(x, *shape) if shape else x
+
+
+def squeeze(x: Any, axis: int | Sequence[int] | None = None) -> Tracer:
+    x = operand(x)
+    if axis is None:
+        axes = [i for i, d in enumerate(x.aval.shape) if is_static_dim(d) and d == 1]
+    else:
+        axes = [(axis,) if isinstance(axis, (int, np.integer)) else axis][0]
+        axes = [_normalize_axis(a, x.aval.ndim, "squeeze") for a in axes]
+        for a in axes:
+            d = x.aval.shape[a]
+            if is_static_dim(d) and d != 1:
+                raise KilnValueError(f"squeeze: cannot select an axis to squeeze out which has size not equal to one (axis {a}, size {d})")
+            if not is_static_dim(d):
+                check(dims_equal(d, 1), "ValueError",
+                      f"squeeze: axis {a} has size {{}}, not one", d)
+    shape = [d for i, d in enumerate(x.aval.shape) if i not in axes]
+    return reshape(x, *shape) if len(shape) != x.aval.ndim else x
+
+
+def atleast_1d(x: Any) -> Tracer:
+    x = operand(x)
+    return reshape(x, 1) if x.aval.ndim == 0 else x
+
+
+def concatenate(arrays: Sequence[Any], axis: int | None = 0) -> Tracer:
+    arrays = promote(*arrays)
+    if axis is None:
+        arrays = [ravel(a) for a in arrays]
+        axis = 0
+    first = arrays[0]
+    if first.aval.ndim == 0:
+        raise KilnValueError("concatenate: zero-dimensional arrays cannot be concatenated")
+    axis = _normalize_axis(axis, first.aval.ndim, "concatenate")
+    for a in arrays[1:]:
+        if a.aval.ndim != first.aval.ndim:
+            raise KilnValueError(
+                f"concatenate: all the input arrays must have the same number of dimensions "
+                f"({first.aval.ndim} vs {a.aval.ndim})")
+    # Other axes must agree; reuse the first array's dims for every operand.
+    arrays = [_match_other_dims(a, first, axis) for a in arrays]
+    total: Any = 0
+    for a in arrays:
+        d = a.aval.shape[axis]
+        total = total + d if not (is_static_dim(total) and is_static_dim(d)) else total + int(d)
+    if is_static_dim(total):
+        return bind(shape_prims.concatenate_p, *arrays, dimension=axis, size=int(total))
+    return bind(shape_prims.concatenate_p, *arrays, dim_operand(total), dimension=axis, size=None)
+
+
+def _match_other_dims(a: Tracer, like: Tracer, axis: int) -> Tracer:
+    target = list(like.aval.shape)
+    target[axis] = a.aval.shape[axis]
+    for i, (d, t) in enumerate(zip(a.aval.shape, target)):
+        if i == axis or same_dim(d, t):
+            continue
+        if is_static_dim(d) and is_static_dim(t):
+            raise KilnValueError(
+                f"concatenate: all the input array dimensions except for the concatenation axis must "
+                f"match exactly, but along dimension {i} the sizes are {t} and {d}")
+        check(dims_equal(d, t), "ValueError",
+              f"concatenate: sizes along dimension {i} differ ({{}} vs {{}})", d, t)
+    if all(same_dim(d, t) for d, t in zip(a.aval.shape, target)):
+        return a
+    static, dyn = split_shape(target)
+    return bind(shape_prims.reshape_p, a, *dyn, new_sizes=static)
+
+
+def stack(arrays: Sequence[Any], axis: int = 0) -> Tracer:
+    arrays = [operand(a) for a in arrays]
+    if not arrays:
+        raise KilnValueError("stack: need at least one array to stack")
+    shape = broadcast_shapes([a.aval.shape for a in arrays], "stack")
+    if any(a.aval.ndim != len(shape) for a in arrays):
+        raise KilnValueError("stack: all input arrays must have the same shape")
+    axis = _normalize_axis(axis, len(shape) + 1, "stack")
+    expanded = [expand_dims(broadcast_to(a, shape), axis) for a in arrays]
+    return concatenate(expanded, axis=axis)
+
+
+def where(condition: Any, x: Any = None, y: Any = None) -> Tracer:
+    if x is None or y is None:
+        raise KilnValueError("where: the one-argument form (nonzero) is not supported; pass x and y")
+    cond = convert(operand(condition), np.bool_)
+    x, y = operand(x), operand(y)
+    dtype, weak = result_dtype(x, y)
+    shape = broadcast_shapes([cond.aval.shape, x.aval.shape, y.aval.shape], "np.where")
+    return bind(elementwise.select_p, broadcast_to(cond, shape),
+                broadcast_to(convert(x, dtype, weak), shape), broadcast_to(convert(y, dtype, weak), shape))

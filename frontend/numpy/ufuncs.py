@@ -1,0 +1,409 @@
+"""Stage "jaxpr": NumPy ufuncs on traced values.
+
+In: operands (tracers, Python scalars, NumPy arrays).
+Out: a tracer. Loop dtypes are NumPy's own (`ufunc.resolve_dtypes`), so
+promotion follows NumPy 2 (NEP 50) exactly; broadcasting as NumPy, with
+run-time checks where dynamic dims must agree.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import numpy as np
+
+from kiln.core import KilnTypeError, Literal
+from kiln.numpy._base import broadcast_shapes, broadcast_to, convert, operand
+from kiln.primitives import elementwise
+from kiln.tracing import bind
+
+_un = elementwise.unary
+_bin = elementwise.binary
+_cmp = elementwise.compare
+
+
+def _u(name: str) -> Callable[[Any], Any]:
+    return lambda x: bind(_un[name], x)
+
+
+def _b(name: str) -> Callable[[Any, Any], Any]:
+    return lambda x, y: bind(_bin[name], x, y)
+
+
+def _c(name: str) -> Callable[[Any, Any], Any]:
+    return lambda x, y: bind(_cmp[name], x, y)
+
+
+def _const_like(x: Any, value: Any) -> Any:
+    """A scalar literal of x's dtype, broadcast to x's shape."""
+    lit = Literal(np.array(value).astype(x.aval.dtype)[()].item(), x.aval.update(shape=(), weak_type=False))
+    return broadcast_to(lit, x.aval.shape)
+
+
+def _select(pred, a, b):
+    return bind(elementwise.select_p, pred, a, b)
+
+
+# --- compositions for ufuncs StableHLO has no single op for
+
+
+def _is_float(x) -> bool:
+    return x.aval.dtype.kind in "fc"
+
+
+def _floor_divide(x, y):
+    if not _is_float(x):
+        return _int_divmod(x, y)[0]
+    return _float_divmod(x, y)[0]
+
+
+def _remainder(x, y):
+    if not _is_float(x):
+        return _int_divmod(x, y)[1]
+    return _float_divmod(x, y)[1]
+
+
+def _int_divmod(x, y):
+    """Floor division and modulo for ints; division by zero gives 0 as NumPy."""
+    zero, one = _const_like(x, 0), _const_like(x, 1)
+    y_is_zero = bind(_cmp["eq"], y, zero)
+    safe_y = _select(y_is_zero, one, y)
+    q = bind(_bin["div"], x, safe_y)
+    r = bind(_bin["rem"], x, safe_y)
+    if x.aval.dtype.kind == "i":
+        # Truncating division rounds toward zero; floor needs one less when
+        # the remainder is nonzero and its sign differs from the divisor's.
+        adjust = bind(_bin["and"], bind(_cmp["ne"], r, zero),
+                      bind(_cmp["ne"], bind(_cmp["lt"], r, zero), bind(_cmp["lt"], safe_y, zero)))
+        q = _select(adjust, bind(_bin["sub"], q, one), q)
+        r = _select(adjust, bind(_bin["add"], r, safe_y), r)
+    return _select(y_is_zero, zero, q), _select(y_is_zero, zero, r)
+
+
+def _float_divmod(x, y):
+    """NumPy's npy_divmod for floats (floor division and Python-style modulo)."""
+    zero = _const_like(x, 0.0)
+    mod = bind(_bin["rem"], x, y)
+    div = bind(_bin["div"], bind(_bin["sub"], x, mod), y)
+    mod_nonzero = bind(_cmp["ne"], mod, zero)
+    sign_differs = bind(_cmp["ne"], bind(_cmp["lt"], y, zero), bind(_cmp["lt"], mod, zero))
+    fix = bind(_bin["and"], mod_nonzero, sign_differs)
+    mod = _select(fix, bind(_bin["add"], mod, y), mod)
+    div = _select(fix, bind(_bin["sub"], div, _const_like(x, 1.0)), div)
+    floordiv = bind(_un["floor"], div)
+    floordiv = _select(
+        bind(_cmp["gt"], bind(_bin["sub"], div, floordiv), _const_like(x, 0.5)),
+        bind(_bin["add"], floordiv, _const_like(x, 1.0)), floordiv)
+    y_zero = bind(_cmp["eq"], y, zero)
+    floordiv = _select(y_zero, bind(_bin["div"], x, y), floordiv)
+    return floordiv, mod
+
+
+def _sinh(x):
+    half = _const_like(x, 0.5)
+    return bind(_bin["mul"], half, bind(_bin["sub"], bind(_un["expm1"], x), bind(_un["expm1"], bind(_un["neg"], x))))
+
+
+def _cosh(x):
+    half = _const_like(x, 0.5)
+    return bind(_bin["mul"], half, bind(_bin["add"], bind(_un["exp"], x), bind(_un["exp"], bind(_un["neg"], x))))
+
+
+def _one_minus_square(x):
+    one = _const_like(x, 1.0)
+    return bind(_bin["mul"], bind(_bin["sub"], one, x), bind(_bin["add"], one, x))
+
+
+def _arcsin(x):
+    return bind(_bin["atan2"], x, bind(_un["sqrt"], _one_minus_square(x)))
+
+
+def _arccos(x):
+    return bind(_bin["atan2"], bind(_un["sqrt"], _one_minus_square(x)), x)
+
+
+def _arctan(x):
+    return bind(_bin["atan2"], x, _const_like(x, 1.0))
+
+
+def _arcsinh(x):
+    one = _const_like(x, 1.0)
+    ax = bind(_un["abs"], x)
+    sq = bind(_bin["mul"], ax, ax)
+    inner = bind(_bin["add"], ax, bind(_bin["div"], sq, bind(_bin["add"], one, bind(_un["sqrt"], bind(_bin["add"], one, sq)))))
+    mag = bind(_un["log1p"], inner)
+    return _select(bind(_cmp["lt"], x, _const_like(x, 0.0)), bind(_un["neg"], mag), mag)
+
+
+def _arccosh(x):
+    one = _const_like(x, 1.0)
+    xm1 = bind(_bin["sub"], x, one)
+    # log1p(t + sqrt(t * (t + 2))) with t = x - 1 keeps precision near 1.
+    return bind(_un["log1p"], bind(_bin["add"], xm1, bind(_un["sqrt"], bind(_bin["mul"], xm1, bind(_bin["add"], xm1, _const_like(x, 2.0))))))
+
+
+def _arctanh(x):
+    one = _const_like(x, 1.0)
+    return bind(_bin["mul"], _const_like(x, 0.5),
+                bind(_un["log1p"], bind(_bin["div"], bind(_bin["add"], x, x), bind(_bin["sub"], one, x))))
+
+
+def _log_base(base: float):
+    return lambda x: bind(_bin["div"], bind(_un["log"], x), _const_like(x, np.log(base)))
+
+
+def _exp2(x):
+    return bind(_un["exp"], bind(_bin["mul"], x, _const_like(x, np.log(2.0))))
+
+
+def _square(x):
+    return bind(_bin["mul"], x, x)
+
+
+def _reciprocal(x):
+    return bind(_bin["div"], _const_like(x, 1), x)
+
+
+def _power(x, y):
+    return bind(_bin["pow"], x, y)
+
+
+def _isnan(x):
+    return bind(_cmp["ne"], x, x)
+
+
+def _isinf(x):
+    if not _is_float(x):
+        return bind(_cmp["ne"], x, x)
+    return bind(_cmp["eq"], bind(_un["abs"], x), _const_like(x, np.inf))
+
+
+def _isfinite(x):
+    if not _is_float(x):
+        return bind(_cmp["eq"], x, x)
+    return bind(_un["is_finite"], x)
+
+
+def _sign(x):
+    if _is_float(x):
+        # NumPy's sign(nan) is nan; stablehlo.sign agrees.
+        return bind(_un["sign"], x)
+    zero = _const_like(x, 0)
+    gt = convert(bind(_cmp["gt"], x, zero), x.aval.dtype)
+    if x.aval.dtype.kind == "u":
+        return gt
+    lt = convert(bind(_cmp["lt"], x, zero), x.aval.dtype)
+    return bind(_bin["sub"], gt, lt)
+
+
+def _absolute(x):
+    if x.aval.dtype.kind in "ub":
+        return x
+    return bind(_un["abs"], x)
+
+
+def _logical(name):
+    def fn(x, y):
+        return bind(_bin[name], convert(x, np.bool_), convert(y, np.bool_))
+
+    return fn
+
+
+def _logical_not(x):
+    return bind(_un["not"], convert(x, np.bool_))
+
+
+def _invert(x):
+    return bind(_un["not"], x)
+
+
+def _positive(x):
+    return x
+
+
+def _trunc(x):
+    return _select(bind(_cmp["lt"], x, _const_like(x, 0.0)), bind(_un["ceil"], x), bind(_un["floor"], x))
+
+
+def _rounding(name):
+    def fn(x):
+        if not _is_float(x):
+            return x
+        return bind(_un[name], x)
+
+    return fn
+
+
+def _maximum_fmax(name, nan_propagating: bool):
+    def fn(x, y):
+        r = bind(_bin[name], x, y)
+        if nan_propagating or not _is_float(x):
+            return r
+        # fmax/fmin ignore a NaN operand.
+        return _select(bind(_cmp["ne"], x, x), y, _select(bind(_cmp["ne"], y, y), x, r))
+
+    return fn
+
+
+def _add(x, y):
+    if x.aval.dtype == np.bool_:
+        return bind(_bin["or"], x, y)
+    return bind(_bin["add"], x, y)
+
+
+def _multiply(x, y):
+    if x.aval.dtype == np.bool_:
+        return bind(_bin["and"], x, y)
+    return bind(_bin["mul"], x, y)
+
+
+def _right_shift(x, y):
+    return bind(_bin["shift_right_arithmetic" if x.aval.dtype.kind == "i" else "shift_right_logical"], x, y)
+
+
+def _hypot(x, y):
+    return bind(_un["sqrt"], bind(_bin["add"], _square(x), _square(y)))
+
+
+def _logaddexp(x, y):
+    m = bind(_bin["max"], x, y)
+    d = bind(_un["neg"], bind(_un["abs"], bind(_bin["sub"], x, y)))
+    return bind(_bin["add"], m, bind(_un["log1p"], bind(_un["exp"], d)))
+
+
+def _deg2rad(x):
+    return bind(_bin["mul"], x, _const_like(x, np.pi / 180.0))
+
+
+def _rad2deg(x):
+    return bind(_bin["mul"], x, _const_like(x, 180.0 / np.pi))
+
+
+def _divide(x, y):
+    return bind(_bin["div"], x, y)
+
+
+# name -> (implementation on loop-dtype operands, the NumPy ufunc for dtype resolution)
+UFUNCS: dict[str, tuple[Callable, np.ufunc]] = {
+    "add": (_add, np.add),
+    "subtract": (_b("sub"), np.subtract),
+    "multiply": (_multiply, np.multiply),
+    "true_divide": (_divide, np.true_divide),
+    "divide": (_divide, np.divide),
+    "floor_divide": (_floor_divide, np.floor_divide),
+    "remainder": (_remainder, np.remainder),
+    "mod": (_remainder, np.mod),
+    "fmod": (_b("rem"), np.fmod),
+    "power": (_power, np.power),
+    "float_power": (_power, np.float_power),
+    "maximum": (_maximum_fmax("max", True), np.maximum),
+    "minimum": (_maximum_fmax("min", True), np.minimum),
+    "fmax": (_maximum_fmax("max", False), np.fmax),
+    "fmin": (_maximum_fmax("min", False), np.fmin),
+    "arctan2": (_b("atan2"), np.arctan2),
+    "hypot": (_hypot, np.hypot),
+    "logaddexp": (_logaddexp, np.logaddexp),
+    "logical_and": (_logical("and"), np.logical_and),
+    "logical_or": (_logical("or"), np.logical_or),
+    "logical_xor": (_logical("xor"), np.logical_xor),
+    "logical_not": (_logical_not, np.logical_not),
+    "bitwise_and": (_b("and"), np.bitwise_and),
+    "bitwise_or": (_b("or"), np.bitwise_or),
+    "bitwise_xor": (_b("xor"), np.bitwise_xor),
+    "invert": (_invert, np.invert),
+    "left_shift": (_b("shift_left"), np.left_shift),
+    "right_shift": (_right_shift, np.right_shift),
+    "equal": (_c("eq"), np.equal),
+    "not_equal": (_c("ne"), np.not_equal),
+    "less": (_c("lt"), np.less),
+    "less_equal": (_c("le"), np.less_equal),
+    "greater": (_c("gt"), np.greater),
+    "greater_equal": (_c("ge"), np.greater_equal),
+    "negative": (_u("neg"), np.negative),
+    "positive": (_positive, np.positive),
+    "absolute": (_absolute, np.absolute),
+    "fabs": (_absolute, np.fabs),
+    "sign": (_sign, np.sign),
+    "exp": (_u("exp"), np.exp),
+    "exp2": (_exp2, np.exp2),
+    "expm1": (_u("expm1"), np.expm1),
+    "log": (_u("log"), np.log),
+    "log2": (_log_base(2.0), np.log2),
+    "log10": (_log_base(10.0), np.log10),
+    "log1p": (_u("log1p"), np.log1p),
+    "sqrt": (_u("sqrt"), np.sqrt),
+    "cbrt": (_u("cbrt"), np.cbrt),
+    "square": (_square, np.square),
+    "reciprocal": (_reciprocal, np.reciprocal),
+    "sin": (_u("sin"), np.sin),
+    "cos": (_u("cos"), np.cos),
+    "tan": (_u("tan"), np.tan),
+    "arcsin": (_arcsin, np.arcsin),
+    "arccos": (_arccos, np.arccos),
+    "arctan": (_arctan, np.arctan),
+    "sinh": (_sinh, np.sinh),
+    "cosh": (_cosh, np.cosh),
+    "tanh": (_u("tanh"), np.tanh),
+    "arcsinh": (_arcsinh, np.arcsinh),
+    "arccosh": (_arccosh, np.arccosh),
+    "arctanh": (_arctanh, np.arctanh),
+    "deg2rad": (_deg2rad, np.deg2rad),
+    "radians": (_deg2rad, np.radians),
+    "rad2deg": (_rad2deg, np.rad2deg),
+    "degrees": (_rad2deg, np.degrees),
+    "floor": (_rounding("floor"), np.floor),
+    "ceil": (_rounding("ceil"), np.ceil),
+    "rint": (_rounding("round"), np.rint),
+    "trunc": (_trunc, np.trunc),
+    "isnan": (_isnan, np.isnan),
+    "isinf": (_isinf, np.isinf),
+    "isfinite": (_isfinite, np.isfinite),
+}
+
+
+def _resolve_dtypes(name: str, ufunc: np.ufunc, ops: list) -> tuple:
+    key = []
+    for x in ops:
+        if x.aval.weak_type:
+            key.append({"b": bool, "i": int, "u": int, "f": float, "c": complex}[x.aval.dtype.kind])
+        else:
+            key.append(x.aval.dtype)
+    try:
+        return ufunc.resolve_dtypes(tuple(key) + (None,) * ufunc.nout)
+    except (TypeError, np._core._exceptions._UFuncNoLoopError) as e:
+        raise KilnTypeError(
+            f"np.{name} is not defined for dtypes {', '.join(str(k) for k in key)} (NumPy says: {e})"
+        ) from None
+
+
+def apply_ufunc(name: str, *args: Any) -> Any:
+    """Apply ufunc `name` to traced or constant operands, as NumPy would."""
+    impl, ufunc = UFUNCS[name]
+    ops = [operand(a) for a in args]
+    dtypes = _resolve_dtypes(name, ufunc, ops)
+    in_dtypes, out_dtype = dtypes[: len(ops)], dtypes[-1]
+    weak = all(x.aval.weak_type for x in ops)
+    shape = broadcast_shapes([x.aval.shape for x in ops], f"np.{name}")
+    ops = [broadcast_to(convert(x, dt, weak), shape) for x, dt in zip(ops, in_dtypes)]
+    result = impl(*ops)
+    if result.aval.dtype != out_dtype:
+        result = convert(result, out_dtype, weak)
+    if isinstance(result, Literal):
+        result = broadcast_to(result, ())
+    return result
+
+
+def _make_public(name: str) -> Callable[..., Any]:
+    ufunc = UFUNCS[name][1]
+
+    def fn(*args, out=None, **kwargs):
+        from kiln.numpy._dispatch import ufunc_entry
+
+        return ufunc_entry(name, args, out, kwargs)
+
+    fn.__name__ = name
+    fn.__doc__ = f"kiln's np.{name}: NumPy's semantics on traced values ({ufunc.nin} operand(s))."
+    return fn
+
+
+PUBLIC = {name: _make_public(name) for name in UFUNCS}

@@ -1,0 +1,30 @@
+"""Stage "jaxpr": run-time checks.
+
+`check` takes a bool scalar (true when all is well) and up to two i64 scalars
+to report; when the predicate is false at run time the compiled function sets
+its status and the runtime raises `kind` (ValueError or IndexError) with
+`message.format(*values)`.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from kiln.core import KilnInternalError, Primitive
+
+check_p = Primitive("check", multiple_results=True)
+check_p.effectful = True
+
+CHECK_KINDS = ("ValueError", "IndexError")
+
+
+@check_p.def_abstract_eval
+def _check_rule(pred, *values, kind, message):
+    if pred.aval.shape != () or pred.aval.dtype != np.bool_:
+        raise KilnInternalError(f"check: predicate must be a bool scalar, got {pred.aval}")
+    if kind not in CHECK_KINDS or len(values) > 2:
+        raise KilnInternalError(f"check: bad kind {kind!r} or too many values")
+    return []
+
+
+PRIMITIVES = [check_p]

@@ -1,0 +1,38 @@
+"""Stage "jaxpr": reading parts of arrays (strided slices, gathers).
+
+In: an operand, dynamic starts/sizes as scalar int operands (`None` in the
+static params where dynamic), static strides; for gather an integer index array.
+Out: the selected elements. Bounds are already valid: the numpy layer clamps
+slices as NumPy does and emits run-time checks for scalar indices.
+"""
+
+from __future__ import annotations
+
+from kiln.core import DShapedArray, KilnInternalError, Primitive
+from kiln.primitives._rules import shape_with_dynamic
+
+slice_p = Primitive("slice")
+gather_p = Primitive("gather")
+
+
+@slice_p.def_abstract_eval
+def _slice_rule(x, *dyn, starts, sizes, strides):
+    if not (len(starts) == len(sizes) == len(strides) == x.aval.ndim):
+        raise KilnInternalError("slice: one start, size and stride per dim")
+    if any(s <= 0 for s in strides):
+        raise KilnInternalError(f"slice: strides must be positive, got {strides}")
+    n_dyn_starts = sum(s is None for s in starts)
+    shape = shape_with_dynamic(sizes, list(dyn[n_dyn_starts:]))
+    return DShapedArray(shape, x.aval.dtype, x.aval.weak_type)
+
+
+@gather_p.def_abstract_eval
+def _gather_rule(x, indices, *, axis):
+    """`take(x, indices, axis)` with indices already in bounds and non-negative."""
+    if indices.aval.dtype.kind not in "iu":
+        raise KilnInternalError(f"gather: indices must be integers, got {indices.aval}")
+    shape = x.aval.shape[:axis] + indices.aval.shape + x.aval.shape[axis + 1 :]
+    return DShapedArray(shape, x.aval.dtype, x.aval.weak_type)
+
+
+PRIMITIVES = [slice_p, gather_p]

@@ -1,0 +1,76 @@
+"""Stage "jaxpr": shape primitives (broadcast, reshape, transpose, iota, concatenate).
+
+In: an operand plus dynamic dims passed as scalar int operands; the static
+shape param holds `None` where the dim is dynamic.
+Out: one value whose dims are ints or those operands.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from kiln.core import DShapedArray, KilnInternalError, Primitive, is_static_dim, same_dim
+from kiln.primitives._rules import shape_with_dynamic
+
+broadcast_in_dim_p = Primitive("broadcast_in_dim")
+reshape_p = Primitive("reshape")
+transpose_p = Primitive("transpose")
+iota_p = Primitive("iota")
+concatenate_p = Primitive("concatenate")
+reverse_p = Primitive("reverse")
+
+
+@broadcast_in_dim_p.def_abstract_eval
+def _broadcast_in_dim_rule(x, *dyn_shape, shape, broadcast_dimensions):
+    out_shape = shape_with_dynamic(shape, list(dyn_shape))
+    if len(broadcast_dimensions) != x.aval.ndim:
+        raise KilnInternalError("broadcast_in_dim: one broadcast dimension per operand dim")
+    for src, dst in zip(x.aval.shape, broadcast_dimensions):
+        if not (same_dim(src, 1) or same_dim(src, out_shape[dst])):
+            raise KilnInternalError(
+                f"broadcast_in_dim: operand dim {src} does not match result dim {out_shape[dst]}"
+            )
+    return DShapedArray(out_shape, x.aval.dtype, x.aval.weak_type)
+
+
+@reshape_p.def_abstract_eval
+def _reshape_rule(x, *dyn_shape, new_sizes):
+    return DShapedArray(shape_with_dynamic(new_sizes, list(dyn_shape)), x.aval.dtype, x.aval.weak_type)
+
+
+@transpose_p.def_abstract_eval
+def _transpose_rule(x, *, permutation):
+    if sorted(permutation) != list(range(x.aval.ndim)):
+        raise KilnInternalError(f"transpose: {permutation} is not a permutation of rank {x.aval.ndim}")
+    return DShapedArray(tuple(x.aval.shape[p] for p in permutation), x.aval.dtype, x.aval.weak_type)
+
+
+@iota_p.def_abstract_eval
+def _iota_rule(*dyn_shape, dtype, shape, dimension):
+    return DShapedArray(shape_with_dynamic(shape, list(dyn_shape)), dtype)
+
+
+@concatenate_p.def_abstract_eval
+def _concatenate_rule(*operands, dimension, size):
+    """`size` is the static result size along `dimension`, or None when it is
+    the last operand (a dim the numpy layer computed)."""
+    arrays = operands if size is not None else operands[:-1]
+    out_dim = size if size is not None else operands[-1]
+    first = arrays[0].aval
+    for a in arrays[1:]:
+        if a.aval.dtype != first.dtype or a.aval.ndim != first.ndim:
+            raise KilnInternalError("concatenate: operands differ in dtype or rank")
+        for axis, (d1, d2) in enumerate(zip(first.shape, a.aval.shape)):
+            if axis != dimension and not same_dim(d1, d2):
+                raise KilnInternalError(f"concatenate: dims {d1} and {d2} differ on axis {axis}")
+    shape = list(first.shape)
+    shape[dimension] = out_dim
+    return DShapedArray(shape, first.dtype, all(a.aval.weak_type for a in arrays))
+
+
+@reverse_p.def_abstract_eval
+def _reverse_rule(x, *, dimensions):
+    return x.aval
+
+
+PRIMITIVES = [broadcast_in_dim_p, reshape_p, transpose_p, iota_p, concatenate_p, reverse_p]

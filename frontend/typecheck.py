@@ -1,0 +1,83 @@
+"""Stage "jaxpr": the typechecker every traced jaxpr goes through.
+
+In: a `Jaxpr`.
+Out: nothing, or `KilnInternalError` naming the equation whose types are
+wrong: a var used before it is bound, a dim var not in scope, or outvar
+types that disagree with the primitive's abstract-evaluation rule.
+"""
+
+from __future__ import annotations
+
+from kiln.core import Jaxpr, KilnInternalError, Literal, OutDBIdx, Var, is_static_dim, same_dim
+
+
+def typecheck_jaxpr(jaxpr: Jaxpr) -> None:
+    env: set[int] = set()
+
+    def check_type(v: Var, where: str, also_ok: set[int] = frozenset()) -> None:
+        for d in v.aval.shape:
+            if is_static_dim(d):
+                continue
+            if not isinstance(d, Var) or (id(d) not in env and id(d) not in also_ok):
+                raise KilnInternalError(f"{where}: dim {d!r} of {v!r} is not in scope")
+            if d.aval.shape != () or d.aval.dtype.kind not in "iu":
+                raise KilnInternalError(f"{where}: dim {d!r} of {v!r} is not an integer scalar")
+
+    def bind(v: Var, where: str) -> None:
+        if id(v) in env:
+            raise KilnInternalError(f"{where}: {v!r} is bound twice")
+        env.add(id(v))
+
+    for v in list(jaxpr.constvars) + list(jaxpr.invars):
+        check_type(v, "binders")
+        bind(v, "binders")
+    for i, eqn in enumerate(jaxpr.eqns):
+        where = f"equation {i} ({eqn.primitive.name})"
+        for x in eqn.invars:
+            if not isinstance(x, Literal) and id(x) not in env:
+                raise KilnInternalError(f"{where}: operand {x!r} is not in scope")
+        for value in eqn.params.values():
+            for sub in value if isinstance(value, (list, tuple)) else (value,):
+                if isinstance(sub, Jaxpr):
+                    typecheck_jaxpr(sub)
+        expected = eqn.primitive.abstract_eval(*eqn.invars, **eqn.params)
+        if not eqn.primitive.multiple_results:
+            expected = [expected]
+        if len(expected) != len(eqn.outvars):
+            raise KilnInternalError(f"{where}: rule gives {len(expected)} results, equation has {len(eqn.outvars)}")
+        own = {id(v) for v in eqn.outvars}
+        for v, aval in zip(eqn.outvars, expected):
+            check_type(v, where, own)
+            shape = tuple(eqn.outvars[d.val] if isinstance(d, OutDBIdx) else d for d in aval.shape)
+            if v.aval.dtype != aval.dtype or len(shape) != v.aval.ndim or not all(
+                    same_dim(a, b) for a, b in zip(shape, v.aval.shape)):
+                raise KilnInternalError(
+                    f"{where}: result {v!r} does not match the rule's type {aval.update(shape=shape)!r}")
+        for v in eqn.outvars:
+            bind(v, where)
+    for v in jaxpr.outvars:
+        if not isinstance(v, Literal) and id(v) not in env:
+            raise KilnInternalError(f"output {v!r} is not in scope")
+
+
+def dead_code_elimination(jaxpr: Jaxpr) -> Jaxpr:
+    """Drop equations whose results are unused and that have no effect."""
+    live: set[int] = {id(v) for v in jaxpr.outvars if isinstance(v, Var)}
+    for v in list(jaxpr.constvars) + list(jaxpr.invars) + list(jaxpr.outvars):
+        live.update(id(d) for d in v.aval.shape if isinstance(d, Var))
+    kept = []
+    for eqn in reversed(jaxpr.eqns):
+        if eqn.primitive.effectful or any(id(v) in live for v in eqn.outvars):
+            kept.append(eqn)
+            for x in eqn.invars:
+                if isinstance(x, Var):
+                    live.add(id(x))
+                    live.update(id(d) for d in x.aval.shape if isinstance(d, Var))
+            for v in eqn.outvars:
+                live.update(id(d) for d in v.aval.shape if isinstance(d, Var))
+            for value in eqn.params.values():
+                for sub in value if isinstance(value, (list, tuple)) else (value,):
+                    if isinstance(sub, Jaxpr):
+                        dead_code_elimination(sub)
+    jaxpr.eqns = list(reversed(kept))
+    return jaxpr

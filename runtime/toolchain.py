@@ -1,0 +1,82 @@
+"""Runtime: the system C compiler, the support library, and linking.
+
+In: object files produced by LLVM (`compiler/codegen.py`).
+Out: shared libraries (`cc -shared`), linked with kiln's support code
+(`support.c`: entry wrapper and run-time check reporting) and libm.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import subprocess
+import tempfile
+
+from kiln.core import KilnError
+
+SUPPORT_SOURCE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "support.c")
+
+
+class ToolchainError(KilnError, RuntimeError):
+    """The system C compiler is missing or failed."""
+
+
+def cache_dir() -> str:
+    """`KILN_CACHE_DIR`, else `$XDG_CACHE_HOME/kiln`, else `~/.cache/kiln`."""
+    path = os.environ.get("KILN_CACHE_DIR") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"), "kiln")
+    os.makedirs(path, exist_ok=True)
+    return path
+
+
+def c_compiler() -> str:
+    cc = os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc") or shutil.which("clang")
+    if not cc:
+        raise ToolchainError("no C compiler found (kiln links with `cc`); install gcc or set CC")
+    return cc
+
+
+def _run(cmd: list[str]) -> None:
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise ToolchainError(f"{' '.join(cmd)} failed:\n{proc.stderr.strip()}")
+
+
+def _atomic_build(target: str, build) -> str:
+    if os.path.exists(target):
+        return target
+    fd, tmp = tempfile.mkstemp(dir=os.path.dirname(target), suffix=os.path.splitext(target)[1])
+    os.close(fd)
+    try:
+        build(tmp)
+        os.replace(tmp, target)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+    return target
+
+
+def _support_key() -> str:
+    with open(SUPPORT_SOURCE, "rb") as f:
+        return hashlib.sha256(f.read()).hexdigest()[:16]
+
+
+def support_object() -> str:
+    """support.c compiled to a PIC object (cached by its hash)."""
+    target = os.path.join(cache_dir(), f"kiln_support_{_support_key()}.o")
+    return _atomic_build(target, lambda out: _run([c_compiler(), "-O2", "-fPIC", "-c", SUPPORT_SOURCE, "-o", out]))
+
+
+def support_library() -> str:
+    """support.c as a shared library, so the JIT can resolve its symbols."""
+    target = os.path.join(cache_dir(), f"libkiln_support_{_support_key()}.so")
+    return _atomic_build(target, lambda out: _run([c_compiler(), "-shared", "-o", out, support_object()]))
+
+
+def link_shared_library(objects: list[str], output: str) -> str:
+    """`cc -shared` the objects with the support code and libm into `output` (atomically)."""
+    if os.path.exists(output):
+        os.unlink(output)
+    return _atomic_build(output, lambda out: _run([c_compiler(), "-shared", "-o", out, *objects,
+                                                   support_object(), "-lm"]))
