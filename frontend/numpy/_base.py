@@ -219,9 +219,21 @@ def broadcast_to(x: Any, shape_: Sequence[Any]) -> Any:
             )
         check(dims_equal(d, target), "ValueError",
               f"broadcast_to: size {{}} does not broadcast to {{}} on axis {i}", d, target)
+    x = match_dims(x, [d if same_dim(d, 1) else shape_[lead + i] for i, d in enumerate(xs)])
+    if len(xs) == len(shape_) and all(same_dim(a, b) for a, b in zip(x.aval.shape, shape_)):
+        return x
     static, dyn = split_shape(shape_)
     return bind(shape.broadcast_in_dim_p, x, *dyn, shape=static,
                 broadcast_dimensions=tuple(range(lead, len(shape_))))
+
+
+def match_dims(x: Any, dims: Sequence[Any]) -> Any:
+    """`x` with its dims replaced by `dims`, which run-time checks already
+    proved equal to them (no-op when they are the same)."""
+    if all(same_dim(a, b) for a, b in zip(x.aval.shape, dims)):
+        return x
+    static, dyn = split_shape(dims)
+    return bind(shape.match_dims_p, x, *dyn, shape=static)
 
 
 def shape_product(dims: Sequence[Any]) -> Any:

@@ -106,6 +106,11 @@ def normalize_slice(s: slice, n: Any) -> DimSelection:
         raise KilnTypeError("slice steps must be Python ints (a traced step is not supported)")
     if step == 0:
         raise KilnIndexError("slice step cannot be zero")
+    if step == 1 and s.start is None and s.stop is None:
+        return DimSelection(0, n, 1)
+    if step == 1 and s.stop is None and _is_int(s.start) and s.start >= 0 and not is_static_dim(n):
+        # `x[k:]`: two dim equations instead of the general clamping chain.
+        return DimSelection(knp.minimum(s.start, n), knp.maximum(n - s.start, 0), 1)
     all_static = is_static_dim(n) and all(v is None or _is_int(v) for v in (s.start, s.stop))
     if all_static:
         start, stop, step = slice(s.start, s.stop, step).indices(int(n))

@@ -18,6 +18,9 @@ transpose_p = Primitive("transpose")
 iota_p = Primitive("iota")
 concatenate_p = Primitive("concatenate")
 reverse_p = Primitive("reverse")
+# `x` with some dims renamed to other dim values that a run-time check has
+# already proven equal; lowers to nothing (MLIR types carry no dim identity).
+match_dims_p = Primitive("match_dims")
 
 
 @broadcast_in_dim_p.def_abstract_eval
@@ -73,4 +76,15 @@ def _reverse_rule(x, *, dimensions):
     return x.aval
 
 
-PRIMITIVES = [broadcast_in_dim_p, reshape_p, transpose_p, iota_p, concatenate_p, reverse_p]
+@match_dims_p.def_abstract_eval
+def _match_dims_rule(x, *dyn_shape, shape):
+    out_shape = shape_with_dynamic(shape, list(dyn_shape))
+    if len(out_shape) != x.aval.ndim:
+        raise KilnInternalError("match_dims: rank must not change")
+    for a, b in zip(x.aval.shape, out_shape):
+        if is_static_dim(a) and is_static_dim(b) and a != b:
+            raise KilnInternalError(f"match_dims: static dims {a} and {b} differ")
+    return DShapedArray(out_shape, x.aval.dtype, x.aval.weak_type)
+
+
+PRIMITIVES = [broadcast_in_dim_p, reshape_p, transpose_p, iota_p, concatenate_p, reverse_p, match_dims_p]
