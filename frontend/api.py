@@ -224,7 +224,7 @@ class QJIT:
     """
 
     def __init__(self, fn: Callable, *, static_argnums: Sequence[int] = (), static_argnames: Sequence[str] = (),
-                 abstracted_axes: Any = None, share_equal_dims: bool = True, specialize_unit_dims: bool = True,
+                 abstracted_axes: Any = None, share_equal_dims: bool = False, specialize_unit_dims: bool = True,
                  pipelines: Any = None, keep_intermediate: bool = False, autograph: bool = False):
         functools.update_wrapper(self, fn)
         self.fn = fn
@@ -380,8 +380,10 @@ def qjit(fn: Callable | None = None, **options: Any):
     """Compile `fn` with kiln. Usable as `@qjit` or `@qjit(option=...)`.
 
     Options: static_argnums, static_argnames, abstracted_axes,
-    share_equal_dims (default True: argument dims equal at the first call
-    share one dim variable; False gives one variable per dim),
+    share_equal_dims (default False: one dim variable per argument dim,
+    except dims named alike in abstracted_axes / ShapeDtype annotations;
+    True makes dims of equal size at the call share one variable, and a
+    call whose equal-size pattern differs compiles again),
     specialize_unit_dims (default True), pipelines, keep_intermediate,
     autograph.
     """

@@ -221,7 +221,8 @@ class Builder:
         self.const_sources: list[Any] = []
         self.lifted: dict[int, Tracer] = {}
         self.eqns: list[JaxprEqn] = []
-        self.scalar_consts: dict[tuple, Tracer] = {}
+        # Pairs of dims (by id) a run-time check in this scope proved equal.
+        self.proven_equal_dims: set[frozenset] = set()
 
     # --- values entering the scope
     def new_arg(self, aval: DShapedArray, explicit: bool = True) -> Tracer:

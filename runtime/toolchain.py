@@ -78,5 +78,7 @@ def link_shared_library(objects: list[str], output: str) -> str:
     """`cc -shared` the objects with the support code and libm into `output` (atomically)."""
     if os.path.exists(output):
         os.unlink(output)
-    return _atomic_build(output, lambda out: _run([c_compiler(), "-shared", "-o", out, *objects,
-                                                   support_object(), "-lm"]))
+    # -Bsymbolic: the library's calls to its own support code must not bind
+    # to another copy already loaded in the process (its thread-locals differ).
+    return _atomic_build(output, lambda out: _run([c_compiler(), "-shared", "-Wl,-Bsymbolic", "-o", out,
+                                                   *objects, support_object(), "-lm"]))

@@ -159,6 +159,24 @@ def dims_equal(a: Any, b: Any) -> Any:
                 operand(b) if not is_static_dim(b) else literal(int(b), INDEX_DTYPE))
 
 
+def require_equal_dims(a: Any, b: Any, kind: str, message: str) -> None:
+    """Dims `a` and `b` must be equal: a trace-time error when both are
+    static, else a run-time check (emitted once per pair and scope)."""
+    if same_dim(a, b):
+        return
+    if is_static_dim(a) and is_static_dim(b):
+        err = KilnValueError if kind == "ValueError" else KilnIndexError
+        raise err(message.format(a, b))
+    from kiln.tracing import current_builder
+
+    proven = current_builder().proven_equal_dims
+    key = frozenset((id(a), id(b)))
+    if key in proven:
+        return
+    check(dims_equal(a, b), kind, message, a, b)
+    proven.add(key)
+
+
 def broadcast_shapes(shapes: Sequence[tuple], opname: str) -> tuple:
     """NumPy broadcasting; dynamic dims that must agree get a run-time check.
 
@@ -185,11 +203,9 @@ def broadcast_shapes(shapes: Sequence[tuple], opname: str) -> tuple:
             )
         chosen = statics[0] if statics else non_one[0]
         for d in non_one:
-            if not same_dim(d, chosen):
-                check(dims_equal(d, chosen), "ValueError",
-                      f"{opname}: operands could not be broadcast together: size {{}} vs {{}} "
-                      f"on axis {axis - ndim} (a dynamic dim must equal the other operands' size)",
-                      d, chosen)
+            require_equal_dims(d, chosen, "ValueError",
+                               f"{opname}: operands could not be broadcast together: size {{}} vs {{}} "
+                               f"on axis {axis - ndim} (a dynamic dim must equal the other operands' size)")
         result.append(chosen)
     return tuple(result)
 
@@ -202,7 +218,9 @@ def broadcast_to(x: Any, shape_: Sequence[Any]) -> Any:
     x = operand(x)
     shape_ = tuple(dim_operand(d) for d in shape_)
     xs = x.aval.shape
-    if len(xs) == len(shape_) and all(same_dim(a, b) for a, b in zip(xs, shape_)):
+    # A literal always gets an equation: callers rely on getting a tracer.
+    is_literal = isinstance(x, Literal)
+    if not is_literal and len(xs) == len(shape_) and all(same_dim(a, b) for a, b in zip(xs, shape_)):
         return x
     if len(xs) > len(shape_):
         raise KilnValueError(f"broadcast_to: cannot broadcast {_shape_str(xs)} to a lower rank {_shape_str(shape_)}")
@@ -217,10 +235,9 @@ def broadcast_to(x: Any, shape_: Sequence[Any]) -> Any:
                 f"broadcast_to: cannot broadcast shape {_shape_str(xs)} to {_shape_str(shape_)} "
                 f"(axis {i}: {d} vs {target})"
             )
-        check(dims_equal(d, target), "ValueError",
-              f"broadcast_to: size {{}} does not broadcast to {{}} on axis {i}", d, target)
+        require_equal_dims(d, target, "ValueError", f"broadcast_to: size {{}} does not broadcast to {{}} on axis {i}")
     x = match_dims(x, [d if same_dim(d, 1) else shape_[lead + i] for i, d in enumerate(xs)])
-    if len(xs) == len(shape_) and all(same_dim(a, b) for a, b in zip(x.aval.shape, shape_)):
+    if not is_literal and len(xs) == len(shape_) and all(same_dim(a, b) for a, b in zip(x.aval.shape, shape_)):
         return x
     static, dyn = split_shape(shape_)
     return bind(shape.broadcast_in_dim_p, x, *dyn, shape=static,
