@@ -23,6 +23,9 @@ from torch_mlir.execution_engine import ExecutionEngine  # noqa: F401
 
 PROVIDER = "torch-mlir==20261001"
 
+# StableHLO attribute classes the lowering and passes build or read.
+GatherDimensionNumbers = _stablehlo.GatherDimensionNumbers
+
 _stablehlo.register_stablehlo_passes()
 
 

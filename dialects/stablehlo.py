@@ -50,7 +50,8 @@ def constant(value: np.ndarray) -> ir.Value:
 
     value = np.asarray(value)
     t = ir.RankedTensorType.get(list(value.shape), element_type(value.dtype))
-    if value.size and value.dtype.kind not in "bc" and np.all(value == value.ravel()[0]):
+    # Bools splat too: DenseElementsAttr.get reads a 0-d bool array as tensor<1xi1>.
+    if value.size and value.dtype.kind != "c" and np.all(value == value.ravel()[0]):
         attr = ir.DenseElementsAttr.get_splat(t, _scalar_attr(value.ravel()[0], value.dtype, t.element_type))
     elif value.dtype == np.bool_:
         attr = ir.DenseElementsAttr.get(np.ascontiguousarray(value))

@@ -1,11 +1,12 @@
 """Stage "mlir": strided slices -> `stablehlo.slice` (static) or
 `stablehlo.real_dynamic_slice` (dynamic starts or sizes); gather along one
-axis -> see `gather` below.
+axis -> `stablehlo.gather` (static slice sizes) or `stablehlo.dynamic_gather`.
 """
 
 from __future__ import annotations
 
 from kiln.compiler.lowering import lowering, tensor_type
+from kiln.compiler.mlir import GatherDimensionNumbers, ir
 from kiln.core import is_static_dim
 from kiln.dialects import stablehlo as hlo
 from kiln.primitives import indexing as ip
@@ -41,3 +42,21 @@ def _limit(start, size, stride):
     limit = hlo.one("add", scalar, s, hlo.one("add", scalar, span, hlo.scalar_i64(1)))
     empty = hlo.comparison("EQ", n, zero, "SIGNED")
     return hlo.one("select", scalar, empty, s, limit)
+
+
+@lowering(ip.gather_p)
+def _gather(ctx, eqn, x, indices):
+    """`take(x, indices, axis)`: each index picks a full slice of the other
+    dims; `index_vector_dim` = rank of indices means one index per entry."""
+    x_aval, idx_aval = eqn.invars[0].aval, eqn.invars[1].aval
+    axis, k = eqn.params["axis"], idx_aval.ndim
+    offset_dims = list(range(axis)) + list(range(axis + k, x_aval.ndim - 1 + k))
+    dnums = GatherDimensionNumbers.get(offset_dims, [axis], [], [], [axis], k)
+    slice_sizes = [1 if i == axis else d for i, d in enumerate(x_aval.shape)]
+    out_type = tensor_type(eqn.outvars[0].aval)
+    indices = hlo.convert(indices, hlo.i64())
+    if all(is_static_dim(d) for d in slice_sizes):
+        return [hlo.one("gather", out_type, x, indices, dimension_numbers=dnums,
+                        slice_sizes=hlo.dense_i64_array(slice_sizes))]
+    sizes = hlo.shape_tensor([ctx.dim(d) for d in slice_sizes])
+    return [hlo.one("dynamic_gather", out_type, x, indices, sizes, dimension_numbers=dnums)]

@@ -1,6 +1,7 @@
 """Stage "mlir": reductions -> `stablehlo.reduce` with a one-op body; argmax /
 argmin -> a two-operand `stablehlo.reduce` (value, index) keeping NumPy's
-first-occurrence and NaN-first rules.
+first-occurrence and NaN-first rules; cumsum / cumprod / cummax / cummin ->
+`stablehlo.custom_call @kiln.cumulative` (lowered by kiln-legalize-dynamic).
 """
 
 from __future__ import annotations
@@ -110,3 +111,23 @@ def _arg_rule(is_max: bool):
 
 lowering(rp.argmax_p)(_arg_rule(True))
 lowering(rp.argmin_p)(_arg_rule(False))
+
+
+# A scan along a dynamic axis has no StableHLO op (`reduce_window` needs a
+# static window), so it travels as a custom call that kiln-legalize-dynamic
+# turns into a loop; `backend_config` reads "KIND axis=A reverse=R".
+CUMULATIVE_TARGET = "kiln.cumulative"
+
+
+def _cumulative_rule(name):
+    def rule(ctx, eqn, x):
+        config = f"{name} axis={eqn.params['axis']} reverse={int(eqn.params.get('reverse', False))}"
+        return [hlo.op("custom_call", [tensor_type(eqn.outvars[0].aval)], [x],
+                       call_target_name=ir.StringAttr.get(CUMULATIVE_TARGET),
+                       backend_config=ir.StringAttr.get(config)).result]
+
+    return rule
+
+
+for _name, _prim in rp.cumulative.items():
+    lowering(_prim)(_cumulative_rule(_name))

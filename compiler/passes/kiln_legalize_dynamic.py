@@ -2,16 +2,18 @@
 
 In: StableHLO with the dynamic-shape ops that `stablehlo-legalize-to-linalg`
 leaves behind: `dynamic_broadcast_in_dim` with a dynamic result,
-`dynamic_reshape`, `reverse` on dynamic dims.
-Out: the same computation in `tensor` / `linalg` / `arith` ops:
+`dynamic_reshape`, `reverse` on dynamic dims, `dynamic_gather` (and `gather`
+with a dynamic result), and kiln's `custom_call @kiln.cumulative` scans.
+Out: the same computation in `tensor` / `linalg` / `arith` / `scf` ops:
 `tensor.empty` sized from the shape operand plus a `linalg.generic` whose
-input map drops broadcast dims; `tensor.reshape`; a `linalg.generic` that
-reads the reversed position with `tensor.extract`.
+input map drops broadcast dims; `tensor.reshape`; `linalg.generic`s that
+read the reversed or gathered position with `tensor.extract`; an `scf.for`
+along the scanned axis carrying the running slice.
 """
 
 from __future__ import annotations
 
-from kiln.compiler.mlir import arith, ir, linalg, tensor
+from kiln.compiler.mlir import GatherDimensionNumbers, arith, ir, linalg, scf, tensor
 from kiln.compiler.passes import register_pass
 from kiln.compiler.passes._util import collect_ops, dynamic_sizes_from_shape_tensor, index_value
 
@@ -80,18 +82,157 @@ def _reverse(op: ir.Operation) -> ir.Value:
     return generic.result
 
 
+def _sizes_of(value: ir.Value) -> list:
+    """Each dim of `value` as an int (static) or an index value (`tensor.dim`)."""
+    t = ir.RankedTensorType(value.type)
+    return [tensor.dim(value, index_value(i)) if t.is_dynamic_dim(i) else t.shape[i] for i in range(t.rank)]
+
+
+def _as_index(v: ir.Value | int) -> ir.Value:
+    return v if isinstance(v, ir.Value) else index_value(v)
+
+
+def _parallel_generic(result_type: ir.RankedTensorType, sizes: list) -> tuple[linalg.GenericOp, ir.Block]:
+    """A `linalg.generic` with no inputs over a fresh result of `sizes`; the
+    caller fills its body (the block's one argument is the output element)."""
+    rank = result_type.rank
+    init = tensor.empty(sizes, result_type.element_type)
+    generic = linalg.GenericOp(
+        [result_type], [], [init], ir.ArrayAttr.get([ir.AffineMapAttr.get(ir.AffineMap.get_identity(rank))]),
+        ir.ArrayAttr.get([ir.Attribute.parse("#linalg.iterator_type<parallel>")] * rank),
+    )
+    return generic, generic.regions[0].blocks.append(result_type.element_type)
+
+
+def _gather(op: ir.Operation) -> ir.Value:
+    """StableHLO gather semantics, one result element at a time: the batch
+    dims of the result pick a start-index vector, which is clamped so the
+    slice fits, and the offset dims step inside the slice."""
+    operand, indices = op.operands[0], op.operands[1]
+    result_type = ir.RankedTensorType(op.results[0].type)
+    indices_rank = ir.RankedTensorType(indices.type).rank
+    dnums = GatherDimensionNumbers(op.attributes["dimension_numbers"])
+    offset_dims, collapsed = list(dnums.offset_dims), list(dnums.collapsed_slice_dims)
+    start_map, index_vector_dim = list(dnums.start_index_map), dnums.index_vector_dim
+    operand_sizes = _sizes_of(operand)
+    if op.name == "stablehlo.dynamic_gather":
+        slice_sizes = [arith.index_cast(ir.IndexType.get(), tensor.extract(op.operands[2], [index_value(i)]))
+                       for i in range(len(operand_sizes))]
+    else:
+        slice_sizes = list(ir.DenseI64ArrayAttr(op.attributes["slice_sizes"]))
+    window_dims = [d for d in range(len(operand_sizes)) if d not in collapsed]
+    batch_dims = [d for d in range(result_type.rank) if d not in offset_dims]
+    # Result dims: offset dims have the slice sizes of the window dims; batch
+    # dims those of `indices` (skipping the index vector dim).
+    indices_sizes = _sizes_of(indices)
+    indices_batch = [d for d in range(indices_rank) if d != index_vector_dim]
+    sizes = []
+    for d in range(result_type.rank):
+        if result_type.is_dynamic_dim(d):
+            src = slice_sizes[window_dims[offset_dims.index(d)]] if d in offset_dims \
+                else indices_sizes[indices_batch[batch_dims.index(d)]]
+            sizes.append(_as_index(src))
+        else:
+            sizes.append(result_type.shape[d])
+    # Largest valid start of each mapped dim: operand size - slice size.
+    max_starts = {od: arith.subi(_as_index(operand_sizes[od]), _as_index(slice_sizes[od])) for od in start_map}
+    generic, block = _parallel_generic(result_type, sizes)
+    with ir.InsertionPoint(block):
+        position = [linalg.IndexOp(d).result for d in range(result_type.rank)]
+        batch = [position[d] for d in batch_dims]
+        zero = index_value(0)
+        full = [zero] * len(operand_sizes)
+        for k, od in enumerate(start_map):
+            where = list(batch)
+            if index_vector_dim < indices_rank:
+                where.insert(index_vector_dim, index_value(k))
+            start = arith.index_cast(ir.IndexType.get(), tensor.extract(indices, where))
+            full[od] = arith.maxsi(arith.minsi(start, max_starts[od]), zero)
+        for j, od in enumerate(window_dims):
+            full[od] = arith.addi(full[od], position[offset_dims[j]])
+        linalg.YieldOp([tensor.extract(operand, full)])
+    return generic.result
+
+
+_SCAN_IDENTITY = {"cumsum": 0, "cumprod": 1, "cummax": "lowest", "cummin": "highest"}
+
+
+def _scan_step(kind: str, acc: ir.Value, x: ir.Value) -> ir.Value:
+    is_float = isinstance(acc.type, (ir.F16Type, ir.F32Type, ir.F64Type))
+    ops = {
+        "cumsum": (arith.addf, arith.addi), "cumprod": (arith.mulf, arith.muli),
+        "cummax": (arith.maximumf, arith.maxsi), "cummin": (arith.minimumf, arith.minsi),
+    }[kind]
+    return (ops[0] if is_float else ops[1])(acc, x)
+
+
+def _scan_identity(kind: str, element: ir.Type) -> ir.Value:
+    value = _SCAN_IDENTITY[kind]
+    if isinstance(element, (ir.F16Type, ir.F32Type, ir.F64Type)):
+        value = {"lowest": float("-inf"), "highest": float("inf")}.get(value, value)
+        return arith.constant(element, float(value))
+    width = ir.IntegerType(element).width
+    value = {"lowest": -(1 << (width - 1)), "highest": (1 << (width - 1)) - 1}.get(value, value)
+    return arith.constant(element, value)
+
+
+def _cumulative(op: ir.Operation) -> ir.Value:
+    """An `scf.for` along the axis carrying (running slice, result): step i
+    combines slice i of the input into the running slice and inserts it."""
+    kind, *options = ir.StringAttr(op.attributes["backend_config"]).value.split()
+    opts = dict(o.split("=") for o in options)
+    axis, reverse = int(opts["axis"]), opts["reverse"] == "1"
+    x = op.operands[0]
+    x_type = ir.RankedTensorType(x.type)
+    element, rank = x_type.element_type, x_type.rank
+    sizes = _sizes_of(x)
+    others = [i for i in range(rank) if i != axis]
+    acc_type = ir.RankedTensorType.get([x_type.shape[i] for i in others], element)
+    acc = linalg.fill(_scan_identity(kind, element), outs=[tensor.empty([sizes[i] for i in others], element)])
+    result = tensor.empty(sizes, element)
+    n = _as_index(sizes[axis])
+    one = index_value(1)
+    loop = scf.ForOp(index_value(0), n, one, [acc, result])
+    with ir.InsertionPoint(loop.body):
+        i = loop.induction_variable
+        position = arith.subi(arith.subi(n, one), i) if reverse else i
+        dynamic = ir.ShapedType.get_dynamic_size()
+        dyn_offset = ir.ShapedType.get_dynamic_stride_or_offset()
+        static_offsets = [dyn_offset if d == axis else 0 for d in range(rank)]
+        static_sizes = [1 if d == axis else (sizes[d] if isinstance(sizes[d], int) else dynamic) for d in range(rank)]
+        dyn_sizes = [sizes[d] for d in others if not isinstance(sizes[d], int)]
+        running, partial = loop.inner_iter_args
+        current = tensor.extract_slice(acc_type, x, [position], dyn_sizes, [], static_offsets, static_sizes,
+                                       [1] * rank)
+        identity = ir.AffineMapAttr.get(ir.AffineMap.get_identity(rank - 1))
+        step = linalg.GenericOp(
+            [acc_type], [current], [running], ir.ArrayAttr.get([identity, identity]),
+            ir.ArrayAttr.get([ir.Attribute.parse("#linalg.iterator_type<parallel>")] * (rank - 1)),
+        )
+        body = step.regions[0].blocks.append(element, element)
+        with ir.InsertionPoint(body):
+            linalg.YieldOp([_scan_step(kind, body.arguments[1], body.arguments[0])])
+        updated = tensor.insert_slice(step.result, partial, [position], dyn_sizes, [], static_offsets,
+                                      static_sizes, [1] * rank)
+        scf.YieldOp([step.result, updated])
+    return loop.results[1]
+
+
 _RULES = {
     "stablehlo.dynamic_broadcast_in_dim": _broadcast,
     "stablehlo.dynamic_reshape": _reshape,
     "stablehlo.reverse": _reverse,
+    "stablehlo.dynamic_gather": _gather,
+    "stablehlo.gather": _gather,
+    "stablehlo.custom_call": _cumulative,
 }
 
 
 def _needs_rewrite(op: ir.Operation) -> bool:
-    if op.name == "stablehlo.dynamic_broadcast_in_dim":
+    if op.name in ("stablehlo.dynamic_broadcast_in_dim", "stablehlo.reverse", "stablehlo.gather"):
         return _is_dynamic(op.results[0].type)
-    if op.name == "stablehlo.reverse":
-        return _is_dynamic(op.results[0].type)
+    if op.name == "stablehlo.custom_call":
+        return ir.StringAttr(op.attributes["call_target_name"]).value == "kiln.cumulative"
     return op.name in _RULES
 
 

@@ -113,7 +113,7 @@ def linspace(start: Any, stop: Any, num: Any = 50, endpoint: bool = True, dtype:
     idx = iota(num, np.float64)
     div = (num - 1) if endpoint else num
     div_f = knp.maximum(convert(operand(div), np.float64), 1.0) if not is_static_dim(div) else float(max(div, 1))
-    start_f, stop_f = convert(operand(start), np.float64), convert(operand(stop), np.float64)
+    start_f, stop_f = asarray(start, np.float64), asarray(stop, np.float64)
     values = start_f + idx * ((stop_f - start_f) / div_f)
     if endpoint:
         # The last value is exactly `stop`, as NumPy guarantees.

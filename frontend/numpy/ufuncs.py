@@ -362,10 +362,14 @@ UFUNCS: dict[str, tuple[Callable, np.ufunc]] = {
 
 
 def _resolve_dtypes(name: str, ufunc: np.ufunc, ops: list) -> tuple:
+    # NumPy resolves Python scalar types (NEP 50) only beside a real dtype:
+    # all-weak operands resolve as their default dtypes (np.less(int, int)
+    # would otherwise give an object loop), and weak bools are plain bools.
+    all_weak = all(x.aval.weak_type for x in ops)
     key = []
     for x in ops:
-        if x.aval.weak_type:
-            key.append({"b": bool, "i": int, "u": int, "f": float, "c": complex}[x.aval.dtype.kind])
+        if x.aval.weak_type and not all_weak and x.aval.dtype.kind != "b":
+            key.append({"i": int, "u": int, "f": float, "c": complex}[x.aval.dtype.kind])
         else:
             key.append(x.aval.dtype)
     try:
