@@ -147,6 +147,11 @@ def lower_jaxpr_to_module(jaxpr: Jaxpr, name: str, ctx: ir.Context) -> tuple[ir.
         with ir.InsertionPoint(module.body):
             fn = func.FuncOp(name, ir.FunctionType.get(arg_types, result_types))
             fn.attributes["llvm.emit_c_interface"] = ir.UnitAttr.get()
+            # Arguments are the caller's NumPy buffers: bufferization must
+            # never reuse them in place (writes to arguments go back through
+            # explicit results, see docs/mutation.md).
+            read_only = ir.DictAttr.get({"bufferization.writable": ir.BoolAttr.get(False)})
+            fn.arg_attrs = ir.ArrayAttr.get([read_only] * len(arg_types))
             entry = fn.add_entry_block()
             with ir.InsertionPoint(entry):
                 lctx = LoweringContext(module)
