@@ -1,0 +1,86 @@
+// RUN: kiln-opt %s -p kiln-legalize-dynamic | filecheck %s
+// RUN: kiln-opt %s -p 'kiln-legalize-dynamic,func.func(stablehlo-legalize-to-linalg),canonicalize' | filecheck %s --check-prefix=LINALG
+
+// The dynamic-shape StableHLO ops that stablehlo-legalize-to-linalg leaves
+// behind become tensor / linalg ops; after the upstream lowering no
+// stablehlo op is left anywhere.
+// LINALG-NOT: stablehlo.
+
+// CHECK-DAG: #[[COL:.*]] = affine_map<(d0, d1) -> (d1)>
+// CHECK-DAG: #[[ID2:.*]] = affine_map<(d0, d1) -> (d0, d1)>
+// CHECK-DAG: #[[UNIT:.*]] = affine_map<(d0, d1) -> (0, d1)>
+
+// A dynamic result size is read from the shape operand; the operand map
+// drops the broadcast dim.
+// CHECK-LABEL: func.func @broadcast
+// CHECK-SAME: (%[[X:.*]]: tensor<?xf32>, %[[SHAPE:.*]]: tensor<2xi64>)
+func.func @broadcast(%x: tensor<?xf32>, %shape: tensor<2xi64>) -> tensor<?x?xf32> {
+  // CHECK: %[[E0:.*]] = tensor.extract %[[SHAPE]][%{{.*}}] : tensor<2xi64>
+  // CHECK: %[[M:.*]] = arith.index_cast %[[E0]] : i64 to index
+  // CHECK: %[[E1:.*]] = tensor.extract %[[SHAPE]][%{{.*}}] : tensor<2xi64>
+  // CHECK: %[[N:.*]] = arith.index_cast %[[E1]] : i64 to index
+  // CHECK: %[[INIT:.*]] = tensor.empty(%[[M]], %[[N]]) : tensor<?x?xf32>
+  // CHECK: %[[R:.*]] = linalg.generic {indexing_maps = [#[[COL]], #[[ID2]]], iterator_types = ["parallel", "parallel"]}
+  // CHECK-SAME: ins(%[[X]] : tensor<?xf32>) outs(%[[INIT]] : tensor<?x?xf32>)
+  // CHECK-NEXT: ^bb0(%[[IN:.*]]: f32, %{{.*}}: f32):
+  // CHECK-NEXT: linalg.yield %[[IN]] : f32
+  // CHECK-NOT: stablehlo.dynamic_broadcast_in_dim
+  // CHECK: return %[[R]]
+  %0 = stablehlo.dynamic_broadcast_in_dim %x, %shape, dims = [1] : (tensor<?xf32>, tensor<2xi64>) -> tensor<?x?xf32>
+  return %0 : tensor<?x?xf32>
+}
+
+// A static size-1 operand dim stretched to a dynamic result dim reads index 0.
+// CHECK-LABEL: func.func @broadcast_unit_dim
+func.func @broadcast_unit_dim(%x: tensor<1x?xf32>, %shape: tensor<2xi64>) -> tensor<?x?xf32> {
+  // CHECK: linalg.generic {indexing_maps = [#[[UNIT]], #[[ID2]]]
+  // CHECK-SAME: ins(%{{.*}} : tensor<1x?xf32>)
+  %0 = stablehlo.dynamic_broadcast_in_dim %x, %shape, dims = [0, 1] : (tensor<1x?xf32>, tensor<2xi64>) -> tensor<?x?xf32>
+  return %0 : tensor<?x?xf32>
+}
+
+// A static result is left to stablehlo-legalize-to-linalg.
+// CHECK-LABEL: func.func @broadcast_static_result
+func.func @broadcast_static_result(%x: tensor<f32>, %shape: tensor<1xi64>) -> tensor<4xf32> {
+  // CHECK: stablehlo.dynamic_broadcast_in_dim
+  %0 = stablehlo.dynamic_broadcast_in_dim %x, %shape, dims = [] : (tensor<f32>, tensor<1xi64>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// CHECK-LABEL: func.func @reshape
+// CHECK-SAME: (%[[X:.*]]: tensor<?x?xf32>, %[[SHAPE:.*]]: tensor<1xi64>)
+func.func @reshape(%x: tensor<?x?xf32>, %shape: tensor<1xi64>) -> tensor<?xf32> {
+  // CHECK: %[[R:.*]] = tensor.reshape %[[X]](%[[SHAPE]]) : (tensor<?x?xf32>, tensor<1xi64>) -> tensor<?xf32>
+  // CHECK-NEXT: return %[[R]] : tensor<?xf32>
+  %0 = stablehlo.dynamic_reshape %x, %shape : (tensor<?x?xf32>, tensor<1xi64>) -> tensor<?xf32>
+  return %0 : tensor<?xf32>
+}
+
+// Output position (i, j) reads x[n - 1 - i, 2 - j].
+// CHECK-LABEL: func.func @reverse
+// CHECK-SAME: (%[[X:.*]]: tensor<?x3xf32>)
+func.func @reverse(%x: tensor<?x3xf32>) -> tensor<?x3xf32> {
+  // CHECK: %[[N:.*]] = tensor.dim %[[X]], %{{.*}} : tensor<?x3xf32>
+  // CHECK: %[[INIT:.*]] = tensor.empty(%[[N]]) : tensor<?x3xf32>
+  // CHECK: linalg.generic {indexing_maps = [#[[ID2]]], iterator_types = ["parallel", "parallel"]} outs(%[[INIT]] : tensor<?x3xf32>)
+  // CHECK: %[[ONE:.*]] = arith.constant 1 : index
+  // CHECK: %[[I:.*]] = linalg.index 0 : index
+  // CHECK: %[[LAST:.*]] = arith.subi %[[N]], %[[ONE]] : index
+  // CHECK: %[[RI:.*]] = arith.subi %[[LAST]], %[[I]] : index
+  // CHECK: %[[J:.*]] = linalg.index 1 : index
+  // CHECK: %[[THREE:.*]] = arith.constant 3 : index
+  // CHECK: %[[LASTJ:.*]] = arith.subi %[[THREE]], %[[ONE]] : index
+  // CHECK: %[[RJ:.*]] = arith.subi %[[LASTJ]], %[[J]] : index
+  // CHECK: %[[V:.*]] = tensor.extract %[[X]][%[[RI]], %[[RJ]]] : tensor<?x3xf32>
+  // CHECK: linalg.yield %[[V]] : f32
+  %0 = stablehlo.reverse %x, dims = [0, 1] : tensor<?x3xf32>
+  return %0 : tensor<?x3xf32>
+}
+
+// A static reverse is left to stablehlo-legalize-to-linalg.
+// CHECK-LABEL: func.func @reverse_static
+func.func @reverse_static(%x: tensor<3xf32>) -> tensor<3xf32> {
+  // CHECK: stablehlo.reverse
+  %0 = stablehlo.reverse %x, dims = [0] : tensor<3xf32>
+  return %0 : tensor<3xf32>
+}
