@@ -11,6 +11,7 @@ from torch_mlir import ir, passmanager  # noqa: F401
 from torch_mlir._mlir_libs import _stablehlo
 from torch_mlir.dialects import (  # noqa: F401
     arith,
+    irdl,
     bufferization,
     func,
     linalg,
@@ -30,10 +31,15 @@ _stablehlo.register_stablehlo_passes()
 
 
 def new_context() -> ir.Context:
-    """A context with every upstream dialect plus StableHLO loaded."""
+    """A context with every upstream dialect, StableHLO, and kiln's
+    `tensorssa` and `immut` dialects loaded."""
+    from kiln.dialects import immut, tensorssa
+
     ctx = ir.Context()
     _stablehlo.register_dialect(ctx)
     ctx.allow_unregistered_dialects = False
+    with ctx, ir.Location.unknown():
+        irdl.load_dialects(ir.Module.parse(tensorssa.IRDL + immut.IRDL))
     return ctx
 
 
