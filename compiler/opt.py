@@ -305,8 +305,16 @@ def list_passes(out: TextIO) -> None:
         print(f"  {stage:<14}  {', '.join(specs) or '(no passes yet)'}", file=out)
 
 
+class _Parser(argparse.ArgumentParser):
+    """Usage errors exit with 1 like every other kiln-opt failure."""
+
+    def error(self, message: str):
+        self.print_usage(sys.stderr)
+        self.exit(1, f"kiln-opt: error: {message}\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="kiln-opt",
         description="Run MLIR passes (upstream, StableHLO and kiln's own) on an MLIR file.",
     )
