@@ -1,0 +1,65 @@
+# RUN: %PYTHON %s | filecheck %s
+"""Stages "jaxpr" and "mlir" of an elementwise function of two dynamic
+vectors: each argument gets its own dim, checked equal at run time."""
+
+import numpy as np
+
+import kiln
+import kiln.numpy as knp
+
+
+def run(test):
+    print(f"\nTEST: {test.__name__}")
+    test()
+    return test
+
+
+@kiln.qjit
+def f(x, y):
+    return knp.exp(x) * 2.0 + y - knp.sqrt(x)
+
+
+f(np.ones(4), np.ones(4))
+
+
+# Implicit dims a and b come first; `y` is matched to `x`'s dim after a check.
+# CHECK-LABEL: TEST: jaxpr
+@run
+def jaxpr():
+    print(f.jaxpr)
+    # CHECK-NEXT: { lambda ; a:i64[] b:i64[] c:f64[a] d:f64[b]. let
+    # CHECK-NEXT:     e:f64[a] = exp c
+    # CHECK-NEXT:     f:f64[a] = broadcast_in_dim[broadcast_dimensions=() shape=(None,)] 2.0 a
+    # CHECK-NEXT:     g:f64[a] = mul e f
+    # CHECK-NEXT:     h:bool[] = eq b a
+    # CHECK-NEXT:     _ = check[kind=ValueError message=np.add: operands could not be broadcast together: size {} vs {} on axis -1 (a dynamic dim must equal the other operands' size)] h b a
+    # CHECK-NEXT:     i:f64[a] = match_dims[shape=(None,)] d a
+    # CHECK-NEXT:     j:f64[a] = add g i
+    # CHECK-NEXT:     k:f64[a] = sqrt c
+    # CHECK-NEXT:     l:f64[a] = sub j k
+    # CHECK-NEXT:   in (l) }
+
+
+# Dims are tensor<i64> arguments (argument attributes, such as
+# bufferization.writable, are not checked here); the scalar is broadcast to the dynamic size
+# read from the dim argument; the check is a side-effecting custom call.
+# CHECK-LABEL: TEST: mlir
+@run
+def mlir():
+    print(kiln.get_compilation_stage(f, "mlir"))
+    # CHECK-NEXT: module {
+    # CHECK-NEXT: func.func @f(%arg0: tensor<i64>{{[^,]*}}, %arg1: tensor<i64>{{[^,]*}}, %arg2: tensor<?xf64>{{[^,]*}}, %arg3: tensor<?xf64>{{[^,]*}}) -> tensor<?xf64>
+    # CHECK-SAME: attributes {llvm.emit_c_interface} {
+    # CHECK-NEXT:   %0 = stablehlo.exponential %arg2 : tensor<?xf64>
+    # CHECK-NEXT:   %cst = stablehlo.constant dense<2.000000e+00> : tensor<f64>
+    # CHECK-NEXT:   %1 = stablehlo.reshape %arg0 : (tensor<i64>) -> tensor<1xi64>
+    # CHECK-NEXT:   %2 = stablehlo.dynamic_broadcast_in_dim %cst, %1, dims = [] : (tensor<f64>, tensor<1xi64>) -> tensor<?xf64>
+    # CHECK-NEXT:   %3 = stablehlo.multiply %0, %2 : tensor<?xf64>
+    # CHECK-NEXT:   %4 = stablehlo.compare EQ, %arg1, %arg0, SIGNED : (tensor<i64>, tensor<i64>) -> tensor<i1>
+    # CHECK-NEXT:   stablehlo.custom_call @kiln.check(%4, %arg1, %arg0) {backend_config = "1", has_side_effect = true} : (tensor<i1>, tensor<i64>, tensor<i64>) -> ()
+    # CHECK-NEXT:   %5 = stablehlo.add %3, %arg3 : tensor<?xf64>
+    # CHECK-NEXT:   %6 = stablehlo.sqrt %arg2 : tensor<?xf64>
+    # CHECK-NEXT:   %7 = stablehlo.subtract %5, %6 : tensor<?xf64>
+    # CHECK-NEXT:   return %7 : tensor<?xf64>
+    # CHECK-NEXT: }
+    # CHECK-NEXT: }
