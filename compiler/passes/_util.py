@@ -32,5 +32,6 @@ def dynamic_sizes_from_shape_tensor(shape: ir.Value, result_type: ir.RankedTenso
             sizes.append(result_type.shape[i])
             continue
         v = tensor.extract(shape, [index_value(i)])
-        sizes.append(arith.index_cast(ir.IndexType.get(), v))
+        # StableHLO shape operands hold integers or indices.
+        sizes.append(v if isinstance(v.type, ir.IndexType) else arith.index_cast(ir.IndexType.get(), v))
     return sizes

@@ -30,6 +30,18 @@ func.func @broadcast(%x: tensor<?xf32>, %shape: tensor<2xi64>) -> tensor<?x?xf32
   return %0 : tensor<?x?xf32>
 }
 
+// Shape operands may hold indices: they are used without a cast.
+// CHECK-LABEL: func.func @broadcast_index_shape
+// CHECK-SAME: (%[[X:.*]]: tensor<?xf32>, %[[SHAPE:.*]]: tensor<2xindex>)
+func.func @broadcast_index_shape(%x: tensor<?xf32>, %shape: tensor<2xindex>) -> tensor<?x?xf32> {
+  // CHECK: %[[M:.*]] = tensor.extract %[[SHAPE]][%{{.*}}] : tensor<2xindex>
+  // CHECK: %[[N:.*]] = tensor.extract %[[SHAPE]][%{{.*}}] : tensor<2xindex>
+  // CHECK-NOT: arith.index_cast
+  // CHECK: tensor.empty(%[[M]], %[[N]]) : tensor<?x?xf32>
+  %0 = stablehlo.dynamic_broadcast_in_dim %x, %shape, dims = [1] : (tensor<?xf32>, tensor<2xindex>) -> tensor<?x?xf32>
+  return %0 : tensor<?x?xf32>
+}
+
 // A static size-1 operand dim stretched to a dynamic result dim reads index 0.
 // CHECK-LABEL: func.func @broadcast_unit_dim
 func.func @broadcast_unit_dim(%x: tensor<1x?xf32>, %shape: tensor<2xi64>) -> tensor<?x?xf32> {
