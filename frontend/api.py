@@ -225,7 +225,8 @@ class QJIT:
 
     def __init__(self, fn: Callable, *, static_argnums: Sequence[int] = (), static_argnames: Sequence[str] = (),
                  abstracted_axes: Any = None, share_equal_dims: bool = False, specialize_unit_dims: bool = True,
-                 pipelines: Any = None, keep_intermediate: bool = False, autograph: bool = False):
+                 pipelines: Any = None, keep_intermediate: bool = False, autograph: bool = False,
+                 autograph_include: Sequence[str] = (), autograph_exclude: Sequence[str] = ()):
         functools.update_wrapper(self, fn)
         self.fn = fn
         self.signature = inspect.signature(fn)
@@ -238,6 +239,8 @@ class QJIT:
         self.pipelines = pipelines
         self.keep_intermediate = keep_intermediate
         self.autograph = autograph
+        self.autograph_include = tuple(autograph_include)
+        self.autograph_exclude = tuple(autograph_exclude)
         self.cache: dict[Any, CompiledEntry] = {}
         self.num_compiles = 0
         self.last: CompiledEntry | None = None
@@ -301,7 +304,7 @@ class QJIT:
         if self.autograph:
             from kiln.autograph import convert
 
-            fn = convert(fn)
+            fn = convert(fn, include=self.autograph_include, exclude=self.autograph_exclude)
         jaxpr, out_tree, dim_sources = trace_function(fn, sig, in_tree, static, positions)
         trace_seconds = time.perf_counter() - start
         entry = driver.compile_jaxpr(jaxpr, self.__name__, pipelines=self.pipelines,
@@ -385,7 +388,9 @@ def qjit(fn: Callable | None = None, **options: Any):
     True makes dims of equal size at the call share one variable, and a
     call whose equal-size pattern differs compiles again),
     specialize_unit_dims (default True), pipelines, keep_intermediate,
-    autograph.
+    autograph (default False; see docs/autograph.md), autograph_include /
+    autograph_exclude (module or function names whose functions autograph
+    does / does not convert when the compiled function calls them).
     """
     if fn is None:
         return lambda f: qjit(f, **options)
