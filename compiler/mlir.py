@@ -26,6 +26,7 @@ PROVIDER = "torch-mlir==20261001"
 
 # StableHLO attribute classes the lowering and passes build or read.
 GatherDimensionNumbers = _stablehlo.GatherDimensionNumbers
+ScatterDimensionNumbers = _stablehlo.ScatterDimensionNumbers
 
 _stablehlo.register_stablehlo_passes()
 

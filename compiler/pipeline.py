@@ -26,14 +26,20 @@ Pipeline = list[tuple[str, list[str]]]
 STAGES = ("jaxpr", "mlir", "functionalized", "stablehlo", "linalg", "bufferized", "llvm", "llvmir")
 
 DEFAULT_PIPELINE: Pipeline = [
-    # tensorssa -> immut functionalization lands here (views and writes).
-    ("functionalized", []),
-    # immut -> StableHLO lands here.
-    ("stablehlo", []),
+    ("functionalized", [
+        "tensorssa-rewrite-mutation",
+        "tensorssa-block-propagation",
+        "tensorssa-rename",
+        "tensorssa-remove-update",
+    ]),
+    ("stablehlo", ["immut-to-stablehlo"]),
     ("linalg", [
         "kiln-lower-checks",
+        "kiln-legalize-writes",
         "kiln-legalize-dynamic",
+        "kiln-legalize-control-flow",
         "func.func(stablehlo-legalize-to-linalg)",
+        "stablehlo-convert-to-signless",
         "canonicalize",
         "func.func(linalg-fuse-elementwise-ops)",
         "canonicalize",
@@ -44,6 +50,7 @@ DEFAULT_PIPELINE: Pipeline = [
         "function-boundary-type-conversion=identity-layout-map}",
         "buffer-deallocation-pipeline",
         "convert-bufferization-to-memref",
+        "kiln-linalg-to-blas",
         "memref-copy-to-linalg",
         "func.func(convert-linalg-to-loops)",
         "canonicalize",

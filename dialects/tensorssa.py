@@ -85,3 +85,19 @@ irdl.dialect @tensorssa {
   }
 }
 '''
+
+
+def view(name: str, result_type, base, *operands, **attributes):
+    """Build `tensorssa.<name>` (a view op) and return its result."""
+    from kiln.compiler.mlir import ir
+
+    op = ir.Operation.create(f"tensorssa.{name}", results=[result_type], operands=[base, *operands],
+                             attributes=attributes)
+    return op.result
+
+
+def effect(name: str, *operands, **attributes) -> None:
+    """Build a result-less `tensorssa.<name>` (copy, scatter, update)."""
+    from kiln.compiler.mlir import ir
+
+    ir.Operation.create(f"tensorssa.{name}", results=[], operands=list(operands), attributes=attributes)

@@ -146,15 +146,53 @@ class CompiledEntry:
     seconds: dict = field(default_factory=dict)
     cache_hit: bool = False
 
-    def call(self, leaves: list) -> Any:
-        arrays = []
-        for arg_index, axis in self.dim_sources:
-            arrays.append(np.array(np.shape(leaves[arg_index])[axis], dtype=INDEX_DTYPE))
-        for x, spec in zip(leaves, self.executable.args[self.num_implicit_in:]):
-            arrays.append(np.ascontiguousarray(x, dtype=spec.dtype))
-        results = self.executable(arrays)[self.num_implicit_out:]
-        results = [r[()] if r.ndim == 0 else r for r in results]
+    def __post_init__(self):
+        self._single_leaf = self.out_tree == ("leaf",)
+
+    def call(self, leaves: Sequence) -> Any:
+        """Run on flat leaves that match `signature` (arrays in any layout,
+        scalars); implicit dims are read off the leaves' shapes."""
+        if self.jaxpr.writeback:
+            _check_writable(self.jaxpr.writeback, leaves)
+        values = [leaves[i].shape[axis] for i, axis in self.dim_sources]
+        values += leaves
+        results = self.executable(values)
+        if self.num_implicit_out:
+            results = results[self.num_implicit_out:]
+        if self.jaxpr.writeback:
+            results = _write_back(self.jaxpr.writeback, leaves, results)
+        if self._single_leaf:
+            return results[0]
         return tree.unflatten(self.out_tree, results)
+
+
+def _check_writable(positions: tuple, leaves: Sequence) -> None:
+    """Before running: every argument the function writes must be a writable
+    NumPy array that shares no memory with another argument."""
+    for position in positions:
+        arr = leaves[position]
+        if not isinstance(arr, np.ndarray):
+            raise KilnTypeError(
+                f"argument {position} is written by the function but is a {type(arr).__name__}; "
+                "pass a NumPy array to receive the writes")
+        if not arr.flags.writeable:
+            raise KilnValueError(
+                f"argument {position} is read-only but the function writes to it; pass a writable "
+                "array (for example arr.copy())")
+        for other, leaf in enumerate(leaves):
+            if other != position and isinstance(leaf, np.ndarray) and np.shares_memory(arr, leaf):
+                raise KilnValueError(
+                    f"argument {position} is written by the function and overlaps argument {other} in "
+                    "memory; kiln would not see the write through the other argument — pass a copy "
+                    "of one of them")
+
+
+def _write_back(positions: tuple, leaves: Sequence, results: list) -> list:
+    """Copy the final contents of written arguments into the caller's arrays."""
+    count = len(positions)
+    for position, final in zip(positions, results[-count:]):
+        np.copyto(leaves[position], final)
+    return results[:-count]
 
 
 def trace_function(fn: Callable, leaves_sig: tuple[ArgSig, ...], in_tree: Any, static_args: dict,
@@ -193,8 +231,14 @@ def trace_function(fn: Callable, leaves_sig: tuple[ArgSig, ...], in_tree: Any, s
             for d in o.aval.shape:
                 if not is_static_dim(d) and id(d) not in inputs and all(d is not t for t in implicit):
                     implicit.append(d)
-        jaxpr = builder.build(implicit + out_leaves, [False] * len(implicit) + [True] * len(out_leaves))
+        # Arguments written through any alias go back to the caller: their
+        # final contents are extra outputs.
+        written = [i for i, t in enumerate(arg_tracers) if id(t) in builder.written_roots]
+        written_leaves = [arg_tracers[i] for i in written]
+        jaxpr = builder.build(implicit + out_leaves + written_leaves,
+                              [False] * len(implicit) + [True] * (len(out_leaves) + len(written_leaves)))
     jaxpr.consts = list(builder.const_sources)
+    jaxpr.writeback = tuple(written)
     dead_code_elimination(jaxpr)
     typecheck_jaxpr(jaxpr)
     return jaxpr, out_tree, dim_sources
@@ -211,6 +255,10 @@ def _merge_static(call_args: list, static_args: dict, positions: list) -> list:
 
 # --------------------------------------------------------------------------
 # qjit
+
+_SCALAR_TYPES = frozenset([bool, int, float] + [np.dtype(d).type for d in SUPPORTED_DTYPES])
+# Distinct argument shapes remembered per function before the fast cache restarts.
+_FAST_CACHE_SIZE = 4096
 
 
 class QJIT:
@@ -245,6 +293,11 @@ class QJIT:
         self.num_compiles = 0
         self.last: CompiledEntry | None = None
         self.workspace: str | None = None
+        # Calls whose arguments are all arrays/scalars skip signature work:
+        # (dtype, shape) per argument -> entry.
+        self._fast_cache: dict[tuple, CompiledEntry] = {}
+        self._fast_eligible = not self.static_argnums and all(
+            p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) for p in self.signature.parameters.values())
 
     # --- calling
     def _split_args(self, args: tuple, kwargs: dict) -> tuple[list, dict, list]:
@@ -281,6 +334,12 @@ class QJIT:
         return out
 
     def __call__(self, *args, **kwargs):
+        fast_key = self._fast_key(args) if not kwargs else None
+        if fast_key is not None:
+            entry = self._fast_cache.get(fast_key)
+            if entry is not None:
+                self.last = entry
+                return entry.call(args)
         dynamic, static, positions = self._split_args(args, kwargs)
         leaves, in_tree = tree.flatten(tuple(dynamic))
         names = [f"argument {i}" for i in range(len(leaves))]
@@ -293,8 +352,30 @@ class QJIT:
         entry = self.cache.get(key)
         if entry is None:
             entry = self._compile(sig, in_tree, static, positions, key)
+        if fast_key is not None:
+            if len(self._fast_cache) >= _FAST_CACHE_SIZE:
+                self._fast_cache.clear()
+            self._fast_cache[fast_key] = entry
         self.last = entry
         return entry.call(leaves)
+
+    def _fast_key(self, args: tuple) -> tuple | None:
+        """A cheap key for a call with every parameter passed positionally
+        as a NumPy array or scalar: dtypes and exact shapes (which fix the
+        signature, unit dims and equal-dim pattern included). None when the
+        call needs the general path (keywords, defaults, statics, pytrees)."""
+        if not self._fast_eligible or len(args) != len(self.params):
+            return None
+        key = []
+        for a in args:
+            t = type(a)
+            if t is np.ndarray:
+                key.append((a.dtype, a.shape))
+            elif t in _SCALAR_TYPES:
+                key.append(t)
+            else:
+                return None
+        return tuple(key)
 
     def _compile(self, sig, in_tree, static, positions, key) -> CompiledEntry:
         from kiln.compiler import driver

@@ -208,6 +208,8 @@ class Primitive:
         self.multiple_results = multiple_results
         # Effectful equations (checks, writes) are never removed or merged.
         self.effectful = False
+        # View primitives return an alias of operand 0 (reference semantics).
+        self.is_view = False
         self.abstract_eval: Callable[..., Any] | None = None
 
     def def_abstract_eval(self, rule: Callable[..., Any]) -> Callable[..., Any]:
@@ -243,6 +245,9 @@ class Jaxpr:
     in_explicit: tuple = ()
     out_explicit: tuple = ()
     consts: list = field(default_factory=list)
+    # Top level only: explicit argument positions whose final contents are
+    # the last len(writeback) outputs (writes to arguments reach the caller).
+    writeback: tuple = ()
 
     @property
     def in_type(self) -> tuple:

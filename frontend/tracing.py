@@ -223,6 +223,13 @@ class Builder:
         self.eqns: list[JaxprEqn] = []
         # Pairs of dims (by id) a run-time check in this scope proved equal.
         self.proven_equal_dims: set[frozenset] = set()
+        # Aliasing, for NumPy's view semantics: the operand each view was
+        # made from, views whose elements are not contiguous in C order,
+        # read-only views, and the roots (invars/constvars) written to.
+        self.alias_parent: dict[int, Tracer] = {}
+        self.noncontiguous: set[int] = set()
+        self.readonly: set[int] = set()
+        self.written_roots: set[int] = set()
 
     # --- values entering the scope
     def new_arg(self, aval: DShapedArray, explicit: bool = True) -> Tracer:
@@ -277,7 +284,33 @@ class Builder:
             shape = tuple(outs[d.val] if isinstance(d, OutDBIdx) else d for d in aval.shape)
             outs.append(Tracer(self, aval.update(shape=shape)))
         self.eqns.append(JaxprEqn(prim, list(ins), outs, dict(params), _user_source_line()))
+        if prim.is_view and isinstance(ins[0], Tracer):
+            self._record_view(prim, ins[0], outs[0], params)
         return outs
+
+    def _record_view(self, prim: Primitive, base: Tracer, view: Tracer, params: dict) -> None:
+        self.alias_parent[id(view)] = base
+        if id(base) in self.readonly:
+            self.readonly.add(id(view))
+        if id(base) in self.noncontiguous or not _view_keeps_contiguity(prim.name, base.aval, view.aval, params):
+            self.noncontiguous.add(id(view))
+
+    def alias_root(self, x: Tracer) -> Tracer:
+        """The array `x` is a view of (following view equations to the end)."""
+        while id(x) in self.alias_parent:
+            x = self.alias_parent[id(x)]
+        return x
+
+    def is_contiguous(self, x: Tracer) -> bool:
+        return id(x) not in self.noncontiguous
+
+    def mark_written(self, x: Tracer) -> None:
+        """Record a write through `x`; a captured root marks the outer array too."""
+        root = self.alias_root(x)
+        self.written_roots.add(id(root))
+        for const, source in zip(self.constvars, self.const_sources):
+            if const is root and isinstance(source, Tracer) and self.parent is not None:
+                self.parent.mark_written(source)
 
     # --- finishing
     def build(self, outs: Sequence[Any], out_explicit: Sequence[bool] | None = None) -> Jaxpr:
@@ -316,6 +349,31 @@ class Builder:
             out_explicit=tuple(out_explicit) if out_explicit is not None else (True,) * len(outvars),
         )
         return jaxpr
+
+
+def _view_keeps_contiguity(name: str, base: DShapedArray, view: DShapedArray, params: dict) -> bool:
+    """Whether a view of a C-contiguous array is C-contiguous too."""
+    if name in ("reshape", "match_dims"):
+        return True
+    if name == "transpose":
+        moved = [p for p in params["permutation"] if not (is_static_dim(base.shape[p]) and base.shape[p] == 1)]
+        return moved == sorted(moved)
+    if name == "reverse":
+        return all(is_static_dim(base.shape[d]) and base.shape[d] <= 1 for d in params["dimensions"])
+    if name == "slice":
+        if any(s != 1 for s in params["strides"]):
+            return False
+        # After the first axis of size > 1, every axis must be taken whole.
+        first = True
+        for axis, (dim, size) in enumerate(zip(base.shape, view.shape)):
+            if is_static_dim(size) and size == 1:
+                continue
+            whole = params["starts"][axis] == 0 and (size is dim or (is_static_dim(size) and size == dim))
+            if not first and not whole:
+                return False
+            first = False
+        return True
+    return False
 
 
 class _ScopeStack(threading.local):

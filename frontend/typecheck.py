@@ -60,6 +60,18 @@ def typecheck_jaxpr(jaxpr: Jaxpr) -> None:
             raise KilnInternalError(f"output {v!r} is not in scope")
 
 
+def has_effects(eqn) -> bool:
+    """An effectful primitive, or one whose nested jaxprs have effects (a
+    loop body that writes to an outer array)."""
+    if eqn.primitive.effectful:
+        return True
+    for value in eqn.params.values():
+        for sub in value if isinstance(value, (list, tuple)) else (value,):
+            if isinstance(sub, Jaxpr) and any(has_effects(e) for e in sub.eqns):
+                return True
+    return False
+
+
 def dead_code_elimination(jaxpr: Jaxpr) -> Jaxpr:
     """Drop equations whose results are unused and that have no effect."""
     live: set[int] = {id(v) for v in jaxpr.outvars if isinstance(v, Var)}
@@ -67,7 +79,7 @@ def dead_code_elimination(jaxpr: Jaxpr) -> Jaxpr:
         live.update(id(d) for d in v.aval.shape if isinstance(d, Var))
     kept = []
     for eqn in reversed(jaxpr.eqns):
-        if eqn.primitive.effectful or any(id(v) in live for v in eqn.outvars):
+        if has_effects(eqn) or any(id(v) in live for v in eqn.outvars):
             kept.append(eqn)
             for x in eqn.invars:
                 if isinstance(x, Var):

@@ -67,6 +67,9 @@ class LoweringContext:
         self.env: dict[int, ir.Value] = {}
         # (kind, message) of each run-time check, indexed by its check id.
         self.checks: list[tuple[str, str]] = []
+        # True when the function writes to arrays: views then lower to
+        # tensorssa ops with reference semantics (see lowering/mutation.py).
+        self.reference_semantics = False
 
     def register_check(self, kind: str, message: str) -> int:
         self.checks.append((kind, message))
@@ -87,6 +90,20 @@ class LoweringContext:
     def dim(self, d: Any) -> ir.Value | int:
         """A dim as a static int or the `tensor<i64>` value of its var."""
         return int(d) if is_static_dim(d) else self.read(d)
+
+    def _unalias(self, eqn, outs: list) -> list:
+        """A non-view result must not be an operand's SSA value: a later write
+        to that operand would otherwise change it too."""
+        operands = [self.read(x) for x in eqn.invars if not isinstance(x, Literal)]
+
+        def aliases(o):
+            return any(o == v for v in operands)
+
+        if not any(aliases(o) for o in outs):
+            return outs
+        from kiln.compiler.lowering.mutation import fresh_value
+
+        return [fresh_value(o) if aliases(o) else o for o in outs]
 
     def broadcast(self, x: ir.Value, operand_aval: DShapedArray, out_aval: DShapedArray,
                   broadcast_dimensions: tuple) -> ir.Value:
@@ -119,6 +136,8 @@ class LoweringContext:
                 outs = rule(self, eqn, *[self.read(x) for x in eqn.invars])
             if len(outs) != len(eqn.outvars):
                 raise KilnInternalError(f"lowering of {eqn.primitive.name} gave {len(outs)} results")
+            if self.reference_semantics and not eqn.primitive.is_view:
+                outs = self._unalias(eqn, outs)
             for v, o in zip(eqn.outvars, outs):
                 self.bind_var(v, o)
         return [self.read(v) for v in jaxpr.outvars]
@@ -131,6 +150,20 @@ def _source_location(eqn) -> ir.Location:
     except ValueError:
         file_loc = ir.Location.unknown()
     return ir.Location.name(eqn.primitive.name, file_loc)
+
+
+def has_writes(jaxpr: Jaxpr) -> bool:
+    """Whether `jaxpr` (or a jaxpr nested in it) writes to an array."""
+    from kiln.primitives.mutation import WRITE_PRIMITIVES
+
+    for eqn in jaxpr.eqns:
+        if eqn.primitive in WRITE_PRIMITIVES:
+            return True
+        for value in eqn.params.values():
+            for sub in value if isinstance(value, (list, tuple)) else (value,):
+                if isinstance(sub, Jaxpr) and has_writes(sub):
+                    return True
+    return False
 
 
 def lower_jaxpr_to_module(jaxpr: Jaxpr, name: str, ctx: ir.Context) -> tuple[ir.Module, list]:
@@ -155,6 +188,7 @@ def lower_jaxpr_to_module(jaxpr: Jaxpr, name: str, ctx: ir.Context) -> tuple[ir.
             entry = fn.add_entry_block()
             with ir.InsertionPoint(entry):
                 lctx = LoweringContext(module)
+                lctx.reference_semantics = has_writes(jaxpr)
                 consts = [hlo.constant(np.asarray(c)) for c in jaxpr.consts]
                 outs = lctx.lower_jaxpr_body(jaxpr, consts + list(entry.arguments))
                 func.ReturnOp(outs)

@@ -14,7 +14,15 @@ PASSES: dict[str, Callable] = {}
 PASS_DOCS: dict[str, str] = {}
 
 _PASS_MODULES = (
+    "tensorssa_rewrite_mutation",
+    "tensorssa_block_propagation",
+    "tensorssa_rename",
+    "tensorssa_remove_update",
+    "immut_to_stablehlo",
+    "kiln_legalize_writes",
+    "kiln_legalize_control_flow",
     "kiln_legalize_dynamic",
+    "kiln_linalg_to_blas",
     "kiln_lower_checks",
     "memref_copy_to_linalg",
 )

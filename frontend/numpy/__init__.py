@@ -84,6 +84,15 @@ def _size(a: Any) -> Any:
     return shape_product(operand(a).aval.shape)
 
 
+def _readonly_view(x: Any, result: Any) -> Any:
+    """Mark a broadcast result read-only, as NumPy's broadcast_to view is."""
+    from kiln.tracing import current_builder
+
+    if isinstance(result, Tracer) and result is not x:
+        current_builder().readonly.add(id(result))
+    return result
+
+
 _IMPLS: dict[str, Callable[..., Any]] = {
     # creation
     "zeros": creation.zeros, "ones": creation.ones, "full": creation.full, "empty": creation.empty,
@@ -94,7 +103,8 @@ _IMPLS: dict[str, Callable[..., Any]] = {
     # shapes
     "reshape": shape_ops.reshape, "ravel": shape_ops.ravel, "transpose": shape_ops.transpose,
     "swapaxes": shape_ops.swapaxes, "moveaxis": shape_ops.moveaxis, "expand_dims": shape_ops.expand_dims,
-    "squeeze": shape_ops.squeeze, "broadcast_to": _broadcast_to, "concatenate": shape_ops.concatenate,
+    "squeeze": shape_ops.squeeze, "broadcast_to": lambda x, shape: _readonly_view(x, _broadcast_to(x, shape)),
+    "concatenate": shape_ops.concatenate, "copyto": mutation.copyto,
     "stack": shape_ops.stack, "atleast_1d": shape_ops.atleast_1d, "where": shape_ops.where,
     "shape": _shape, "ndim": _ndim, "size": _size,
     # reductions
@@ -154,6 +164,7 @@ _TRACER_METHODS: dict[str, Callable[..., Any]] = {
 _TRACER_METHODS["reshape"] = _reshape_method
 _TRACER_METHODS["transpose"] = _transpose_method
 _TRACER_METHODS["flatten"] = _method(lambda x: mutation.copy(shape_ops.ravel(x)))
+_TRACER_METHODS["fill"] = _method(mutation.fill)
 
 
 def _dispatch_ufunc(ufunc, method, inputs, kwargs):

@@ -1,45 +1,149 @@
-"""Stage "jaxpr": copies and writes with NumPy's reference semantics.
+"""Stage "jaxpr": NumPy's in-place semantics on traced arrays.
 
-In: targets (traced arrays or views of them) and values.
-Out: `copy` equations now; view-tracking writes (`x[i] = v`, `x += y`,
-`out=`) are recorded as effectful equations once the tensorssa lowering
-is in (see docs/mutation.md); until then they raise a clear TypeError.
+In: writes — `x[idx] = v`, `x += y` (and the other augmented operators),
+ufunc `out=`, `np.copyto`, `x.fill(v)` — and copies.
+Out: `assign` / `scatter` equations on views of the written array (views
+come from basic indexing, reshape, transpose, ...; see
+`kiln.primitives.mutation`). Which function arguments were written is
+recorded on the scope, so the caller's arrays receive the writes.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from kiln.core import KilnTypeError
-from kiln.numpy._base import operand
+import numpy as np
+
+from kiln.core import KilnTypeError, KilnValueError
+from kiln.numpy._base import broadcast_to, convert, operand
 from kiln.primitives import mutation
-from kiln.tracing import Tracer, bind
+from kiln.tracing import Tracer, bind, current_builder
+
+_INPLACE_UFUNCS = {
+    "add": "add", "subtract": "subtract", "multiply": "multiply", "true_divide": "true_divide",
+    "floor_divide": "floor_divide", "mod": "remainder", "power": "power", "matmul": "matmul",
+    "bitwise_and": "bitwise_and", "bitwise_or": "bitwise_or", "bitwise_xor": "bitwise_xor",
+    "left_shift": "left_shift", "right_shift": "right_shift",
+}
 
 
 def copy(x: Any) -> Tracer:
     """`np.copy`: a fresh array that aliases nothing."""
-    from kiln.numpy._base import broadcast_to
-
     x = operand(x)
     if not isinstance(x, Tracer):
         x = broadcast_to(x, ())
     return bind(mutation.copy_p, x)
 
 
-def _unsupported_write(what: str) -> KilnTypeError:
-    return KilnTypeError(
-        f"{what}: in-place writes to traced arrays are not supported by this build of kiln; "
-        "write the result to a new name instead (y = x + 1)."
-    )
+def _writable_target(target: Any, what: str) -> Tracer:
+    if not isinstance(target, Tracer):
+        raise KilnTypeError(f"{what}: the destination must be a traced array, got {type(target).__name__}")
+    builder = current_builder()
+    target = builder.lift(target)
+    if id(target) in builder.readonly:
+        raise KilnValueError(
+            f"{what}: assignment destination is read-only (it is a broadcast_to view); copy it first "
+            "(np.array(x) or x.copy())")
+    return target
 
 
-def write_out(fn: str, result: Any, out: Any) -> Any:
-    raise _unsupported_write(f"{fn}(..., out=...)")
+def assign(target: Any, value: Any, what: str, casting: str = "unsafe") -> Tracer:
+    """Overwrite every element of `target` (an array or a view) with `value`,
+    broadcast to its shape and cast to its dtype under NumPy's `casting` rule."""
+    target = _writable_target(target, what)
+    value = operand(value)
+    if casting != "unsafe" and not value.aval.weak_type and not np.can_cast(value.aval.dtype, target.aval.dtype,
+                                                                            casting):
+        raise KilnTypeError(
+            f"{what}: cannot cast {value.aval.dtype} to the destination's {target.aval.dtype} with "
+            f"casting rule {casting!r}; convert the value with .astype() first")
+    value = broadcast_to(convert(value, target.aval.dtype), target.aval.shape)
+    if value is target:
+        return target
+    bind(mutation.assign_p, target, value)
+    current_builder().mark_written(target)
+    return target
 
 
 def setitem(x: Any, idx: Any, value: Any) -> None:
-    raise _unsupported_write("x[idx] = value")
+    """`x[idx] = value` with NumPy's basic and integer-array indexing."""
+    from kiln.numpy import indexing
+
+    target = _writable_target(x, "x[idx] = value")
+    if isinstance(idx, Tracer) and idx.aval.dtype == np.bool_ or isinstance(idx, np.ndarray) and idx.dtype == bool:
+        _masked_assign(target, operand(idx), value)
+        return
+    parsed = indexing.parse_index(target, idx)
+    if parsed.array_index is None:
+        assign(indexing.getitem(target, idx), value, "x[idx] = value")
+        return
+    dim, arr = parsed.array_index
+    entries = indexing.expand_index(target, idx)
+    basic = [slice(None) if e is not None and indexing._is_array_index(e) else e for e in entries]
+    view = indexing.getitem(target, tuple(e for e in basic if e is not None))
+    axis = sum(1 for e in entries[: _entry_position(entries, dim)]
+               if e is not None and not indexing._is_scalar_index(e))
+    indices = indexing._normalize_index_array(operand(arr), view.aval.shape[axis], dim)
+    updates_shape = view.aval.shape[:axis] + indices.aval.shape + view.aval.shape[axis + 1:]
+    updates = broadcast_to(convert(operand(value), view.aval.dtype), updates_shape)
+    bind(mutation.scatter_p, view, indices, updates, axis=axis)
+    current_builder().mark_written(view)
 
 
-def inplace(name: str, x: Any, other: Any) -> Any:
-    raise _unsupported_write(f"augmented assignment ({name})")
+def _entry_position(entries: list, dim: int) -> int:
+    """Position in `entries` of the entry that indexes operand dim `dim`."""
+    seen = -1
+    for pos, e in enumerate(entries):
+        if e is None:
+            continue
+        seen += 1
+        if seen == dim:
+            return pos
+    return len(entries)
+
+
+def _masked_assign(target: Tracer, mask: Any, value: Any) -> None:
+    """`x[mask] = v` for a v that broadcasts to x (a scalar, typically)."""
+    from kiln import numpy as knp
+
+    value = operand(value)
+    if value.aval.ndim:
+        raise KilnTypeError(
+            "x[mask] = value: kiln supports a scalar value with a boolean mask; for array values use "
+            "x[...] = np.where(mask, value, x) with value shaped like x")
+    assign(target, knp.where(mask, value, target), "x[mask] = value")
+
+
+def inplace(name: str, x: Tracer, other: Any) -> Tracer:
+    """`x op= other`: in place for arrays, a new value for 0-d (NumPy scalars are immutable)."""
+    from kiln.numpy import ufuncs
+
+    ufunc = _INPLACE_UFUNCS[name]
+    if ufunc == "matmul":
+        from kiln.numpy.linalg import matmul
+
+        result = matmul(x, other)
+    else:
+        result = ufuncs.apply_ufunc(ufunc, x, other)
+    if x.aval.ndim == 0:
+        return result
+    return assign(x, result, f"augmented assignment ({ufunc})", casting="same_kind")
+
+
+def write_out(fn: str, result: Any, out: Any) -> Any:
+    """A ufunc's `out=`: write the result into `out` (same_kind casting) and return it."""
+    return assign(out, result, f"{fn}(..., out=...)", casting="same_kind")
+
+
+def copyto(dst: Any, src: Any, casting: str = "same_kind", where: Any = True) -> None:
+    """`np.copyto(dst, src)`."""
+    if where is not True:
+        from kiln import numpy as knp
+
+        src = knp.where(where, src, dst)
+    assign(dst, src, "np.copyto", casting=casting)
+
+
+def fill(x: Any, value: Any) -> None:
+    """`x.fill(value)`."""
+    assign(x, value, "x.fill(value)")

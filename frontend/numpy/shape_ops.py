@@ -25,7 +25,7 @@ from kiln.numpy._base import (
     split_shape,
 )
 from kiln.primitives import elementwise, shape as shape_prims
-from kiln.tracing import Tracer, bind
+from kiln.tracing import Tracer, bind, current_builder
 
 
 def _normalize_axis(axis: int, ndim: int, fn: str) -> int:
@@ -70,8 +70,23 @@ def reshape(x: Any, *shape: Any, order: str = "C") -> Tracer:
                   "reshape: cannot reshape an array of size {} into a shape of size {}", total, known)
     if len(shape) == x.aval.ndim and all(same_dim(a, b) for a, b in zip(shape, x.aval.shape)):
         return x
+    if isinstance(x, Tracer) and not _only_unit_dims_change(x.aval.shape, shape) \
+            and not current_builder().is_contiguous(current_builder().lift(x)):
+        # NumPy gives a view only when the elements are contiguous; else a copy.
+        from kiln.numpy.mutation import copy
+
+        x = copy(x)
     static, dyn = split_shape(shape)
     return bind(shape_prims.reshape_p, x, *dyn, new_sizes=static)
+
+
+def _only_unit_dims_change(old: Sequence[Any], new: Sequence[Any]) -> bool:
+    """Reshapes that only add or drop size-1 dims are views of any array."""
+    def non_unit(dims):
+        return [d for d in dims if not (is_static_dim(d) and d == 1)]
+
+    a, b = non_unit(old), non_unit(new)
+    return len(a) == len(b) and all(same_dim(x, y) for x, y in zip(a, b))
 
 
 def _fmt(shape: Sequence[Any]) -> str:

@@ -1,14 +1,29 @@
-"""Stage "jaxpr": primitives with reference semantics (copies, views, writes).
+"""Stage "jaxpr": primitives with reference semantics (copies and writes).
 
-`copy` makes a fresh array that aliases nothing; later writes to either side
-are not seen by the other.
+Views: `slice`, `reshape`, `transpose`, `reverse` and `match_dims` return
+an alias of their operand (`Primitive.is_view`): a write through any alias
+is seen by every alias. `copy` makes a fresh array that aliases nothing.
+`assign(target, value)` overwrites the target (a view or a whole array)
+with a value of its shape and dtype; `scatter(target, indices, updates,
+axis)` overwrites `target[..., indices, ...]` along `axis`. Both are
+effectful and have no results.
 """
 
 from __future__ import annotations
 
-from kiln.core import Primitive
+from kiln.core import KilnInternalError, Primitive, same_dim
+from kiln.primitives import indexing, shape
 
 copy_p = Primitive("copy")
+assign_p = Primitive("assign", multiple_results=True)
+assign_p.effectful = True
+scatter_p = Primitive("scatter", multiple_results=True)
+scatter_p.effectful = True
+
+VIEW_PRIMITIVES = (indexing.slice_p, shape.reshape_p, shape.transpose_p, shape.reverse_p, shape.match_dims_p)
+for _p in VIEW_PRIMITIVES:
+    _p.is_view = True
+WRITE_PRIMITIVES = (assign_p, scatter_p)
 
 
 @copy_p.def_abstract_eval
@@ -16,4 +31,23 @@ def _copy_rule(x):
     return x.aval
 
 
-PRIMITIVES = [copy_p]
+@assign_p.def_abstract_eval
+def _assign_rule(target, value):
+    t, v = target.aval, value.aval
+    if t.dtype != v.dtype or t.ndim != v.ndim or not all(same_dim(a, b) for a, b in zip(t.shape, v.shape)):
+        raise KilnInternalError(f"assign: value {v.str_short()} must match target {t.str_short()}")
+    return []
+
+
+@scatter_p.def_abstract_eval
+def _scatter_rule(target, indices, updates, *, axis):
+    t = target.aval
+    expected = t.shape[:axis] + indices.aval.shape + t.shape[axis + 1:]
+    u = updates.aval
+    if u.dtype != t.dtype or len(u.shape) != len(expected) or not all(
+            same_dim(a, b) for a, b in zip(u.shape, expected)):
+        raise KilnInternalError(f"scatter: updates {u.str_short()} do not match the indexed target")
+    return []
+
+
+PRIMITIVES = [copy_p, assign_p, scatter_p]

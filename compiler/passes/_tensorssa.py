@@ -1,0 +1,82 @@
+"""Helpers shared by the tensorssa-* passes: program order, visibility and
+alias trees over the tensorssa view ops."""
+
+from __future__ import annotations
+
+from kiln.compiler.mlir import ir
+from kiln.dialects.tensorssa import VIEW_OPS
+
+CONTROL_OPS = ("stablehlo.while", "stablehlo.if", "stablehlo.case")
+
+
+def as_operation(op) -> ir.Operation:
+    return op.operation if hasattr(op, "operation") else op
+
+
+def ancestor_in_block(op: ir.Operation, block: ir.Block) -> ir.Operation | None:
+    """The op of `block` that is `op` or contains it, else None."""
+    op = as_operation(op)
+    while op is not None:
+        if op.block == block:
+            return op
+        parent = op.parent
+        op = as_operation(parent) if parent is not None else None
+    return None
+
+
+def is_after(op: ir.Operation, point: ir.Operation) -> bool:
+    """Whether `op` runs after `point` in `point`'s block (directly or nested)."""
+    anc = ancestor_in_block(op, point.block)
+    return anc is not None and anc != point and point.is_before_in_block(anc)
+
+
+def defining_op(value: ir.Value) -> ir.Operation | None:
+    owner = value.owner
+    if isinstance(owner, ir.Block):
+        return None
+    return as_operation(owner)
+
+
+def is_view_result(value: ir.Value) -> bool:
+    op = defining_op(value)
+    return op is not None and op.name in VIEW_OPS
+
+
+def defined_inside(value: ir.Value, container: ir.Operation) -> bool:
+    """Whether `value` is defined in one of `container`'s regions."""
+    owner = value.owner
+    op = as_operation(owner.owner) if isinstance(owner, ir.Block) else as_operation(owner)
+    if isinstance(owner, ir.Block) and op == container:
+        return True
+    while op is not None:
+        parent = op.parent
+        if parent is None:
+            return False
+        op = as_operation(parent)
+        if op == container:
+            return True
+    return False
+
+
+def visible_before(value: ir.Value, point: ir.Operation) -> bool:
+    """Whether `value` is defined before `point` and in scope there."""
+    op = defining_op(value)
+    if op is None:
+        block = value.owner
+        return ancestor_in_block(point, block) is not None
+    anc = ancestor_in_block(point, op.block)
+    return anc is not None and op.is_before_in_block(anc)
+
+
+def views_of(root: ir.Value) -> list[ir.Operation]:
+    """Every tensorssa view op whose base is `root` or a view of it; parents first."""
+    found: list[ir.Operation] = []
+    frontier = [root]
+    while frontier:
+        value = frontier.pop(0)
+        for use in value.uses:
+            owner = as_operation(use.owner)
+            if owner.name in VIEW_OPS and use.operand_number == 0 and all(owner != f for f in found):
+                found.append(owner)
+                frontier.append(owner.results[0])
+    return found
