@@ -626,6 +626,8 @@ class _Liveness:
         head = set(exit_live)
         if isinstance(s, ast.While):
             head |= _loads(s.test)
+        if getattr(s, "kiln_break_flag", None):
+            head.add(s.kiln_break_flag)  # read by _for_stmt after every iteration
         while True:
             self.loops.append((live, head))
             body_in = self.block(s.body, head)
@@ -1057,7 +1059,7 @@ class _Converter:
         where = self.where(s)
         reason = self.loop_reason(s)
         if reason is not None:
-            s.iter = ast.copy_location(_call("py_iter", s.iter, ast.Constant(where), ast.Constant(reason)), s.iter)
+            s.iter = ast.copy_location(_call("py_iter", _convert_iter(s.iter), ast.Constant(where), ast.Constant(reason)), s.iter)
             s.body = self.block(s.body, defined)
             return [s], set()
         brk = getattr(s, "kiln_break_flag", None)

@@ -1,0 +1,531 @@
+"""autograph: Python control flow on traced values, compared against NumPy.
+
+Each compiled function is called at several sizes and must compile once
+(`num_compiles == 1`): converted loops and branches are dynamic.
+"""
+
+import os
+
+import numpy as np
+import pytest
+
+import kiln
+from kiln import numpy as knp
+from kiln.autograph import convert
+
+THIS_FILE = os.path.abspath(__file__)
+
+
+def line_of(marker: str) -> int:
+    """The line of this file holding `# <marker>`."""
+    with open(THIS_FILE) as f:
+        for number, text in enumerate(f, start=1):
+            if text.rstrip().endswith(f"# {marker}"):
+                return number
+    raise AssertionError(f"marker {marker} not found")
+
+
+def at_line(marker: str) -> str:
+    """A `match=` pattern for `this_file:line`."""
+    return f"test_autograph.py:{line_of(marker)}\\b"
+
+
+SIZES = (3, 7, 12)
+
+
+# --------------------------------------------------------------------------
+# for
+
+
+def test_for_range_accumulation_is_one_dynamic_loop():
+    @kiln.qjit(autograph=True)
+    def f(x, n):
+        acc = 0.0
+        for i in range(n):
+            acc = acc + x[i] * 2.0
+        return acc
+
+    for size in SIZES:
+        x = np.random.rand(size)
+        np.testing.assert_allclose(f(x, size - 1), (x[: size - 1] * 2.0).sum())
+    assert f.num_compiles == 1
+    assert "for_loop" in str(f.jaxpr)
+
+
+def test_for_range_start_stop_step_and_negative_step():
+    @kiln.qjit(autograph=True)
+    def f(x, lo, hi, step):
+        total = 0.0
+        for i in range(lo, hi, step):
+            total = total + x[i] * i
+        return total
+
+    x = np.arange(10.0)
+    for lo, hi, step in [(1, 9, 2), (0, 10, 3), (8, 0, -2), (5, 5, 1), (9, -1, -1)]:
+        expected = sum(x[i] * i for i in range(lo, hi, step))
+        np.testing.assert_allclose(f(x, lo, hi, step), expected)
+    assert f.num_compiles == 1
+
+
+def test_for_range_of_shape_updates_an_array():
+    @kiln.qjit(autograph=True)
+    def f(x):
+        y = knp.zeros_like(x)
+        for i in range(x.shape[0]):
+            y = y + x[i]
+        return y
+
+    for size in SIZES:
+        x = np.random.rand(size)
+        np.testing.assert_allclose(f(x), np.full(size, x.sum()))
+    assert f.num_compiles == 1
+
+
+def test_row_update_loop_writes_in_place():
+    @kiln.qjit(autograph=True)
+    def f(b):
+        b = b.copy()
+        for i in range(b.shape[0]):
+            b[i] = b[i] + 1.0
+        return b
+
+    for size in SIZES:
+        b = np.random.rand(size, 3)
+        before = b.copy()
+        np.testing.assert_allclose(f(b), before + 1.0)
+        np.testing.assert_array_equal(b, before)
+    assert f.num_compiles == 1
+
+
+def test_for_over_rows_of_a_traced_array():
+    @kiln.qjit(autograph=True)
+    def f(x):
+        total = knp.zeros(x.shape[1])
+        for row in x:
+            total = total + row * row
+        return total
+
+    for size in SIZES:
+        x = np.random.rand(size, 4)
+        np.testing.assert_allclose(f(x), (x * x).sum(axis=0))
+    assert f.num_compiles == 1
+
+
+def test_for_enumerate_and_zip():
+    @kiln.qjit(autograph=True)
+    def f(x, y):
+        s = 0.0
+        for i, (a, b) in enumerate(zip(x, y)):
+            s = s + a * b * i
+        for k, v in enumerate(x, 2):
+            s = s + v * k
+        return s
+
+    for size in SIZES:
+        x, y = np.random.rand(size), np.random.rand(size + 2)
+        expected = sum(i * a * b for i, (a, b) in enumerate(zip(x, y))) + sum(k * v for k, v in enumerate(x, 2))
+        np.testing.assert_allclose(f(x, y), expected)
+    assert f.num_compiles == 1
+
+
+def test_nested_traced_loops():
+    @kiln.qjit(autograph=True)
+    def f(a):
+        total = 0.0
+        for i in range(a.shape[0]):
+            for j in range(i + 1):
+                total = total + a[i, j]
+        return total
+
+    for size in SIZES:
+        a = np.random.rand(size, size)
+        np.testing.assert_allclose(f(a), np.tril(a).sum())
+    assert f.num_compiles == 1
+
+
+# --------------------------------------------------------------------------
+# while
+
+
+def test_newton_while_loop_is_data_dependent():
+    @kiln.qjit(autograph=True)
+    def sqrt(a):
+        x = a
+        steps = 0
+        while knp.max(knp.abs(x * x - a)) > 1e-12 and steps < 100:
+            x = 0.5 * (x + a / x)
+            steps += 1
+        return x, steps
+
+    for size in SIZES:
+        a = np.random.rand(size) * 100 + 1
+        root, steps = sqrt(a)
+        np.testing.assert_allclose(root, np.sqrt(a))
+        assert 0 < steps < 100
+    assert sqrt.num_compiles == 1
+    assert "while_loop" in str(sqrt.jaxpr)
+
+
+def test_while_on_a_python_condition_stays_python():
+    @kiln.qjit(autograph=True)
+    def f(x):
+        k = 0
+        while k < 3:
+            x = x * 2.0
+            k += 1
+        return x
+
+    x = np.random.rand(5)
+    np.testing.assert_allclose(f(x), x * 8.0)
+    assert "while_loop" not in str(f.jaxpr)
+
+
+def test_while_becomes_traced_after_python_iterations():
+    @kiln.qjit(autograph=True)
+    def f(x, n):
+        i = 0
+        total = 0.0
+        while i < n:
+            total = total + x[i]
+            i = i + 1
+        return total
+
+    for size in SIZES:
+        x = np.random.rand(size)
+        np.testing.assert_allclose(f(x, size), x.sum())
+    assert f.num_compiles == 1
+
+
+# --------------------------------------------------------------------------
+# if / elif / else, and / or / not
+
+
+def test_if_elif_else_on_traced_predicates():
+    @kiln.qjit(autograph=True)
+    def f(x):
+        if x.sum() > 1.0:
+            y = x * 2.0
+        elif x.sum() < -1.0:
+            y = x - 10.0
+        else:
+            y = -x
+        return y
+
+    for size in SIZES:
+        for x in (np.random.rand(size) + 1, -np.random.rand(size) - 1, np.zeros(size)):
+            s = x.sum()
+            expected = x * 2.0 if s > 1.0 else (x - 10.0 if s < -1.0 else -x)
+            np.testing.assert_allclose(f(x), expected)
+    assert f.num_compiles == 1
+    assert "cond" in str(f.jaxpr)
+
+
+def test_if_without_else_keeps_the_old_value():
+    @kiln.qjit(autograph=True)
+    def f(x, t):
+        y = x
+        if x.max() > t:
+            y = x / x.max()
+        return y
+
+    x = np.array([1.0, 4.0, 2.0])
+    np.testing.assert_allclose(f(x, 3.0), x / 4.0)
+    np.testing.assert_allclose(f(x, 5.0), x)
+    assert f.num_compiles == 1
+
+
+def test_early_return_under_a_traced_if():
+    @kiln.qjit(autograph=True)
+    def f(x):
+        if x.sum() > 0:
+            return x * 2.0
+        y = x - 1.0
+        return y
+
+    for size in SIZES:
+        for x in (np.random.rand(size), -np.random.rand(size)):
+            np.testing.assert_allclose(f(x), x * 2.0 if x.sum() > 0 else x - 1.0)
+    assert f.num_compiles == 1
+
+
+def test_and_or_not_on_traced_values():
+    @kiln.qjit(autograph=True)
+    def f(x, y):
+        if (x.sum() > 0 and y.sum() > 0) or not (x.max() < 3):
+            r = x + y
+        else:
+            r = x - y
+        return r
+
+    cases = [(1, 1), (1, -1), (-1, 1), (-1, -1)]
+    for sx, sy in cases:
+        for big in (False, True):
+            x = sx * np.random.rand(4) + (5.0 if big else 0.0)
+            y = sy * np.random.rand(4)
+            take = (x.sum() > 0 and y.sum() > 0) or not (x.max() < 3)
+            np.testing.assert_allclose(f(x, y), x + y if take else x - y)
+    assert f.num_compiles == 1
+
+
+def test_boolean_operators_keep_python_semantics_on_python_values():
+    def f(a, b):
+        return (a and b), (a or b), (not a)
+
+    g = convert(f)
+    for a, b in [(0, 5), (3, 0), ([], "x"), ("y", [])]:
+        assert g(a, b) == f(a, b)
+
+
+def test_static_branches_and_loops_keep_python_semantics():
+    @kiln.qjit(autograph=True, static_argnums=(1,))
+    def f(x, mode):
+        ops = []
+        for k in range(3):
+            ops.append(k)
+        if mode == "double":
+            y = x * 2.0
+        else:
+            y = x + len(ops)
+        return y
+
+    x = np.random.rand(4)
+    np.testing.assert_allclose(f(x, "double"), x * 2.0)
+    np.testing.assert_allclose(f(x, "add"), x + 3)
+    text = str(f.jaxpr)
+    assert "for_loop" not in text and "cond" not in text
+
+
+def test_python_loop_over_a_list_is_unrolled():
+    @kiln.qjit(autograph=True)
+    def f(x):
+        for scale in [1.0, 2.0, 3.0]:
+            x = x * scale
+        return x
+
+    x = np.random.rand(5)
+    np.testing.assert_allclose(f(x), x * 6.0)
+    assert "for_loop" not in str(f.jaxpr)
+
+
+# --------------------------------------------------------------------------
+# break / continue
+
+
+def test_while_with_break_and_continue():
+    def reference(x, n):
+        i = 0
+        s = 0.0
+        while i < n:
+            if x[i] < 0:
+                break
+            if x[i] > 5:
+                i += 1
+                continue
+            s = s + x[i]
+            i += 1
+        return s, i
+
+    f = kiln.qjit(reference, autograph=True)
+    for x in (np.array([1.0, 7.0, 2.0, -1.0, 3.0]), np.array([1.0, 2.0, 9.0]), np.array([-2.0, 1.0])):
+        s, i = f(x, x.shape[0])
+        es, ei = reference(x, x.shape[0])
+        np.testing.assert_allclose(s, es)
+        assert i == ei
+    assert f.num_compiles == 1
+
+
+def test_for_with_break_continue_and_else():
+    def reference(x):
+        s = 0.0
+        for i in range(x.shape[0]):
+            if x[i] > 5:
+                continue
+            if x[i] < 0:
+                break
+            s = s + x[i]
+        else:
+            s = s + 100.0
+        return s
+
+    f = kiln.qjit(reference, autograph=True)
+    for x in (np.array([1.0, 7.0, 2.0, -1.0, 3.0]), np.array([1.0, 2.0, 9.0]), np.array([-1.0, 4.0])):
+        np.testing.assert_allclose(f(x), reference(x))
+    assert f.num_compiles == 1
+
+
+def test_break_in_a_static_loop_stops_it():
+    def reference(x):
+        for k in range(10):
+            if k == 3:
+                break
+            x = x + 1.0
+        return x
+
+    f = kiln.qjit(reference, autograph=True)
+    x = np.zeros(3)
+    np.testing.assert_allclose(f(x), reference(x))
+    assert "while_loop" not in str(f.jaxpr) and "for_loop" not in str(f.jaxpr)
+
+
+# --------------------------------------------------------------------------
+# errors point at the user's line
+
+
+def test_loop_variable_undefined_before_a_traced_loop():
+    @kiln.qjit(autograph=True)
+    def f(x, n):
+        for i in range(n):  # undefined-loop
+            last = x[i]
+        return last
+
+    with pytest.raises(kiln.KilnTypeError, match=at_line("undefined-loop") + r".*'last'.*before the loop"):
+        f(np.ones(3), 2)
+
+
+def test_branch_variable_undefined_in_one_branch():
+    @kiln.qjit(autograph=True)
+    def f(x):
+        if x.sum() > 0:  # undefined-branch
+            y = x
+        return y
+
+    with pytest.raises(kiln.KilnTypeError, match=at_line("undefined-branch") + r".*'y'.*false branch"):
+        f(np.ones(3))
+
+
+def test_branch_only_variable_is_fine_when_unused_after():
+    @kiln.qjit(autograph=True)
+    def f(x):
+        out = x
+        if x.sum() > 0:
+            tmp = x * 3.0
+            out = tmp + 1.0
+        return out
+
+    x = np.ones(3)
+    np.testing.assert_allclose(f(x), x * 3.0 + 1.0)
+
+
+def test_return_inside_a_traced_loop_is_an_error_naming_the_line():
+    @kiln.qjit(autograph=True)
+    def f(x, n):
+        for i in range(n):  # return-in-loop
+            if i > 2:
+                return x
+        return x * 2.0
+
+    with pytest.raises(kiln.KilnTypeError, match=at_line("return-in-loop") + r".*`return`"):
+        f(np.ones(3), 5)
+
+
+def test_carried_dtype_error_names_line_and_variable():
+    @kiln.qjit(autograph=True)
+    def f(x, n):
+        acc = knp.zeros(3, dtype=knp.int32)
+        for i in range(n):  # dtype-loop
+            acc = acc + x
+        return acc
+
+    with pytest.raises(kiln.KilnTypeError, match=at_line("dtype-loop") + r".*'acc'"):
+        f(np.ones(3), 2)
+
+
+def test_traced_errors_in_converted_code_point_at_the_user_line():
+    @kiln.qjit(autograph=True)
+    def f(x):
+        total = 0.0
+        for row in x:
+            total = total + float(row[0])  # float-of-traced
+        return total
+
+    with pytest.raises(kiln.KilnTypeError, match="float") as info:
+        f(np.ones((3, 2)))
+    frames = [(tb.tb_frame.f_code.co_filename, tb.tb_lineno) for tb in _walk(info.tb)]
+    assert (THIS_FILE, line_of("float-of-traced")) in frames
+
+
+def _walk(tb):
+    while tb is not None:
+        yield tb
+        tb = tb.tb_next
+
+
+def test_without_autograph_python_if_on_traced_value_fails():
+    @kiln.qjit
+    def f(x):
+        if x.sum() > 0:
+            return x
+        return -x
+
+    with pytest.raises(kiln.KilnTypeError, match="kiln.cond"):
+        f(np.ones(3))
+
+
+def test_functions_without_source_are_rejected():
+    namespace = {}
+    exec("def f(x):\n    return x\n", namespace)
+    with pytest.raises(kiln.KilnTypeError, match="source"):
+        convert(namespace["f"])
+
+
+# --------------------------------------------------------------------------
+# called functions, closures, globals
+
+OFFSET = 1.0
+
+
+def clip_positive(v):
+    if v.sum() > 0:
+        r = v
+    else:
+        r = -v
+    return r
+
+
+def test_called_user_functions_are_converted():
+    @kiln.qjit(autograph=True)
+    def f(x):
+        return clip_positive(x) + OFFSET
+
+    for x in (np.random.rand(4), -np.random.rand(4)):
+        np.testing.assert_allclose(f(x), np.abs(x) + OFFSET)
+
+
+def test_autograph_exclude_leaves_called_functions_alone():
+    @kiln.qjit(autograph=True, autograph_exclude=[f"{__name__}.clip_positive"])
+    def f(x):
+        return clip_positive(x)
+
+    with pytest.raises(kiln.KilnTypeError, match="kiln.cond"):
+        f(np.ones(3))
+
+
+def test_closures_share_cells_with_the_original():
+    scale = 2.0
+
+    def f(x, n):
+        for i in range(n):
+            x = x * scale
+        return x
+
+    g = convert(f)
+    assert g.__globals__ is f.__globals__
+    scale = 3.0
+    np.testing.assert_allclose(g(np.ones(2), 2), np.full(2, 9.0))
+    assert scale == 3.0
+
+
+def test_nested_function_defined_inside_is_converted():
+    @kiln.qjit(autograph=True)
+    def f(x):
+        def pick(v):
+            if v.sum() > 0:
+                out = v * 2.0
+            else:
+                out = v
+            return out
+
+        return pick(x) + pick(-x)
+
+    x = np.random.rand(3)
+    np.testing.assert_allclose(f(x), x * 2.0 - x)
