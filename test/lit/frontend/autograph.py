@@ -1,0 +1,133 @@
+# RUN: %PYTHON %s | filecheck %s
+"""Stage "jaxpr" of autograph-converted functions: a Python `for` over a
+traced range becomes one for_loop, a `while` on a traced condition one
+while_loop, `if`/`elif`/`else` nested conds (`and`/`or`/`not` become
+logical ops), and a loop over a Python range is unrolled."""
+
+import numpy as np
+
+import kiln
+import kiln.numpy as knp
+
+
+def run(test):
+    print(f"\nTEST: {test.__name__}")
+    test()
+    return test
+
+
+# `acc` is assigned in the body and used after: it is the one carried value
+# (0.0, weakly typed f64); `x` and its dim are captured constants of the body.
+# CHECK-LABEL: TEST: for_range
+@run
+def for_range():
+    @kiln.qjit(autograph=True)
+    def f(x, n):
+        acc = 0.0
+        for i in range(n):
+            acc = acc + x[i]
+        return acc
+
+    print(f(np.arange(4.0), 3))
+    # CHECK-NEXT: 3.0
+    print(f.jaxpr)
+    # CHECK-NEXT: { lambda ; a:i64[] b:f64[a] c:i64[]. let
+    # CHECK-NEXT:     d:f64[] = for_loop[
+    # CHECK-NEXT:       body_jaxpr={ lambda e:i64[] f:f64[e] ; g:i64[] h:f64[]. let
+    # CHECK:                  add h
+    # CHECK-NEXT:           in (q) }
+    # CHECK-NEXT:       body_nconsts=2
+    # CHECK:          ] a b 0 c 1 0.0
+    # CHECK-NEXT:   in (d) }
+
+
+# The condition reads the carried `x`; `steps` (a Python int, weakly typed)
+# is carried too because it is used after the loop.
+# CHECK-LABEL: TEST: while_loop
+@run
+def while_loop():
+    @kiln.qjit(autograph=True)
+    def f(x):
+        steps = 0
+        while x.sum() < 100.0:
+            x = x * 2.0
+            steps += 1
+        return x, steps
+
+    print(f(np.ones(3)))
+    # CHECK-NEXT: (array([64., 64., 64.]), np.int64(6))
+    print(f.jaxpr)
+    # CHECK-NEXT: { lambda ; a:i64[] b:f64[a]. let
+    # CHECK-NEXT:     c:i64[] d:f64[a] = while_loop[
+    # CHECK-NEXT:       body_jaxpr={ lambda e:i64[] ; f:i64[] g:f64[e]. let
+    # CHECK:                  mul g
+    # CHECK:                  add f 1
+    # CHECK:          cond_jaxpr={ lambda k:i64[] ; l:i64[] m:f64[k]. let
+    # CHECK-NEXT:             n:f64[] = reduce_sum[axes=(0,)] m
+    # CHECK-NEXT:             o:bool[] = lt n 100.0
+    # CHECK-NEXT:           in (o) }
+    # CHECK:          ] a a 0 b
+    # CHECK-NEXT:   in (d c) }
+
+
+# `and` becomes a logical `and` of the two traced predicates, `not` a logical
+# `not`; the `elif` is a cond nested in the false branch, so its predicate is
+# only computed when the first one is false.
+# CHECK-LABEL: TEST: if_elif_else
+@run
+def if_elif_else():
+    @kiln.qjit(autograph=True)
+    def f(x):
+        if x.sum() > 0.0 and x.max() < 10.0:
+            y = x * 2.0
+        elif not x.sum() < -1.0:
+            y = x
+        else:
+            y = -x
+        return y
+
+    print(f(np.ones(3)))
+    # CHECK-NEXT: [2. 2. 2.]
+    print(f.jaxpr)
+    # CHECK-NEXT: { lambda ; a:i64[] b:f64[a]. let
+    # CHECK-NEXT:     c:f64[] = reduce_sum[axes=(0,)] b
+    # CHECK-NEXT:     d:bool[] = gt c 0.0
+    # CHECK:          h:f64[] = reduce_max[axes=(0,)] b
+    # CHECK-NEXT:     i:bool[] = lt h 10.0
+    # CHECK-NEXT:     j:bool[] = and d i
+    # CHECK-NEXT:     k:f64[a] = cond[
+    # CHECK-NEXT:       branches=(
+    # CHECK-NEXT:         { lambda l:i64[] m:f64[l] ; . let
+    # CHECK:                  o:f64[l] = mul m n
+    # CHECK-NEXT:           in (o) }
+    # CHECK-NEXT:         { lambda p:i64[] q:f64[p] ; . let
+    # CHECK-NEXT:             r:f64[] = reduce_sum[axes=(0,)] q
+    # CHECK-NEXT:             s:bool[] = lt r -1.0
+    # CHECK-NEXT:             t:bool[] = not s
+    # CHECK-NEXT:             u:f64[p] = cond[
+    # CHECK:                  z:f64[x] = neg y
+    # CHECK:                ] t p q
+    # CHECK-NEXT:           in (u) }
+    # CHECK:          ] j a b
+    # CHECK-NEXT:   in (k) }
+
+
+# A Python range keeps Python semantics: two unrolled additions, no loop.
+# CHECK-LABEL: TEST: static_range_unrolls
+@run
+def static_range_unrolls():
+    @kiln.qjit(autograph=True)
+    def f(x):
+        for k in range(2):
+            x = x + k
+        return x
+
+    print(f(np.ones(2)))
+    # CHECK-NEXT: [2. 2.]
+    print(f.jaxpr)
+    # CHECK-NEXT: { lambda ; a:i64[] b:f64[a]. let
+    # CHECK-NOT:  for_loop
+    # CHECK:          d:f64[a] = add b c
+    # CHECK-NOT:  for_loop
+    # CHECK:          f:f64[a] = add d e
+    # CHECK-NEXT:   in (f) }
