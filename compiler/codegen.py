@@ -11,15 +11,23 @@ import os
 import subprocess
 
 from kiln.compiler.mlir import ExecutionEngine, ir
+from kiln.compiler.passes.kiln_linalg_to_blas import blas_library, uses_blas
 from kiln.compiler.pipeline import PipelineError
 from kiln.runtime import toolchain
 
 
-def emit_object(module: ir.Module, path: str, opt_level: int = 3) -> str:
-    """LLVM codegen of `module` into an object file at `path`."""
+def external_libraries(module: ir.Module) -> list[str]:
+    """Shared libraries besides kiln's support code that `module` calls into
+    (the BLAS of `kiln-linalg-to-blas`)."""
+    return [blas_library()] if uses_blas(str(module)) else []
+
+
+def emit_object(module: ir.Module, path: str, opt_level: int = 3, libraries: list[str] = ()) -> str:
+    """LLVM codegen of `module` into an object file at `path`; the JIT
+    resolves external symbols in kiln's support library and `libraries`."""
     if os.path.exists(path):
         os.unlink(path)
-    engine = ExecutionEngine(module, opt_level=opt_level, shared_libs=[toolchain.support_library()],
+    engine = ExecutionEngine(module, opt_level=opt_level, shared_libs=[toolchain.support_library(), *libraries],
                              enable_pic=True)
     engine.dump_to_object_file(path)
     if not os.path.exists(path):
@@ -30,8 +38,13 @@ def emit_object(module: ir.Module, path: str, opt_level: int = 3) -> str:
 
 
 def emit_shared_library(module: ir.Module, workdir: str, name: str) -> str:
-    obj = emit_object(module, os.path.join(workdir, f"{name}.o"))
-    return toolchain.link_shared_library([obj], os.path.join(workdir, f"lib{name}.so"))
+    libraries = external_libraries(module)
+    obj = emit_object(module, os.path.join(workdir, f"{name}.o"), libraries=libraries)
+    # Each library is linked by path, with an rpath to its folder.
+    link_inputs = [obj]
+    for lib in libraries:
+        link_inputs += [lib, f"-Wl,-rpath,{os.path.dirname(os.path.abspath(lib))}"]
+    return toolchain.link_shared_library(link_inputs, os.path.join(workdir, f"lib{name}.so"))
 
 
 def disassemble(library: str) -> str:

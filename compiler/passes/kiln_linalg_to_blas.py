@@ -1,0 +1,158 @@
+"""Pass `kiln-linalg-to-blas` (stage "bufferized", after bufferization).
+
+In: `linalg.matmul ins(%A, %B) outs(%C)` on f32/f64 memrefs whose rows are
+contiguous (inner stride 1), usually right after `linalg.fill 0 -> %C`.
+Out: a call to the CBLAS `gemm` of the OpenBLAS that NumPy ships
+(`scipy_cblas_sgemm64_` / `scipy_cblas_dgemm64_`, 64-bit integers), with
+beta = 0 when the zero fill is dropped, else beta = 1 (C += A B). Matmuls of
+other layouts or dtypes, and every matmul when no BLAS library is found,
+stay as they are and lower to loops.
+"""
+
+from __future__ import annotations
+
+import functools
+import glob
+import os
+
+from kiln.compiler.mlir import arith, func, ir, memref
+from kiln.compiler.passes import register_pass
+from kiln.compiler.passes._util import collect_ops, index_value
+
+# CBLAS enum values (cblas.h): CblasRowMajor, CblasNoTrans.
+ROW_MAJOR = 101
+NO_TRANS = 111
+GEMM_SYMBOLS = {"f32": "scipy_cblas_sgemm64_", "f64": "scipy_cblas_dgemm64_"}
+# Ops between a fill and its matmul that touch no memory.
+_PURE_BETWEEN = {"memref.dim", "arith.constant", "arith.index_cast"}
+
+
+@functools.lru_cache(maxsize=None)
+def blas_library() -> str | None:
+    """Path of the ILP64 OpenBLAS bundled with NumPy (`KILN_BLAS` overrides;
+    `KILN_BLAS=none` disables the rewrite), or None."""
+    override = os.environ.get("KILN_BLAS")
+    if override:
+        return None if override == "none" else override
+    import numpy
+
+    root = os.path.dirname(os.path.dirname(numpy.__file__))
+    for pattern in ("numpy.libs/libscipy_openblas64_*.so*", "numpy/.dylibs/libscipy_openblas64_*.dylib"):
+        found = sorted(glob.glob(os.path.join(root, pattern)))
+        if found:
+            return found[0]
+    return None
+
+
+def uses_blas(module_text: str) -> bool:
+    return any(symbol in module_text for symbol in GEMM_SYMBOLS.values())
+
+
+def _rows_contiguous(t: ir.MemRefType) -> bool:
+    if t.rank != 2:
+        return False
+    try:
+        strides, _ = t.get_strides_and_offset()
+    except (AttributeError, ValueError):
+        return False
+    return strides[1] == 1
+
+
+def _is_plain_matmul(op: ir.Operation) -> bool:
+    operands = list(op.operands)
+    if len(operands) != 3 or not all(isinstance(v.type, ir.MemRefType) for v in operands):
+        return False
+    if "indexing_maps" in op.attributes:
+        maps = [str(m) for m in op.attributes["indexing_maps"]]
+        if maps != ["affine_map<(d0, d1, d2) -> (d0, d2)>", "affine_map<(d0, d1, d2) -> (d2, d1)>",
+                    "affine_map<(d0, d1, d2) -> (d0, d1)>"]:
+            return False
+    element = str(operands[0].type.element_type)
+    if element not in GEMM_SYMBOLS or any(str(v.type.element_type) != element for v in operands):
+        return False
+    return all(_rows_contiguous(v.type) for v in operands)
+
+
+def _declare(module: ir.Module, symbol: str, float_type: ir.Type) -> None:
+    if symbol in ir.SymbolTable(module.operation):
+        return
+    i32, i64 = ir.IntegerType.get_signless(32), ir.IntegerType.get_signless(64)
+    ptr = ir.Type.parse("!llvm.ptr")
+    inputs = [i32, i32, i32, i64, i64, i64, float_type, ptr, i64, ptr, i64, float_type, ptr, i64]
+    with ir.InsertionPoint.at_block_begin(module.body):
+        fn = func.FuncOp(symbol, ir.FunctionType.get(inputs, []), visibility="private")
+    fn.attributes["llvm.nounwind"] = ir.UnitAttr.get()
+
+
+def _matrix(value: ir.Value) -> tuple[ir.Value, ir.Value, ir.Value]:
+    """(data pointer, rows, leading dimension) of a 2-d memref with unit inner stride."""
+    meta = memref.ExtractStridedMetadataOp(value)
+    base, offset = meta.results[0], meta.results[1]
+    rows, cols, row_stride = meta.results[2], meta.results[3], meta.results[4]
+    element_bytes = ir.MemRefType(value.type).element_type.width // 8
+    address = arith.addi(memref.extract_aligned_pointer_as_index(base),
+                         arith.muli(offset, index_value(element_bytes)))
+    i64 = ir.IntegerType.get_signless(64)
+    pointer = ir.Operation.create("llvm.inttoptr", results=[ir.Type.parse("!llvm.ptr")],
+                                  operands=[arith.index_cast(i64, address)]).result
+    # BLAS wants ld >= max(1, cols); a one-row view may carry any stride.
+    leading = arith.maxsi(row_stride, arith.maxsi(cols, index_value(1)))
+    return pointer, rows, arith.index_cast(i64, leading)
+
+
+def _zero_fill_before(op: ir.Operation, target: ir.Value) -> ir.Operation | None:
+    """The `linalg.fill 0.0 -> target` that directly precedes `op`, if any."""
+    prev = op.operation
+    while True:
+        prev = _previous(prev)
+        if prev is None:
+            return None
+        if prev.name in _PURE_BETWEEN:
+            continue
+        break
+    if prev.name != "linalg.fill" or len(prev.operands) != 2 or prev.operands[1] != target:
+        return None
+    producer = prev.operands[0].owner
+    if isinstance(producer, ir.Block) or producer.operation.name != "arith.constant":
+        return None
+    producer = producer.operation
+    value = producer.attributes["value"]
+    return prev if isinstance(value, ir.FloatAttr) and value.value == 0.0 else None
+
+
+def _previous(op: ir.Operation) -> ir.Operation | None:
+    block_ops = list(op.block.operations)
+    for i, candidate in enumerate(block_ops):
+        if candidate.operation == op:
+            return block_ops[i - 1].operation if i > 0 else None
+    return None
+
+
+@register_pass("kiln-linalg-to-blas")
+def linalg_to_blas(module: ir.Module, options: dict) -> None:
+    """Rewrite row-major f32/f64 linalg.matmul on memrefs into CBLAS gemm calls."""
+    if blas_library() is None:
+        return
+    i32, i64 = ir.IntegerType.get_signless(32), ir.IntegerType.get_signless(64)
+    for op in collect_ops(module, {"linalg.matmul"}):
+        if not _is_plain_matmul(op):
+            continue
+        a, b, c = op.operands
+        float_type = ir.MemRefType(a.type).element_type
+        symbol = GEMM_SYMBOLS[str(float_type)]
+        _declare(module, symbol, float_type)
+        fill = _zero_fill_before(op, c)
+        with ir.InsertionPoint(op), op.location:
+            pa, m, lda = _matrix(a)
+            pb, k, ldb = _matrix(b)
+            pc, _, ldc = _matrix(c)
+            n = memref.dim(b, index_value(1))
+            order, no_trans = arith.constant(i32, ROW_MAJOR), arith.constant(i32, NO_TRANS)
+            alpha = arith.constant(float_type, 1.0)
+            beta = arith.constant(float_type, 0.0 if fill is not None else 1.0)
+            func.CallOp([], ir.FlatSymbolRefAttr.get(symbol),
+                        [order, no_trans, no_trans, arith.index_cast(i64, m), arith.index_cast(i64, n),
+                         arith.index_cast(i64, k), alpha, pa, lda, pb, ldb, beta, pc, ldc])
+        op.erase()
+        if fill is not None:
+            fill.erase()

@@ -1,0 +1,47 @@
+// RUN: kiln-opt %s -p kiln-linalg-to-blas | filecheck %s
+
+// Row-major f32/f64 matmuls become CBLAS gemm calls into NumPy's OpenBLAS;
+// a zero fill right before the matmul is dropped in favour of beta = 0.
+// CHECK-DAG: func.func private @scipy_cblas_sgemm64_(i32, i32, i32, i64, i64, i64, f32, !llvm.ptr, i64, !llvm.ptr, i64, f32, !llvm.ptr, i64)
+// CHECK-DAG: func.func private @scipy_cblas_dgemm64_(i32, i32, i32, i64, i64, i64, f64, !llvm.ptr, i64, !llvm.ptr, i64, f64, !llvm.ptr, i64)
+
+// CHECK-LABEL: func.func @zero_filled
+func.func @zero_filled(%a: memref<?x?xf32>, %b: memref<?x?xf32>, %c: memref<?x?xf32>) {
+  // CHECK-NOT: linalg.fill
+  // CHECK: %[[ROW:.*]] = arith.constant 101 : i32
+  // CHECK-NEXT: %[[NT:.*]] = arith.constant 111 : i32
+  // CHECK-NEXT: %[[ONE:.*]] = arith.constant 1.000000e+00 : f32
+  // CHECK-NEXT: %[[ZERO:.*]] = arith.constant 0.000000e+00 : f32
+  // CHECK-NOT: linalg.fill
+  // CHECK: call @scipy_cblas_sgemm64_(%[[ROW]], %[[NT]], %[[NT]], %{{.*}}, %{{.*}}, %{{.*}}, %[[ONE]], %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[ZERO]], %{{.*}}, %{{.*}})
+  // CHECK-NOT: linalg.
+  %zero = arith.constant 0.0 : f32
+  linalg.fill ins(%zero : f32) outs(%c : memref<?x?xf32>)
+  linalg.matmul ins(%a, %b : memref<?x?xf32>, memref<?x?xf32>) outs(%c : memref<?x?xf32>)
+  return
+}
+
+// Without a zero fill the call accumulates (beta = 1); views with a unit
+// inner stride pass their offset and leading dimension.
+// CHECK-LABEL: func.func @accumulate_view
+func.func @accumulate_view(%a: memref<?x?xf64, strided<[?, 1], offset: ?>>, %b: memref<?x?xf64>, %c: memref<?x?xf64>) {
+  // CHECK: memref.extract_strided_metadata
+  // CHECK: memref.extract_aligned_pointer_as_index
+  // CHECK: llvm.inttoptr
+  // CHECK: %[[ALPHA:.*]] = arith.constant 1.000000e+00 : f64
+  // CHECK-NEXT: %[[BETA:.*]] = arith.constant 1.000000e+00 : f64
+  // CHECK: call @scipy_cblas_dgemm64_({{.*}}, %[[ALPHA]], %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[BETA]], %{{.*}}, %{{.*}})
+  linalg.matmul ins(%a, %b : memref<?x?xf64, strided<[?, 1], offset: ?>>, memref<?x?xf64>) outs(%c : memref<?x?xf64>)
+  return
+}
+
+// Column-strided operands and integer matmuls stay as they are.
+// CHECK-LABEL: func.func @kept
+func.func @kept(%a: memref<?x?xf32, strided<[1, ?], offset: ?>>, %b: memref<?x?xf32>, %c: memref<?x?xf32>,
+                %i: memref<?x?xi32>) {
+  // CHECK: linalg.matmul
+  // CHECK: linalg.matmul
+  linalg.matmul ins(%a, %b : memref<?x?xf32, strided<[1, ?], offset: ?>>, memref<?x?xf32>) outs(%c : memref<?x?xf32>)
+  linalg.matmul ins(%i, %i : memref<?x?xi32>, memref<?x?xi32>) outs(%i : memref<?x?xi32>)
+  return
+}
