@@ -20,7 +20,7 @@ import numpy as np
 
 from kiln.numpy import creation, indexing, linalg, mutation, reductions, shape_ops, ufuncs
 from kiln.numpy._base import broadcast_to as _broadcast_to
-from kiln.numpy._base import canonical_dtype, convert, operand, shape_product
+from kiln.numpy._base import canonical_dtype, convert, materialize, operand, shape_product
 from kiln.numpy._dispatch import _traced, dispatch_function, dispatch_ufunc
 from kiln.tracing import Tracer, is_tracing
 
@@ -103,7 +103,7 @@ _IMPLS: dict[str, Callable[..., Any]] = {
     # shapes
     "reshape": shape_ops.reshape, "ravel": shape_ops.ravel, "transpose": shape_ops.transpose,
     "swapaxes": shape_ops.swapaxes, "moveaxis": shape_ops.moveaxis, "expand_dims": shape_ops.expand_dims,
-    "squeeze": shape_ops.squeeze, "broadcast_to": lambda x, shape: _readonly_view(x, _broadcast_to(x, shape)),
+    "squeeze": shape_ops.squeeze, "broadcast_to": lambda x, shape: _readonly_view(x, materialize(_broadcast_to(x, shape))),
     "concatenate": shape_ops.concatenate, "copyto": mutation.copyto,
     "stack": shape_ops.stack, "atleast_1d": shape_ops.atleast_1d, "where": shape_ops.where,
     "shape": _shape, "ndim": _ndim, "size": _size,

@@ -218,9 +218,7 @@ def broadcast_to(x: Any, shape_: Sequence[Any]) -> Any:
     x = operand(x)
     shape_ = tuple(dim_operand(d) for d in shape_)
     xs = x.aval.shape
-    # A literal always gets an equation: callers rely on getting a tracer.
-    is_literal = isinstance(x, Literal)
-    if not is_literal and len(xs) == len(shape_) and all(same_dim(a, b) for a, b in zip(xs, shape_)):
+    if len(xs) == len(shape_) and all(same_dim(a, b) for a, b in zip(xs, shape_)):
         return x
     if len(xs) > len(shape_):
         raise KilnValueError(f"broadcast_to: cannot broadcast {_shape_str(xs)} to a lower rank {_shape_str(shape_)}")
@@ -237,11 +235,20 @@ def broadcast_to(x: Any, shape_: Sequence[Any]) -> Any:
             )
         require_equal_dims(d, target, "ValueError", f"broadcast_to: size {{}} does not broadcast to {{}} on axis {i}")
     x = match_dims(x, [d if same_dim(d, 1) else shape_[lead + i] for i, d in enumerate(xs)])
-    if not is_literal and len(xs) == len(shape_) and all(same_dim(a, b) for a, b in zip(x.aval.shape, shape_)):
+    if len(xs) == len(shape_) and all(same_dim(a, b) for a, b in zip(x.aval.shape, shape_)):
         return x
     static, dyn = split_shape(shape_)
     return bind(shape.broadcast_in_dim_p, x, *dyn, shape=static,
                 broadcast_dimensions=tuple(range(lead, len(shape_))))
+
+
+def materialize(x: Any) -> Any:
+    """A tracer for `x`: a scalar literal becomes a 0-d array equation (what
+    users receive must be an array, never a bare literal)."""
+    x = operand(x)
+    if not isinstance(x, Literal):
+        return x
+    return bind(shape.broadcast_in_dim_p, x, shape=(), broadcast_dimensions=())
 
 
 def match_dims(x: Any, dims: Sequence[Any]) -> Any:

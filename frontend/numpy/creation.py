@@ -16,6 +16,7 @@ from kiln.numpy._base import (
     canonical_dtype,
     convert,
     dim_operand,
+    materialize,
     operand,
     split_shape,
 )
@@ -39,7 +40,7 @@ def full(shape: Any, fill_value: Any, dtype: Any = None) -> Tracer:
     """`np.full` with traced sizes: `full((n, 3), 0.5)`."""
     dtype = canonical_dtype(dtype if dtype is not None else _default_dtype(fill_value))
     value = convert(operand(fill_value), dtype)
-    return broadcast_to(value, _as_shape(shape))
+    return materialize(broadcast_to(value, _as_shape(shape)))
 
 
 def zeros(shape: Any, dtype: Any = float) -> Tracer:
@@ -116,8 +117,9 @@ def linspace(start: Any, stop: Any, num: Any = 50, endpoint: bool = True, dtype:
     start_f, stop_f = asarray(start, np.float64), asarray(stop, np.float64)
     values = start_f + idx * ((stop_f - start_f) / div_f)
     if endpoint:
-        # The last value is exactly `stop`, as NumPy guarantees.
-        is_last = knp.equal(idx, convert(operand(num - 1), np.float64))
+        # The last value is exactly `stop`, as NumPy guarantees, unless it is
+        # also the first (num == 1 gives [start]).
+        is_last = knp.logical_and(knp.equal(idx, convert(operand(num - 1), np.float64)), knp.greater(idx, 0.0))
         values = knp.where(is_last, stop_f, values)
     return values.astype(dtype)
 
@@ -143,7 +145,7 @@ def asarray(x: Any, dtype: Any = None) -> Tracer:
     """A traced array for `x` (no copy of a traced value)."""
     x = operand(x)
     if isinstance(x, Literal):
-        x = broadcast_to(x, ())
+        x = materialize(x)
     if dtype is not None:
         x = convert(x, canonical_dtype(dtype))
     return x

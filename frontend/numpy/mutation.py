@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from kiln.core import KilnTypeError, KilnValueError
-from kiln.numpy._base import broadcast_to, convert, operand
+from kiln.numpy._base import broadcast_to, convert, materialize, operand
 from kiln.primitives import mutation
 from kiln.tracing import Tracer, bind, current_builder
 
@@ -31,7 +31,7 @@ def copy(x: Any) -> Tracer:
     """`np.copy`: a fresh array that aliases nothing."""
     x = operand(x)
     if not isinstance(x, Tracer):
-        x = broadcast_to(x, ())
+        x = materialize(x)
     return bind(mutation.copy_p, x)
 
 

@@ -13,7 +13,7 @@ from typing import Any, Callable
 import numpy as np
 
 from kiln.core import KilnTypeError, Literal
-from kiln.numpy._base import broadcast_shapes, broadcast_to, convert, operand
+from kiln.numpy._base import broadcast_shapes, broadcast_to, convert, materialize, operand
 from kiln.primitives import elementwise
 from kiln.tracing import bind
 
@@ -97,6 +97,15 @@ def _float_divmod(x, y):
     y_zero = bind(_cmp["eq"], y, zero)
     floordiv = _select(y_zero, bind(_bin["div"], x, y), floordiv)
     return floordiv, mod
+
+
+def _fmod(x, y):
+    if _is_float(x):
+        return bind(_bin["rem"], x, y)
+    # NumPy's integer fmod by zero is 0; StableHLO's remainder is undefined there.
+    zero = _const_like(x, 0)
+    y_is_zero = bind(_cmp["eq"], y, zero)
+    return _select(y_is_zero, zero, bind(_bin["rem"], x, _select(y_is_zero, _const_like(x, 1), y)))
 
 
 def _sinh(x):
@@ -222,6 +231,8 @@ def _positive(x):
 
 
 def _trunc(x):
+    if not _is_float(x):
+        return x
     return _select(bind(_cmp["lt"], x, _const_like(x, 0.0)), bind(_un["ceil"], x), bind(_un["floor"], x))
 
 
@@ -293,7 +304,7 @@ UFUNCS: dict[str, tuple[Callable, np.ufunc]] = {
     "floor_divide": (_floor_divide, np.floor_divide),
     "remainder": (_remainder, np.remainder),
     "mod": (_remainder, np.mod),
-    "fmod": (_b("rem"), np.fmod),
+    "fmod": (_fmod, np.fmod),
     "power": (_power, np.power),
     "float_power": (_power, np.float_power),
     "maximum": (_maximum_fmax("max", True), np.maximum),
@@ -393,7 +404,7 @@ def apply_ufunc(name: str, *args: Any) -> Any:
     if result.aval.dtype != out_dtype:
         result = convert(result, out_dtype, weak)
     if isinstance(result, Literal):
-        result = broadcast_to(result, ())
+        result = materialize(result)
     return result
 
 
