@@ -6,17 +6,36 @@ In: a shared library exporting the packed entry point
 checks.
 Out: NumPy results (owning their buffers), or the `ValueError` /
 `IndexError` of the run-time check that failed.
+
+The hot path does no per-call signature work: each thread owns a call
+frame laid out once per executable (descriptor words, pointer slots, the
+packed argument array, scratch for scalars), and a call only writes
+pointers and sizes into it.
 """
 
 from __future__ import annotations
 
 import ctypes
+import threading
 from dataclasses import dataclass
+from typing import Any, Sequence
 
 import numpy as np
 
 from kiln.core import KilnIndexError, KilnValueError
-from kiln.runtime.memref import descriptor_for, descriptor_type, owned_array, results_type
+from kiln.runtime.memref import (
+    GLOBAL_ALLOCATED,
+    BufferView,
+    OwnedBuffer,
+    array_interface,
+    contiguous_strides,
+    data_pointer,
+    descriptor_words,
+    free,
+)
+
+_WORD = 8
+_SCRATCH_WORDS = 2  # room for any scalar kiln supports (complex128)
 
 
 @dataclass(frozen=True)
@@ -25,66 +44,137 @@ class ValueSpec:
     rank: int
 
 
+class _CallFrame:
+    """One thread's memory for calls of one executable.
+
+    words: every result descriptor (in order, as the C interface's result
+    struct), then every argument descriptor, then scalar scratch;
+    slots[i]: address of result struct / argument descriptor i;
+    packed[i]: address of slots[i] (MLIR's packed `void **` calling form).
+    """
+
+    def __init__(self, exe: "Executable"):
+        total = exe.arg_scratch_offset + _SCRATCH_WORDS * len(exe.args)
+        self.words = (ctypes.c_int64 * max(total, 1))()
+        base = ctypes.addressof(self.words)
+        addresses = ([base] if exe.results else []) + [base + _WORD * o for o in exe.arg_offsets]
+        self.slots = (ctypes.c_void_p * max(len(addresses), 1))(*addresses)
+        slot_base = ctypes.addressof(self.slots)
+        self.packed = (ctypes.c_void_p * max(len(addresses), 1))(
+            *[slot_base + ctypes.sizeof(ctypes.c_void_p) * i for i in range(len(addresses))])
+        self.packed_address = ctypes.addressof(self.packed)
+        self.failure = (ctypes.c_int64 * 3)()
+        self.failure_address = ctypes.addressof(self.failure)
+        # A scalar argument is copied into its scratch words; its descriptor
+        # points there once and for all.
+        self.scalar_views: list[np.ndarray | None] = []
+        scratch = np.frombuffer(self.words, dtype=np.int64)
+        for i, (spec, offset) in enumerate(zip(exe.args, exe.arg_offsets)):
+            if spec.rank:
+                self.scalar_views.append(None)
+                continue
+            start = exe.arg_scratch_offset + _SCRATCH_WORDS * i
+            view = scratch[start:start + _SCRATCH_WORDS].view(np.uint8)[: spec.dtype.itemsize].view(spec.dtype)
+            self.scalar_views.append(view.reshape(()))
+            address = base + _WORD * start
+            self.words[offset:offset + 3] = (address, address, 0)
+
+
 class Executable:
-    """One compiled function: `exe(arrays) -> list of NumPy arrays`."""
+    """One compiled function: `exe(values) -> list of NumPy arrays`.
+
+    `values` has one entry per argument: a NumPy array of the declared
+    dtype and rank (any memory layout), or a scalar for a rank-0 argument.
+    """
 
     def __init__(self, library: str, name: str, args: list[ValueSpec], results: list[ValueSpec],
                  checks: list[tuple[str, str]]):
         self.library = library
         self.name = name
-        self.args = args
-        self.results = results
+        self.args = [ValueSpec(np.dtype(a.dtype), a.rank) for a in args]
+        self.results = [ValueSpec(np.dtype(r.dtype), r.rank) for r in results]
         self.checks = checks
         self._lib = ctypes.CDLL(library)
-        self._packed = ctypes.cast(getattr(self._lib, f"_mlir__mlir_ciface_{name}"), ctypes.c_void_p)
+        self._packed_fn = ctypes.cast(getattr(self._lib, f"_mlir__mlir_ciface_{name}"), ctypes.c_void_p).value
         self._invoke = self._lib.kiln_invoke
-        self._invoke.argtypes = [ctypes.c_void_p, ctypes.POINTER(ctypes.c_void_p), ctypes.POINTER(ctypes.c_int64)]
+        self._invoke.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p]
         self._invoke.restype = ctypes.c_int64
-        ranks = tuple(r.rank for r in results)
-        if len(results) == 1:
-            self._result_struct = descriptor_type(ranks[0])
-        elif results:
-            self._result_struct = results_type(ranks)
-        else:
-            self._result_struct = None
+        # Word offsets of each descriptor in a call frame.
+        offset = 0
+        self.result_offsets = []
+        for r in self.results:
+            self.result_offsets.append(offset)
+            offset += descriptor_words(r.rank)
+        self.result_words = offset
+        self.arg_offsets = []
+        for a in self.args:
+            self.arg_offsets.append(offset)
+            offset += descriptor_words(a.rank)
+        self.arg_scratch_offset = offset
+        self._array_args = [(i, o, a.rank) for i, (a, o) in enumerate(zip(self.args, self.arg_offsets)) if a.rank]
+        self._result_plan = [(o, r.rank, r.dtype, r.dtype.str, r.dtype.itemsize)
+                             for r, o in zip(self.results, self.result_offsets)]
+        self._local = threading.local()
 
-    def __call__(self, arrays: list[np.ndarray]) -> list[np.ndarray]:
-        """Run on C-contiguous arrays of the declared dtypes and ranks."""
-        descs = [descriptor_for(a) for a in arrays]
-        slots = []
-        result = self._result_struct() if self._result_struct is not None else None
-        if result is not None:
-            slots.append(ctypes.c_void_p(ctypes.addressof(result)))
-        slots.extend(ctypes.c_void_p(ctypes.addressof(d)) for d in descs)
-        packed_args = (ctypes.c_void_p * max(len(slots), 1))(*[ctypes.addressof(s) for s in slots])
-        failure = (ctypes.c_int64 * 3)()
-        code = self._invoke(self._packed, packed_args, failure)
+    def _frame(self) -> _CallFrame:
+        frame = getattr(self._local, "frame", None)
+        if frame is None:
+            frame = self._local.frame = _CallFrame(self)
+        return frame
+
+    def __call__(self, values: Sequence[Any]) -> list:
+        """Run on `values`; results of rank 0 come back as NumPy scalars."""
+        frame = self._frame()
+        words = frame.words
+        keep = []  # contiguous copies must outlive the call
+        inputs = set()
+        for i, view in enumerate(frame.scalar_views):
+            if view is not None:
+                view[()] = values[i]
+        for i, offset, rank in self._array_args:
+            a = values[i]
+            if not a.flags.c_contiguous:
+                a = np.ascontiguousarray(a)
+                keep.append(a)
+            ptr = data_pointer(a)
+            inputs.add(ptr)
+            shape = a.shape
+            words[offset:offset + 3 + 2 * rank] = (ptr, ptr, 0, *shape, *contiguous_strides(shape))
+        code = self._invoke(self._packed_fn, frame.packed_address, frame.failure_address)
         if code:
-            raise self._check_error(failure)
-        if result is None:
+            raise self._check_error(frame.failure)
+        if not self.results:
             return []
-        result_descs = [result] if len(self.results) == 1 else [getattr(result, f"r{i}") for i in range(len(self.results))]
-        return self._adopt_results(result_descs, arrays)
+        return self._adopt_results(words[:self.result_words], inputs)
 
-    def _adopt_results(self, descs: list, arrays: list[np.ndarray]) -> list[np.ndarray]:
-        """Wrap results as NumPy arrays that own their buffers; copy results
-        that alias an argument, share one owner between duplicates."""
-        input_ptrs = {a.ctypes.data for a in arrays if a.nbytes}
-        owners: dict[int, np.ndarray] = {}
+    def _adopt_results(self, words: list, inputs: set) -> list:
+        """NumPy results that own their buffers. A result aliasing an
+        argument (or a constant of the library) is copied; results sharing
+        one buffer share one owner."""
+        owners: dict[int, OwnedBuffer] = {}
         out = []
-        for desc, spec in zip(descs, self.results):
-            allocated = desc.allocated or 0
-            if allocated in input_ptrs:
-                view = np.asarray(_Borrowed(desc, spec.dtype))
-                out.append(view.copy())
-                continue
-            if allocated and allocated in owners:
-                out.append(owned_array(desc, spec.dtype, parent=owners[allocated].base))
-                continue
-            arr = owned_array(desc, spec.dtype)
-            if allocated:
-                owners[allocated] = arr
-            out.append(arr)
+        for offset, rank, dtype, typestr, itemsize in self._result_plan:
+            allocated = words[offset]
+            data = words[offset + 1] + words[offset + 2] * itemsize
+            shape = tuple(words[offset + 3:offset + 3 + rank])
+            strides = tuple(words[offset + 3 + rank:offset + 3 + 2 * rank])
+            interface = array_interface(data, shape, strides if rank else None, typestr, itemsize)
+            borrowed = allocated in inputs or allocated == GLOBAL_ALLOCATED or 0 in shape
+            if borrowed:
+                value = np.array(BufferView(None, interface)) if data else np.empty(shape, dtype)
+            else:
+                owner = owners.get(allocated)
+                if owner is None:
+                    owner = owners[allocated] = OwnedBuffer(allocated)
+                value = np.asarray(BufferView(owner, interface))
+            out.append(value[()] if rank == 0 else value)
+        # Buffers the results no longer reference (0-d results read out
+        # above, empty results) are freed as their owners die here; a buffer
+        # with no owner at all (only empty results referenced it) is freed now.
+        for offset, rank, _, _, _ in self._result_plan:
+            allocated = words[offset]
+            if allocated not in owners and allocated not in inputs and allocated != GLOBAL_ALLOCATED:
+                owners[allocated] = OwnedBuffer(allocated)
         return out
 
     def _check_error(self, failure) -> Exception:
@@ -94,15 +184,3 @@ class Executable:
         kind, message = self.checks[check_id - 1]
         text = message.format(v0, v1)
         return KilnIndexError(text) if kind == "IndexError" else KilnValueError(text)
-
-
-class _Borrowed:
-    """A non-owning array view of a descriptor (for results to copy)."""
-
-    def __init__(self, desc, dtype):
-        from kiln.runtime.memref import array_interface
-
-        self.__array_interface__ = array_interface(desc, np.dtype(dtype))
-
-
-

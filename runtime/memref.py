@@ -1,16 +1,16 @@
 """Runtime: the memref ABI (MLIR's C interface) and result ownership.
 
-In: NumPy arrays and Python scalars (arguments); descriptors filled by the
-compiled code (results).
-Out: ctypes descriptors `{allocated, aligned, offset, sizes[r], strides[r]}`
-for arguments; NumPy arrays for results that own their malloc'd buffer
-without copying (the buffer is freed when the array dies).
+In: NumPy arrays and scalars (arguments); descriptors filled by the compiled
+code (results).
+Out: descriptor words `{allocated, aligned, offset, sizes[r], strides[r]}`
+(all 64-bit) for arguments; NumPy arrays for results that own their
+malloc'd buffer without copying (the buffer is freed when the last array
+viewing it dies).
 """
 
 from __future__ import annotations
 
 import ctypes
-import functools
 
 import numpy as np
 
@@ -19,73 +19,85 @@ _free = _libc.free
 _free.argtypes = [ctypes.c_void_p]
 _free.restype = None
 
+# `memref.get_global` descriptors carry this `allocated` pointer: the data
+# is a constant inside the library, never to be freed.
+GLOBAL_ALLOCATED = 0xDEADBEEF
 
-@functools.lru_cache(maxsize=None)
-def descriptor_type(rank: int) -> type:
-    """The ctypes struct of a ranked memref descriptor of `rank`."""
-    fields = [("allocated", ctypes.c_void_p), ("aligned", ctypes.c_void_p), ("offset", ctypes.c_int64)]
-    if rank:
-        fields += [("sizes", ctypes.c_int64 * rank), ("strides", ctypes.c_int64 * rank)]
-    return type(f"MemRef{rank}D", (ctypes.Structure,), {"_fields_": fields})
+_from_buffer = ctypes.c_char.from_buffer
+_addressof = ctypes.addressof
 
 
-@functools.lru_cache(maxsize=None)
-def results_type(ranks: tuple) -> type:
-    """The struct the C interface fills for several results."""
-    fields = [(f"r{i}", descriptor_type(r)) for i, r in enumerate(ranks)]
-    return type(f"Results{len(ranks)}", (ctypes.Structure,), {"_fields_": fields})
+def descriptor_words(rank: int) -> int:
+    """How many 64-bit words a ranked memref descriptor of `rank` takes."""
+    return 3 + 2 * rank
 
 
-def descriptor_for(array: np.ndarray):
-    """A descriptor viewing a C-contiguous array (no copy)."""
-    rank = array.ndim
-    desc = descriptor_type(rank)()
-    ptr = array.ctypes.data
-    desc.allocated = ptr
-    desc.aligned = ptr
-    desc.offset = 0
-    if rank:
-        itemsize = array.itemsize
-        desc.sizes[:] = array.shape
-        desc.strides[:] = [s // itemsize for s in array.strides]
-    return desc
+def data_pointer(array: np.ndarray) -> int:
+    """The address of the first element of `array` (cheaper than
+    `array.ctypes.data`, which builds a helper object)."""
+    try:
+        return _addressof(_from_buffer(array))
+    except (TypeError, ValueError):  # read-only or empty
+        return array.ctypes.data
+
+
+def contiguous_strides(shape: tuple) -> tuple:
+    """Row-major strides in elements. The compiled code expects these exact
+    strides (identity layout), which NumPy need not report for size-1 dims."""
+    rank = len(shape)
+    if rank == 1:
+        return (1,)
+    strides = [1] * rank
+    step = 1
+    for axis in range(rank - 1, 0, -1):
+        step *= shape[axis]
+        strides[axis - 1] = step
+    return tuple(strides)
 
 
 class OwnedBuffer:
-    """Owns a buffer malloc'd by compiled code; NumPy arrays view it via
-    `__array_interface__` and keep this object alive as their base. A view
-    of a buffer another OwnedBuffer frees holds that one in `parent`."""
+    """Owns one buffer malloc'd by compiled code and frees it when it dies.
+    NumPy arrays over the buffer reach it through their base chain."""
 
-    __slots__ = ("allocated", "parent", "__array_interface__")
+    __slots__ = ("allocated", "__weakref__")
+    live = 0  # buffers owned and not yet freed, process-wide
 
-    def __init__(self, allocated: int, interface: dict, parent: "OwnedBuffer | None" = None):
+    def __init__(self, allocated: int):
         self.allocated = allocated
-        self.parent = parent
-        self.__array_interface__ = interface
+        if allocated:
+            OwnedBuffer.live += 1
 
     def __del__(self):
         if self.allocated:
             _free(self.allocated)
             self.allocated = 0
+            OwnedBuffer.live -= 1
+
+
+class BufferView:
+    """An `__array_interface__` over part of a buffer; `owner` (an
+    OwnedBuffer, or None for borrowed memory) stays alive as long as any
+    array made from this view."""
+
+    __slots__ = ("owner", "__array_interface__")
+
+    def __init__(self, owner: OwnedBuffer | None, interface: dict):
+        self.owner = owner
+        self.__array_interface__ = interface
+
+
+def live_buffers() -> int:
+    """How many result buffers are alive (owned by NumPy arrays and not yet freed)."""
+    return OwnedBuffer.live
+
+
+def array_interface(data: int, shape: tuple, strides: tuple | None, typestr: str, itemsize: int) -> dict:
+    """The `__array_interface__` of `shape` elements at `data` with element
+    strides `strides` (None: row-major)."""
+    byte_strides = None if strides is None else tuple(s * itemsize for s in strides)
+    return {"version": 3, "shape": shape, "typestr": typestr, "data": (data, False), "strides": byte_strides}
 
 
 def free(ptr: int) -> None:
     if ptr:
         _free(ptr)
-
-
-def array_interface(desc, dtype: np.dtype) -> dict:
-    rank = len(desc.sizes) if hasattr(desc, "sizes") else 0
-    shape = tuple(desc.sizes[:]) if rank else ()
-    strides = tuple(s * dtype.itemsize for s in desc.strides[:]) if rank else None
-    data = (desc.aligned or 0) + desc.offset * dtype.itemsize
-    return {"version": 3, "shape": shape, "typestr": dtype.str, "data": (data, False), "strides": strides}
-
-
-def owned_array(desc, dtype: np.dtype, parent: OwnedBuffer | None = None) -> np.ndarray:
-    """A NumPy array over the descriptor's data. Without `parent` it owns
-    (and will free) the allocation; with one it keeps `parent` alive."""
-    dtype = np.dtype(dtype)
-    interface = array_interface(desc, dtype)
-    owner = OwnedBuffer(0 if parent is not None else (desc.allocated or 0), interface, parent)
-    return np.asarray(owner)

@@ -1,0 +1,326 @@
+"""Runtime: the memref ABI, argument conversion, result ownership, memory,
+and the persistent compilation cache, checked against NumPy."""
+
+import gc
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+import kiln
+from kiln.runtime import memref
+
+
+DTYPES = ["float32", "float64", "int8", "int16", "int32", "int64", "uint8", "bool"]
+RANKS = [0, 1, 2, 3, 4]
+LAYOUTS = ["contiguous", "strided", "transposed", "reversed"]
+
+
+@kiln.qjit
+def double(x):
+    return x + x
+
+
+@kiln.qjit
+def bool_and(x):
+    return x & x
+
+
+@kiln.qjit
+def logical_not(x):
+    return np.logical_not(x)
+
+
+@kiln.qjit
+def identity(x):
+    return x
+
+
+def _make(dtype: str, rank: int, layout: str, rng: np.random.Generator) -> np.ndarray:
+    """An array of `rank` in the given memory layout (values small enough
+    that `x + x` does not overflow int8)."""
+    shape = (2, 3, 4, 5)[:rank]
+    if layout == "strided":
+        shape = tuple(2 * s for s in shape)
+    if dtype == "bool":
+        base = rng.integers(0, 2, size=shape).astype(bool)
+    elif dtype.startswith("float"):
+        base = rng.standard_normal(size=shape).astype(dtype)
+    else:
+        base = rng.integers(0, 50, size=shape).astype(dtype)
+    if rank == 0 or layout == "contiguous":
+        return base
+    if layout == "strided":
+        return base[(slice(None, None, 2),) * rank]
+    if layout == "transposed":
+        return base.T
+    return base[(slice(None, None, -1),) * rank]
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+@pytest.mark.parametrize("rank", RANKS)
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_abi_dtype_rank_layout(dtype, rank, layout):
+    if rank == 0 and layout != "contiguous":
+        pytest.skip("a 0-d array has one layout")
+    x = _make(dtype, rank, layout, np.random.default_rng(rank))
+    if layout == "strided" and rank:
+        assert not x.flags.c_contiguous
+    if dtype == "bool":
+        cases = [(bool_and, x & x), (logical_not, np.logical_not(x))]
+    else:
+        cases = [(double, x + x)]
+    for fn, expected in cases:
+        got = fn(x)
+        if rank == 0:
+            assert isinstance(got, np.generic), type(got)
+        else:
+            assert isinstance(got, np.ndarray)
+        assert got.dtype == expected.dtype
+        assert np.shape(got) == expected.shape
+        np.testing.assert_array_equal(got, expected)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_identity_copies_every_layout(dtype):
+    for layout in LAYOUTS:
+        x = _make(dtype, 2, layout, np.random.default_rng(0))
+        y = identity(x)
+        np.testing.assert_array_equal(y, x)
+        assert y.dtype == x.dtype
+        assert not np.shares_memory(x, y)
+
+
+def test_python_scalars_in_numpy_scalars_out():
+    @kiln.qjit
+    def affine(a, b, flag):
+        return a * b + flag
+
+    r = affine(3, 2.5, True)
+    assert isinstance(r, np.float64) and r == 8.5
+    r = affine(3, 4, False)
+    assert isinstance(r, np.int64) and r == 12
+    r = affine(np.float32(2), 3, True)
+    assert isinstance(r, np.float32) and r == 7
+
+    @kiln.qjit
+    def negate(flag):
+        return np.logical_not(flag)
+
+    r = negate(True)
+    assert isinstance(r, np.bool_) and not r
+
+
+def test_python_scalar_with_array():
+    @kiln.qjit
+    def scale(x, s):
+        return x * s
+
+    x = np.arange(5, dtype=np.float32)
+    r = scale(x, 2.0)
+    assert r.dtype == np.float32
+    np.testing.assert_array_equal(r, x * 2)
+    r = scale(np.arange(4, dtype=np.int32), 3)
+    assert r.dtype == np.int32
+    np.testing.assert_array_equal(r, np.arange(4) * 3)
+
+
+def test_several_results():
+    @kiln.qjit
+    def stats(x, y):
+        return x + y, x * y, np.sum(x), x > y
+
+    x = np.arange(6.0).reshape(2, 3)
+    y = np.full((2, 3), 2.0)
+    s, p, total, gt = stats(x, y)
+    np.testing.assert_array_equal(s, x + y)
+    np.testing.assert_array_equal(p, x * y)
+    assert isinstance(total, np.float64) and total == 15.0
+    np.testing.assert_array_equal(gt, x > y)
+
+
+def test_pytrees_in_and_out():
+    @kiln.qjit
+    def tree_fn(pair, items, named):
+        a, b = pair
+        return {"sum": a + b, "scaled": [items[0] * 2, items[1] * 3]}, (named["u"] - named["v"],)
+
+    a, b = np.arange(3.0), np.ones(3)
+    items = [np.arange(4), np.arange(2.0)]
+    named = {"v": np.full(2, 5), "u": np.arange(2)}
+    out, (diff,) = tree_fn((a, b), items, named)
+    assert set(out) == {"sum", "scaled"}
+    np.testing.assert_array_equal(out["sum"], a + b)
+    assert isinstance(out["scaled"], list)
+    np.testing.assert_array_equal(out["scaled"][0], items[0] * 2)
+    np.testing.assert_array_equal(out["scaled"][1], items[1] * 3)
+    np.testing.assert_array_equal(diff, named["u"] - named["v"])
+
+
+def test_identity_does_not_alias_input():
+    x = np.arange(10.0)
+    y = identity(x)
+    np.testing.assert_array_equal(y, x)
+    assert not np.shares_memory(x, y)
+    y[0] = 100.0
+    assert x[0] == 0.0
+
+
+def test_identity_of_0d_and_scalar():
+    r = identity(np.float32(1.5))
+    assert isinstance(r, np.float32) and r == 1.5
+    r = identity(7)
+    assert isinstance(r, np.int64) and r == 7
+
+
+def test_return_same_array_twice():
+    @kiln.qjit
+    def twice(x):
+        return x, x
+
+    x = np.arange(4.0)
+    a, b = twice(x)
+    np.testing.assert_array_equal(a, x)
+    np.testing.assert_array_equal(b, x)
+    assert not np.shares_memory(a, x) and not np.shares_memory(b, x)
+
+    @kiln.qjit
+    def fresh_twice(x):
+        y = x * 2
+        return y, y
+
+    a, b = fresh_twice(x)
+    np.testing.assert_array_equal(a, x * 2)
+    np.testing.assert_array_equal(b, x * 2)
+    del a
+    gc.collect()
+    np.testing.assert_array_equal(b, x * 2)
+
+
+def _owner(array: np.ndarray):
+    """The end of the array's base chain."""
+    while isinstance(array, np.ndarray) and array.base is not None:
+        array = array.base
+    return array
+
+
+def test_results_own_their_buffer():
+    x = np.arange(8.0)
+    y = double(x)
+    view = _owner(y)
+    assert isinstance(view, memref.BufferView)
+    assert isinstance(view.owner, memref.OwnedBuffer) and view.owner.allocated
+    assert y.flags.writeable
+    y[:] = 1.0
+    np.testing.assert_array_equal(y, 1.0)
+    np.testing.assert_array_equal(x, np.arange(8.0))
+
+
+def test_deleting_result_frees_buffer():
+    x = np.arange(16.0)
+    before = memref.live_buffers()
+    y = double(x)
+    assert memref.live_buffers() == before + 1
+    del y
+    gc.collect()
+    assert memref.live_buffers() == before
+    views = double(x)[2:5]
+    assert memref.live_buffers() == before + 1
+    np.testing.assert_array_equal(views, x[2:5] * 2)
+    del views
+    assert memref.live_buffers() == before
+
+
+# --------------------------------------------------------------------------
+# Memory: resident memory stays flat over many calls.
+
+
+def _rss_bytes() -> int:
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+
+
+def test_memory_flat_fixed_size():
+    x = np.random.rand(1000)
+    for _ in range(200):  # warm up allocator and caches
+        double(x)
+    gc.collect()
+    before = _rss_bytes()
+    for _ in range(10_000):
+        y = double(x)
+    del y
+    gc.collect()
+    growth = _rss_bytes() - before
+    assert growth < 20 * 2**20, f"resident memory grew by {growth / 2**20:.1f} MB"
+
+
+def test_memory_flat_dynamic_sizes():
+    @kiln.qjit
+    def grow(x):
+        return x * 3.0 + 1.0
+
+    inputs = [np.random.rand(n) for n in (2, 17, 100, 1000, 4097)]
+    for x in inputs:
+        grow(x)
+    gc.collect()
+    before = _rss_bytes()
+    for i in range(100_000):
+        y = grow(inputs[i % len(inputs)])
+    np.testing.assert_allclose(y, inputs[(100_000 - 1) % len(inputs)] * 3.0 + 1.0)
+    del y
+    gc.collect()
+    growth = _rss_bytes() - before
+    assert growth < 20 * 2**20, f"resident memory grew by {growth / 2**20:.1f} MB"
+
+
+def test_empty_unit_and_readonly_inputs():
+    for shape in [(0,), (3, 0), (1,), (1, 4), (4, 1), (1, 1, 1)]:
+        x = np.arange(int(np.prod(shape)), dtype=np.float64).reshape(shape)
+        np.testing.assert_array_equal(double(x), x + x)
+    x = np.arange(6.0)
+    x.flags.writeable = False
+    np.testing.assert_array_equal(double(x), x + x)
+    b = np.broadcast_to(np.arange(3.0), (4, 3))
+    np.testing.assert_array_equal(double(b), b + b)
+    np.testing.assert_array_equal(double(np.arange(12.0).reshape(3, 4)[:, None, 1]), np.arange(12.0).reshape(3, 4)[:, None, 1] * 2)
+
+
+def test_constant_and_view_results():
+    @kiln.qjit
+    def constants(x):
+        return np.zeros(3), x * 0 + 1.0
+
+    a, b = constants(np.arange(2.0))
+    np.testing.assert_array_equal(a, np.zeros(3))
+    np.testing.assert_array_equal(b, np.ones(2))
+    a[0] = 5.0
+    a2, _ = constants(np.arange(2.0))
+    assert a2[0] == 0.0
+
+    @kiln.qjit
+    def with_view(x):
+        y = x * 2
+        return y, y[1:], y[::2]
+
+    x = np.arange(6.0)
+    y, tail, even = with_view(x)
+    np.testing.assert_array_equal(y, x * 2)
+    np.testing.assert_array_equal(tail, (x * 2)[1:])
+    np.testing.assert_array_equal(even, (x * 2)[::2])
+    del y, even
+    gc.collect()
+    np.testing.assert_array_equal(tail, (x * 2)[1:])
+
+
+def test_run_time_check_raises():
+    @kiln.qjit
+    def add(x, y):
+        return x + y
+
+    with pytest.raises(ValueError):
+        add(np.ones(3), np.ones(4))
+    np.testing.assert_array_equal(add(np.ones(3), np.ones(3)), np.full(3, 2.0))
