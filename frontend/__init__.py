@@ -23,10 +23,11 @@ from kiln.core import (
     OutDBIdx,
     ShapedArray,
 )
+from kiln.control_flow import cond, for_loop, while_loop
 from kiln import numpy  # noqa: F401
 
 __all__ = [
     "QJIT", "ShapeDtype", "get_compilation_stage", "qjit", "DBIdx", "DShapedArray", "InDBIdx", "Jaxpr",
     "KilnError", "KilnIndexError", "KilnInternalError", "KilnTypeError", "KilnValueError", "OutDBIdx",
-    "ShapedArray", "numpy",
+    "ShapedArray", "numpy", "for_loop", "while_loop", "cond",
 ]
