@@ -3,29 +3,31 @@
 In: a typechecked top-level `Jaxpr`, the function name, optional pipeline
 override and `keep_intermediate`.
 Out: an `Executable` plus the text and time of each stage. Libraries are
-cached on disk (`KILN_CACHE_DIR`), keyed by the hash of the `mlir` stage,
-the pipeline and the toolchain versions; a hit skips the pipeline and codegen.
+cached on disk (`KILN_CACHE_DIR`, see `runtime/cache.py`), keyed by the hash
+of the `mlir` stage text, the pipeline and the toolchain fingerprint; a hit
+skips the pipeline and codegen and still reports every stage's text.
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
-import json
+import importlib.util
 import os
 import re
+import shutil
+import sys
 import tempfile
 import time
 from typing import Any
 
-from kiln.compiler import codegen
-from kiln.compiler.lowering import lower_jaxpr_to_module
-from kiln.compiler.mlir import PROVIDER, new_context
-from kiln.compiler.pipeline import DEFAULT_PIPELINE, STAGES, Pipeline, StageRecord, run_pipeline
+import numpy as np
+
 from kiln.core import Jaxpr
-from kiln.runtime import toolchain
+from kiln.runtime import cache, toolchain
 from kiln.runtime.executable import Executable, ValueSpec
 
-KILN_ABI_VERSION = "1"
+KILN_ABI_VERSION = "2"
 
 
 def _symbol_name(name: str) -> str:
@@ -33,22 +35,124 @@ def _symbol_name(name: str) -> str:
     return clean if not clean[0].isdigit() else f"fn_{clean}"
 
 
-def cache_key(mlir_text: str, pipeline: Pipeline) -> str:
+def _provider_version() -> str:
+    """The installed MLIR provider's dist-info name, found without
+    importing it (importing the bindings costs most of a cache hit)."""
+    spec = importlib.util.find_spec("torch_mlir")
+    if spec is None or not spec.submodule_search_locations:
+        return "no-provider"
+    site = os.path.dirname(list(spec.submodule_search_locations)[0])
+    infos = sorted(n for n in os.listdir(site) if n.startswith("torch_mlir-") and n.endswith(".dist-info"))
+    return ",".join(infos) or site
+
+
+@functools.lru_cache(maxsize=None)
+def toolchain_fingerprint() -> str:
+    """What besides the `mlir` text decides the library: kiln's ABI version,
+    the MLIR provider, the source of every compiler pass, lowering and
+    dialect (kiln passes are Python: editing one must not reuse stale
+    libraries), the support code, the C compiler and the platform."""
     h = hashlib.sha256()
-    for part in (KILN_ABI_VERSION, PROVIDER, toolchain._support_key(), repr(pipeline), mlir_text):
+    for part in (KILN_ABI_VERSION, _provider_version(), sys.platform, sys.implementation.cache_tag,
+                 os.path.realpath(toolchain.c_compiler())):
+        h.update(part.encode() + b"\0")
+    import kiln.dialects
+
+    roots = [os.path.dirname(os.path.abspath(__file__)), os.path.dirname(os.path.abspath(kiln.dialects.__file__))]
+    sources = [toolchain.SUPPORT_SOURCE]
+    for root in roots:
+        for folder, _, files in os.walk(root):
+            sources += [os.path.join(folder, f) for f in files if f.endswith(".py")]
+    for path in sorted(sources):
+        with open(path, "rb") as f:
+            h.update(os.path.basename(path).encode() + b"\0" + hashlib.sha256(f.read()).digest())
+    return h.hexdigest()
+
+
+def cache_key(mlir_text: str, pipeline: Any) -> str:
+    """The cache key of a library: the `mlir` stage text, the pipeline and
+    the toolchain fingerprint."""
+    h = hashlib.sha256()
+    for part in (toolchain_fingerprint(), repr(pipeline), mlir_text):
         h.update(part.encode())
         h.update(b"\0")
     return h.hexdigest()[:32]
+
+
+def jaxpr_key(jaxpr: Jaxpr, symbol: str, pipelines: Any) -> str:
+    """A key for the cache's jaxpr index: everything the `mlir` stage is
+    made from (the jaxpr's text, every parameter and constant in full, the
+    symbol) plus what `cache_key` adds (`None` pipelines stand for the
+    default pipeline, whose source is part of the fingerprint)."""
+    h = hashlib.sha256()
+    h.update(f"{toolchain_fingerprint()}\0{symbol}\0{pipelines!r}\0{jaxpr.pretty()}\0".encode())
+    h.update(repr((jaxpr.in_explicit, jaxpr.out_explicit, getattr(jaxpr, "writeback", ()))).encode())
+    for const in jaxpr.consts:
+        arr = np.asarray(const)
+        h.update(f"{arr.dtype.str}{arr.shape}".encode() + np.ascontiguousarray(arr).tobytes())
+    _hash_params(jaxpr, h)
+    return h.hexdigest()[:32]
+
+
+def _hash_params(jaxpr: Jaxpr, h) -> None:
+    """Feed every equation's parameters (recursively) into `h`: the printer
+    may abbreviate them, the key must not."""
+    for eqn in jaxpr.eqns:
+        h.update(eqn.primitive.name.encode())
+        for name in sorted(eqn.params):
+            value = eqn.params[name]
+            h.update(name.encode())
+            values = value if isinstance(value, (list, tuple)) else [value]
+            for v in values:
+                if isinstance(v, Jaxpr):
+                    _hash_params(v, h)
+                elif isinstance(v, np.ndarray):
+                    h.update(f"{v.dtype.str}{v.shape}".encode() + np.ascontiguousarray(v).tobytes())
+                else:
+                    h.update(repr(v).encode())
+        for x in eqn.invars:
+            if hasattr(x, "val"):
+                h.update(repr((np.asarray(x.val).dtype.str, np.asarray(x.val).tobytes())).encode())
 
 
 def _specs(values) -> list[ValueSpec]:
     return [ValueSpec(v.aval.dtype, v.aval.ndim) for v in values]
 
 
-def compile_jaxpr(jaxpr: Jaxpr, name: str, pipelines: Pipeline | None = None,
+def compile_jaxpr(jaxpr: Jaxpr, name: str, pipelines: Any = None,
                   keep_intermediate: bool = False) -> dict[str, Any]:
+    """Lower, compile and load `jaxpr`, or load it from the cache.
+
+    Returns {"executable", "stages" (stage -> text), "seconds" (stage ->
+    time; "cache" on a hit), "cache_hit", "workspace"}. A hit through the
+    jaxpr index imports no MLIR at all.
+    """
     symbol = _symbol_name(name)
+    args, results = _specs(jaxpr.invars), _specs(jaxpr.outvars)
+    record_texts: dict[str, str] = {}
+    seconds: dict[str, float] = {}
+    index_key = None
+    if not keep_intermediate:
+        start = time.perf_counter()
+        index_key = jaxpr_key(jaxpr, symbol, pipelines)
+        indexed = cache.lookup_index(index_key)
+        executable = _load_from_cache(*indexed, args, results, record_texts) if indexed else None
+        if executable is not None:
+            seconds["cache"] = time.perf_counter() - start
+            return {"executable": executable, "stages": record_texts, "seconds": seconds,
+                    "cache_hit": True, "workspace": None}
+    return _compile_with_mlir(jaxpr, symbol, pipelines, keep_intermediate, index_key)
+
+
+def _compile_with_mlir(jaxpr: Jaxpr, symbol: str, pipelines: Any, keep_intermediate: bool,
+                       index_key: str | None) -> dict[str, Any]:
+    from kiln.compiler import codegen
+    from kiln.compiler.lowering import lower_jaxpr_to_module
+    from kiln.compiler.mlir import new_context
+    from kiln.compiler.pipeline import DEFAULT_PIPELINE, StageRecord, run_pipeline
+
     pipeline = pipelines if pipelines is not None else DEFAULT_PIPELINE
+    args, results = _specs(jaxpr.invars), _specs(jaxpr.outvars)
     record = StageRecord()
     ctx = new_context()
     start = time.perf_counter()
@@ -56,83 +160,58 @@ def compile_jaxpr(jaxpr: Jaxpr, name: str, pipelines: Pipeline | None = None,
     record.seconds["mlir"] = time.perf_counter() - start
     record.texts["mlir"] = str(module)
     key = cache_key(record.texts["mlir"], pipeline)
-    lib_dir = os.path.join(toolchain.cache_dir(), "lib")
-    os.makedirs(lib_dir, exist_ok=True)
-    library = os.path.join(lib_dir, f"{symbol}-{key}.so")
-    meta_path = os.path.join(lib_dir, f"{symbol}-{key}.json")
+    if not keep_intermediate:
+        start = time.perf_counter()
+        executable = _load_from_cache(symbol, key, args, results, record.texts)
+        if executable is not None:
+            record.seconds["cache"] = time.perf_counter() - start
+            cache.store_index(index_key, symbol, key)
+            return {"executable": executable, "stages": record.texts, "seconds": record.seconds,
+                    "cache_hit": True, "workspace": None}
     workspace = None
     if keep_intermediate:
         workspace = tempfile.mkdtemp(prefix=f"kiln-{symbol}-", dir=os.environ.get("KILN_WORKSPACE_DIR"))
-    cached = _load_cached(library, meta_path)
-    if cached is not None and not keep_intermediate:
-        record.texts.update(cached["stages"])
-        executable = Executable(library, symbol, _specs(jaxpr.invars), _specs(jaxpr.outvars),
-                                [tuple(c) for c in cached["checks"]])
-        return {"executable": executable, "stages": record.texts, "seconds": record.seconds,
-                "cache_hit": True, "workspace": None}
-    with ctx:
-        run_pipeline(module, pipeline, record)
-        start = time.perf_counter()
-        build_dir = workspace or tempfile.mkdtemp(prefix="kiln-build-", dir=lib_dir)
-        built = codegen.emit_shared_library(module, build_dir, symbol)
-        record.seconds["llvmir"] = time.perf_counter() - start
-    os.replace(built, library) if not keep_intermediate else _copy_file(built, library)
-    record.texts["llvmir"] = codegen.disassemble(library)
-    _store_meta(meta_path, checks, record.texts)
-    if workspace:
-        _write_workspace(workspace, symbol, record)
-    else:
-        _remove_tree(build_dir)
-    executable = Executable(library, symbol, _specs(jaxpr.invars), _specs(jaxpr.outvars), checks)
+    build_dir = workspace or tempfile.mkdtemp(prefix="kiln-build-", dir=cache.library_dir())
+    try:
+        with ctx:
+            run_pipeline(module, pipeline, record)
+            start = time.perf_counter()
+            built = codegen.emit_shared_library(module, build_dir, symbol)
+            record.seconds["llvmir"] = time.perf_counter() - start
+        record.texts["llvmir"] = codegen.disassemble(built)
+        stored_stages = {k: v for k, v in record.texts.items() if k != "jaxpr"}
+        library = cache.store(symbol, key, built, checks, stored_stages)
+        if index_key is not None:
+            cache.store_index(index_key, symbol, key)
+        if workspace:
+            _write_workspace(workspace, symbol, record)
+    finally:
+        if not workspace:
+            shutil.rmtree(build_dir, ignore_errors=True)
+    executable = Executable(library, symbol, args, results, checks)
     return {"executable": executable, "stages": record.texts, "seconds": record.seconds,
             "cache_hit": False, "workspace": workspace}
 
 
-def _load_cached(library: str, meta_path: str) -> dict | None:
-    """The cached entry's metadata, or None when absent or corrupt."""
-    if not (os.path.exists(library) and os.path.exists(meta_path)):
+def _load_from_cache(symbol: str, key: str, args: list, results: list, texts: dict) -> Executable | None:
+    """The cached executable, with the cached stage texts added to `texts`;
+    None on a miss or when the cached library cannot be loaded."""
+    entry = cache.lookup(symbol, key)
+    if entry is None:
         return None
     try:
-        with open(meta_path) as f:
-            meta = json.load(f)
-        with open(library, "rb") as f:
-            digest = hashlib.sha256(f.read()).hexdigest()
-    except (OSError, ValueError):
+        executable = Executable(entry.library, symbol, args, results, entry.checks)
+    except (OSError, AttributeError):  # unloadable library or missing entry point
+        cache.discard(symbol, key)
         return None
-    if meta.get("library_sha256") != digest:
-        return None
-    meta["library_sha256"] = digest
-    return meta
+    for stage, text in entry.stages.items():
+        texts.setdefault(stage, text)
+    return executable
 
 
-def _store_meta(meta_path: str, checks: list, stages: dict) -> None:
-    library = meta_path[: -len(".json")] + ".so"
-    with open(library, "rb") as f:
-        digest = hashlib.sha256(f.read()).hexdigest()
-    data = {"checks": checks, "stages": {k: v for k, v in stages.items() if k != "jaxpr"},
-            "library_sha256": digest}
-    fd, tmp = tempfile.mkstemp(dir=os.path.dirname(meta_path), suffix=".json")
-    with os.fdopen(fd, "w") as f:
-        json.dump(data, f)
-    os.replace(tmp, meta_path)
+def _write_workspace(workspace: str, symbol: str, record) -> None:
+    from kiln.compiler.pipeline import STAGES
 
-
-def _copy_file(src: str, dst: str) -> None:
-    import shutil
-
-    fd, tmp = tempfile.mkstemp(dir=os.path.dirname(dst), suffix=".so")
-    os.close(fd)
-    shutil.copyfile(src, tmp)
-    os.replace(tmp, dst)
-
-
-def _remove_tree(path: str) -> None:
-    import shutil
-
-    shutil.rmtree(path, ignore_errors=True)
-
-
-def _write_workspace(workspace: str, symbol: str, record: StageRecord) -> None:
     for i, stage in enumerate(s for s in STAGES if s in record.texts):
         ext = "txt" if stage in ("jaxpr", "llvmir") else "mlir"
         with open(os.path.join(workspace, f"{i}_{symbol}.{stage}.{ext}"), "w") as f:

@@ -324,3 +324,102 @@ def test_run_time_check_raises():
     with pytest.raises(ValueError):
         add(np.ones(3), np.ones(4))
     np.testing.assert_array_equal(add(np.ones(3), np.ones(3)), np.full(3, 2.0))
+
+
+# --------------------------------------------------------------------------
+# Persistent cache: a second process loads the library from KILN_CACHE_DIR.
+
+_CACHE_SCRIPT = textwrap.dedent("""
+    import json, sys, time
+    import numpy as np
+    import kiln
+    from kiln.runtime import cache
+
+    @kiln.qjit
+    def saxpy(a, x, y):
+        return a * x + y
+
+    x, y = np.arange(5.0), np.ones(5)
+    start = time.perf_counter()
+    r = saxpy(2.0, x, y)
+    first_call = time.perf_counter() - start
+    assert np.array_equal(r, 2.0 * x + y), r
+    print(json.dumps({
+        "cache_hit": saxpy.last.cache_hit,
+        "stats": cache.stats(),
+        "first_call": first_call,
+        "stages": {s: kiln.get_compilation_stage(saxpy, s) for s in
+                   ("jaxpr", "mlir", "stablehlo", "linalg", "bufferized", "llvm", "llvmir")},
+        "library": saxpy.last.executable.library,
+    }))
+""")
+
+
+def _run_cache_script(cache_dir) -> dict:
+    env = dict(os.environ, KILN_CACHE_DIR=str(cache_dir))
+    proc = subprocess.run([sys.executable, "-c", _CACHE_SCRIPT], env=env, capture_output=True, text=True,
+                          timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def test_persistent_cache_hit_in_second_process(tmp_path):
+    first = _run_cache_script(tmp_path)
+    assert not first["cache_hit"]
+    assert first["stats"]["stores"] == 1 and first["stats"]["hits"] == 0
+    second = _run_cache_script(tmp_path)
+    assert second["cache_hit"]
+    assert second["stats"]["hits"] == 1 and second["stats"]["stores"] == 0
+    assert second["library"] == first["library"]
+    # A hit reports the same stage texts as the compile that stored it.
+    assert second["stages"] == first["stages"]
+    assert "func.func" in second["stages"]["mlir"] and "llvm.func" in second["stages"]["llvm"]
+    print(f"first call: compile {first['first_call'] * 1e3:.1f} ms, cache hit {second['first_call'] * 1e3:.1f} ms")
+
+
+@pytest.mark.parametrize("damage", ["truncate-library", "garble-library", "truncate-json", "edit-json-sha",
+                                    "delete-json"])
+def test_corrupt_cache_entry_is_recompiled(tmp_path, damage):
+    first = _run_cache_script(tmp_path)
+    library = first["library"]
+    meta = library[: -len(".so")] + ".json"
+    if damage == "truncate-library":
+        with open(library, "r+b") as f:
+            f.truncate(os.path.getsize(library) // 2)
+    elif damage == "garble-library":
+        with open(library, "r+b") as f:
+            f.seek(64)
+            f.write(b"\xff" * 64)
+    elif damage == "truncate-json":
+        with open(meta, "r+") as f:
+            f.truncate(10)
+    elif damage == "edit-json-sha":
+        data = json.load(open(meta))
+        data["library_sha256"] = "0" * 64
+        json.dump(data, open(meta, "w"))
+    else:
+        os.unlink(meta)
+    second = _run_cache_script(tmp_path)
+    assert not second["cache_hit"]
+    assert second["stats"]["stores"] == 1
+    if damage != "delete-json":
+        assert second["stats"]["rejected"] == 1
+    third = _run_cache_script(tmp_path)
+    assert third["cache_hit"]
+
+
+def test_cache_hit_in_process_reports_stages():
+    from kiln.runtime import cache
+
+    def body(x):
+        return x * 3 - 1
+
+    f1 = kiln.qjit(body)
+    f1(np.arange(3.0))
+    hits = cache.stats()["hits"]
+    f2 = kiln.qjit(body)
+    np.testing.assert_array_equal(f2(np.arange(3.0)), np.arange(3.0) * 3 - 1)
+    assert f2.last.cache_hit and not f1.last.cache_hit
+    assert cache.stats()["hits"] == hits + 1
+    for stage in ("jaxpr", "mlir", "linalg", "bufferized", "llvm"):
+        assert kiln.get_compilation_stage(f2, stage) == kiln.get_compilation_stage(f1, stage)
