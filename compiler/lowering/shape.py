@@ -54,5 +54,9 @@ def _reverse(ctx, eqn, x):
 
 @lowering(sp.match_dims_p)
 def _match_dims(ctx, eqn, x, *dyn):
-    # Same MLIR type: `?` dims carry no identity; a check proved them equal.
-    return [x]
+    # `?` dims carry no identity, so the MLIR type changes only when a dim
+    # becomes static; a same-type `convert` states it (a `tensor.cast` later).
+    out_type = tensor_type(eqn.outvars[0].aval)
+    if out_type == x.type:
+        return [x]
+    return [hlo.one("convert", out_type, x)]

@@ -60,13 +60,16 @@ def dispatch_ufunc(ufunc: np.ufunc, method: str, inputs: tuple, kwargs: dict) ->
                 raise KilnTypeError(f"np.{name}: out= must hold one array")
             out = out[0]
         return ufunc_entry(name, inputs, out, kwargs)
+    if method == "__call__" and name in knp.FUNCTIONS and not kwargs:
+        # Generalized ufuncs (np.matmul) are plain kiln.numpy functions.
+        return knp.FUNCTIONS[name](*inputs)
     if method == "reduce" and name in _REDUCE_METHODS:
         return getattr(knp, _REDUCE_METHODS[name])(*inputs, **kwargs)
     if method == "accumulate" and name in _ACCUMULATE_METHODS:
         axis = kwargs.pop("axis", 0)
         return getattr(knp, _ACCUMULATE_METHODS[name])(*inputs, axis=axis, **kwargs)
     raise KilnTypeError(
-        f"np.{name}.{method if method != '__call__' else ''} is not supported by kiln on traced values; "
+        f"np.{name}{'' if method == '__call__' else '.' + method} is not supported by kiln on traced values; "
         "see docs/numpy.md for the supported NumPy surface."
     )
 
