@@ -9,6 +9,11 @@ their `file:line:col` on stderr and exit status 1 on any failure.
     kiln-opt in.mlir --pass-pipeline='builtin.module(canonicalize,cse)'
     kiln-opt in.mlir --stage linalg
     kiln-opt in.mlir --split-input-file -p canonicalize
+
+With --split-input-file each chunk between `// -----` lines is parsed and
+transformed on its own; diagnostics keep the line numbers of the whole file,
+the chunks that succeed are printed joined by `// -----`, and the exit status
+is 1 if any chunk failed.
 """
 
 from __future__ import annotations
@@ -26,6 +31,8 @@ from kiln.compiler.pipeline import DEFAULT_PIPELINE, PipelineError, is_kiln_pass
 SPLIT_MARKER = "// -----"
 # `--stage mlir` is the input of the default pipeline: it runs no pass.
 INPUT_STAGE = "mlir"
+# The name MLIR gives the text passed to `Module.parse`.
+PARSE_BUFFER_NAME = "-"
 _FILE_LOC = re.compile(r'"((?:[^"\\]|\\.)*)":(\d+):(\d+)')
 
 
@@ -43,6 +50,8 @@ def split_top_level(text: str) -> list[str]:
     >>> split_top_level("a,func.func(b,c),d{x=1,2}")
     ['a', 'func.func(b,c)', 'd{x=1,2}']
     """
+    if not text.strip():
+        return []
     items: list[str] = []
     depth = 0
     current: list[str] = []
@@ -91,16 +100,13 @@ def _check_kiln_pass_options(specs: Sequence[str]) -> None:
                            f"(accepted options: {allowed})")
 
 
-def _nested_kiln_pass(spec: str) -> str | None:
-    """A kiln pass name written inside an op-anchored list, e.g. `func.func(kiln-x)`."""
+def _kiln_pass_inside(spec: str) -> str | None:
+    """A kiln pass named inside an upstream spec, e.g. `func.func(kiln-x)`."""
     passes = load_all()
-    for name in re.findall(r"[\w.-]+", spec):
-        if name in passes and not is_kiln_pass(spec):
-            return name
-    return None
+    return next((name for name in re.findall(r"[\w.-]+", spec) if name in passes), None)
 
 
-def check_pipeline(specs: Sequence[str]) -> None:
+def check_pipeline(specs: Sequence[str], ctx: ir.Context) -> None:
     """Reject unknown passes and bad options before reading any input."""
     _check_kiln_pass_options(specs)
     upstream = [spec for spec in specs if not is_kiln_pass(spec)]
@@ -108,12 +114,11 @@ def check_pipeline(specs: Sequence[str]) -> None:
         return
     text = "builtin.module(" + ",".join(upstream) + ")"
     try:
-        with new_context():
-            passmanager.PassManager.parse(text)
+        passmanager.PassManager.parse(text, context=ctx)
     except ValueError as e:
         detail = "\n".join(line.rstrip() for line in str(e).splitlines() if line.strip())
         message = f"error: bad pass pipeline {text!r}:\n{detail}"
-        nested = next(filter(None, map(_nested_kiln_pass, upstream)), None)
+        nested = next(filter(None, map(_kiln_pass_inside, upstream)), None)
         if nested:
             message += (f"\nnote: kiln pass '{nested}' runs on the whole module; "
                         "list it at the top level, not inside an op-anchored pipeline")
@@ -136,11 +141,14 @@ def stage_specs(stage: str) -> list[tuple[str, list[str]]]:
 
 def _where(loc: ir.Location, filename: str) -> str:
     """`file:line:col` of a location (the first file position inside fused or
-    call-site locations), or just the file name when it has none."""
+    call-site locations), or just the input's name when it has none.
+    Positions in the parsed buffer (named "-") are positions in `filename`;
+    locations the IR itself carries keep their own file."""
     match = _FILE_LOC.search(str(loc))
     if not match:
         return filename
-    return f"{filename}:{match.group(2)}:{match.group(3)}"
+    source = filename if match.group(1) == PARSE_BUFFER_NAME else match.group(1)
+    return f"{source}:{match.group(2)}:{match.group(3)}"
 
 
 def _severity_word(severity: ir.DiagnosticSeverity) -> str:
@@ -201,54 +209,40 @@ def _run_group(module: ir.Module, stage: str, specs: list[str], filename: str) -
             cause = e.__context__
             if isinstance(cause, ir.MLIRError):
                 raise OptError(_format_mlir_error(cause, filename, what)) from None
-            message = str(e)
-            nested = next(filter(None, map(_nested_kiln_pass, chunk)), None)
-            if nested:
-                message += (f"\n{filename}: note: kiln pass '{nested}' runs on the whole module; "
-                            "list it at the top level, not inside an op-anchored pipeline")
-            raise OptError(f"{filename}: error: {message}") from None
+            raise OptError(f"{filename}: error: {e}") from None
         except Exception as e:  # a kiln pass broke on this input: report, do not crash
             raise OptError(f"{filename}: error: internal error {what}: {type(e).__name__}: {e}\n"
                            f"{filename}: note: this is a bug in the pass; please report it with this input") from None
 
 
-def process_module(text: str, filename: str, job: Job, line_offset: int = 0) -> str:
-    """Parse `text`, run the job's passes, return the printed module."""
-    ctx = new_context()
+def configure_context(ctx: ir.Context, job: Job, filename: str) -> None:
+    """One context serves every chunk of the input (creating one costs ~50 ms)."""
     ctx.allow_unregistered_dialects = job.allow_unregistered
-    stray: list[str] = []
 
     def on_diagnostic(diag: ir.DiagnosticInfo) -> bool:
         # Errors of failing calls arrive inside MLIRError; warnings, remarks
         # and errors emitted outside such a call arrive here.
-        stray.append(format_diagnostic(diag, filename))
+        print(format_diagnostic(diag, filename), file=sys.stderr)
         return True
 
     ctx.attach_diagnostic_handler(on_diagnostic)
+
+
+def process_module(text: str, filename: str, job: Job, ctx: ir.Context, line_offset: int = 0) -> str:
+    """Parse `text`, run the job's passes, return the printed module."""
     try:
         # Leading newlines keep line numbers those of the whole file.
         module = ir.Module.parse("\n" * line_offset + text, context=ctx)
     except ir.MLIRError as e:
         raise OptError(_format_mlir_error(e, filename)) from None
-    finally:
-        _flush(stray)
+    for stage, specs in job.groups:
+        _run_group(module, stage, specs, filename)
     try:
-        for stage, specs in job.groups:
-            _run_group(module, stage, specs, filename)
-        try:
-            module.operation.verify()
-        except ir.MLIRError as e:
-            raise OptError(_format_mlir_error(e, filename, "the module does not verify after the passes")) from None
-        asm = module.operation.get_asm(print_generic_op_form=job.print_generic, assume_verified=True)
-        return asm if asm.endswith("\n") else asm + "\n"
-    finally:
-        _flush(stray)
-
-
-def _flush(lines: list[str]) -> None:
-    for line in lines:
-        print(line, file=sys.stderr)
-    lines.clear()
+        module.operation.verify()
+    except ir.MLIRError as e:
+        raise OptError(_format_mlir_error(e, filename, "the module does not verify after the passes")) from None
+    asm = module.operation.get_asm(print_generic_op_form=job.print_generic, assume_verified=True)
+    return asm if asm.endswith("\n") else asm + "\n"
 
 
 # --------------------------------------------------------------------------
@@ -335,7 +329,7 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def make_job(args: argparse.Namespace) -> Job:
+def make_job(args: argparse.Namespace, ctx: ir.Context) -> Job:
     explicit: list[str] = []
     for text in args.passes:
         explicit += split_top_level(text)
@@ -352,7 +346,7 @@ def make_job(args: argparse.Namespace) -> Job:
     else:
         groups = [("kiln-opt", explicit)]
     for _, specs in groups:
-        check_pipeline(specs)
+        check_pipeline(specs, ctx)
     return Job(groups, args.allow_unregistered_dialect, args.mlir_print_op_generic)
 
 
@@ -373,14 +367,16 @@ def run(argv: Sequence[str] | None = None) -> int:
     if args.list_passes:
         list_passes(sys.stdout)
         return 0
-    job = make_job(args)
+    ctx = new_context()
+    job = make_job(args, ctx)
     text, name = read_source(args.input)
     chunks = split_chunks(text) if args.split_input_file else [(text, 0)]
+    configure_context(ctx, job, name)
     outputs: list[str] = []
     failed = False
     for chunk, offset in chunks:
         try:
-            outputs.append(process_module(chunk, name, job, offset))
+            outputs.append(process_module(chunk, name, job, ctx, offset))
         except OptError as e:
             print(e, file=sys.stderr)
             failed = True
