@@ -658,3 +658,62 @@ def test_empty_reduction_without_identity():
     assert f(np.array([1.0, 5.0, 2.0])) == 5.0
     with pytest.raises(ValueError, match="zero-size array"):
         f(np.ones(0))
+
+
+# --------------------------------------------------------------------------
+# smaller dtypes, unsigned ints and assorted functions
+
+
+def _unsigned(a, b):
+    return (a + b, a - b, a * b, a // (b + 1), a % (b + 1), np.maximum(a, b), a < b, a >> 1, a << 1, ~a,
+            a.sum(), np.max(a, initial=3), np.cumsum(a), np.cumprod(a, dtype=a.dtype), a.astype(np.float32), np.sign(a))
+
+
+@pytest.mark.parametrize("dtype", [np.uint8, np.uint32, np.int8, np.int16], ids=lambda d: np.dtype(d).name)
+def test_small_and_unsigned_ints(dtype):
+    f = kiln.qjit(_unsigned)
+    for n in (0, 9):
+        a, b = rand(n, dtype, 0, 100), rand(n, dtype, 0, 100)
+        compare(f, _unsigned, a, b)
+
+
+def _assorted(x, y):
+    return (
+        np.var(y), np.std(y, axis=0), y.var(axis=1, ddof=1), np.std(y, keepdims=True),
+        np.outer(x, x[::-1]), np.inner(x, x), np.vdot(x, 2 * x), np.round(x * 10), np.round(x, 2),
+        np.max(x, initial=0.5), np.min(x, initial=-1), knp.stack([x[0], x[-1], x.sum()]),
+        np.concatenate([x, np.array([1.0, 2.0])]), x ** 0.5, 2 ** x, x ** -1, abs(x - 0.5), -x,
+        np.where(x > 0.5, 1, 0), np.mean(y, axis=(0, 1)),
+    )
+
+
+_assorted_jit = kiln.qjit(_assorted)
+
+
+@pytest.mark.parametrize("n", (2, 9, 40))
+def test_assorted_functions(n):
+    x = _rng.random(n)
+    compare(_assorted_jit, _assorted, x, _rng.random((n, 3)))
+
+
+def _traced_slices_2d(y, i, j, idx):
+    return (y[i:, j:], y[:i, ::-1], y[::-2, j], y[i, j:], y[idx], y[idx, 1], y[1:, idx % 3], y[..., idx % 3],
+            y[i:i + 2], y[i - 2:i])
+
+
+@pytest.mark.parametrize("n,i,j", [(5, 3, 1), (9, 2, 0), (9, 8, 2)])
+def test_traced_slices_and_array_index_2d(n, i, j):
+    f = _traced_slices_2d_jit
+    idx = _rng.integers(-n, n, size=(2, 2))
+    compare(f, _traced_slices_2d, _rng.random((n, 3)), i, j, idx)
+
+
+_traced_slices_2d_jit = kiln.qjit(_traced_slices_2d)
+
+
+def test_bool_reductions_and_cumsum():
+    f = kiln.qjit(lambda b: (b.sum(), np.sum(b, axis=0), b.mean(), np.cumsum(b), b.any(axis=1), b.all(), b.max(initial=False)))
+    for shape in ((0, 3), (7, 3)):
+        b = rand(shape, np.bool_)
+        compare(f, lambda b: (b.sum(), np.sum(b, axis=0), b.mean(), np.cumsum(b), b.any(axis=1), b.all(),
+                              b.max(initial=False)), b)

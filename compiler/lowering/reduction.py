@@ -121,12 +121,32 @@ CUMULATIVE_TARGET = "kiln.cumulative"
 
 def _cumulative_rule(name):
     def rule(ctx, eqn, x):
+        aval = eqn.invars[0].aval
         config = f"{name} axis={eqn.params['axis']} reverse={int(eqn.params.get('reverse', False))}"
-        return [hlo.op("custom_call", [tensor_type(eqn.outvars[0].aval)], [x],
-                       call_target_name=ir.StringAttr.get(CUMULATIVE_TARGET),
-                       backend_config=ir.StringAttr.get(config)).result]
+        if aval.dtype.kind != "u":
+            return [_cumulative_call(x, tensor_type(aval), config)]
+        # The loop is built from signless arith ops: scan unsigned values as
+        # signed ones of the same width (sums and products wrap alike), with
+        # the sign bit flipped for max/min so the signed order is the unsigned one.
+        signed = np.dtype(f"i{aval.dtype.itemsize}")
+        signed_type = tensor_type(aval.update(dtype=signed))
+        flip = name in ("cummax", "cummin")
+        sign_bit = ctx.broadcast(hlo.constant(np.array(np.iinfo(signed).min, signed)), aval.update(shape=(), dtype=signed),
+                                 aval.update(dtype=signed), ())
+        y = hlo.convert(x, element_type(signed))
+        if flip:
+            y = hlo.one("xor", signed_type, y, sign_bit)
+        y = _cumulative_call(y, signed_type, config)
+        if flip:
+            y = hlo.one("xor", signed_type, y, sign_bit)
+        return [hlo.convert(y, element_type(aval.dtype))]
 
     return rule
+
+
+def _cumulative_call(x, result_type, config: str):
+    return hlo.op("custom_call", [result_type], [x], call_target_name=ir.StringAttr.get(CUMULATIVE_TARGET),
+                  backend_config=ir.StringAttr.get(config)).result
 
 
 for _name, _prim in rp.cumulative.items():
