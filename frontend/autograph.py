@@ -95,33 +95,49 @@ def _as_bool(x: Any, where: str, what: str) -> Any:
 
 
 def _and(left: Callable[[], Any], right: Callable[[], Any]) -> Any:
-    """`a and b`: Python semantics unless `a` is traced, then logical_and."""
-    from kiln import numpy as knp
-
+    """`a and b`: Python semantics unless `a` is traced, then logical_and
+    (or a cond when `b` has run-time checks, so they only run where Python
+    would have evaluated `b`)."""
     a = left()
-    if _is_traced(a):
-        b = right()
-        if not _is_traced(b):
-            return _as_bool(a, "`and`", "the left operand") if b else False
-        return knp.logical_and(_as_bool(a, "`and`", "the left operand"), _as_bool(b, "`and`", "the right operand"))
-    if not a:
-        return a
-    return right()
+    if not _is_traced(a):
+        return right() if a else a
+    return _traced_bool_op("and", _as_bool(a, "`and`", "the left operand"), right)
 
 
 def _or(left: Callable[[], Any], right: Callable[[], Any]) -> Any:
-    """`a or b`: Python semantics unless `a` is traced, then logical_or."""
-    from kiln import numpy as knp
-
+    """`a or b`: Python semantics unless `a` is traced, then logical_or
+    (or a cond, as for `and`)."""
     a = left()
-    if _is_traced(a):
+    if not _is_traced(a):
+        return a if a else right()
+    return _traced_bool_op("or", _as_bool(a, "`or`", "the left operand"), right)
+
+
+def _traced_bool_op(op: str, a: Any, right: Callable[[], Any]) -> Any:
+    from kiln import numpy as knp
+    from kiln.control_flow import cond
+    from kiln.tracing import new_scope
+
+    with new_scope() as probe:
         b = right()
-        if not _is_traced(b):
-            return True if b else _as_bool(a, "`or`", "the left operand")
-        return knp.logical_or(_as_bool(a, "`or`", "the left operand"), _as_bool(b, "`or`", "the right operand"))
-    if a:
-        return a
-    return right()
+    if not _is_traced(b):
+        if op == "and":
+            return a if b else False
+        return True if b else a
+    if not any(eqn.primitive.effectful for eqn in probe.eqns):
+        b = _as_bool(right(), f"`{op}`", "the right operand")
+        return knp.logical_and(a, b) if op == "and" else knp.logical_or(a, b)
+
+    def evaluate_right():
+        return _as_bool(right(), f"`{op}`", "the right operand")
+
+    if op == "and":
+        chain = cond(a)(evaluate_right)
+        chain.otherwise(lambda: False)
+    else:
+        chain = cond(a)(lambda: True)
+        chain.otherwise(evaluate_right)
+    return chain()
 
 
 def _not(x: Any) -> Any:
@@ -777,8 +793,8 @@ class _Normalizer:
     def loop(self, s: ast.For | ast.While) -> list:
         """break/continue → flags (when they only sit under `if`s), loop else → an `if` after."""
         exits = self._exits(s.body)
-        if exits is None:
-            return [s]
+        if exits is None or _unconvertible(s.body) is not None:
+            return [s]  # stays a Python loop, with its own break/continue/else
         has_break, has_continue = exits
         before: list = []
         after: list = []
@@ -998,15 +1014,7 @@ class _Converter:
         return ast.Tuple([self.load(n, defined, at) for n in names], ast.Load())
 
     def unconvertible(self, body: Sequence[ast.stmt]) -> str | None:
-        """Why a statement must stay Python, or None."""
-        checks = (((ast.Return,), "it contains `return`"), ((ast.Raise,), "it contains `raise`"),
-                  ((ast.Yield, ast.YieldFrom), "it contains `yield`"),
-                  ((ast.Global, ast.Nonlocal), "it declares global/nonlocal names"),
-                  ((ast.Try,), "it contains `try`"))
-        for kinds, reason in checks:
-            if _find(body, kinds) is not None:
-                return reason
-        return None
+        return _unconvertible(body)
 
     # --- if
     def if_stmt(self, s: ast.If, defined: set) -> tuple[list, set]:
@@ -1061,6 +1069,7 @@ class _Converter:
         if reason is not None:
             s.iter = ast.copy_location(_call("py_iter", _convert_iter(s.iter), ast.Constant(where), ast.Constant(reason)), s.iter)
             s.body = self.block(s.body, defined)
+            s.orelse = self.block(s.orelse, defined)
             return [s], set()
         brk = getattr(s, "kiln_break_flag", None)
         assigned = (_stores(s.body) | _stores([s.target])) - self.scoped
@@ -1085,6 +1094,7 @@ class _Converter:
             s.test = ast.copy_location(_call("py_cond", _convert_test(s.test), ast.Constant(where),
                                              ast.Constant(reason or "it has an `else` clause")), s.test)
             s.body = self.block(s.body, defined)
+            s.orelse = self.block(s.orelse, defined)
             return [s], set()
         assigned = _stores(s.body) - self.scoped
         carried = sorted(assigned & s.kiln_live_head)
@@ -1095,6 +1105,18 @@ class _Converter:
         call = _call("while_stmt", ast.Name(cond_name, ast.Load()), ast.Name(body_name, ast.Load()),
                      self.loads(carried, defined, s), _str_tuple(carried), ast.Constant(where))
         return [cond_fn, _function(body_name, carried, body, s), _unpack(carried, call, s)], set(carried)
+
+
+def _unconvertible(body: Sequence[ast.stmt]) -> str | None:
+    """Why a statement with this body must stay Python, or None."""
+    checks = (((ast.Return,), "it contains `return`"), ((ast.Raise,), "it contains `raise`"),
+              ((ast.Yield, ast.YieldFrom), "it contains `yield`"),
+              ((ast.Global, ast.Nonlocal), "it declares global/nonlocal names"),
+              ((ast.Try,), "it contains `try`"))
+    for kinds, reason in checks:
+        if _find(body, kinds) is not None:
+            return reason
+    return None
 
 
 def _tail_returns(stmts: Sequence[ast.stmt]) -> bool:

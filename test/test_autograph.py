@@ -267,6 +267,47 @@ def test_and_or_not_on_traced_values():
     assert f.num_compiles == 1
 
 
+def test_traced_and_short_circuits_a_checked_right_operand():
+    @kiln.qjit(autograph=True)
+    def first_big(x):
+        i = 0
+        while i < x.shape[0] and x[i] < 5.0:
+            i += 1
+        return i
+
+    assert first_big(np.array([1.0, 2.0, 7.0, 1.0])) == 2
+    assert first_big(np.array([1.0, 2.0, 3.0])) == 3  # x[3] is never read
+    assert first_big.num_compiles == 1
+
+
+def test_scalar_arguments_as_predicates():
+    @kiln.qjit(autograph=True)
+    def larger(a, b):
+        if a > b:
+            m = a
+        else:
+            m = b
+        return m
+
+    assert larger(3.0, 5.0) == 5.0
+    assert larger(7.0, 5.0) == 7.0
+    assert larger.num_compiles == 1
+
+
+def test_while_on_a_traced_integer_compares_with_zero():
+    @kiln.qjit(autograph=True)
+    def f(x, n):
+        k = n
+        s = 0.0
+        while k:
+            s = s + x[k - 1]
+            k -= 1
+        return s
+
+    x = np.arange(6.0)
+    np.testing.assert_allclose(f(x, 4), x[:4].sum())
+
+
 def test_boolean_operators_keep_python_semantics_on_python_values():
     def f(a, b):
         return (a and b), (a or b), (not a)
@@ -365,6 +406,78 @@ def test_break_in_a_static_loop_stops_it():
     x = np.zeros(3)
     np.testing.assert_allclose(f(x), reference(x))
     assert "while_loop" not in str(f.jaxpr) and "for_loop" not in str(f.jaxpr)
+
+
+def test_while_true_with_traced_break():
+    def reference(x):
+        k = 0
+        while True:
+            if x.sum() > 50:
+                break
+            x = x * 2.0
+            k += 1
+        return x, k
+
+    f = kiln.qjit(reference, autograph=True)
+    for x in (np.ones(3), np.full(5, 100.0), np.full(4, 0.25)):
+        out, k = f(x)
+        expected, ek = reference(x)
+        np.testing.assert_allclose(out, expected)
+        assert k == ek
+    assert f.num_compiles == 1
+
+
+def test_continue_over_rows():
+    def reference(x):
+        s = 0.0
+        for v in x:
+            if v < 0:
+                continue
+            s = s + v
+        return s
+
+    f = kiln.qjit(reference, autograph=True)
+    for size in SIZES:
+        x = np.random.randn(size)
+        np.testing.assert_allclose(f(x), reference(x))
+    assert f.num_compiles == 1
+
+
+def test_python_loops_with_return_or_break_else_keep_python_semantics():
+    def with_return(x):
+        for k in range(10):
+            x = x + 1.0
+            if k == 2:
+                return x
+        return x * 0.0
+
+    def break_else(x):
+        for k in range(10):
+            if k == 2:
+                break
+            x = x + 1.0
+        else:
+            return x * 0.0
+        return x
+
+    for reference in (with_return, break_else):
+        x = np.ones(3)
+        np.testing.assert_allclose(kiln.qjit(reference, autograph=True)(x), reference(x))
+
+
+def test_loop_target_used_after_the_loop():
+    def reference(x, n):
+        i = -1
+        for i in range(n):
+            x = x + 1.0
+        return x, i
+
+    f = kiln.qjit(reference, autograph=True)
+    for n in (0, 4):
+        out, i = f(np.zeros(3), n)
+        expected, ei = reference(np.zeros(3), n)
+        np.testing.assert_allclose(out, expected)
+        assert i == ei
 
 
 # --------------------------------------------------------------------------

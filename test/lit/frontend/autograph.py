@@ -78,7 +78,7 @@ def while_loop():
 def if_elif_else():
     @kiln.qjit(autograph=True)
     def f(x):
-        if x.sum() > 0.0 and x.max() < 10.0:
+        if x.sum() > 0.0 and x.sum() < 10.0:
             y = x * 2.0
         elif not x.sum() < -1.0:
             y = x
@@ -92,24 +92,55 @@ def if_elif_else():
     # CHECK-NEXT: { lambda ; a:i64[] b:f64[a]. let
     # CHECK-NEXT:     c:f64[] = reduce_sum[axes=(0,)] b
     # CHECK-NEXT:     d:bool[] = gt c 0.0
-    # CHECK:          h:f64[] = reduce_max[axes=(0,)] b
-    # CHECK-NEXT:     i:bool[] = lt h 10.0
-    # CHECK-NEXT:     j:bool[] = and d i
-    # CHECK-NEXT:     k:f64[a] = cond[
+    # CHECK-NEXT:     e:f64[] = reduce_sum[axes=(0,)] b
+    # CHECK-NEXT:     f:bool[] = lt e 10.0
+    # CHECK-NEXT:     g:bool[] = and d f
+    # CHECK-NEXT:     h:f64[a] = cond[
     # CHECK-NEXT:       branches=(
-    # CHECK-NEXT:         { lambda l:i64[] m:f64[l] ; . let
-    # CHECK:                  o:f64[l] = mul m n
-    # CHECK-NEXT:           in (o) }
-    # CHECK-NEXT:         { lambda p:i64[] q:f64[p] ; . let
-    # CHECK-NEXT:             r:f64[] = reduce_sum[axes=(0,)] q
-    # CHECK-NEXT:             s:bool[] = lt r -1.0
-    # CHECK-NEXT:             t:bool[] = not s
-    # CHECK-NEXT:             u:f64[p] = cond[
-    # CHECK:                  z:f64[x] = neg y
-    # CHECK:                ] t p q
-    # CHECK-NEXT:           in (u) }
-    # CHECK:          ] j a b
-    # CHECK-NEXT:   in (k) }
+    # CHECK-NEXT:         { lambda i:i64[] j:f64[i] ; . let
+    # CHECK:                  l:f64[i] = mul j k
+    # CHECK-NEXT:           in (l) }
+    # CHECK-NEXT:         { lambda m:i64[] n:f64[m] ; . let
+    # CHECK-NEXT:             o:f64[] = reduce_sum[axes=(0,)] n
+    # CHECK-NEXT:             p:bool[] = lt o -1.0
+    # CHECK-NEXT:             q:bool[] = not p
+    # CHECK-NEXT:             r:f64[m] = cond[
+    # CHECK:                  w:f64[u] = neg v
+    # CHECK:                ] q m n
+    # CHECK-NEXT:           in (r) }
+    # CHECK:          ] g a b
+    # CHECK-NEXT:   in (h) }
+
+
+# The right operand of a traced `and` has a run-time bounds check (x[i]): it
+# becomes a cond, so x[i] is only read when i < n, as Python would.
+# CHECK-LABEL: TEST: and_with_checks_short_circuits
+@run
+def and_with_checks_short_circuits():
+    @kiln.qjit(autograph=True)
+    def f(x):
+        i = 0
+        while i < x.shape[0] and x[i] < 5.0:
+            i += 1
+        return i
+
+    print(f(np.array([1.0, 2.0, 3.0])))
+    # CHECK-NEXT: 3
+    print(f.jaxpr)
+    # CHECK-NEXT: { lambda ; a:i64[] b:f64[a]. let
+    # CHECK-NEXT:     c:i64[] = while_loop[
+    # CHECK:          cond_jaxpr={ lambda f:i64[] g:f64[f] ; h:i64[]. let
+    # CHECK-NEXT:             i:bool[] = lt h f
+    # CHECK-NEXT:             j:bool[] = cond[
+    # CHECK:                      _ = check[kind=IndexError
+    # CHECK:                      v:bool[] = lt u 5.0
+    # CHECK-NEXT:                 in (v) }
+    # CHECK-NEXT:               { lambda w:i64[] x:f64[w] y:i64[] ; . let
+    # CHECK-NEXT:                 in (False) }
+    # CHECK:                ] i f g h
+    # CHECK-NEXT:           in (j) }
+    # CHECK:          ] a b 0
+    # CHECK-NEXT:   in (c) }
 
 
 # A Python range keeps Python semantics: two unrolled additions, no loop.
