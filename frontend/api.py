@@ -148,6 +148,7 @@ class CompiledEntry:
 
     def __post_init__(self):
         self._single_leaf = self.out_tree == ("leaf",)
+        self._flat_tuple = self.out_tree[0] == "tuple" and all(c == ("leaf",) for c in self.out_tree[1])
 
     def call(self, leaves: Sequence) -> Any:
         """Run on flat leaves that match `signature` (arrays in any layout,
@@ -163,6 +164,8 @@ class CompiledEntry:
             results = _write_back(self.jaxpr.writeback, leaves, results)
         if self._single_leaf:
             return results[0]
+        if self._flat_tuple:
+            return tuple(results)
         return tree.unflatten(self.out_tree, results)
 
 
@@ -298,6 +301,8 @@ class QJIT:
         self._fast_cache: dict[tuple, CompiledEntry] = {}
         self._fast_eligible = not self.static_argnums and all(
             p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) for p in self.signature.parameters.values())
+        self._keywords_positional = self._fast_eligible and all(
+            p.kind == p.POSITIONAL_OR_KEYWORD for p in self.signature.parameters.values())
 
     # --- calling
     def _split_args(self, args: tuple, kwargs: dict) -> tuple[list, dict, list]:
@@ -334,6 +339,12 @@ class QJIT:
         return out
 
     def __call__(self, *args, **kwargs):
+        if kwargs and self._keywords_positional:
+            # f(x, y=y) with every remaining parameter by keyword: the same
+            # call as f(x, y), which the fast path handles.
+            rest = self.params[len(args):]
+            if len(kwargs) == len(rest) and all(p in kwargs for p in rest):
+                args, kwargs = args + tuple(kwargs[p] for p in rest), {}
         fast_key = self._fast_key(args) if not kwargs else None
         if fast_key is not None:
             entry = self._fast_cache.get(fast_key)

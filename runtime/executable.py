@@ -27,11 +27,9 @@ from kiln.runtime.memref import (
     GLOBAL_ALLOCATED,
     BufferView,
     OwnedBuffer,
-    array_interface,
     contiguous_strides,
     data_pointer,
     descriptor_words,
-    free,
 )
 
 _WORD = 8
@@ -150,32 +148,33 @@ class Executable:
     def _adopt_results(self, words: list, inputs: set) -> list:
         """NumPy results that own their buffers. A result aliasing an
         argument (or a constant of the library) is copied; results sharing
-        one buffer share one owner."""
+        one buffer share one owner. Results have the identity layout, so
+        their strides are row-major and need not be read."""
         owners: dict[int, OwnedBuffer] = {}
         out = []
         for offset, rank, dtype, typestr, itemsize in self._result_plan:
             allocated = words[offset]
-            data = words[offset + 1] + words[offset + 2] * itemsize
             shape = tuple(words[offset + 3:offset + 3 + rank])
-            strides = tuple(words[offset + 3 + rank:offset + 3 + 2 * rank])
-            interface = array_interface(data, shape, strides if rank else None, typestr, itemsize)
-            borrowed = allocated in inputs or allocated == GLOBAL_ALLOCATED or 0 in shape
-            if borrowed:
-                value = np.array(BufferView(None, interface)) if data else np.empty(shape, dtype)
+            interface = {"version": 3, "shape": shape, "typestr": typestr, "strides": None,
+                         "data": (words[offset + 1] + words[offset + 2] * itemsize, False)}
+            if allocated in inputs or allocated == GLOBAL_ALLOCATED or 0 in shape:
+                value = np.array(BufferView(None, interface)) if 0 not in shape else np.empty(shape, dtype)
             else:
                 owner = owners.get(allocated)
                 if owner is None:
                     owner = owners[allocated] = OwnedBuffer(allocated)
                 value = np.asarray(BufferView(owner, interface))
             out.append(value[()] if rank == 0 else value)
-        # Buffers the results no longer reference (0-d results read out
-        # above, empty results) are freed as their owners die here; a buffer
-        # with no owner at all (only empty results referenced it) is freed now.
-        for offset, rank, _, _, _ in self._result_plan:
+        if len(owners) < len(out):
+            self._free_unreferenced(words, inputs, owners)
+        return out
+
+    def _free_unreferenced(self, words: list, inputs: set, owners: dict) -> None:
+        """Free result buffers no array views (those of empty results)."""
+        for offset, _, _, _, _ in self._result_plan:
             allocated = words[offset]
             if allocated not in owners and allocated not in inputs and allocated != GLOBAL_ALLOCATED:
                 owners[allocated] = OwnedBuffer(allocated)
-        return out
 
     def _check_error(self, failure) -> Exception:
         check_id, v0, v1 = failure[0], failure[1], failure[2]

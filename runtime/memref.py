@@ -89,15 +89,3 @@ class BufferView:
 def live_buffers() -> int:
     """How many result buffers are alive (owned by NumPy arrays and not yet freed)."""
     return OwnedBuffer.live
-
-
-def array_interface(data: int, shape: tuple, strides: tuple | None, typestr: str, itemsize: int) -> dict:
-    """The `__array_interface__` of `shape` elements at `data` with element
-    strides `strides` (None: row-major)."""
-    byte_strides = None if strides is None else tuple(s * itemsize for s in strides)
-    return {"version": 3, "shape": shape, "typestr": typestr, "data": (data, False), "strides": byte_strides}
-
-
-def free(ptr: int) -> None:
-    if ptr:
-        _free(ptr)

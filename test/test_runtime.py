@@ -423,3 +423,19 @@ def test_cache_hit_in_process_reports_stages():
     assert cache.stats()["hits"] == hits + 1
     for stage in ("jaxpr", "mlir", "linalg", "bufferized", "llvm"):
         assert kiln.get_compilation_stage(f2, stage) == kiln.get_compilation_stage(f1, stage)
+
+
+def test_keyword_and_positional_calls_agree():
+    @kiln.qjit
+    def sub(x, y):
+        return x - y
+
+    x, y = np.arange(4.0), np.ones(4)
+    np.testing.assert_array_equal(sub(x, y), x - y)
+    np.testing.assert_array_equal(sub(x, y=y), x - y)
+    np.testing.assert_array_equal(sub(y=y, x=x), x - y)
+    assert sub.num_compiles == 1
+    with pytest.raises(TypeError):
+        sub(x, y, y)
+    with pytest.raises(TypeError):
+        sub(x, z=y)
