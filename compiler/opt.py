@@ -31,6 +31,10 @@ from kiln.compiler.pipeline import DEFAULT_PIPELINE, PipelineError, is_kiln_pass
 SPLIT_MARKER = "// -----"
 # `--stage mlir` is the input of the default pipeline: it runs no pass.
 INPUT_STAGE = "mlir"
+# Deeper nesting than this is refused: the native stack would overflow at
+# around 10,000 levels, and real IR nests a few dozen.
+MAX_NESTING = 1000
+_NESTING_TOKENS = re.compile(r'"(?:[^"\\\n]|\\.)*"|//[^\n]*|->|[()\[\]{}<>\n]')
 # The name MLIR gives the text passed to `Module.parse`.
 PARSE_BUFFER_NAME = "-"
 _FILE_LOC = re.compile(r'"((?:[^"\\]|\\.)*)":(\d+):(\d+)')
@@ -230,6 +234,7 @@ def configure_context(ctx: ir.Context, job: Job, filename: str) -> None:
 
 def process_module(text: str, filename: str, job: Job, ctx: ir.Context, line_offset: int = 0) -> str:
     """Parse `text`, run the job's passes, return the printed module."""
+    check_nesting(text, filename, line_offset)
     try:
         # Leading newlines keep line numbers those of the whole file.
         module = ir.Module.parse("\n" * line_offset + text, context=ctx)
@@ -267,6 +272,33 @@ def read_source(path: str) -> tuple[str, str]:
         line = data.count(b"\n", 0, e.start) + 1
         raise OptError(f"{name}:{line}: error: input is not valid UTF-8 "
                        f"(byte 0x{data[e.start]:02x} at offset {e.start}); kiln-opt reads MLIR text") from None
+
+
+def nesting_depth(text: str) -> tuple[int, int]:
+    """Deepest nesting of `( [ { <` outside strings and `//` comments, and the
+    line where it is reached. An arrow `->` closes nothing."""
+    depth = deepest = deepest_line = 0
+    line = 1
+    for token in _NESTING_TOKENS.finditer(text):
+        tok = token.group()
+        if tok == "\n":
+            line += 1
+        elif tok in "([{<":
+            depth += 1
+            if depth > deepest:
+                deepest, deepest_line = depth, line
+        elif tok in ")]}>":
+            depth = max(depth - 1, 0)
+    return deepest, deepest_line
+
+
+def check_nesting(text: str, filename: str, line_offset: int = 0) -> None:
+    """MLIR's parser and passes recurse per nesting level: absurdly deep input
+    would overflow the native stack and kill the process, so refuse it."""
+    deepest, line = nesting_depth(text)
+    if deepest > MAX_NESTING:
+        raise OptError(f"{filename}:{line + line_offset}: error: brackets nest {deepest} levels deep; "
+                       f"kiln-opt accepts at most {MAX_NESTING}")
 
 
 def split_chunks(text: str) -> list[tuple[str, int]]:

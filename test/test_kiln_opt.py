@@ -107,6 +107,9 @@ BAD_CASES = {
     "non-UTF-8": (b"func.func @f() {\n  \xff\n}\n",
                   "input.mlir:2: error: input is not valid UTF-8 (byte 0xff at offset 19)"),
     "binary": (b"ML\xefR\x00\x01\x02", "input.mlir:1: error: input looks binary (NUL byte at offset 4)"),
+    # Deep enough to overflow the native stack in MLIR's recursive parser.
+    "deep nesting": ("module attributes {a = " + "[" * 20000 + "]" * 20000 + "} {}",
+                     "input.mlir:1: error: brackets nest 20001 levels deep; kiln-opt accepts at most 1000"),
 }
 
 
