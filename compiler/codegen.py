@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+from typing import Sequence
 
 from kiln.compiler.mlir import ExecutionEngine, ir
 from kiln.compiler.passes.kiln_linalg_to_blas import blas_library, uses_blas
@@ -37,14 +38,17 @@ def emit_object(module: ir.Module, path: str, opt_level: int = 3, libraries: lis
     return path
 
 
-def emit_shared_library(module: ir.Module, workdir: str, name: str) -> str:
+def emit_shared_library(module: ir.Module, workdir: str, name: str, extra_objects: Sequence[str] = (),
+                        output: str | None = None) -> str:
+    """Object code of `module` linked with `extra_objects` (and kiln's
+    support code) into `output` (default: `lib<name>.so` in `workdir`)."""
     libraries = external_libraries(module)
     obj = emit_object(module, os.path.join(workdir, f"{name}.o"), libraries=libraries)
     # Each library is linked by path, with an rpath to its folder.
-    link_inputs = [obj]
+    link_inputs = [obj, *extra_objects]
     for lib in libraries:
         link_inputs += [lib, f"-Wl,-rpath,{os.path.dirname(os.path.abspath(lib))}"]
-    return toolchain.link_shared_library(link_inputs, os.path.join(workdir, f"lib{name}.so"))
+    return toolchain.link_shared_library(link_inputs, output or os.path.join(workdir, f"lib{name}.so"))
 
 
 def disassemble(library: str) -> str:

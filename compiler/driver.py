@@ -19,7 +19,7 @@ import shutil
 import sys
 import tempfile
 import time
-from typing import Any
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
@@ -207,6 +207,32 @@ def _load_from_cache(symbol: str, key: str, args: list, results: list, texts: di
     for stage, text in entry.stages.items():
         texts.setdefault(stage, text)
     return executable
+
+
+def build_library(jaxpr: Jaxpr, symbol: str, output: str, wrapper: Callable[[list], str],
+                  include_dirs: Sequence[str] = ()) -> list:
+    """Compile `jaxpr` as the kernel `symbol` into the shared library
+    `output` (no cache), linked with the C source that `wrapper(checks)`
+    writes and returns the path of. Returns the run-time check table."""
+    from kiln.compiler import codegen
+    from kiln.compiler.lowering import lower_jaxpr_to_module
+    from kiln.compiler.mlir import new_context
+    from kiln.compiler.pipeline import DEFAULT_PIPELINE, StageRecord, run_pipeline
+
+    ctx = new_context()
+    module, checks = lower_jaxpr_to_module(jaxpr, symbol, ctx)
+    source = wrapper(checks)
+    build_dir = tempfile.mkdtemp(prefix="kiln-export-")
+    try:
+        wrapper_object = toolchain.compile_object(source, os.path.join(build_dir, "wrapper.o"), list(include_dirs))
+        with ctx:
+            run_pipeline(module, DEFAULT_PIPELINE, StageRecord(), keep_text=False)
+            built = codegen.emit_shared_library(module, build_dir, symbol, [wrapper_object])
+        shutil.copyfile(built, output + ".tmp")
+        os.replace(output + ".tmp", output)
+    finally:
+        shutil.rmtree(build_dir, ignore_errors=True)
+    return checks
 
 
 def _write_workspace(workspace: str, symbol: str, record) -> None:

@@ -9,7 +9,7 @@ dynamic dimensions and in-place mutation.
 (4,)
 """
 
-from kiln.api import QJIT, ShapeDtype, get_compilation_stage, qjit
+from kiln.api import QJIT, ShapeDtype, export, get_compilation_stage, load, qjit
 from kiln.core import (
     DBIdx,
     DShapedArray,
@@ -29,5 +29,5 @@ from kiln import numpy  # noqa: F401
 __all__ = [
     "QJIT", "ShapeDtype", "get_compilation_stage", "qjit", "DBIdx", "DShapedArray", "InDBIdx", "Jaxpr",
     "KilnError", "KilnIndexError", "KilnInternalError", "KilnTypeError", "KilnValueError", "OutDBIdx",
-    "ShapedArray", "numpy", "for_loop", "while_loop", "cond",
+    "ShapedArray", "numpy", "for_loop", "while_loop", "cond", "export", "load",
 ]

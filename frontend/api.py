@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import functools
 import inspect
+import json
+import os
 import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
@@ -495,3 +497,103 @@ def get_compilation_stage(fn: QJIT, stage: str) -> str:
         raise KilnTypeError("get_compilation_stage expects a @kiln.qjit function")
     return fn.stage(stage)
 
+
+
+# --------------------------------------------------------------------------
+# Ahead-of-time: export / load
+
+
+def _annotation_sig(annotation: Any, where: str, dim_classes: _DimClasses) -> tuple[ArgSig, dict]:
+    """The ArgSig of one annotated parameter and its JSON description."""
+    if annotation in (bool, int, float):
+        sig = _python_scalar_sig(annotation())
+        return sig, {"dtype": np.dtype(sig.dtype).name, "shape": []}
+    if isinstance(annotation, type) and issubclass(annotation, np.generic):
+        annotation = ShapeDtype((), annotation)
+    if not isinstance(annotation, ShapeDtype):
+        raise KilnTypeError(f"kiln.export: {where} needs an annotation kiln.ShapeDtype(shape, dtype) (or "
+                            f"float/int/bool for a scalar), got {annotation!r}")
+    dtype = _check_dtype(np.dtype(annotation.dtype), where)
+    shape = list(annotation.shape)
+    dims = []
+    for axis, d in enumerate(shape):
+        if isinstance(d, str):
+            dims.append(("dim", dim_classes.cls(("name", d))))
+        elif isinstance(d, (int, np.integer)) and d >= 0:
+            dims.append(("static", int(d)))
+        else:
+            raise KilnTypeError(f"kiln.export: {where}, axis {axis}: a dim is an int (static) or a str "
+                                f"(a named dynamic dim), got {d!r}")
+    kind = "array" if shape else "scalar"
+    return ArgSig(kind, dtype.str, tuple(dims)), {"dtype": dtype.name, "shape": [
+        int(d) if not isinstance(d, str) else d for d in shape]}
+
+
+def export(fn: Any, path: str) -> dict:
+    """Compile `fn` ahead of time from its parameter annotations into the
+    folder `path`: `lib<name>.so` (with a plain C entry point `<name>`),
+    `<name>.h` and `<name>.kiln.json`. Returns those paths.
+
+    >>> @kiln.qjit
+    ... def saxpy(a: float, x: kiln.ShapeDtype(("n",), "float64"), y: kiln.ShapeDtype(("n",), "float64")):
+    ...     return a * x + y
+    >>> kiln.export(saxpy, "out")  # doctest: +SKIP
+    """
+    from kiln.compiler import driver
+    from kiln.runtime import aot
+
+    qjit_fn = fn if isinstance(fn, QJIT) else QJIT(fn)
+    try:
+        signature = inspect.signature(qjit_fn.fn, eval_str=True)
+    except (NameError, TypeError) as e:
+        raise KilnTypeError(f"kiln.export: cannot evaluate the annotations of {qjit_fn.__name__}: {e}") from None
+    name = driver._symbol_name(qjit_fn.__name__)
+    classes = _DimClasses(share_equal=False)
+    sigs, params = [], []
+    for pname, param in signature.parameters.items():
+        if param.kind not in (param.POSITIONAL_ONLY, param.POSITIONAL_OR_KEYWORD):
+            raise KilnTypeError(f"kiln.export: parameter {pname!r} of {name} must be positional")
+        sig, desc = _annotation_sig(param.annotation, f"parameter {pname!r} of {name}", classes)
+        sigs.append(sig)
+        params.append({"name": driver._symbol_name(pname), **desc})
+    in_tree = tree.flatten(tuple(range(len(sigs))))[1]
+    jaxpr, out_tree, dim_sources = trace_function(qjit_fn.fn, tuple(sigs), in_tree, {}, list(range(len(sigs))))
+    num_implicit_out = sum(1 for e in jaxpr.out_explicit if not e)
+    writeback = list(getattr(jaxpr, "writeback", ()))
+    results = jaxpr.outvars[num_implicit_out:len(jaxpr.outvars) - len(writeback)]
+    meta = {
+        "format": aot.FORMAT_VERSION, "name": name, "kernel_symbol": f"{name}_kernel",
+        "library": f"lib{name}.so", "header": f"{name}.h", "params": params,
+        "dim_sources": [list(s) for s in dim_sources], "num_implicit_out": num_implicit_out,
+        "results": [{"dtype": v.aval.dtype.name, "rank": v.aval.ndim} for v in results],
+        "writeback": writeback, "out_tree": out_tree,
+        "kernel_args": [{"dtype": v.aval.dtype.name, "rank": v.aval.ndim} for v in jaxpr.invars],
+        "kernel_results": [{"dtype": v.aval.dtype.name, "rank": v.aval.ndim} for v in jaxpr.outvars],
+    }
+    os.makedirs(path, exist_ok=True)
+    header = os.path.join(path, meta["header"])
+    with open(header, "w") as f:
+        f.write(aot.c_header(meta))
+
+    def write_wrapper(checks: list) -> str:
+        meta["checks"] = [list(c) for c in checks]
+        source = os.path.join(path, f"{name}_wrapper.c")
+        with open(source, "w") as f:
+            f.write(aot.c_wrapper(meta, meta["header"]))
+        return source
+
+    library = os.path.join(path, meta["library"])
+    driver.build_library(jaxpr, meta["kernel_symbol"], library, write_wrapper, include_dirs=[path])
+    metadata = os.path.join(path, f"{name}.kiln.json")
+    with open(metadata, "w") as f:
+        json.dump(meta, f, indent=1)
+    return {"library": library, "header": header, "metadata": metadata,
+            "wrapper_source": os.path.join(path, f"{name}_wrapper.c")}
+
+
+def load(path: str, name: str | None = None) -> Any:
+    """Load a function exported with `kiln.export` from the folder `path`
+    (no tracing, no MLIR): a callable taking NumPy arrays and scalars."""
+    from kiln.runtime import aot
+
+    return aot.LoadedFunction(path, aot.read_metadata(path, name))

@@ -74,6 +74,12 @@ def support_library() -> str:
     return _atomic_build(target, lambda out: _run([c_compiler(), "-shared", "-o", out, support_object()]))
 
 
+def compile_object(source: str, output: str, include_dirs: list[str] = ()) -> str:
+    """`cc -c` a C source into a position-independent object."""
+    _run([c_compiler(), "-O2", "-fPIC", "-std=c11", *[f"-I{d}" for d in include_dirs], "-c", source, "-o", output])
+    return output
+
+
 def link_shared_library(objects: list[str], output: str) -> str:
     """`cc -shared` the objects with the support code and libm into `output` (atomically)."""
     if os.path.exists(output):

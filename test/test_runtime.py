@@ -439,3 +439,72 @@ def test_keyword_and_positional_calls_agree():
         sub(x, y, y)
     with pytest.raises(TypeError):
         sub(x, z=y)
+
+
+# --------------------------------------------------------------------------
+# Ahead-of-time export: a shared library, a C header and JSON metadata.
+
+VEC = kiln.ShapeDtype(("n",), "float64")
+
+
+def saxpy_sum(a: float, x: VEC, y: VEC):
+    return a * x + y, np.sum(x)
+
+
+def test_export_and_load_from_python(tmp_path):
+    paths = kiln.export(saxpy_sum, str(tmp_path))
+    for key in ("library", "header", "metadata"):
+        assert os.path.exists(paths[key])
+    f = kiln.load(str(tmp_path))
+    x, y = np.arange(5.0), np.ones(5)
+    r, total = f(3.0, x, y)
+    np.testing.assert_array_equal(r, 3.0 * x + y)
+    assert isinstance(total, np.float64) and total == 10.0
+    with pytest.raises(ValueError, match="dim 'n'"):
+        f(3.0, x, np.ones(4))
+    with pytest.raises(TypeError, match="dtype"):
+        f(3.0, x.astype(np.float32), y)
+
+
+_C_PROGRAM = r"""
+#include <stdio.h>
+#include <stdlib.h>
+#include "saxpy_sum.h"
+
+int main(void) {
+  double x[4] = {0, 1, 2, 3}, y[4] = {1, 1, 1, 1}, y_short[3] = {0, 0, 0};
+  kiln_memref_1d xd = {x, x, 0, {4}, {1}}, yd = {y, y, 0, {4}, {1}}, sd = {y_short, y_short, 0, {3}, {1}};
+  saxpy_sum_results r;
+  kiln_failure failure;
+  for (int repeat = 0; repeat < 1000; ++repeat) {
+    int64_t code = saxpy_sum(&r, 2.0, &xd, &yd, &failure);
+    if (code != 0) { printf("error %lld\n", (long long)code); return 1; }
+    if (repeat < 999) saxpy_sum_free_results(&r);
+  }
+  for (int i = 0; i < r.r0.sizes[0]; ++i) printf("%g ", ((double *)r.r0.aligned)[r.r0.offset + i]);
+  printf("| %g\n", *((double *)r.r1.aligned + r.r1.offset));
+  saxpy_sum_free_results(&r);
+  printf("mismatch %lld\n", (long long)saxpy_sum(&r, 2.0, &xd, &sd, &failure));
+  return 0;
+}
+"""
+
+
+def test_export_called_from_c(tmp_path):
+    import shutil
+
+    cc = shutil.which("cc") or shutil.which("gcc")
+    if cc is None:
+        pytest.skip("no C compiler")
+    paths = kiln.export(saxpy_sum, str(tmp_path / "lib"))
+    source = tmp_path / "main.c"
+    source.write_text(_C_PROGRAM)
+    exe = tmp_path / "main"
+    libdir = os.path.dirname(paths["library"])
+    subprocess.run([cc, "-std=c11", "-Wall", "-Werror", f"-I{libdir}", str(source), "-o", str(exe),
+                    f"-L{libdir}", "-lsaxpy_sum", f"-Wl,-rpath,{libdir}"], check=True, capture_output=True)
+    proc = subprocess.run([str(exe)], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    lines = proc.stdout.splitlines()
+    assert lines[0] == "1 3 5 7 | 6"
+    assert lines[1] == "mismatch -1"

@@ -1,0 +1,307 @@
+"""Runtime: ahead-of-time libraries (`kiln.export` / `kiln.load`).
+
+In: the metadata of a function compiled from annotated parameters (kernel
+symbol, parameters with dtypes and named/static dims, where each implicit
+dim comes from, results, writes to arguments, run-time checks).
+Out: the C header and C wrapper source of an exported library (a plain C
+entry point `<name>(results, args..., failure)` that checks shapes, passes
+implicit dims, hands every result buffer to the caller and writes argument
+updates back), and `LoadedFunction`, which calls such a library from NumPy
+without importing MLIR.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import Any, Sequence
+
+import numpy as np
+
+from kiln import tree
+from kiln.core import KilnTypeError, KilnValueError
+from kiln.runtime.executable import Executable, ValueSpec
+
+FORMAT_VERSION = 1
+# Return codes of an exported entry point besides run-time check ids (> 0).
+SHAPE_MISMATCH = -1
+
+_C_TYPES = {
+    "float32": "float", "float64": "double", "int8": "int8_t", "int16": "int16_t", "int32": "int32_t",
+    "int64": "int64_t", "uint8": "uint8_t", "uint16": "uint16_t", "uint32": "uint32_t", "uint64": "uint64_t",
+    "bool": "bool",
+}
+
+
+def c_type(dtype: str) -> str:
+    try:
+        return _C_TYPES[np.dtype(dtype).name]
+    except KeyError:
+        raise KilnTypeError(f"kiln.export: dtype {dtype} has no C type; export functions of "
+                            + ", ".join(sorted(_C_TYPES))) from None
+
+
+def _memref_typedef(rank: int) -> str:
+    fields = "void *allocated; void *aligned; int64_t offset;"
+    if rank:
+        fields += f" int64_t sizes[{rank}]; int64_t strides[{rank}];"
+    return (f"#ifndef KILN_MEMREF_{rank}D_DEFINED\n#define KILN_MEMREF_{rank}D_DEFINED\n"
+            f"typedef struct {{ {fields} }} kiln_memref_{rank}d;\n#endif\n")
+
+
+def _describe(dtype: str, shape: Sequence) -> str:
+    return f"{np.dtype(dtype).name}[{', '.join(str(d) for d in shape)}]"
+
+
+def _param_decl(param: dict) -> str:
+    if param["shape"]:
+        return f"const kiln_memref_{len(param['shape'])}d *{param['name']}"
+    return f"{c_type(param['dtype'])} {param['name']}"
+
+
+def c_header(meta: dict) -> str:
+    """The C header of an exported function."""
+    name = meta["name"]
+    guard = f"KILN_EXPORT_{name.upper()}_H"
+    ranks = sorted({len(p["shape"]) for p in meta["params"]} | {r["rank"] for r in meta["results"]})
+    lines = [f"/* {name}: exported by kiln. */", f"#ifndef {guard}", f"#define {guard}", "",
+             "#include <stdbool.h>", "#include <stdint.h>", "", '#ifdef __cplusplus', 'extern "C" {', "#endif", "",
+             "/* MLIR's ranked memref descriptor: element [i0, i1, ...] is at",
+             " * aligned + offset + sum(ik * strides[k]) (in elements). Arguments must be",
+             " * row-major contiguous; their strides are not read. */"]
+    lines += [_memref_typedef(r) for r in ranks]
+    lines += ["#ifndef KILN_FAILURE_DEFINED", "#define KILN_FAILURE_DEFINED",
+              "typedef struct { int64_t check_id; int64_t values[2]; } kiln_failure;", "#endif", "",
+              f"#define {name.upper()}_SHAPE_MISMATCH ({SHAPE_MISMATCH})", ""]
+    fields = " ".join(f"kiln_memref_{r['rank']}d r{i};" for i, r in enumerate(meta["results"]))
+    lines += [f"/* Results, each owned by the caller (free `allocated`, or call {name}_free_results):"]
+    lines += [f" *   r{i}: {_describe(r['dtype'], ['?'] * r['rank'])} ({c_type(r['dtype'])})"
+              for i, r in enumerate(meta["results"])]
+    lines += [" */", f"typedef struct {{ {fields or 'char unused;'} }} {name}_results;", ""]
+    params = [f"{name}_results *results"] + [_param_decl(p) for p in meta["params"]] + ["kiln_failure *failure"]
+    lines += [f"/* {name}({', '.join(p['name'] + ': ' + _describe(p['dtype'], p['shape']) for p in meta['params'])})",
+              " * Returns 0 on success; a positive run-time check id (see",
+              f" * {name}_check_message; `failure`, if not NULL, receives the values), or",
+              f" * {name.upper()}_SHAPE_MISMATCH when argument shapes disagree with the annotations."]
+    if meta["writeback"]:
+        written = ", ".join(meta["params"][i]["name"] for i in meta["writeback"])
+        lines.append(f" * Writes to {written} are stored back into the caller's arrays.")
+    lines += [" */", f"int64_t {name}({', '.join(params)});", "",
+              f"/* The message template of run-time check `check_id` (Python format syntax). */",
+              f"const char *{name}_check_message(int64_t check_id);", "",
+              f"/* Frees every result buffer of a successful call. */",
+              f"void {name}_free_results({name}_results *results);", "",
+              "#ifdef __cplusplus", "}", "#endif", f"#endif /* {guard} */", ""]
+    return "\n".join(lines)
+
+
+def _c_string(text: str) -> str:
+    return json.dumps(text)  # a valid C string literal for printable text
+
+
+def c_wrapper(meta: dict, header_name: str) -> str:
+    """C source of the exported entry point around the kernel."""
+    name, kernel = meta["name"], meta["kernel_symbol"]
+    params = meta["params"]
+    kernel_results = meta["kernel_results"]
+    out = [f'#include "{header_name}"', "#include <stdlib.h>", "#include <string.h>", "",
+           "int64_t kiln_invoke(void (*packed)(void **), void **args, int64_t *failure);",
+           f"void _mlir__mlir_ciface_{kernel}(void **args);", ""]
+    for r in sorted({r["rank"] for r in kernel_results} - {r["rank"] for r in meta["results"]}
+                    - {len(p["shape"]) for p in params}):
+        out.append(_memref_typedef(r))
+    fields = " ".join(f"kiln_memref_{r['rank']}d r{i};" for i, r in enumerate(kernel_results))
+    out += [f"typedef struct {{ {fields or 'char unused;'} }} {kernel}_results;", "",
+            "static int kiln_seen(void *p, void *const *seen, int n) {",
+            "  for (int i = 0; i < n; ++i) if (seen[i] == p) return 1;",
+            "  return p == (void *)0xDEADBEEF; /* a constant inside the library */",
+            "}", "",
+            "/* Make `allocated` a buffer the caller owns: copy it when it is an",
+            " * argument, another result or a constant. */",
+            "static void kiln_take(void **allocated, void **aligned, int64_t *offset, const int64_t *sizes,",
+            "                      int rank, size_t itemsize, void **seen, int *nseen) {",
+            "  if (kiln_seen(*allocated, seen, *nseen)) {",
+            "    size_t n = itemsize;",
+            "    for (int k = 0; k < rank; ++k) n *= (size_t)sizes[k];",
+            "    void *copy = malloc(n ? n : 1);",
+            "    memcpy(copy, (char *)*aligned + *offset * (int64_t)itemsize, n);",
+            "    *allocated = *aligned = copy;",
+            "    *offset = 0;",
+            "  }",
+            "  seen[(*nseen)++] = *allocated;",
+            "}", "",
+            "static void kiln_canonical_strides(int64_t *strides, const int64_t *sizes, int rank) {",
+            "  int64_t step = 1;",
+            "  for (int k = rank - 1; k >= 0; --k) { strides[k] = step; step *= sizes[k]; }",
+            "}", ""]
+    signature = [f"{name}_results *results"] + [_param_decl(p) for p in params] + ["kiln_failure *failure"]
+    out.append(f"int64_t {name}({', '.join(signature)}) {{")
+    # Implicit dims, and the shape checks that keep the kernel in bounds.
+    dim_names: dict[str, str] = {}
+    for k, (arg, axis) in enumerate(meta["dim_sources"]):
+        out.append(f"  int64_t dim{k} = {params[arg]['name']}->sizes[{axis}];")
+        dim_names[params[arg]["shape"][axis]] = f"dim{k}"
+    sources = {tuple(s) for s in meta["dim_sources"]}
+    for i, p in enumerate(params):
+        for axis, d in enumerate(p["shape"]):
+            expected = str(d) if isinstance(d, int) else dim_names.get(d)
+            if expected is not None and (i, axis) not in sources:
+                out.append(f"  if ({p['name']}->sizes[{axis}] != {expected}) return {SHAPE_MISMATCH};")
+    nseen_max = len(params) + len(kernel_results) + len(meta["dim_sources"])
+    out.append(f"  void *seen[{max(nseen_max, 1)}];")
+    out.append("  int nseen = 0;")
+    slots = []
+    for k in range(len(meta["dim_sources"])):
+        out.append(f"  kiln_memref_0d dim{k}_desc = {{&dim{k}, &dim{k}, 0}};")
+        out.append(f"  seen[nseen++] = &dim{k};")
+        slots.append(f"dim{k}_desc")
+    for i, p in enumerate(params):
+        rank = len(p["shape"])
+        if rank == 0:
+            out.append(f"  {c_type(p['dtype'])} arg{i}_value = {p['name']};")
+            out.append(f"  kiln_memref_0d arg{i} = {{&arg{i}_value, &arg{i}_value, 0}};")
+            out.append(f"  seen[nseen++] = &arg{i}_value;")
+        else:
+            out.append(f"  kiln_memref_{rank}d arg{i} = *{p['name']};")
+            out.append(f"  kiln_canonical_strides(arg{i}.strides, arg{i}.sizes, {rank});")
+            out.append(f"  seen[nseen++] = arg{i}.allocated;")
+        slots.append(f"arg{i}")
+    out.append(f"  {kernel}_results out;")
+    pointers = (["&out"] if kernel_results else []) + [f"&{s}" for s in slots]
+    for k, ptr in enumerate(pointers):
+        out.append(f"  void *slot{k} = {ptr};")
+    packed = ", ".join(f"&slot{k}" for k in range(len(pointers))) or "0"
+    out.append(f"  void *packed[] = {{{packed}}};")
+    out.append("  int64_t fail[3] = {0, 0, 0};")
+    out.append(f"  int64_t code = kiln_invoke(_mlir__mlir_ciface_{kernel}, packed, fail);")
+    out.append("  if (code) {")
+    out.append("    if (failure) { failure->check_id = fail[0]; failure->values[0] = fail[1]; "
+               "failure->values[1] = fail[2]; }")
+    out.append("    return code;")
+    out.append("  }")
+    implicit = meta["num_implicit_out"]
+    explicit = len(meta["results"])
+    # Explicit results first (they join `seen`), then argument write-backs
+    # and dim results, freed unless a result still uses their buffer.
+    order = list(range(implicit, implicit + explicit)) + list(range(implicit + explicit, len(kernel_results)))
+    order += list(range(implicit))
+    for j in order:
+        r = kernel_results[j]
+        field = f"out.r{j}"
+        itemsize = np.dtype(r["dtype"]).itemsize
+        sizes = f"{field}.sizes" if r["rank"] else "0"
+        release = [f"  if (!kiln_seen({field}.allocated, seen, nseen)) {{ free({field}.allocated); "
+                   f"seen[nseen++] = {field}.allocated; }}"]
+        if j < implicit:  # a dim result: the caller has it in the results' sizes
+            out += release
+        elif j < implicit + explicit:
+            out.append(f"  kiln_take(&{field}.allocated, &{field}.aligned, &{field}.offset, {sizes}, "
+                       f"{r['rank']}, {itemsize}, seen, &nseen);")
+            out.append(f"  results->r{j - implicit} = {field};")
+        else:  # the final contents of a written argument
+            arg = meta["writeback"][j - implicit - explicit]
+            n = " * ".join([str(itemsize)] + [f"(size_t){field}.sizes[{k}]" for k in range(r["rank"])])
+            out.append(f"  memcpy((char *)arg{arg}.aligned + arg{arg}.offset * {itemsize}, "
+                       f"(char *){field}.aligned + {field}.offset * {itemsize}, {n});")
+            out += release
+    out += ["  return 0;", "}", ""]
+    messages = ", ".join(_c_string(message) for _, message in meta["checks"]) or "0"
+    out += [f"const char *{name}_check_message(int64_t check_id) {{",
+            f"  static const char *const messages[] = {{{messages}}};",
+            f"  if (check_id < 1 || check_id > {len(meta['checks'])}) return 0;",
+            "  return messages[check_id - 1];", "}", "",
+            f"void {name}_free_results({name}_results *results) {{"]
+    out += [f"  free(results->r{i}.allocated);" for i in range(explicit)]
+    out += ["}", ""]
+    return "\n".join(out)
+
+
+class LoadedFunction:
+    """A function exported by `kiln.export`, loaded back with `kiln.load`:
+    call it with NumPy arrays and scalars matching its annotations.
+
+    >>> f = kiln.load("out/saxpy")      # doctest: +SKIP
+    >>> f(2.0, np.ones(3), np.ones(3))  # doctest: +SKIP
+    array([3., 3., 3.])
+    """
+
+    def __init__(self, directory: str, meta: dict):
+        self.directory = directory
+        self.meta = meta
+        self.__name__ = meta["name"]
+        self.params = meta["params"]
+        library = os.path.join(directory, meta["library"])
+        specs = [ValueSpec(np.dtype(a["dtype"]), a["rank"]) for a in meta["kernel_args"]]
+        results = [ValueSpec(np.dtype(r["dtype"]), r["rank"]) for r in meta["kernel_results"]]
+        self.executable = Executable(library, meta["kernel_symbol"], specs, results,
+                                     [tuple(c) for c in meta["checks"]])
+        self._dtypes = [np.dtype(p["dtype"]) for p in self.params]
+
+    def __call__(self, *args: Any) -> Any:
+        if len(args) != len(self.params):
+            raise KilnTypeError(f"{self.__name__} takes {len(self.params)} arguments "
+                                f"({', '.join(p['name'] for p in self.params)}), got {len(args)}")
+        leaves = [self._check_arg(i, x) for i, x in enumerate(args)]
+        self._check_dims(leaves)
+        values = [leaves[i].shape[axis] for i, axis in self.meta["dim_sources"]] + leaves
+        results = self.executable(values)[self.meta["num_implicit_out"]:]
+        written = self.meta["writeback"]
+        if written:
+            for position, final in zip(written, results[-len(written):]):
+                np.copyto(leaves[position], final)
+            results = results[:-len(written)]
+        return tree.unflatten(self.meta["out_tree"], results)
+
+    def _check_arg(self, i: int, x: Any) -> Any:
+        param, dtype = self.params[i], self._dtypes[i]
+        where = f"{self.__name__}: argument {param['name']!r}"
+        if not param["shape"]:
+            if isinstance(x, np.ndarray) and x.ndim:
+                raise KilnValueError(f"{where}: expected a scalar {dtype}, got an array of shape {x.shape}")
+            return x
+        if i in self.meta["writeback"]:
+            if not (isinstance(x, np.ndarray) and x.dtype == dtype and x.flags.writeable):
+                raise KilnTypeError(f"{where} is written by the function: pass a writable {dtype} NumPy array")
+            arr = x
+        else:
+            arr = np.asarray(x)
+        if arr.dtype != dtype:
+            raise KilnTypeError(f"{where}: expected dtype {dtype}, got {arr.dtype}; convert with .astype({dtype.name!r})")
+        if arr.ndim != len(param["shape"]):
+            raise KilnValueError(f"{where}: expected {_describe(dtype, param['shape'])}, got shape {arr.shape}")
+        return arr
+
+    def _check_dims(self, leaves: list) -> None:
+        named: dict[str, tuple[str, int]] = {}
+        for param, x in zip(self.params, leaves):
+            for axis, d in enumerate(param["shape"]):
+                size = x.shape[axis]
+                culprit = f"{self.__name__}: argument {param['name']!r} has shape {x.shape}"
+                if isinstance(d, int) and size != d:
+                    raise KilnValueError(f"{culprit} but axis {axis} is annotated as {d}")
+                if isinstance(d, str):
+                    if d in named and named[d][1] != size:
+                        raise KilnValueError(f"{culprit}: dim {d!r} (axis {axis}) is {size} here but "
+                                             f"{named[d][1]} in argument {named[d][0]!r}; annotated dims "
+                                             "with one name must agree")
+                    named.setdefault(d, (param["name"], size))
+
+    def __repr__(self) -> str:
+        return f"<kiln exported function {self.__name__} from {self.directory}>"
+
+
+def read_metadata(directory: str, name: str | None = None) -> dict:
+    """The metadata JSON of the export in `directory` (the only one, or `name`)."""
+    if name is None:
+        found = sorted(f for f in os.listdir(directory) if f.endswith(".kiln.json"))
+        if len(found) != 1:
+            raise KilnValueError(f"kiln.load: expected one *.kiln.json in {directory}, found {found or 'none'}; "
+                                 "pass name=...")
+        path = os.path.join(directory, found[0])
+    else:
+        path = os.path.join(directory, f"{name}.kiln.json")
+    with open(path) as f:
+        meta = json.load(f)
+    if meta.get("format") != FORMAT_VERSION:
+        raise KilnValueError(f"kiln.load: {path} has format {meta.get('format')}, this kiln reads {FORMAT_VERSION}")
+    return meta
