@@ -215,20 +215,28 @@ def _crashed(proc: subprocess.CompletedProcess) -> bool:
     return proc.returncode not in (0, 1) or b"Traceback" in proc.stderr
 
 
-@pytest.mark.parametrize("path", FUZZ_FILES, ids=lambda p: str(p.relative_to(LIT_DIR)))
-def test_fuzz_mutated_inputs(path):
-    """All mutants of one file go through one process as `--split-input-file`
-    chunks (each chunk is parsed and compiled on its own, in a fresh context),
+def test_fuzz_mutated_inputs():
+    """Every mutant of every lit input goes through one process as a
+    `--split-input-file` chunk (each chunk is parsed and compiled on its own),
     which keeps the suite fast; a crash is then narrowed down to its mutant."""
-    cases = mutants(path)
+    cases = {path: mutants(path) for path in FUZZ_FILES}
     args = ("--split-input-file", "--pipeline")
-    batch = run_opt("-", *args, stdin=b"\n// -----\n".join(cases))
-    if not _crashed(batch):
+
+    def crashes(texts: list[bytes]) -> subprocess.CompletedProcess | None:
+        proc = run_opt("-", *args, stdin=b"\n// -----\n".join(texts))
+        return proc if _crashed(proc) else None
+
+    batch = crashes([text for texts in cases.values() for text in texts])
+    if batch is None:
         return
-    for text in cases:
-        single = run_opt("-", *args, stdin=text)
-        if _crashed(single):
-            pytest.fail(f"kiln-opt {' '.join(args)} exited {single.returncode} on this mutant of {path.name}:\n"
-                        f"{text.decode(errors='replace')}\n--- stderr ---\n{single.stderr.decode(errors='replace')}")
-    pytest.fail(f"kiln-opt crashed on the batch of mutants of {path.name} (exit {batch.returncode}):\n"
+    for path, texts in cases.items():
+        if crashes(texts) is None:
+            continue
+        for text in texts:
+            single = crashes([text])
+            if single is not None:
+                pytest.fail(f"kiln-opt {' '.join(args)} exited {single.returncode} on this mutant of {path.name}:\n"
+                            f"{text.decode(errors='replace')}\n--- stderr ---\n"
+                            f"{single.stderr.decode(errors='replace')[-4000:]}")
+    pytest.fail(f"kiln-opt crashed on the batch of all mutants (exit {batch.returncode}), on no single one:\n"
                 f"{batch.stderr.decode(errors='replace')[-4000:]}")
