@@ -214,9 +214,17 @@ def _run_group(module: ir.Module, stage: str, specs: list[str], filename: str) -
             if isinstance(cause, ir.MLIRError):
                 raise OptError(_format_mlir_error(cause, filename, what)) from None
             raise OptError(f"{filename}: error: {e}") from None
+        except (ValueError, TypeError) as e:
+            # A kiln pass rejected its input on purpose (internal errors are
+            # AssertionErrors, handled below).
+            raise OptError(f"{filename}: error: {e}\n{filename}: note: {what}") from None
         except Exception as e:  # a kiln pass broke on this input: report, do not crash
-            raise OptError(f"{filename}: error: internal error {what}: {type(e).__name__}: {e}\n"
-                           f"{filename}: note: this is a bug in the pass; please report it with this input") from None
+            raise OptError(_internal_error(e, filename, what)) from None
+
+
+def _internal_error(e: Exception, filename: str, what: str) -> str:
+    return (f"{filename}: error: internal error {what}: {type(e).__name__}: {e}\n"
+            f"{filename}: note: this is a bug in the pass; please report it with this input")
 
 
 def configure_context(ctx: ir.Context, job: Job, filename: str) -> None:
