@@ -508,3 +508,30 @@ def test_export_called_from_c(tmp_path):
     lines = proc.stdout.splitlines()
     assert lines[0] == "1 3 5 7 | 6"
     assert lines[1] == "mismatch -1"
+
+
+def test_concurrent_calls_from_threads():
+    import threading
+
+    @kiln.qjit
+    def affine(x, y):
+        return x * 2.0 + y
+
+    affine(np.ones(3), np.ones(3))
+    errors = []
+
+    def worker(seed: int) -> None:
+        rng = np.random.default_rng(seed)
+        for _ in range(300):
+            n = int(rng.integers(1, 200))
+            x, y = rng.random(n), rng.random(n)
+            r = affine(x, y)
+            if not np.array_equal(r, x * 2.0 + y):
+                errors.append((seed, n))
+
+    threads = [threading.Thread(target=worker, args=(s,)) for s in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
