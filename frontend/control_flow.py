@@ -411,7 +411,7 @@ def _traced_cond(preds: list, fns: list, has_default: bool) -> Any:
             out = fn()
             leaves, out_tree = tree.flatten(out)
             traced.append((builder, [as_operand(x) for x in leaves], out_tree))
-    if not has_default and (traced[0][2] != ("none",) or any(t[2] != ("none",) for t in traced)):
+    if not has_default and any(t[2] != ("none",) for t in traced):
         raise KilnTypeError("cond: branches of a cond without .otherwise must return nothing (None); add an "
                             ".otherwise branch to return values")
     first_tree = traced[0][2]
