@@ -555,7 +555,7 @@ def export(fn: Any, path: str) -> dict:
             raise KilnTypeError(f"kiln.export: parameter {pname!r} of {name} must be positional")
         sig, desc = _annotation_sig(param.annotation, f"parameter {pname!r} of {name}", classes)
         sigs.append(sig)
-        params.append({"name": driver._symbol_name(pname), **desc})
+        params.append({"name": aot.c_parameter_name(driver._symbol_name(pname)), **desc})
     in_tree = tree.flatten(tuple(range(len(sigs))))[1]
     jaxpr, out_tree, dim_sources = trace_function(qjit_fn.fn, tuple(sigs), in_tree, {}, list(range(len(sigs))))
     num_implicit_out = sum(1 for e in jaxpr.out_explicit if not e)

@@ -33,6 +33,17 @@ _C_TYPES = {
 }
 
 
+_C_RESERVED = frozenset("""auto break case char const continue default do double else enum extern float for goto if
+inline int long register restrict return short signed sizeof static struct switch typedef union unsigned void
+volatile while bool true false results failure""".split())
+
+
+def c_parameter_name(name: str) -> str:
+    """`name` as a C parameter name of an exported prototype (C keywords and
+    the prototype's own `results` / `failure` get a trailing underscore)."""
+    return name + "_" if name in _C_RESERVED else name
+
+
 def c_type(dtype: str) -> str:
     try:
         return _C_TYPES[np.dtype(dtype).name]
@@ -102,7 +113,9 @@ def _c_string(text: str) -> str:
 def c_wrapper(meta: dict, header_name: str) -> str:
     """C source of the exported entry point around the kernel."""
     name, kernel = meta["name"], meta["kernel_symbol"]
-    params = meta["params"]
+    # The definition names its parameters p0, p1, ... so that no Python
+    # parameter name can collide with the wrapper's locals.
+    params = [{**p, "name": f"p{i}"} for i, p in enumerate(meta["params"])]
     kernel_results = meta["kernel_results"]
     out = [f'#include "{header_name}"', "#include <stdlib.h>", "#include <string.h>", "",
            "int64_t kiln_invoke(void (*packed)(void **), void **args, int64_t *failure);",

@@ -535,3 +535,18 @@ def test_concurrent_calls_from_threads():
     for t in threads:
         t.join()
     assert not errors
+
+
+def test_export_parameter_names_that_are_c_words(tmp_path):
+    def clash(int: kiln.ShapeDtype(("n", 2), "int32"), results: np.int32, code: kiln.ShapeDtype((3,), "float32")):
+        return int * results, code * 2
+
+    kiln.export(clash, str(tmp_path))
+    f = kiln.load(str(tmp_path))
+    a, b = f(np.ones((4, 2), np.int32), np.int32(3), np.arange(3, dtype=np.float32))
+    np.testing.assert_array_equal(a, np.full((4, 2), 3, np.int32))
+    np.testing.assert_array_equal(b, np.arange(3, dtype=np.float32) * 2)
+    with pytest.raises(ValueError, match="annotated as 3"):
+        f(np.ones((4, 2), np.int32), np.int32(3), np.arange(4, dtype=np.float32))
+    header = open(os.path.join(tmp_path, "clash.h")).read()
+    assert "const kiln_memref_2d *int_" in header and "int32_t results_" in header
