@@ -301,7 +301,8 @@ class QJIT:
         # Calls whose arguments are all arrays/scalars skip signature work:
         # (dtype, shape) per argument -> entry.
         self._fast_cache: dict[tuple, CompiledEntry] = {}
-        self._fast_eligible = not self.static_argnums and all(
+        self._dynamic_positions = [i for i in range(len(self.params)) if i not in self.static_argnums]
+        self._fast_eligible = all(
             p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) for p in self.signature.parameters.values())
         self._keywords_positional = self._fast_eligible and all(
             p.kind == p.POSITIONAL_OR_KEYWORD for p in self.signature.parameters.values())
@@ -352,6 +353,8 @@ class QJIT:
             entry = self._fast_cache.get(fast_key)
             if entry is not None:
                 self.last = entry
+                if self.static_argnums:
+                    return entry.call([args[i] for i in self._dynamic_positions])
                 return entry.call(args)
         dynamic, static, positions = self._split_args(args, kwargs)
         leaves, in_tree = tree.flatten(tuple(dynamic))
@@ -373,16 +376,24 @@ class QJIT:
         return entry.call(leaves)
 
     def _fast_key(self, args: tuple) -> tuple | None:
-        """A cheap key for a call with every parameter passed positionally
-        as a NumPy array or scalar: dtypes and exact shapes (which fix the
-        signature, unit dims and equal-dim pattern included). None when the
-        call needs the general path (keywords, defaults, statics, pytrees)."""
+        """A cheap key for a call with every parameter passed positionally,
+        each a NumPy array, a scalar or a (hashable) static argument: dtypes
+        and exact shapes (which fix the signature, unit dims and equal-dim
+        pattern included), scalar types, static values. None when the call
+        needs the general path (keywords, defaults, pytrees)."""
         if not self._fast_eligible or len(args) != len(self.params):
             return None
         key = []
-        for a in args:
+        statics = self.static_argnums
+        for i, a in enumerate(args):
             t = type(a)
-            if t is np.ndarray:
+            if statics and i in statics:
+                try:
+                    hash(a)
+                except TypeError:
+                    return None
+                key.append((t, a))
+            elif t is np.ndarray:
                 key.append((a.dtype, a.shape))
             elif t in _SCALAR_TYPES:
                 key.append(t)

@@ -550,3 +550,19 @@ def test_export_parameter_names_that_are_c_words(tmp_path):
         f(np.ones((4, 2), np.int32), np.int32(3), np.arange(4, dtype=np.float32))
     header = open(os.path.join(tmp_path, "clash.h")).read()
     assert "const kiln_memref_2d *int_" in header and "int32_t results_" in header
+
+
+def test_static_arguments_on_the_fast_path():
+    @kiln.qjit(static_argnums=(1,))
+    def power(x, k):
+        r = x
+        for _ in range(k - 1):
+            r = r * x
+        return r
+
+    x = np.arange(4.0)
+    for k in (1, 2, 3, 2, 3):
+        np.testing.assert_array_equal(power(x, k), x ** k)
+    assert power.num_compiles == 3
+    np.testing.assert_array_equal(power(x, k=2), x ** 2)
+    assert power.num_compiles == 3
