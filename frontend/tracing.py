@@ -230,6 +230,9 @@ class Builder:
         self.noncontiguous: set[int] = set()
         self.readonly: set[int] = set()
         self.written_roots: set[int] = set()
+        # Results that alias an array chosen at run time (a cond branch
+        # returning a view of an outer array): writes through them are refused.
+        self.unresolved_aliases: set[int] = set()
 
     # --- values entering the scope
     def new_arg(self, aval: DShapedArray, explicit: bool = True) -> Tracer:
@@ -292,6 +295,8 @@ class Builder:
         self.alias_parent[id(view)] = base
         if id(base) in self.readonly:
             self.readonly.add(id(view))
+        if id(base) in self.unresolved_aliases:
+            self.unresolved_aliases.add(id(view))
         if id(base) in self.noncontiguous or not _view_keeps_contiguity(prim.name, base.aval, view.aval, params):
             self.noncontiguous.add(id(view))
 

@@ -16,7 +16,8 @@ def as_operation(op) -> ir.Operation:
 def ancestor_in_block(op: ir.Operation, block: ir.Block) -> ir.Operation | None:
     """The op of `block` that is `op` or contains it, else None."""
     op = as_operation(op)
-    while op is not None:
+    # A top-level op (the module) has no block: stop before asking for it.
+    while op is not None and op.name != "builtin.module":
         if op.block == block:
             return op
         parent = op.parent

@@ -23,6 +23,9 @@ from kiln.compiler.passes._util import collect_ops
 from kiln.core import KilnInternalError
 
 
+PROPAGATED = "kiln.propagated"
+
+
 def _rebuild(op: ir.Operation, extra_operands: list, extra_results: list) -> ir.Operation:
     """A copy of `op` with more operands/results; its regions' blocks move over."""
     with ir.InsertionPoint(op), op.location:
@@ -31,8 +34,15 @@ def _rebuild(op: ir.Operation, extra_operands: list, extra_results: list) -> ir.
                                   attributes={name: op.attributes[name] for name in op.attributes},
                                   regions=len(op.regions))
     for old_region, new_region in zip(op.regions, new.regions):
-        for block in list(old_region.blocks):
-            block.append_to(new_region)
+        for old_block in old_region.blocks:
+            new_block = new_region.blocks.append(*[a.type for a in old_block.arguments])
+            for old_arg, new_arg in zip(old_block.arguments, new_block.arguments):
+                old_arg.replace_all_uses_with(new_arg)
+            insert_point = ir.InsertionPoint(new_block)
+            for inner in list(old_block.operations):
+                inner = as_operation(inner)
+                inner.detach_from_parent()
+                insert_point.insert(inner)
     for old_result, new_result in zip(op.results, new.results):
         old_result.replace_all_uses_with(new_result)
     op.erase()
@@ -77,6 +87,12 @@ def _propagate(control: ir.Operation, old: ir.Value) -> ir.Operation:
         _append_operand(_terminator(control.regions[1].blocks[0]), body_arg)
         new = _rebuild(control, [old], [old.type])
     else:
+        # Branches keep reading `old` itself: mark their updates of it as
+        # handled so they are not propagated again.
+        for use in list(old.uses):
+            owner = as_operation(use.owner)
+            if owner.name == "tensorssa.update" and use.operand_number == 1 and _is_nested_in(owner, control):
+                owner.attributes[PROPAGATED] = ir.UnitAttr.get()
         for region in control.regions:
             _append_operand(_terminator(region.blocks[0]), old)
         new = _rebuild(control, [], [old.type])
@@ -106,7 +122,7 @@ def block_propagation(module: ir.Module, options: dict) -> None:
             update = as_operation(update)
             parent = as_operation(update.parent)
             old = update.operands[1]
-            if parent.name == "func.func" or defined_inside(old, parent):
+            if parent.name == "func.func" or defined_inside(old, parent) or PROPAGATED in update.attributes:
                 continue
             if parent.name not in CONTROL_OPS:
                 raise KilnInternalError(f"tensorssa-block-propagation: a write inside {parent.name} is not supported")

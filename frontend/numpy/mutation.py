@@ -40,6 +40,11 @@ def _writable_target(target: Any, what: str) -> Tracer:
         raise KilnTypeError(f"{what}: the destination must be a traced array, got {type(target).__name__}")
     builder = current_builder()
     target = builder.lift(target)
+    if id(target) in builder.unresolved_aliases:
+        raise KilnValueError(
+            f"{what}: the destination was returned by a kiln.cond branch as a view of an outer array, so "
+            "which array the write reaches is only known at run time; write to the outer array inside the "
+            "branch, or copy the result (np.copy) before writing to it")
     if id(target) in builder.readonly:
         raise KilnValueError(
             f"{what}: assignment destination is read-only (it is a broadcast_to view); copy it first "
