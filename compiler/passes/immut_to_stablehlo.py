@@ -59,6 +59,8 @@ def _strides(op: ir.Operation) -> list[int]:
 def _slice(base: ir.Value, starts: ir.Value, sizes: ir.Value, strides: list[int], result_type: ir.Type) -> ir.Value:
     vec = ir.RankedTensorType.get([len(strides)], hlo.i64())
     stride_v = _i64_vector(strides)
+    if all(s == 1 for s in strides):
+        return hlo.one("real_dynamic_slice", result_type, base, starts, hlo.one("add", vec, starts, sizes), stride_v)
     span = hlo.one("subtract", vec, hlo.one("multiply", vec, sizes, stride_v), _i64_vector([s - 1 for s in strides]))
     limits = hlo.one("add", vec, starts, hlo.one("maximum", vec, span, _i64_vector([0] * len(strides))))
     return hlo.one("real_dynamic_slice", result_type, base, starts, limits, stride_v)

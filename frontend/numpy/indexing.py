@@ -14,9 +14,10 @@ import numpy as np
 
 from kiln.core import INDEX_DTYPE, KilnIndexError, KilnTypeError, is_static_dim
 from kiln.numpy._base import check, convert, operand, split_shape
+from kiln.primitives import elementwise
 from kiln.primitives import indexing as index_prims
 from kiln.primitives import shape as shape_prims
-from kiln.tracing import Tracer, bind
+from kiln.tracing import Tracer, bind, literal
 
 
 @dataclass
@@ -135,12 +136,23 @@ def normalize_slice(s: slice, n: Any) -> DimSelection:
     if step > 0:
         start = bound(s.start, 0)
         stop = bound(s.stop, n)
-        size = knp.maximum(knp.floor_divide(stop - start + (step - 1), step), 0)
+        size = _count(stop if _is_int(start) and start == 0 else stop - start, step)
         return DimSelection(start, size, step)
     start = bound(s.start, n - 1)
     stop = bound(s.stop, -1)
-    size = knp.maximum(knp.floor_divide(start - stop + (-step - 1), -step), 0)
+    size = _count(start - stop, -step)
     return DimSelection(n - 1 - start, size, -step, reverse=True)
+
+
+def _count(span: Any, step: int) -> Any:
+    """How many of 0, step, 2*step, ... lie below `span` (0 if span <= 0)."""
+    from kiln import numpy as knp
+
+    if step == 1:
+        return knp.maximum(span, 0)
+    # The numerator is clamped non-negative first, so truncating division is ceil.
+    return bind(elementwise.binary["div"], convert(knp.maximum(span + (step - 1), 0), INDEX_DTYPE),
+                literal(step, INDEX_DTYPE))
 
 
 def parse_index(x: Tracer, idx: Any) -> ParsedIndex:
