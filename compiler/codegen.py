@@ -8,10 +8,9 @@ Out: the path of a shared library exporting `_mlir__mlir_ciface_<name>`
 from __future__ import annotations
 
 import os
-import subprocess
 from typing import Sequence
 
-from kiln.compiler.mlir import ExecutionEngine, ir
+from kiln.compiler.mlir import ExecutionEngine, ir, translate_to_llvmir
 from kiln.compiler.passes.kiln_linalg_to_blas import blas_library, uses_blas
 from kiln.compiler.pipeline import PipelineError
 from kiln.runtime import toolchain
@@ -51,10 +50,7 @@ def emit_shared_library(module: ir.Module, workdir: str, name: str, extra_object
     return toolchain.link_shared_library(link_inputs, output or os.path.join(workdir, f"lib{name}.so"))
 
 
-def disassemble(library: str) -> str:
-    """objdump's disassembly of a library, when objdump is installed."""
-    try:
-        proc = subprocess.run(["objdump", "-d", "--no-show-raw-insn", library], capture_output=True, text=True)
-    except FileNotFoundError:
-        return "objdump is not installed"
-    return proc.stdout
+def llvm_ir(module: ir.Module) -> str:
+    """The `llvmir` stage: LLVM IR text of a module in the LLVM dialect
+    (call after `emit_object` has accepted the module)."""
+    return translate_to_llvmir(module)

@@ -177,8 +177,8 @@ def _compile_with_mlir(jaxpr: Jaxpr, symbol: str, pipelines: Any, keep_intermedi
             run_pipeline(module, pipeline, record)
             start = time.perf_counter()
             built = codegen.emit_shared_library(module, build_dir, symbol)
+            record.texts["llvmir"] = codegen.llvm_ir(module)
             record.seconds["llvmir"] = time.perf_counter() - start
-        record.texts["llvmir"] = codegen.disassemble(built)
         stored_stages = {k: v for k, v in record.texts.items() if k != "jaxpr"}
         library = cache.store(symbol, key, built, checks, stored_stages)
         if index_key is not None:

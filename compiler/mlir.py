@@ -7,6 +7,9 @@ modules and `new_context` from here, so the provider can be swapped.
 
 from __future__ import annotations
 
+import ctypes
+import os
+
 from torch_mlir import ir, passmanager  # noqa: F401
 from torch_mlir._mlir_libs import _stablehlo
 from torch_mlir.dialects import (  # noqa: F401
@@ -46,3 +49,40 @@ def new_context() -> ir.Context:
 
 def dynamic_size() -> int:
     return ir.ShapedType.get_dynamic_size()
+
+
+def _capi_library() -> ctypes.CDLL:
+    """The provider's MLIR C API library (the Python bindings link it)."""
+    import torch_mlir
+
+    global _CAPI
+    if _CAPI is None:
+        path = os.path.join(list(torch_mlir.__path__)[0], "_mlir_libs", "libTorchMLIRAggregateCAPI.so")
+        _CAPI = ctypes.CDLL(path)
+        _CAPI.mlirTranslateModuleToLLVMIRToString.argtypes = [ctypes.c_void_p]
+        _CAPI.mlirTranslateModuleToLLVMIRToString.restype = ctypes.c_void_p
+        _CAPI.LLVMDisposeMessage.argtypes = [ctypes.c_void_p]
+        _CAPI.LLVMDisposeMessage.restype = None
+    return _CAPI
+
+
+_CAPI: ctypes.CDLL | None = None
+
+
+def translate_to_llvmir(module: ir.Module) -> str:
+    """LLVM IR text of a module in the LLVM dialect. Call it only on a
+    module that translates (ExecutionEngine accepted it): the C API has no
+    way to report a failed translation."""
+    capsule = module.operation._CAPIPtr
+    get_pointer = ctypes.pythonapi.PyCapsule_GetPointer
+    get_pointer.argtypes = [ctypes.py_object, ctypes.c_char_p]
+    get_pointer.restype = ctypes.c_void_p
+    operation = get_pointer(capsule, b"torch_mlir.ir.Operation._CAPIPtr")
+    capi = _capi_library()
+    text = capi.mlirTranslateModuleToLLVMIRToString(operation)
+    if not text:
+        return ""
+    try:
+        return ctypes.string_at(text).decode()
+    finally:
+        capi.LLVMDisposeMessage(text)
