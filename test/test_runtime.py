@@ -566,3 +566,16 @@ def test_static_arguments_on_the_fast_path():
     assert power.num_compiles == 3
     np.testing.assert_array_equal(power(x, k=2), x ** 2)
     assert power.num_compiles == 3
+
+
+def test_export_writes_to_arguments(tmp_path):
+    def bump(x: VEC, k: float):
+        x[0] = k
+        return x * 2
+
+    kiln.export(bump, str(tmp_path))
+    f = kiln.load(str(tmp_path))
+    x = np.arange(4.0)
+    np.testing.assert_array_equal(f(x, 7.0), [14.0, 2.0, 4.0, 6.0])
+    np.testing.assert_array_equal(x, [7.0, 1.0, 2.0, 3.0])
+    assert "Writes to x" in open(os.path.join(tmp_path, "bump.h")).read()
