@@ -92,6 +92,11 @@ def _as_index(v: ir.Value | int) -> ir.Value:
     return v if isinstance(v, ir.Value) else index_value(v)
 
 
+def _to_index(v: ir.Value) -> ir.Value:
+    """An integer scalar read from a StableHLO operand, as an index."""
+    return v if isinstance(v.type, ir.IndexType) else arith.index_cast(ir.IndexType.get(), v)
+
+
 def _parallel_generic(result_type: ir.RankedTensorType, sizes: list) -> tuple[linalg.GenericOp, ir.Block]:
     """A `linalg.generic` with no inputs over a fresh result of `sizes`; the
     caller fills its body (the block's one argument is the output element)."""
@@ -116,8 +121,7 @@ def _gather(op: ir.Operation) -> ir.Value:
     start_map, index_vector_dim = list(dnums.start_index_map), dnums.index_vector_dim
     operand_sizes = _sizes_of(operand)
     if op.name == "stablehlo.dynamic_gather":
-        slice_sizes = [arith.index_cast(ir.IndexType.get(), tensor.extract(op.operands[2], [index_value(i)]))
-                       for i in range(len(operand_sizes))]
+        slice_sizes = [_to_index(tensor.extract(op.operands[2], [index_value(i)])) for i in range(len(operand_sizes))]
     else:
         slice_sizes = list(ir.DenseI64ArrayAttr(op.attributes["slice_sizes"]))
     window_dims = [d for d in range(len(operand_sizes)) if d not in collapsed]
@@ -146,7 +150,7 @@ def _gather(op: ir.Operation) -> ir.Value:
             where = list(batch)
             if index_vector_dim < indices_rank:
                 where.insert(index_vector_dim, index_value(k))
-            start = arith.index_cast(ir.IndexType.get(), tensor.extract(indices, where))
+            start = _to_index(tensor.extract(indices, where))
             full[od] = arith.maxsi(arith.minsi(start, max_starts[od]), zero)
         for j, od in enumerate(window_dims):
             full[od] = arith.addi(full[od], position[offset_dims[j]])

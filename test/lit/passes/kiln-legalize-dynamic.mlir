@@ -96,3 +96,63 @@ func.func @reverse_static(%x: tensor<3xf32>) -> tensor<3xf32> {
   %0 = stablehlo.reverse %x, dims = [0] : tensor<3xf32>
   return %0 : tensor<3xf32>
 }
+
+// Result position (i, j) reads x[clamp(idx[i], 0, n - slice size 0), 0 + j]:
+// the batch dim picks the start index, the offset dim steps in the slice.
+// CHECK-LABEL: func.func @dynamic_gather
+// CHECK-SAME: (%[[X:.*]]: tensor<?x3xf32>, %[[IDX:.*]]: tensor<?xi64>, %[[SIZES:.*]]: tensor<2xi64>)
+func.func @dynamic_gather(%x: tensor<?x3xf32>, %idx: tensor<?xi64>, %sizes: tensor<2xi64>) -> tensor<?x3xf32> {
+  // CHECK: %[[N:.*]] = tensor.dim %[[X]], %{{.*}} : tensor<?x3xf32>
+  // CHECK: %[[S0:.*]] = tensor.extract %[[SIZES]][%{{.*}}] : tensor<2xi64>
+  // CHECK: %[[S0I:.*]] = arith.index_cast %[[S0]] : i64 to index
+  // CHECK: %[[K:.*]] = tensor.dim %[[IDX]], %{{.*}} : tensor<?xi64>
+  // CHECK: %[[MAXSTART:.*]] = arith.subi %[[N]], %[[S0I]] : index
+  // CHECK: %[[INIT:.*]] = tensor.empty(%[[K]]) : tensor<?x3xf32>
+  // CHECK: linalg.generic {indexing_maps = [#[[ID2]]], iterator_types = ["parallel", "parallel"]} outs(%[[INIT]] : tensor<?x3xf32>)
+  // CHECK: %[[I:.*]] = linalg.index 0 : index
+  // CHECK: %[[J:.*]] = linalg.index 1 : index
+  // CHECK: %[[START:.*]] = tensor.extract %[[IDX]][%[[I]]] : tensor<?xi64>
+  // CHECK: %[[STARTI:.*]] = arith.index_cast %[[START]] : i64 to index
+  // CHECK: %[[LOW:.*]] = arith.minsi %[[STARTI]], %[[MAXSTART]] : index
+  // CHECK: %[[ROW:.*]] = arith.maxsi %[[LOW]], %{{.*}} : index
+  // CHECK: %[[COL:.*]] = arith.addi %{{.*}}, %[[J]] : index
+  // CHECK: %[[V:.*]] = tensor.extract %[[X]][%[[ROW]], %[[COL]]] : tensor<?x3xf32>
+  // CHECK: linalg.yield %[[V]] : f32
+  %0 = "stablehlo.dynamic_gather"(%x, %idx, %sizes) {dimension_numbers = #stablehlo.gather<offset_dims = [1], collapsed_slice_dims = [0], start_index_map = [0], index_vector_dim = 1>} : (tensor<?x3xf32>, tensor<?xi64>, tensor<2xi64>) -> tensor<?x3xf32>
+  return %0 : tensor<?x3xf32>
+}
+
+// A scan along axis 0: an scf.for carries the running row (starting at the
+// identity) and the result; step i adds row i and inserts the sum.
+// CHECK-LABEL: func.func @cumsum
+// CHECK-SAME: (%[[X:.*]]: tensor<?x3xf32>)
+func.func @cumsum(%x: tensor<?x3xf32>) -> tensor<?x3xf32> {
+  // CHECK: %[[N:.*]] = tensor.dim %[[X]], %{{.*}} : tensor<?x3xf32>
+  // CHECK: %[[ZERO:.*]] = arith.constant 0.000000e+00 : f32
+  // CHECK: %[[ROW0:.*]] = linalg.fill ins(%[[ZERO]] : f32) outs(%{{.*}} : tensor<3xf32>)
+  // CHECK: %[[INIT:.*]] = tensor.empty(%[[N]]) : tensor<?x3xf32>
+  // CHECK: %[[LOOP:.*]]:2 = scf.for %[[I:.*]] = %{{.*}} to %[[N]] step %{{.*}} iter_args(%[[CARRY:.*]] = %[[ROW0]], %[[OUT:.*]] = %[[INIT]])
+  // CHECK: %[[ROW:.*]] = tensor.extract_slice %[[X]][%[[I]], 0] [1, 3] [1, 1] : tensor<?x3xf32> to tensor<3xf32>
+  // CHECK: %[[NEXT:.*]] = linalg.generic {{.*}} ins(%[[ROW]] : tensor<3xf32>) outs(%[[CARRY]] : tensor<3xf32>)
+  // CHECK: ^bb0(%[[IN:.*]]: f32, %[[ACC:.*]]: f32):
+  // CHECK: arith.addf %[[ACC]], %[[IN]] : f32
+  // CHECK: %[[INS:.*]] = tensor.insert_slice %[[NEXT]] into %[[OUT]][%[[I]], 0] [1, 3] [1, 1]
+  // CHECK: scf.yield %[[NEXT]], %[[INS]]
+  // CHECK: return %[[LOOP]]#1
+  %0 = stablehlo.custom_call @kiln.cumulative(%x) {backend_config = "cumsum axis=0 reverse=0"} : (tensor<?x3xf32>) -> tensor<?x3xf32>
+  return %0 : tensor<?x3xf32>
+}
+
+// A reversed running maximum of ints reads row n - 1 - i and starts at the
+// smallest i32.
+// CHECK-LABEL: func.func @cummax_reverse
+func.func @cummax_reverse(%x: tensor<?xi32>) -> tensor<?xi32> {
+  // CHECK: arith.constant -2147483648 : i32
+  // CHECK: scf.for
+  // CHECK: arith.subi
+  // CHECK: arith.subi
+  // CHECK: tensor.extract_slice
+  // CHECK: arith.maxsi
+  %0 = stablehlo.custom_call @kiln.cumulative(%x) {backend_config = "cummax axis=0 reverse=1"} : (tensor<?xi32>) -> tensor<?xi32>
+  return %0 : tensor<?xi32>
+}
