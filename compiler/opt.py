@@ -37,6 +37,8 @@ MAX_NESTING = 1000
 _NESTING_TOKENS = re.compile(r'"(?:[^"\\\n]|\\.)*"|//[^\n]*|->|[()\[\]{}<>\n]')
 # The name MLIR gives the text passed to `Module.parse`.
 PARSE_BUFFER_NAME = "-"
+# A location of the parsed text as printed inside a pass's message.
+_PARSED_LOC = re.compile(r'loc\("-":(\d+):(\d+)\)(: )?')
 _FILE_LOC = re.compile(r'"((?:[^"\\]|\\.)*)":(\d+):(\d+)')
 
 
@@ -217,9 +219,19 @@ def _run_group(module: ir.Module, stage: str, specs: list[str], filename: str) -
         except (ValueError, TypeError) as e:
             # A kiln pass rejected its input on purpose (internal errors are
             # AssertionErrors, handled below).
-            raise OptError(f"{filename}: error: {e}\n{filename}: note: {what}") from None
+            raise OptError(f"{_rejection(str(e), filename)}\n{filename}: note: {what}") from None
         except Exception as e:  # a kiln pass broke on this input: report, do not crash
             raise OptError(_internal_error(e, filename, what)) from None
+
+
+def _rejection(message: str, filename: str) -> str:
+    """A kiln pass's message as a diagnostic, placed at the first location of
+    the input it names (`loc("-":3:8)`)."""
+    loc = _PARSED_LOC.search(message)
+    if not loc:
+        return f"{filename}: error: {message}"
+    message = message[:loc.start()] + message[loc.end():]
+    return f"{filename}:{loc.group(1)}:{loc.group(2)}: error: {message}"
 
 
 def _internal_error(e: Exception, filename: str, what: str) -> str:

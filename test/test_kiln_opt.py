@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from kiln.compiler.opt import main, split_top_level
+from kiln.compiler.passes import PASSES
 
 LIT_DIR = Path(__file__).parent / "lit"
 BIN_DIR = Path(sys.executable).parent
@@ -147,12 +148,24 @@ def test_failing_pass_reports_op_location(opt):
     assert "while running one-shot-bufferize" in err
 
 
-def test_kiln_pass_exception_is_reported_not_raised(opt):
-    # A kiln.check without its check id: the pass cannot handle it.
+def test_kiln_pass_rejection_is_located(opt):
+    # A kiln.check without its check id.
     text = "func.func @f(%a: tensor<i1>) {\n  stablehlo.custom_call @kiln.check(%a) : (tensor<i1>) -> ()\n  return\n}\n"
     status, out, err = opt(text, "-p", "kiln-lower-checks")
     assert status == 1 and out == ""
-    assert "error: internal error while running kiln-lower-checks" in err
+    assert "input.mlir:2:3: error: kiln-lower-checks: a kiln.check custom call needs backend_config" in err
+    assert "note: while running kiln-lower-checks" in err
+
+
+def test_kiln_pass_bug_is_reported_not_raised(opt, monkeypatch):
+    def broken(module, options):
+        return {}["missing"]
+
+    monkeypatch.setitem(PASSES, "test-broken-pass", broken)
+    status, out, err = opt(GOOD, "-p", "test-broken-pass")
+    assert status == 1 and out == ""
+    assert "error: internal error while running test-broken-pass: KeyError" in err
+    assert "Traceback" not in err
 
 
 def test_split_input_file_reports_every_failing_chunk(opt):

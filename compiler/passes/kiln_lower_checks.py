@@ -27,6 +27,15 @@ def _declare_callee(module: ir.Module) -> None:
         decl.attributes["sym_visibility"] = ir.StringAttr.get("private")
 
 
+def _check_id(op: ir.Operation) -> int:
+    """The check id in `backend_config`; anything else is malformed input."""
+    config = op.attributes["backend_config"] if "backend_config" in op.attributes else None
+    if not isinstance(config, ir.StringAttr) or not config.value.isdigit():
+        raise ValueError(f"kiln-lower-checks: {op.location}: a kiln.check custom call needs "
+                         f'backend_config = "<check id>" (a decimal integer), got {config or "none"}')
+    return int(config.value)
+
+
 @register_pass("kiln-lower-checks")
 def lower_checks(module: ir.Module, options: dict) -> None:
     """Turn kiln.check custom calls into branches that report the failure."""
@@ -38,7 +47,7 @@ def lower_checks(module: ir.Module, options: dict) -> None:
     with module.context, ir.Location.unknown():
         _declare_callee(module)
     for op in checks:
-        check_id = int(ir.StringAttr(op.attributes["backend_config"]).value)
+        check_id = _check_id(op)
         with ir.InsertionPoint(op), op.location:
             ok = tensor.extract(op.operands[0], [])
             bad = arith.xori(ok, arith.constant(ir.IntegerType.get_signless(1), 1))
