@@ -166,3 +166,25 @@ def store_index(jaxpr_key: str, symbol: str, key: str) -> None:
     finally:
         if os.path.exists(tmp):
             os.unlink(tmp)
+
+
+def clear() -> int:
+    """Delete every cached library, its metadata and the jaxpr index;
+    returns how many files were removed. Libraries already loaded by a
+    process stay usable there."""
+    removed = 0
+    for sub in ("lib", "index"):
+        folder = os.path.join(toolchain.cache_dir(), sub)
+        if not os.path.isdir(folder):
+            continue
+        for name in os.listdir(folder):
+            path = os.path.join(folder, name)
+            if os.path.isdir(path):
+                shutil.rmtree(path, ignore_errors=True)
+                continue
+            try:
+                os.unlink(path)
+                removed += 1
+            except FileNotFoundError:
+                pass
+    return removed

@@ -131,8 +131,9 @@ class Executable:
                 view[()] = values[i]
         for i, offset, rank in self._array_args:
             a = values[i]
-            if not a.flags.c_contiguous:
-                a = np.ascontiguousarray(a)
+            flags = a.flags
+            if not (flags.c_contiguous and flags.aligned):
+                a = np.array(a, order="C")  # a fresh copy: contiguous and aligned
                 keep.append(a)
             ptr = data_pointer(a)
             inputs.add(ptr)

@@ -579,3 +579,31 @@ def test_export_writes_to_arguments(tmp_path):
     np.testing.assert_array_equal(f(x, 7.0), [14.0, 2.0, 4.0, 6.0])
     np.testing.assert_array_equal(x, [7.0, 1.0, 2.0, 3.0])
     assert "Writes to x" in open(os.path.join(tmp_path, "bump.h")).read()
+
+
+def test_unaligned_and_subclass_inputs(tmp_path):
+    raw = np.zeros(8 * 6 + 1, np.uint8)[1:]
+    x = raw.view(np.float64)
+    x[:] = np.arange(6.0)
+    assert not x.flags.aligned
+    np.testing.assert_array_equal(double(x), np.arange(6.0) * 2)
+    path = tmp_path / "data.bin"
+    np.arange(10.0).tofile(path)
+    mapped = np.memmap(path, dtype=np.float64, mode="r")
+    np.testing.assert_array_equal(double(mapped), np.arange(10.0) * 2)
+
+
+def test_cache_clear(tmp_path, monkeypatch):
+    from kiln.runtime import cache
+
+    monkeypatch.setenv("KILN_CACHE_DIR", str(tmp_path))
+
+    def body(x):
+        return x - 7
+
+    f = kiln.qjit(body)
+    f(np.ones(2))
+    assert cache.clear() >= 3  # library, metadata, index
+    g = kiln.qjit(body)
+    np.testing.assert_array_equal(g(np.ones(2)), np.full(2, -6.0))
+    assert not g.last.cache_hit
