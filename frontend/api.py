@@ -266,6 +266,28 @@ _SCALAR_TYPES = frozenset([bool, int, float] + [np.dtype(d).type for d in SUPPOR
 _FAST_CACHE_SIZE = 4096
 
 
+class _NotFast(Exception):
+    """A call argument the fast path does not key (the general path handles it)."""
+
+
+def _tree_key(x: Any, leaves: list) -> Any:
+    """The fast-path key of a pytree argument; appends its leaves to
+    `leaves` in `tree.flatten` order (dict keys sorted)."""
+    t = type(x)
+    if t is np.ndarray:
+        leaves.append(x)
+        return (x.dtype, x.shape)
+    if t in _SCALAR_TYPES:
+        leaves.append(x)
+        return t
+    if t is tuple or t is list:
+        return (t, tuple([_tree_key(e, leaves) for e in x]))
+    if t is dict:
+        keys = sorted(x)
+        return (dict, tuple(keys), tuple([_tree_key(x[k], leaves) for k in keys]))
+    raise _NotFast
+
+
 class QJIT:
     """A function compiled by kiln on first call per signature.
 
@@ -306,6 +328,30 @@ class QJIT:
             p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) for p in self.signature.parameters.values())
         self._keywords_positional = self._fast_eligible and all(
             p.kind == p.POSITIONAL_OR_KEYWORD for p in self.signature.parameters.values())
+        self._aot = self._compile_ahead_of_time()
+
+    # --- ahead of time
+    def _compile_ahead_of_time(self) -> tuple | None:
+        """With every parameter annotated (int, float, bool, a NumPy scalar
+        type or kiln.ShapeDtype) compile at decoration; calls must then match
+        the annotations. Returns (signature, entry) or None."""
+        sigs = _annotated_signature(self.fn, self.static_argnums)
+        if sigs is None:
+            return None
+        in_tree = tree.flatten(tuple(range(len(sigs))))[1]
+        entry = self._compile(sigs, in_tree, {}, list(range(len(sigs))), ("aot", sigs))
+        self.last = entry
+        return sigs, entry
+
+    def _call_ahead_of_time(self, args: tuple, kwargs: dict) -> Any:
+        sigs, entry = self._aot
+        dynamic, _, _ = self._split_args(args, kwargs)
+        named: dict[int, int] = {}
+        leaves = []
+        for i, (x, sig) in enumerate(zip(dynamic, sigs)):
+            leaves.append(_conform(x, sig, f"{self.__name__}: argument {i} ({self.params[i]!r})", named))
+        self.last = entry
+        return entry.call(leaves)
 
     # --- calling
     def _split_args(self, args: tuple, kwargs: dict) -> tuple[list, dict, list]:
@@ -342,20 +388,20 @@ class QJIT:
         return out
 
     def __call__(self, *args, **kwargs):
+        if self._aot is not None:
+            return self._call_ahead_of_time(args, kwargs)
         if kwargs and self._keywords_positional:
             # f(x, y=y) with every remaining parameter by keyword: the same
             # call as f(x, y), which the fast path handles.
             rest = self.params[len(args):]
             if len(kwargs) == len(rest) and all(p in kwargs for p in rest):
                 args, kwargs = args + tuple(kwargs[p] for p in rest), {}
-        fast_key = self._fast_key(args) if not kwargs else None
+        fast_key, fast_leaves = self._fast_key(args) if not kwargs else (None, None)
         if fast_key is not None:
             entry = self._fast_cache.get(fast_key)
             if entry is not None:
                 self.last = entry
-                if self.static_argnums:
-                    return entry.call([args[i] for i in self._dynamic_positions])
-                return entry.call(args)
+                return entry.call(fast_leaves)
         dynamic, static, positions = self._split_args(args, kwargs)
         leaves, in_tree = tree.flatten(tuple(dynamic))
         names = [f"argument {i}" for i in range(len(leaves))]
@@ -375,14 +421,15 @@ class QJIT:
         self.last = entry
         return entry.call(leaves)
 
-    def _fast_key(self, args: tuple) -> tuple | None:
-        """A cheap key for a call with every parameter passed positionally,
-        each a NumPy array, a scalar or a (hashable) static argument: dtypes
-        and exact shapes (which fix the signature, unit dims and equal-dim
-        pattern included), scalar types, static values. None when the call
-        needs the general path (keywords, defaults, pytrees)."""
+    def _fast_key(self, args: tuple) -> tuple:
+        """(key, flat leaves) for a call with every parameter passed
+        positionally as NumPy arrays, scalars, tuples/lists/dicts of them,
+        or hashable static arguments; the key holds the tree structure,
+        dtypes and exact shapes (which fix the signature, unit dims and
+        equal-dim pattern included), scalar types and static values.
+        (None, None) when the call needs the general path."""
         if not self._fast_eligible or len(args) != len(self.params):
-            return None
+            return None, None
         key = []
         statics = self.static_argnums
         for i, a in enumerate(args):
@@ -391,15 +438,34 @@ class QJIT:
                 try:
                     hash(a)
                 except TypeError:
-                    return None
+                    return None, None
                 key.append((t, a))
             elif t is np.ndarray:
                 key.append((a.dtype, a.shape))
             elif t in _SCALAR_TYPES:
                 key.append(t)
+            elif t is tuple or t is list or t is dict:
+                return self._tree_fast_key(args)
             else:
-                return None
-        return tuple(key)
+                return None, None
+        if statics:
+            return tuple(key), [args[i] for i in self._dynamic_positions]
+        return tuple(key), args
+
+    def _tree_fast_key(self, args: tuple) -> tuple:
+        """`_fast_key` for calls with pytree arguments."""
+        key: list = []
+        leaves: list = []
+        try:
+            for i, a in enumerate(args):
+                if i in self.static_argnums:
+                    hash(a)
+                    key.append((type(a), a))
+                else:
+                    key.append(_tree_key(a, leaves))
+        except (_NotFast, TypeError):
+            return None, None
+        return tuple(key), leaves
 
     def _compile(self, sig, in_tree, static, positions, key) -> CompiledEntry:
         from kiln.compiler import driver
@@ -538,6 +604,54 @@ def _annotation_sig(annotation: Any, where: str, dim_classes: _DimClasses) -> tu
     kind = "array" if shape else "scalar"
     return ArgSig(kind, dtype.str, tuple(dims)), {"dtype": dtype.name, "shape": [
         int(d) if not isinstance(d, str) else d for d in shape]}
+
+
+_SCALAR_ANNOTATIONS = (bool, int, float)
+
+
+def _annotated_signature(fn: Callable, static_argnums: set) -> tuple | None:
+    """ArgSigs from the parameter annotations when every parameter has a
+    supported one (and none is static), else None."""
+    if static_argnums:
+        return None
+    try:
+        params = list(inspect.signature(fn, eval_str=True).parameters.values())
+    except (NameError, TypeError, ValueError):
+        return None
+    if not params:
+        return None
+    for p in params:
+        a = p.annotation
+        supported = a in _SCALAR_ANNOTATIONS or isinstance(a, ShapeDtype) or (
+            isinstance(a, type) and issubclass(a, np.generic))
+        if not supported or p.kind not in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD):
+            return None
+    classes = _DimClasses(share_equal=False)
+    return tuple(_annotation_sig(p.annotation, f"parameter {p.name!r}", classes)[0] for p in params)
+
+
+def _conform(x: Any, sig: ArgSig, where: str, named: dict) -> Any:
+    """Check an argument against its ahead-of-time signature; return the leaf to pass."""
+    if sig.kind == "scalar" and sig.weak:
+        expected = {"bool": (bool, np.bool_), "int64": (int, np.integer), "float64": (float, int, np.floating,
+                                                                                     np.integer)}
+        if isinstance(x, bool) and sig.dtype != "bool" or not isinstance(x, expected[np.dtype(sig.dtype).name]):
+            raise KilnTypeError(f"{where}: expected a {np.dtype(sig.dtype).name} scalar as annotated "
+                                f"(compiled ahead of time), got {type(x).__name__}")
+        return x
+    arr = np.asarray(x)
+    want = np.dtype(sig.dtype)
+    if arr.dtype != want or arr.ndim != len(sig.dims):
+        raise KilnTypeError(f"{where}: expected a {want.name} array of rank {len(sig.dims)} as annotated "
+                            f"(compiled ahead of time), got {arr.dtype.name} of rank {arr.ndim}")
+    for axis, (kind, value) in enumerate(sig.dims):
+        size = arr.shape[axis]
+        if kind == "static" and size != value:
+            raise KilnValueError(f"{where}: axis {axis} must have size {value} as annotated, got {size}")
+        if kind == "dim" and named.setdefault(value, size) != size:
+            raise KilnValueError(f"{where}: axis {axis} has size {size}, but a dim of the same name has size "
+                                 f"{named[value]} in an earlier argument")
+    return arr
 
 
 def export(fn: Any, path: str) -> dict:
