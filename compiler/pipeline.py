@@ -44,6 +44,8 @@ DEFAULT_PIPELINE: Pipeline = [
         "func.func(linalg-fuse-elementwise-ops)",
         "canonicalize",
         "cse",
+        "kiln-reassociate-reductions",
+        "kiln-elementwise-in-place",
     ]),
     ("bufferized", [
         "one-shot-bufferize{bufferize-function-boundaries allow-return-allocs-from-loops "
@@ -53,6 +55,7 @@ DEFAULT_PIPELINE: Pipeline = [
         "kiln-linalg-to-blas",
         "memref-copy-to-linalg",
         "func.func(convert-linalg-to-loops)",
+        "kiln-expand-exp",
         "canonicalize",
     ]),
     ("llvm", [

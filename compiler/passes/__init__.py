@@ -23,6 +23,9 @@ _PASS_MODULES = (
     "kiln_legalize_control_flow",
     "kiln_legalize_dynamic",
     "kiln_linalg_to_blas",
+    "kiln_expand_exp",
+    "kiln_reassociate_reductions",
+    "kiln_elementwise_in_place",
     "kiln_lower_checks",
     "memref_copy_to_linalg",
 )

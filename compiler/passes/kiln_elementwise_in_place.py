@@ -1,0 +1,64 @@
+"""Pass `kiln-elementwise-in-place` (stage "linalg", before bufferization).
+
+In: an all-parallel `linalg.generic` writing into a fresh `tensor.empty`
+while one of its inputs has the output's type and indexing map and no other
+use (for instance the loop-carried `x` of `x = 0.5 * (x + a / x)`).
+Out: the generic writes into that input instead, so one-shot bufferization
+updates the input's buffer in place: no allocation, and a loop-carried value
+keeps one buffer across iterations instead of being copied at every
+iteration. Function arguments are never chosen (they are not writable), and
+only inputs defined in the generic's own block, so a value computed before a
+loop is never overwritten inside it.
+"""
+
+from __future__ import annotations
+
+from kiln.compiler.mlir import ir
+from kiln.compiler.passes import register_pass
+from kiln.compiler.passes._util import collect_ops
+
+
+def _all_parallel(op: ir.Operation) -> bool:
+    return all("parallel" in str(t) for t in op.attributes["iterator_types"])
+
+
+def _single_use(value: ir.Value) -> bool:
+    """One use that reads the elements (`tensor.dim` reads only the shape)."""
+    readers = [use for use in value.uses if use.owner.operation.name != "tensor.dim"]
+    return len(readers) == 1
+
+
+def _is_function_argument(value: ir.Value) -> bool:
+    if not isinstance(value.owner, ir.Block):
+        return False
+    parent = value.owner.owner
+    return parent is not None and parent.operation.name == "func.func"
+
+
+def _defined_in(value: ir.Value, block: ir.Block) -> bool:
+    owner = value.owner
+    if isinstance(owner, ir.Block):
+        return owner == block
+    return owner.operation.block == block
+
+
+@register_pass("kiln-elementwise-in-place")
+def elementwise_in_place(module: ir.Module, options: dict) -> None:
+    """Let elementwise generics overwrite a dead input instead of a new tensor."""
+    for op in collect_ops(module, {"linalg.generic"}):
+        if not _all_parallel(op) or len(op.results) != 1:
+            continue
+        operands = list(op.operands)
+        inputs, init = operands[:-1], operands[-1]
+        init_owner = init.owner
+        if isinstance(init_owner, ir.Block) or init_owner.operation.name != "tensor.empty":
+            continue
+        body = op.regions[0].blocks[0]
+        if len(list(body.arguments[len(inputs)].uses)) != 0:
+            continue
+        maps = list(op.attributes["indexing_maps"])
+        for i, value in enumerate(inputs):
+            if (value.type == init.type and str(maps[i]) == str(maps[-1]) and _single_use(value)
+                    and not _is_function_argument(value) and _defined_in(value, op.block)):
+                op.operands[len(inputs)] = value
+                break
