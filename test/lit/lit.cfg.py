@@ -47,8 +47,12 @@ config.substitutions.append(("%PYTHON", python))
 config.substitutions.append((_WORD.format("kiln-opt"), kiln_opt))
 config.substitutions.append((_WORD.format("filecheck"), shlex.quote(filecheck)))
 
-# Frontend tests compile functions: give them a private compile cache.
-config.environment["KILN_CACHE_DIR"] = tempfile.mkdtemp(prefix="kiln-lit-cache-")
+# Frontend tests compile functions: give them a compile cache of their own,
+# emptied at the start of every run.
+cache_dir = os.path.join(config.test_exec_root, "kiln-cache")
+shutil.rmtree(cache_dir, ignore_errors=True)
+os.makedirs(cache_dir)
+config.environment["KILN_CACHE_DIR"] = cache_dir
 for name in ("HOME", "TMPDIR", "KILN_LOG"):
     if name in os.environ:
         config.environment[name] = os.environ[name]
