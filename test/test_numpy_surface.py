@@ -258,6 +258,22 @@ def test_special_float_values():
                              np.floor_divide(x, y), np.remainder(x, y), np.fmod(x, y)), x, y)
 
 
+_EXTREMES = np.array([0.0, 1e-300, 1e-8, 0.5, 1.0, 3.0, 1e8, 1e200, 1e308, -1e200, np.inf, -np.inf, np.nan])
+_EXTREME_UNARY = ("arcsinh", "arccosh", "arctanh", "sinh", "cosh", "tanh", "expm1", "log1p", "cbrt", "arcsin",
+                  "arccos", "arctan", "reciprocal", "exp2", "log2")
+_EXTREME_BINARY = ("hypot", "logaddexp", "arctan2", "fmax", "true_divide", "floor_divide", "remainder")
+
+
+def test_extreme_float_values():
+    """Large, tiny, infinite and NaN inputs: no overflow inside the formulas
+    kiln composes (asinh, acosh, hypot, ...)."""
+    y = np.array([1.0, -1e200, 3.0, 1e-300, 0.0, np.inf, -np.inf, 1.0, 2.0, 1e200, -np.inf, 5.0, 1.0])
+    f = kiln.qjit(lambda x, y: tuple(getattr(np, n)(x) for n in _EXTREME_UNARY)
+                  + tuple(getattr(np, n)(x, y) for n in _EXTREME_BINARY))
+    compare(f, lambda x, y: tuple(getattr(np, n)(x) for n in _EXTREME_UNARY)
+            + tuple(getattr(np, n)(x, y) for n in _EXTREME_BINARY), _EXTREMES, y)
+
+
 # --------------------------------------------------------------------------
 # where, clip, astype
 
@@ -617,6 +633,21 @@ def test_dynamic_shape_mismatch_at_run_time():
     assert_same(f(np.ones(5), np.arange(5.0)), np.ones(5) + np.arange(5.0))
     with pytest.raises(ValueError, match="broadcast"):
         f(np.ones(6), np.ones(2))
+
+
+def test_dynamic_size_errors_at_run_time():
+    reshape = kiln.qjit(lambda x, y: x.reshape(y.shape[0], -1))
+    with pytest.raises(ValueError, match="reshape"):
+        reshape(np.ones(7), np.ones(3))
+    concat = kiln.qjit(lambda x, y: np.concatenate([x, y]))
+    with pytest.raises(ValueError, match="concatenate"):
+        concat(np.ones((3, 4)), np.ones((2, 5)))
+    matmul = kiln.qjit(lambda a, b: a @ b)
+    with pytest.raises(ValueError, match="inner dimensions"):
+        matmul(np.ones((3, 4)), np.ones((5, 2)))
+    zeros = kiln.qjit(lambda x, k: knp.zeros(k) + x[0])
+    with pytest.raises(ValueError, match="negative"):
+        zeros(np.ones(2), -1)
 
 
 def test_out_of_bounds_traced_index():

@@ -1,7 +1,8 @@
 """Stage "mlir": lowering of elementwise primitives to StableHLO ops.
 
 In: equations of `kiln.primitives.elementwise` (operands share a shape).
-Out: one StableHLO elementwise op each (`stablehlo.add`, `compare`, ...).
+Out: one StableHLO elementwise op each (`stablehlo.add`, `compare`, ...);
+log1p and expm1 become short compositions that stay accurate for tiny x.
 """
 
 from __future__ import annotations
@@ -57,8 +58,46 @@ def _compare(name):
     return rule
 
 
+def _log1p(ctx, eqn, x):
+    """log(1 + x) without cancellation for small x (Goldberg): with u = 1 + x
+    rounded, log(u) * x / (u - 1) is exact to a few ulps. (MLIR's LLVM
+    lowering of math.log1p computes log(1 + x) directly.)"""
+    aval = eqn.invars[0].aval
+    t = tensor_type(aval)
+    one, inf = _full_like(ctx, aval, 1.0), _full_like(ctx, aval, np.inf)
+    u = hlo.one("add", t, one, x)
+    d = hlo.one("subtract", t, u, one)
+    general = hlo.one("multiply", t, hlo.one("log", t, u), hlo.one("divide", t, x, d))
+    exact = hlo.comparison("EQ", d, _full_like(ctx, aval, 0.0), "FLOAT")
+    result = hlo.one("select", t, exact, x, general)
+    return [hlo.one("select", t, hlo.comparison("EQ", u, inf, "FLOAT"), u, result)]
+
+
+def _expm1(ctx, eqn, x):
+    """exp(x) - 1 without cancellation for small x (Kahan): with u = exp(x),
+    (u - 1) * x / log(u) corrects the rounding of u."""
+    aval = eqn.invars[0].aval
+    t = tensor_type(aval)
+    one, inf = _full_like(ctx, aval, 1.0), _full_like(ctx, aval, np.inf)
+    u = hlo.one("exponential", t, x)
+    um1 = hlo.one("subtract", t, u, one)
+    general = hlo.one("divide", t, hlo.one("multiply", t, um1, x), hlo.one("log", t, u))
+    minus_one = _full_like(ctx, aval, -1.0)
+    result = hlo.one("select", t, hlo.comparison("EQ", um1, minus_one, "FLOAT"), minus_one, general)
+    result = hlo.one("select", t, hlo.comparison("EQ", u, one, "FLOAT"), x, result)
+    return [hlo.one("select", t, hlo.comparison("EQ", u, inf, "FLOAT"), u, result)]
+
+
+def _full_like(ctx, aval, value: float):
+    """`value` in aval's dtype, broadcast to aval's (possibly dynamic) shape."""
+    scalar = hlo.constant(np.array(value, dtype=aval.dtype))
+    return ctx.broadcast(scalar, aval.update(shape=()), aval, ())
+
+
+_PRECISE_UNARY = {"log1p": _log1p, "expm1": _expm1}
+
 for _name, _prim in ew.unary.items():
-    lowering(_prim)(_unary(_name))
+    lowering(_prim)(_PRECISE_UNARY.get(_name) or _unary(_name))
 for _name, _prim in ew.binary.items():
     lowering(_prim)(_binary(_name))
 for _name, _prim in ew.compare.items():

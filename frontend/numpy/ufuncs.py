@@ -14,7 +14,7 @@ import numpy as np
 
 from kiln.core import KilnTypeError, Literal
 from kiln.numpy._base import broadcast_shapes, broadcast_to, convert, materialize, operand
-from kiln.primitives import elementwise
+from kiln.primitives import elementwise, mutation
 from kiln.tracing import bind
 
 _un = elementwise.unary
@@ -135,12 +135,21 @@ def _arctan(x):
     return bind(_bin["atan2"], x, _const_like(x, 1.0))
 
 
+# Above this magnitude asinh(x) and acosh(x) are log(2|x|) to the last bit,
+# and the squares in the general formulas would overflow.
+_LARGE = 1e8
+
+
+def _log_twice(ax):
+    return bind(_bin["add"], bind(_un["log"], ax), _const_like(ax, np.log(2.0)))
+
+
 def _arcsinh(x):
     one = _const_like(x, 1.0)
     ax = bind(_un["abs"], x)
     sq = bind(_bin["mul"], ax, ax)
     inner = bind(_bin["add"], ax, bind(_bin["div"], sq, bind(_bin["add"], one, bind(_un["sqrt"], bind(_bin["add"], one, sq)))))
-    mag = bind(_un["log1p"], inner)
+    mag = _select(bind(_cmp["gt"], ax, _const_like(x, _LARGE)), _log_twice(ax), bind(_un["log1p"], inner))
     return _select(bind(_cmp["lt"], x, _const_like(x, 0.0)), bind(_un["neg"], mag), mag)
 
 
@@ -148,7 +157,9 @@ def _arccosh(x):
     one = _const_like(x, 1.0)
     xm1 = bind(_bin["sub"], x, one)
     # log1p(t + sqrt(t * (t + 2))) with t = x - 1 keeps precision near 1.
-    return bind(_un["log1p"], bind(_bin["add"], xm1, bind(_un["sqrt"], bind(_bin["mul"], xm1, bind(_bin["add"], xm1, _const_like(x, 2.0))))))
+    near = bind(_un["log1p"], bind(_bin["add"], xm1, bind(_un["sqrt"], bind(_bin["mul"], xm1, bind(_bin["add"], xm1, _const_like(x, 2.0))))))
+    result = _select(bind(_cmp["gt"], x, _const_like(x, _LARGE)), _log_twice(x), near)
+    return _select(bind(_cmp["lt"], x, one), _const_like(x, np.nan), result)
 
 
 def _arctanh(x):
@@ -273,7 +284,15 @@ def _right_shift(x, y):
 
 
 def _hypot(x, y):
-    return bind(_un["sqrt"], bind(_bin["add"], _square(x), _square(y)))
+    """max * sqrt(1 + (min / max)^2): no overflow or underflow in the squares;
+    an infinite operand gives inf even beside a NaN, as NumPy."""
+    ax, ay = bind(_un["abs"], x), bind(_un["abs"], y)
+    big, small = bind(_bin["max"], ax, ay), bind(_bin["min"], ax, ay)
+    zero, inf = _const_like(x, 0.0), _const_like(x, np.inf)
+    ratio = bind(_bin["div"], small, _select(bind(_cmp["eq"], big, zero), _const_like(x, 1.0), big))
+    result = bind(_bin["mul"], big, bind(_un["sqrt"], bind(_bin["add"], _const_like(x, 1.0), _square(ratio))))
+    either_inf = bind(_bin["or"], bind(_cmp["eq"], ax, inf), bind(_cmp["eq"], ay, inf))
+    return _select(either_inf, inf, result)
 
 
 def _logaddexp(x, y):
@@ -394,7 +413,7 @@ def _resolve_dtypes(name: str, ufunc: np.ufunc, ops: list) -> tuple:
 def apply_ufunc(name: str, *args: Any) -> Any:
     """Apply ufunc `name` to traced or constant operands, as NumPy would."""
     impl, ufunc = UFUNCS[name]
-    ops = [operand(a) for a in args]
+    ops = operands = [operand(a) for a in args]
     dtypes = _resolve_dtypes(name, ufunc, ops)
     in_dtypes, out_dtype = dtypes[: len(ops)], dtypes[-1]
     weak = all(x.aval.weak_type for x in ops)
@@ -405,6 +424,10 @@ def apply_ufunc(name: str, *args: Any) -> Any:
         result = convert(result, out_dtype, weak)
     if isinstance(result, Literal):
         result = materialize(result)
+    if any(result is x for x in operands):
+        # A ufunc returns a new array: an identity (np.positive, np.floor of
+        # an int) must not alias its operand, or writes to it would reach it.
+        result = bind(mutation.copy_p, result)
     return result
 
 
