@@ -59,11 +59,14 @@ DEFAULT_PIPELINE: Pipeline = [
         "canonicalize",
     ]),
     ("llvm", [
+        "convert-complex-to-standard",
         "lower-affine",
         "convert-scf-to-cf",
         "expand-strided-metadata",
         "lower-affine",
-        "finalize-memref-to-llvm",
+        # Allocations go through support.c, which turns a failed malloc into MemoryError.
+        "finalize-memref-to-llvm{use-generic-functions=true}",
+        "convert-complex-to-llvm",
         "convert-math-to-llvm",
         "convert-math-to-libm",
         "convert-arith-to-llvm",

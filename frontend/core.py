@@ -370,6 +370,8 @@ def _format_literal(lit: Literal) -> str:
         return "True" if val else "False"
     if np.dtype(lit.aval.dtype).kind == "f":
         return repr(float(val))
+    if np.dtype(lit.aval.dtype).kind == "c":
+        return repr(complex(val))
     return str(int(val))
 
 

@@ -33,6 +33,7 @@ from kiln.runtime.memref import (
 )
 
 _WORD = 8
+OUT_OF_MEMORY = -1  # support.c's KILN_OUT_OF_MEMORY: an allocation of the compiled code failed
 _SCRATCH_WORDS = 2  # room for any scalar kiln supports (complex128)
 
 
@@ -179,6 +180,9 @@ class Executable:
 
     def _check_error(self, failure) -> Exception:
         check_id, v0, v1 = failure[0], failure[1], failure[2]
+        if check_id == OUT_OF_MEMORY:
+            return MemoryError(f"compiled code could not allocate {v0 % 2**64} bytes: an array size computed "
+                               "at run time is too large (or negative)")
         if not 1 <= check_id <= len(self.checks):
             return KilnValueError(f"run-time check {check_id} failed")
         kind, message = self.checks[check_id - 1]

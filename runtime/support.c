@@ -25,6 +25,31 @@ void kiln_check_failed(int64_t check_id, int64_t value0, int64_t value1) {
   longjmp(*kiln_active_jmp, 1);
 }
 
+/* Heap allocation of the compiled code (finalize-memref-to-llvm with
+ * use-generic-functions calls these instead of malloc/free). An allocation
+ * that fails, e.g. for a huge or negative computed size, unwinds like a failed
+ * check with id KILN_OUT_OF_MEMORY (the runtime raises MemoryError) instead of
+ * letting the code write through a null pointer. */
+#define KILN_OUT_OF_MEMORY (-1)
+
+void *_mlir_memref_to_llvm_alloc(size_t size) {
+  void *p = malloc(size);
+  if (p == NULL && size != 0)
+    kiln_check_failed(KILN_OUT_OF_MEMORY, (int64_t)size, 0);
+  return p;
+}
+
+void *_mlir_memref_to_llvm_aligned_alloc(size_t alignment, size_t size) {
+  void *p = NULL;
+  if (posix_memalign(&p, alignment < sizeof(void *) ? sizeof(void *) : alignment, size) != 0)
+    p = NULL;
+  if (p == NULL && size != 0)
+    kiln_check_failed(KILN_OUT_OF_MEMORY, (int64_t)size, 0);
+  return p;
+}
+
+void _mlir_memref_to_llvm_free(void *p) { free(p); }
+
 /* Returns 0 on success, else the failing check id (failure[0..2] filled). */
 int64_t kiln_invoke(void (*packed)(void **), void **args, int64_t *failure) {
   jmp_buf here;

@@ -1,0 +1,23 @@
+"""Differential fuzzing, bounded: random kiln programs (test/fuzz/program_gen.py)
+run by kiln and by NumPy must agree, or both raise (kiln with a ValueError,
+IndexError or TypeError). Derandomized, a fixed number of examples; the long
+run is cmake-free-scripts/fuzz_long.py."""
+
+import os
+
+from hypothesis import HealthCheck, given, note, settings
+
+from fuzz.program_gen import program_cases, run_case
+
+EXAMPLES = int(os.environ.get("KILN_FUZZ_EXAMPLES", "30"))
+
+
+@settings(derandomize=True, max_examples=EXAMPLES, deadline=None, database=None,
+          suppress_health_check=list(HealthCheck), print_blob=False)
+@given(program_cases())
+def test_kiln_agrees_with_numpy(case):
+    program, inputs = case
+    note(program.source)
+    note(repr(inputs))
+    outcome = run_case(program, inputs)
+    assert outcome.status != "failure", f"\n{program.source}\n{outcome.detail}"

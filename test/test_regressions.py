@@ -1,0 +1,89 @@
+"""Regression tests: each failure found by differential fuzzing
+(test/fuzz/program_gen.py, cmake-free-scripts/fuzz_long.py) or by the
+bad-input matrix, minimized, next to NumPy's answer."""
+
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+import kiln
+import kiln.numpy as knp
+
+
+def run_both(fn, *args):
+    """fn under kiln and under NumPy on copies; returns both results and
+    both argument lists after the call."""
+    k_args = [np.copy(a) for a in args]
+    n_args = [np.copy(a) for a in args]
+    got = kiln.qjit(fn)(*k_args)
+    want = fn(*n_args)
+    return got, want, k_args, n_args
+
+
+def assert_same(got, want):
+    got, want = np.asarray(got), np.asarray(want)
+    assert got.dtype == want.dtype and got.shape == want.shape
+    np.testing.assert_allclose(got, want)
+
+
+# fuzz: `t = np.floor(x)` on an integer array returned x itself, so `t += 1`
+# wrote the caller's array.
+def test_integer_floor_result_does_not_alias_its_operand():
+    def f(x):
+        t = np.floor(x)
+        t += 1
+        return t
+
+    got, want, (xk,), (xn,) = run_both(f, np.array([4, -2], np.int32))
+    assert_same(got, want)
+    assert_same(xk, xn)
+
+
+@pytest.mark.parametrize("ufunc", [np.positive, np.ceil, np.trunc, np.rint, np.absolute])
+def test_identity_ufuncs_return_fresh_arrays(ufunc):
+    def f(x):
+        t = ufunc(x)
+        t *= 3
+        return t
+
+    x = np.array([1, 2, 3], np.uint8 if ufunc is np.absolute else np.int64)
+    got, want, (xk,), (xn,) = run_both(f, x)
+    assert_same(got, want)
+    assert_same(xk, xn)
+
+
+# bad inputs: a complex argument failed with "int() argument must be ... not
+# 'complex'" (the jaxpr printer) and then "LLVM Translation failed" (no
+# complex-to-LLVM lowering in the pipeline).
+def test_complex_arrays_compute():
+    x = np.arange(3) + 1j
+    assert_same(kiln.qjit(lambda x: x + 1)(x), x + 1)
+    assert_same(kiln.qjit(lambda x: np.sum(x * x))(x), np.sum(x * x))
+    x64 = x.astype(np.complex64)
+    assert_same(kiln.qjit(lambda x: x * 1j + np.exp(x))(x64), x64 * 1j + np.exp(x64))
+
+
+# bad inputs: materializing a huge broadcast made malloc fail and the
+# compiled code write through a null pointer (segmentation fault). Run in a
+# subprocess so that a regression cannot take the test session down.
+@pytest.mark.parametrize("body, n", [
+    ("knp.broadcast_to(x, (1 << 40, 1 << 20))", 1),
+    ("knp.zeros((x.shape[0] * (1 << 40), 1 << 20))", 3),
+])
+def test_failed_allocation_raises_memory_error(body, n):
+    script = textwrap.dedent(f"""
+        import numpy as np, kiln, kiln.numpy as knp
+        f = kiln.qjit(lambda x: {body})
+        try:
+            f(np.ones({n}))
+        except MemoryError as e:
+            assert "could not allocate" in str(e), e
+            print("MemoryError")
+        print("done")
+    """)
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout.split() == ["MemoryError", "done"]
