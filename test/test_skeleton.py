@@ -86,3 +86,13 @@ def test_outside_a_trace_kiln_numpy_is_numpy():
     x = np.arange(4.0)
     np.testing.assert_array_equal(knp.exp(x), np.exp(x))
     np.testing.assert_array_equal(knp.sum(x), np.sum(x))
+
+
+def test_every_pass_is_documented():
+    from pathlib import Path
+
+    from kiln.compiler.passes import load_all
+
+    text = (Path(__file__).resolve().parent.parent / "docs" / "passes.md").read_text()
+    missing = [name for name in load_all() if f"`{name}`" not in text]
+    assert not missing, f"run cmake-free-scripts/gen_pass_docs.py; undocumented: {missing}"
