@@ -78,8 +78,8 @@ def main() -> None:
         ("scale(x, 2.0) (Python scalar)", lambda: scale(x, 2.0), lambda: x * 2.0),
         ("two_results(x, y)", lambda: two_results(x, y), lambda: (x + y, x - y)),
         ("add(x[::2], y) (copied input)", lambda: add(xs, y), lambda: xs + y),
-        ("tree_arg((x, y)) (pytree path)", lambda: tree_arg((x, y)), lambda: x + y),
-        ("add(x=x, y=y) (keyword path)", lambda: add(x=x, y=y), lambda: x + y),
+        ("tree_arg((x, y)) (pytree argument)", lambda: tree_arg((x, y)), lambda: x + y),
+        ("add(x=x, y=y) (keywords)", lambda: add(x=x, y=y), lambda: x + y),
     ]
     for name, kiln_fn, numpy_fn in variants:
         rows.append((name, per_call_seconds(kiln_fn, options.calls, options.repeats),

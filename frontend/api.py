@@ -201,9 +201,10 @@ def _write_back(positions: tuple, leaves: Sequence, results: list) -> list:
 
 
 def trace_function(fn: Callable, leaves_sig: tuple[ArgSig, ...], in_tree: Any, static_args: dict,
-                   arg_positions: list) -> tuple[Jaxpr, Any, list]:
+                   arg_positions: list, unit_dims_specialized: bool = False) -> tuple[Jaxpr, Any, list]:
     """Trace `fn` on avals built from the signature; returns the jaxpr, the
-    output tree, and which argument dim fills each implicit input."""
+    output tree, and which argument dim fills each implicit input.
+    `unit_dims_specialized`: no dynamic argument dim is 1 at run time."""
     builder = Builder()
     with scope(builder):
         dim_tracers: dict[int, Tracer] = {}
@@ -213,6 +214,8 @@ def trace_function(fn: Callable, leaves_sig: tuple[ArgSig, ...], in_tree: Any, s
                 if kind == "dim" and value not in dim_tracers:
                     dim_tracers[value] = builder.new_arg(DShapedArray((), INDEX_DTYPE), explicit=False)
                     dim_sources.append((i, axis))
+        if unit_dims_specialized:
+            builder.never_unit_dims.update(id(t) for t in dim_tracers.values())
         arg_tracers = []
         for sig in leaves_sig:
             if sig.kind == "scalar":
@@ -476,7 +479,9 @@ class QJIT:
             from kiln.autograph import convert
 
             fn = convert(fn, include=self.autograph_include, exclude=self.autograph_exclude)
-        jaxpr, out_tree, dim_sources = trace_function(fn, sig, in_tree, static, positions)
+        jaxpr, out_tree, dim_sources = trace_function(
+            fn, sig, in_tree, static, positions,
+            unit_dims_specialized=self.specialize_unit_dims and self.abstracted_axes is None)
         trace_seconds = time.perf_counter() - start
         entry = driver.compile_jaxpr(jaxpr, self.__name__, pipelines=self.pipelines,
                                      keep_intermediate=self.keep_intermediate)
