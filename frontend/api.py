@@ -672,12 +672,12 @@ def export(fn: Any, path: str) -> dict:
     from kiln.compiler import driver
     from kiln.runtime import aot
 
-    qjit_fn = fn if isinstance(fn, QJIT) else QJIT(fn)
+    py_fn = fn.fn if isinstance(fn, QJIT) else fn
     try:
-        signature = inspect.signature(qjit_fn.fn, eval_str=True)
+        signature = inspect.signature(py_fn, eval_str=True)
     except (NameError, TypeError) as e:
-        raise KilnTypeError(f"kiln.export: cannot evaluate the annotations of {qjit_fn.__name__}: {e}") from None
-    name = driver._symbol_name(qjit_fn.__name__)
+        raise KilnTypeError(f"kiln.export: cannot evaluate the annotations of {py_fn.__name__}: {e}") from None
+    name = driver._symbol_name(py_fn.__name__)
     classes = _DimClasses(share_equal=False)
     sigs, params = [], []
     for pname, param in signature.parameters.items():
@@ -687,7 +687,12 @@ def export(fn: Any, path: str) -> dict:
         sigs.append(sig)
         params.append({"name": aot.c_parameter_name(driver._symbol_name(pname)), **desc})
     in_tree = tree.flatten(tuple(range(len(sigs))))[1]
-    jaxpr, out_tree, dim_sources = trace_function(qjit_fn.fn, tuple(sigs), in_tree, {}, list(range(len(sigs))))
+    traced_fn = py_fn
+    if isinstance(fn, QJIT) and fn.autograph:
+        from kiln.autograph import convert
+
+        traced_fn = convert(py_fn, include=fn.autograph_include, exclude=fn.autograph_exclude)
+    jaxpr, out_tree, dim_sources = trace_function(traced_fn, tuple(sigs), in_tree, {}, list(range(len(sigs))))
     num_implicit_out = sum(1 for e in jaxpr.out_explicit if not e)
     writeback = list(getattr(jaxpr, "writeback", ()))
     results = jaxpr.outvars[num_implicit_out:len(jaxpr.outvars) - len(writeback)]
