@@ -56,6 +56,7 @@ DEFAULT_PIPELINE: Pipeline = [
         "memref-copy-to-linalg",
         "func.func(convert-linalg-to-loops)",
         "kiln-expand-exp",
+        "kiln-check-alloc-sizes",
         "canonicalize",
     ]),
     ("llvm", [

@@ -181,8 +181,13 @@ class Executable:
     def _check_error(self, failure) -> Exception:
         check_id, v0, v1 = failure[0], failure[1], failure[2]
         if check_id == OUT_OF_MEMORY:
-            return MemoryError(f"compiled code could not allocate {v0 % 2**64} bytes: an array size computed "
-                               "at run time is too large (or negative)")
+            if v0 == -2:
+                return KilnValueError("negative dimensions are not allowed: a size computed at run time is "
+                                      "negative (kiln-check-alloc-sizes)")
+            if v0 < 0:
+                return MemoryError("compiled code could not allocate an array: a size computed at run time needs "
+                                   "more than 2**62 bytes")
+            return MemoryError(f"compiled code could not allocate {v0} bytes (malloc failed)")
         if not 1 <= check_id <= len(self.checks):
             return KilnValueError(f"run-time check {check_id} failed")
         kind, message = self.checks[check_id - 1]

@@ -87,3 +87,56 @@ def test_failed_allocation_raises_memory_error(body, n):
     proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert proc.stdout.split() == ["MemoryError", "done"]
+
+
+# bad inputs: a size product that wraps around 2**64 bytes (3 * 2**31 rows of
+# 2**31 float64) allocated a small buffer the code then overran; a negative
+# traced size allocated a buffer of the wrapped size. kiln-check-alloc-sizes
+# now guards every dynamic allocation.
+def test_wrapping_allocation_size_raises_memory_error():
+    script = textwrap.dedent("""
+        import numpy as np, kiln, kiln.numpy as knp
+        f = kiln.qjit(lambda x: knp.zeros((x.shape[0] * (1 << 31), 1 << 31)))
+        try:
+            f(np.ones(3))
+        except MemoryError as e:
+            assert "more than 2**62 bytes" in str(e), e
+            print("MemoryError")
+        print(f(np.ones(2)[:0]).shape)
+    """)
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout.split() == ["MemoryError", "(0,", "2147483648)"]
+
+
+def test_negative_traced_size_raises_value_error():
+    f = kiln.qjit(lambda n: knp.zeros((n, 3)))
+    with pytest.raises(ValueError, match="negative dimensions are not allowed"):
+        f(-5)
+    assert f(2).shape == (2, 3)
+
+
+# fuzz: a reduction of a 0-d array (`np.sum(x[0])` on a vector) lowered to a
+# stablehlo.reduce without dimensions, which never bufferized
+# ("op was not bufferized").
+@pytest.mark.parametrize("fn", [np.sum, np.prod, np.max, np.min, np.mean])
+def test_reduction_of_a_zero_d_array(fn):
+    def f(x):
+        t = np.negative(x)[0]
+        return fn(t)
+
+    got, want, _, _ = run_both(f, np.array([3.0, 1.0], np.float32))
+    assert_same(got, want)
+    with pytest.raises(IndexError, match="out of bounds"):
+        kiln.qjit(f)(np.zeros(0, np.float32))
+
+
+def test_reduction_of_a_zero_d_array_is_a_snapshot():
+    def f(x):
+        s = np.sum(x)
+        x[...] = 5.0
+        return s, np.sum(x)
+
+    got, want, (xk,), (xn,) = run_both(f, np.array(2.0))
+    assert_same(got, want)
+    assert_same(xk, xn)

@@ -46,6 +46,10 @@ def _reduce_op(operands, inits, result_types, axes, body_builder):
 
 def _reduce_rule(name):
     def rule(ctx, eqn, x):
+        if not eqn.params["axes"]:
+            # A reduction over no axes (np.sum of a 0-d array) is the operand; a convert makes it
+            # a fresh value (stablehlo.reduce without dimensions does not legalize to linalg).
+            return [hlo.one("convert", tensor_type(eqn.outvars[0].aval), x)]
         dtype = eqn.invars[0].aval.dtype
         init = hlo.constant(_init_value(name, dtype))
         scalar = ir.RankedTensorType.get([], element_type(dtype))

@@ -28,6 +28,7 @@ _PASS_MODULES = (
     "kiln_elementwise_in_place",
     "kiln_lower_checks",
     "memref_copy_to_linalg",
+    "kiln_check_alloc_sizes",
 )
 
 
