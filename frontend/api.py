@@ -391,8 +391,6 @@ class QJIT:
         return out
 
     def __call__(self, *args, **kwargs):
-        if self._aot is not None:
-            return self._call_ahead_of_time(args, kwargs)
         if kwargs and self._keywords_positional:
             # f(x, y=y) with every remaining parameter by keyword: the same
             # call as f(x, y), which the fast path handles.
@@ -405,6 +403,11 @@ class QJIT:
             if entry is not None:
                 self.last = entry
                 return entry.call(fast_leaves)
+        if self._aot is not None:
+            result = self._call_ahead_of_time(args, kwargs)
+            if fast_key is not None:  # these dtypes and shapes conform to the annotations
+                self._remember(fast_key, self._aot[1])
+            return result
         dynamic, static, positions = self._split_args(args, kwargs)
         leaves, in_tree = tree.flatten(tuple(dynamic))
         names = [f"argument {i}" for i in range(len(leaves))]
@@ -418,11 +421,14 @@ class QJIT:
         if entry is None:
             entry = self._compile(sig, in_tree, static, positions, key)
         if fast_key is not None:
-            if len(self._fast_cache) >= _FAST_CACHE_SIZE:
-                self._fast_cache.clear()
-            self._fast_cache[fast_key] = entry
+            self._remember(fast_key, entry)
         self.last = entry
         return entry.call(leaves)
+
+    def _remember(self, fast_key: tuple, entry: CompiledEntry) -> None:
+        if len(self._fast_cache) >= _FAST_CACHE_SIZE:
+            self._fast_cache.clear()
+        self._fast_cache[fast_key] = entry
 
     def _fast_key(self, args: tuple) -> tuple:
         """(key, flat leaves) for a call with every parameter passed

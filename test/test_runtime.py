@@ -628,3 +628,19 @@ def test_pytree_calls_on_the_fast_path():
     assert combine.num_compiles == 2
     np.testing.assert_array_equal(combine((a, b), {"w": w}, 2)["out"], (a + b) * w + 2)  # int scale
     assert combine.num_compiles == 3
+
+
+def test_annotated_function_checks_survive_the_fast_path():
+    @kiln.qjit
+    def add_vec(x: VEC, y: VEC):
+        return x + y
+
+    x3, y3 = np.arange(3.0), np.ones(3)
+    for _ in range(3):
+        np.testing.assert_array_equal(add_vec(x3, y3), x3 + 1)
+    with pytest.raises(ValueError):
+        add_vec(x3, np.ones(4))
+    with pytest.raises(TypeError):
+        add_vec(x3.astype(np.float32), y3.astype(np.float32))
+    np.testing.assert_array_equal(add_vec(np.arange(5.0), np.ones(5)), np.arange(5.0) + 1)
+    assert add_vec.num_compiles == 1
