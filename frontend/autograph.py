@@ -471,6 +471,13 @@ def _checked_branch(branch: Callable, init: tuple, out_names: tuple, where: str,
 # --- calls
 
 
+def _len(x: Any) -> Any:
+    """`len(x)` in converted code: a traced array's first dim may be traced."""
+    if _is_traced(x) and x.ndim > 0:
+        return x.shape[0]
+    return len(x)
+
+
 class _Context:
     """The `ag__` object of converted code: the helpers, and the options
     that decide which called functions are converted too."""
@@ -494,6 +501,8 @@ class _Context:
 
     def call(self, fn: Any) -> Any:
         """`fn`, converted when it is a user function."""
+        if fn is builtins.len:
+            return _len
         if not isinstance(fn, types.FunctionType) or not _should_convert(fn, self.include, self.exclude):
             return fn
         try:

@@ -97,6 +97,20 @@ def test_row_update_loop_writes_in_place():
     assert f.num_compiles == 1
 
 
+def test_len_of_a_traced_array_is_its_first_dim():
+    @kiln.qjit(autograph=True)
+    def f(x):
+        total = 0.0
+        for i in range(len(x)):
+            total = total + x[i] * i
+        return total
+
+    for size in SIZES:
+        x = np.random.rand(size)
+        np.testing.assert_allclose(f(x), (x * np.arange(size)).sum())
+    assert f.num_compiles == 1
+
+
 def test_for_over_rows_of_a_traced_array():
     @kiln.qjit(autograph=True)
     def f(x):
