@@ -32,6 +32,9 @@ def _unary_rule(name):
     def rule(x):
         if name == "is_finite":
             return DShapedArray(x.aval.shape, np.bool_)
+        if name == "abs" and x.aval.dtype.kind == "c":
+            # |a + bi| is real: complex64 -> float32, complex128 -> float64.
+            return x.aval.update(dtype=np.dtype(f"f{x.aval.dtype.itemsize // 2}"))
         return x.aval
 
     return rule
