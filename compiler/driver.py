@@ -170,7 +170,10 @@ def _compile_with_mlir(jaxpr: Jaxpr, symbol: str, pipelines: Any, keep_intermedi
                     "cache_hit": True, "workspace": None}
     workspace = None
     if keep_intermediate:
-        workspace = tempfile.mkdtemp(prefix=f"kiln-{symbol}-", dir=os.environ.get("KILN_WORKSPACE_DIR"))
+        parent = os.environ.get("KILN_WORKSPACE_DIR")
+        if parent:
+            os.makedirs(parent, exist_ok=True)
+        workspace = tempfile.mkdtemp(prefix=f"kiln-{symbol}-", dir=parent)
     build_dir = workspace or tempfile.mkdtemp(prefix="kiln-build-", dir=cache.library_dir())
     try:
         with ctx:
@@ -239,7 +242,7 @@ def _write_workspace(workspace: str, symbol: str, record) -> None:
     from kiln.compiler.pipeline import STAGES
 
     for i, stage in enumerate(s for s in STAGES if s in record.texts):
-        ext = "txt" if stage in ("jaxpr", "llvmir") else "mlir"
+        ext = {"jaxpr": "txt", "llvmir": "ll"}.get(stage, "mlir")
         with open(os.path.join(workspace, f"{i}_{symbol}.{stage}.{ext}"), "w") as f:
             f.write(record.texts[stage])
 

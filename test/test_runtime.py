@@ -644,3 +644,19 @@ def test_annotated_function_checks_survive_the_fast_path():
         add_vec(x3.astype(np.float32), y3.astype(np.float32))
     np.testing.assert_array_equal(add_vec(np.arange(5.0), np.ones(5)), np.arange(5.0) + 1)
     assert add_vec.num_compiles == 1
+
+
+def test_processes_compiling_one_function_concurrently(tmp_path):
+    env = dict(os.environ, KILN_CACHE_DIR=str(tmp_path))
+    procs = [subprocess.Popen([sys.executable, "-c", _CACHE_SCRIPT], env=env, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True) for _ in range(3)]
+    outputs = [p.communicate(timeout=300) for p in procs]
+    for p, (out, err) in zip(procs, outputs):
+        assert p.returncode == 0, err
+    results = [json.loads(out.strip().splitlines()[-1]) for out, _ in outputs]
+    if len({r["fingerprint"] for r in results}) > 1:
+        pytest.skip("the compiler's sources changed while the processes ran")
+    assert len({r["library"] for r in results}) == 1
+    later = _run_cache_script(tmp_path, results[0])
+    assert later["cache_hit"]
+    assert not [f for f in os.listdir(tmp_path / "lib") if f.endswith(".tmp") or f.startswith("kiln-build-")]
