@@ -6,8 +6,8 @@ use (for instance the loop-carried `x` of `x = 0.5 * (x + a / x)`).
 Out: the generic writes into that input instead, so one-shot bufferization
 updates the input's buffer in place: no allocation, and a loop-carried value
 keeps one buffer across iterations instead of being copied at every
-iteration. Function arguments are never chosen (they are not writable), and
-only inputs defined in the generic's own block, so a value computed before a
+iteration. Function arguments and views of them are never chosen (they are not
+writable), and only inputs defined in the generic's own block, so a value computed before a
 loop is never overwritten inside it.
 """
 
@@ -28,9 +28,16 @@ def _single_use(value: ir.Value) -> bool:
     return len(readers) == 1
 
 
+# Ops whose result may share its source's buffer after bufferization.
+_VIEWS = {"tensor.extract_slice", "tensor.reshape", "tensor.collapse_shape", "tensor.expand_shape", "tensor.cast"}
+
+
 def _is_function_argument(value: ir.Value) -> bool:
-    if not isinstance(value.owner, ir.Block):
-        return False
+    """True for a function argument or a view of one (writing it would force a copy)."""
+    while not isinstance(value.owner, ir.Block):
+        if value.owner.operation.name not in _VIEWS:
+            return False
+        value = value.owner.operation.operands[0]
     parent = value.owner.owner
     return parent is not None and parent.operation.name == "func.func"
 
