@@ -25,6 +25,7 @@ from kiln.core import (
     JaxprEqn,
     KilnInternalError,
     KilnTypeError,
+    KilnValueError,
     Literal,
     OutDBIdx,
     Primitive,
@@ -233,6 +234,16 @@ class Builder:
         # Results that alias an array chosen at run time (a cond branch
         # returning a view of an outer array): writes through them are refused.
         self.unresolved_aliases: set[int] = set()
+        # For each view: (primitive name, base, params), to ask whether it
+        # may be contiguous at run time (see `may_be_contiguous`).
+        self.view_steps: dict[int, tuple[str, Tracer, dict]] = {}
+        # Dim tracers (by id) known never to be 1 at run time: argument dims
+        # when size-1 dims are specialized.
+        self.never_unit_dims: set[int] = set()
+        # Copies made by reshape in place of a view that NumPy returns when
+        # the run-time sizes make the operand contiguous: copy id -> the
+        # root the copy was taken from. Writes to either are refused.
+        self.ambiguous_copies: dict[int, Tracer] = {}
 
     # --- values entering the scope
     def new_arg(self, aval: DShapedArray, explicit: bool = True) -> Tracer:
@@ -293,6 +304,7 @@ class Builder:
 
     def _record_view(self, prim: Primitive, base: Tracer, view: Tracer, params: dict) -> None:
         self.alias_parent[id(view)] = base
+        self.view_steps[id(view)] = (prim.name, base, params)
         if id(base) in self.readonly:
             self.readonly.add(id(view))
         if id(base) in self.unresolved_aliases:
@@ -306,12 +318,69 @@ class Builder:
             x = self.alias_parent[id(x)]
         return x
 
+    def outer_source(self, x: Tracer) -> Tracer | None:
+        """The outer-scope tracer that constvar `x` captures, if any."""
+        for const, source in zip(self.constvars, self.const_sources):
+            if const is x and isinstance(source, Tracer) and self.parent is not None:
+                return source
+        return None
+
     def is_contiguous(self, x: Tracer) -> bool:
-        return id(x) not in self.noncontiguous
+        """Whether `x` is C-contiguous whatever the run-time sizes."""
+        if id(x) in self.noncontiguous:
+            return False
+        source = self.outer_source(x)
+        return source is None or self.parent.is_contiguous(source)
+
+    def is_readonly(self, x: Tracer) -> bool:
+        if id(x) in self.readonly:
+            return True
+        source = self.outer_source(self.alias_root(x))
+        return source is not None and self.parent.is_readonly(source)
+
+    def may_be_unit(self, d: Any) -> bool:
+        """Whether dim `d` can be 1 at run time."""
+        if is_static_dim(d):
+            return d == 1
+        if id(d) in self.never_unit_dims:
+            return False
+        source = self.outer_source(d)
+        return source is None or self.parent.may_be_unit(source)
+
+    def may_be_contiguous(self, x: Tracer) -> bool:
+        """Whether `x` is C-contiguous for some run-time sizes (dims of
+        size 1 make any stride along them irrelevant)."""
+        while id(x) in self.view_steps:
+            name, base, params = self.view_steps[id(x)]
+            if not _view_keeps_contiguity(name, base.aval, x.aval, params, self.may_be_unit):
+                return False
+            x = base
+        source = self.outer_source(x)
+        return source is None or self.parent.may_be_contiguous(source)
+
+    def only_permuted(self, x: Tracer) -> bool:
+        """Whether `x` is a contiguous array seen through transposes and
+        reshapes only (no slices or reversals)."""
+        while id(x) in self.view_steps:
+            name, base, _ = self.view_steps[id(x)]
+            if name not in ("transpose", "reshape", "match_dims"):
+                return False
+            x = base
+        source = self.outer_source(x)
+        return source is None or self.parent.only_permuted(source)
 
     def mark_written(self, x: Tracer) -> None:
         """Record a write through `x`; a captured root marks the outer array too."""
         root = self.alias_root(x)
+        ambiguous = id(root) in self.ambiguous_copies or any(
+            source is root for source in self.ambiguous_copies.values())
+        if ambiguous:
+            raise KilnValueError(
+                "write to an array reshaped from a non-contiguous view, or to the array that view came "
+                "from: NumPy's reshape (and ravel) returns a view or a copy depending on the view's "
+                "strides and the run-time sizes, so whether one array sees the write through the other "
+                "is not known when kiln compiles. Copy explicitly before reshaping "
+                "(v.copy().reshape(...)) to always get a copy, or write through the original view.")
         self.written_roots.add(id(root))
         for const, source in zip(self.constvars, self.const_sources):
             if const is root and isinstance(source, Tracer) and self.parent is not None:
@@ -356,22 +425,29 @@ class Builder:
         return jaxpr
 
 
-def _view_keeps_contiguity(name: str, base: DShapedArray, view: DShapedArray, params: dict) -> bool:
-    """Whether a view of a C-contiguous array is C-contiguous too."""
+def _is_static_unit(d: Any) -> bool:
+    return is_static_dim(d) and d == 1
+
+
+def _view_keeps_contiguity(name: str, base: DShapedArray, view: DShapedArray, params: dict,
+                           is_unit=_is_static_unit) -> bool:
+    """Whether a view of a C-contiguous array is C-contiguous too, when the
+    dims for which `is_unit` holds are 1 (by default: static 1s only)."""
     if name in ("reshape", "match_dims"):
         return True
     if name == "transpose":
-        moved = [p for p in params["permutation"] if not (is_static_dim(base.shape[p]) and base.shape[p] == 1)]
+        moved = [p for p in params["permutation"] if not is_unit(base.shape[p])]
         return moved == sorted(moved)
     if name == "reverse":
-        return all(is_static_dim(base.shape[d]) and base.shape[d] <= 1 for d in params["dimensions"])
+        return all((is_static_dim(base.shape[d]) and base.shape[d] <= 1) or is_unit(base.shape[d])
+                   for d in params["dimensions"])
     if name == "slice":
-        if any(s != 1 for s in params["strides"]):
+        if any(s != 1 and not is_unit(size) for s, size in zip(params["strides"], view.shape)):
             return False
         # After the first axis of size > 1, every axis must be taken whole.
         first = True
         for axis, (dim, size) in enumerate(zip(base.shape, view.shape)):
-            if is_static_dim(size) and size == 1:
+            if is_unit(size):
                 continue
             whole = params["starts"][axis] == 0 and (size is dim or (is_static_dim(size) and size == dim))
             if not first and not whole:

@@ -90,8 +90,36 @@ def gather(base: ir.Value, indices: ir.Value, axis: int) -> ir.Value:
                    dimension_numbers=dnums)
 
 
+def _flatten_indices(indices: ir.Value, updates: ir.Value, axis: int) -> tuple[ir.Value, ir.Value]:
+    """Indices of any rank as 1-D, and the updates with their index dims
+    merged into one (C order, so the last write still wins)."""
+    it, ut = hlo.ranked(indices), hlo.ranked(updates)
+    k = it.rank
+    if k == 1:
+        return indices, updates
+    count = 1
+    static = it.has_static_shape
+    for i in range(k):
+        count = count * it.shape[i] if static else None
+    if static:
+        count_value = count
+    else:
+        count_value = _dim(indices, 0) if k else hlo.scalar_i64(1)
+        for i in range(1, k):
+            count_value = hlo.one("multiply", ir.RankedTensorType.get([], hlo.i64()), count_value, _dim(indices, i))
+    flat_t = ir.RankedTensorType.get([count if static else dynamic_size()], it.element_type)
+    flat_indices = _reshape(indices, hlo.shape_tensor([count_value]), flat_t)
+    dims = [ut.shape[i] if not ut.is_dynamic_dim(i) else _dim(updates, i) for i in range(ut.rank)]
+    new_dims = dims[:axis] + [count_value] + dims[axis + k:]
+    static_dims = [d if isinstance(d, int) else dynamic_size() for d in new_dims]
+    flat_updates = _reshape(updates, hlo.shape_tensor(new_dims),
+                            ir.RankedTensorType.get(static_dims, ut.element_type))
+    return flat_indices, flat_updates
+
+
 def scatter(base: ir.Value, indices: ir.Value, updates: ir.Value, axis: int) -> ir.Value:
     """`base[..., indices, ...] = updates` along `axis` (replace; last write wins)."""
+    indices, updates = _flatten_indices(indices, updates, axis)
     bt, it = hlo.ranked(base), hlo.ranked(indices)
     k = it.rank
     window = list(range(axis)) + list(range(axis + k, bt.rank - 1 + k))

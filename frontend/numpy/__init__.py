@@ -163,7 +163,7 @@ _TRACER_METHODS: dict[str, Callable[..., Any]] = {
 }
 _TRACER_METHODS["reshape"] = _reshape_method
 _TRACER_METHODS["transpose"] = _transpose_method
-_TRACER_METHODS["flatten"] = _method(lambda x: mutation.copy(shape_ops.ravel(x)))
+_TRACER_METHODS["flatten"] = _method(lambda x: shape_ops.ravel(mutation.copy(x)))  # copy first: never a view
 _TRACER_METHODS["fill"] = _method(mutation.fill)
 
 

@@ -45,10 +45,17 @@ def _writable_target(target: Any, what: str) -> Tracer:
             f"{what}: the destination was returned by a kiln.cond branch as a view of an outer array, so "
             "which array the write reaches is only known at run time; write to the outer array inside the "
             "branch, or copy the result (np.copy) before writing to it")
-    if id(target) in builder.readonly:
+    if builder.is_readonly(target):
         raise KilnValueError(
             f"{what}: assignment destination is read-only (it is a broadcast_to view); copy it first "
             "(np.array(x) or x.copy())")
+    root = builder.alias_root(target)
+    if builder.parent is not None and any(root is arg for arg in builder.invars):
+        raise KilnValueError(
+            f"{what}: the destination is a value carried by kiln.for_loop / kiln.while_loop (or a view "
+            "of one). In NumPy the write would also change the array passed as the initial value, which "
+            "kiln does not do. Write to an array of the enclosing function instead (use it in the body "
+            "without carrying it: `x[i] = ...`), or compute the new value and return it from the body.")
     return target
 
 

@@ -70,12 +70,31 @@ def reshape(x: Any, *shape: Any, order: str = "C") -> Tracer:
                   "reshape: cannot reshape an array of size {} into a shape of size {}", total, known)
     if len(shape) == x.aval.ndim and all(same_dim(a, b) for a, b in zip(shape, x.aval.shape)):
         return x
-    if isinstance(x, Tracer) and not _only_unit_dims_change(x.aval.shape, shape) \
-            and not current_builder().is_contiguous(current_builder().lift(x)):
-        # NumPy gives a view only when the elements are contiguous; else a copy.
-        from kiln.numpy.mutation import copy
+    if isinstance(x, Tracer) and not _only_unit_dims_change(x.aval.shape, shape):
+        builder = current_builder()
+        x = builder.lift(x)
+        if not builder.is_contiguous(x):
+            # NumPy gives a view only when the elements are contiguous; else a copy.
+            from kiln.numpy.mutation import copy
 
-        x = copy(x)
+            source = x
+            x = copy(x)
+            if not _numpy_surely_copies(builder, source, shape):
+                # NumPy may return a view here (when the strides allow it,
+                # depending on run-time sizes): writes to either are refused.
+                builder.ambiguous_copies[id(x)] = builder.alias_root(source)
+    return _reshape_view(x, shape)
+
+
+def _numpy_surely_copies(builder, x: Tracer, shape: Sequence[Any]) -> bool:
+    """NumPy's reshape copies a non-contiguous `x` whatever the run-time
+    sizes: flattening an axis permutation of a contiguous array that no
+    size of 1 makes contiguous (`x.T.reshape(-1)`, `x.T.ravel()`)."""
+    return len(shape) == 1 and builder.only_permuted(x) and not builder.may_be_contiguous(x)
+
+
+def _reshape_view(x: Any, shape: Sequence[Any]) -> Tracer:
+    """The reshape primitive: a view of `x` (callers ensure NumPy views too)."""
     static, dyn = split_shape(shape)
     return bind(shape_prims.reshape_p, x, *dyn, new_sizes=static)
 
@@ -153,7 +172,8 @@ def squeeze(x: Any, axis: int | Sequence[int] | None = None) -> Tracer:
                 check(dims_equal(d, 1), "ValueError",
                       f"squeeze: axis {a} has size {{}}, not one", d)
     shape = [d for i, d in enumerate(x.aval.shape) if i not in axes]
-    return reshape(x, *shape) if len(shape) != x.aval.ndim else x
+    # Dropping dims of size 1 is a view of any array (no copy, as in NumPy).
+    return _reshape_view(x, shape) if len(shape) != x.aval.ndim else x
 
 
 def atleast_1d(x: Any) -> Tracer:

@@ -1,0 +1,854 @@
+"""NumPy view and in-place write semantics, compiled by kiln and compared with NumPy.
+
+Each test runs the same Python function twice: plainly on NumPy arrays (the
+reference) and compiled with `@kiln.qjit` on copies of the same arrays, then
+compares results and the final contents of every argument (writes to
+arguments reach the caller). Sizes cover 0, 1, odd and even; sizes >= 2 share
+one compiled binary.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import kiln
+import kiln.numpy as knp
+
+_rng = np.random.default_rng(20261122)
+
+
+def rand(shape, dtype=np.float64):
+    dtype = np.dtype(dtype)
+    if dtype == np.bool_:
+        return _rng.random(shape) < 0.5
+    if dtype.kind in "iu":
+        return _rng.integers(-5, 6, size=shape).astype(dtype)
+    return _rng.uniform(-2.0, 2.0, size=shape).astype(dtype)
+
+
+def assert_same(result, expected) -> None:
+    if isinstance(expected, (tuple, list)):
+        assert isinstance(result, (tuple, list)) and len(result) == len(expected)
+        for r, e in zip(result, expected):
+            assert_same(r, e)
+        return
+    expected = np.asarray(expected)
+    result = np.asarray(result)
+    assert result.shape == expected.shape, f"shape {result.shape} != NumPy's {expected.shape}"
+    assert result.dtype == expected.dtype, f"dtype {result.dtype} != NumPy's {expected.dtype}"
+    if expected.dtype.kind == "f":
+        tol = 2e-6 if expected.dtype == np.float32 else 1e-12
+        np.testing.assert_allclose(result, expected, rtol=tol, atol=tol)
+    else:
+        np.testing.assert_array_equal(result, expected)
+
+
+def check(fn, compiled, *args) -> None:
+    """Run `fn` on NumPy copies and `compiled` on other copies; results and
+    the final contents of every array argument must agree. Where NumPy
+    raises an IndexError/ValueError, kiln must raise it too and leave the
+    arguments untouched."""
+    ref_args = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
+    run_args = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
+    try:
+        expected = fn(*ref_args)
+    except (IndexError, ValueError) as e:
+        # NumPy raised (possibly after some writes): kiln raises the same
+        # kind of error and leaves every argument as it was.
+        with pytest.raises(type(e)):
+            compiled(*run_args)
+        for got, original in zip(run_args, args):
+            if isinstance(original, np.ndarray):
+                assert_same(got, original)
+        return
+    result = compiled(*run_args)
+    if expected is not None:
+        assert_same(result, expected)
+    for got, want in zip(run_args, ref_args):
+        if isinstance(want, np.ndarray):
+            assert_same(got, want)
+
+
+def check_sizes(fn, make_args, sizes=(0, 1, 2, 5, 8)) -> kiln.qjit:
+    """`check` at each size; one compile serves every size >= 2."""
+    compiled = kiln.qjit(fn)
+    compiles_at_2 = None
+    for n in sizes:
+        check(fn, compiled, *make_args(n))
+        if n == 2:
+            compiles_at_2 = compiled.num_compiles
+    if compiles_at_2 is not None:
+        assert compiled.num_compiles == compiles_at_2, "sizes >= 2 must share one compiled binary"
+    return compiled
+
+
+# --------------------------------------------------------------------------
+# Views of one base
+
+
+def test_sibling_views_of_one_base():
+    def f(x):
+        a = x[0:3]
+        b = x[2:5]
+        a[2] = 100.0
+        return b * 1.0, a * 1.0
+
+    check_sizes(f, lambda n: (rand(n + 5),), sizes=(0, 1, 2, 7))
+
+
+def test_sibling_views_see_each_other_row_and_column():
+    def f(x):
+        row = x[1]
+        col = x[:, 1]
+        row[:] = 7.0
+        col += 1.0
+        return row + 0.0, col + 0.0
+
+    check_sizes(f, lambda n: (rand((n + 2, n + 2)),))
+
+
+def test_view_of_a_view():
+    def f(x):
+        v = x[1:]
+        w = v[1:]
+        w[0] = -3.0
+        w[-1] += 10.0
+        return v * 1.0
+
+    check_sizes(f, lambda n: (rand(n + 3),))
+
+
+def test_view_of_a_view_2d():
+    def f(x):
+        v = x[1:, :]
+        w = v[:, 1:]
+        w[0, 0] = 42.0
+        w *= 2.0
+        return x + 0.0
+
+    check_sizes(f, lambda n: (rand((n + 2, n + 3)),))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int32, np.int64])
+def test_write_through_transpose(dtype):
+    def f(x):
+        t = x.T
+        t[0] = 3
+        t[:, 1] += 2
+        return t * 1
+
+    check_sizes(f, lambda n: (rand((n + 2, n + 3), dtype),))
+
+
+def test_write_through_swapaxes():
+    def f(x):
+        s = np.swapaxes(x, 0, 2)
+        s[0, 1] = -1.0
+        s[1] *= 3.0
+        return s + 0.0
+
+    check_sizes(f, lambda n: (rand((n + 2, 3, n + 2)),))
+
+
+# --------------------------------------------------------------------------
+# Strided and reversed views
+
+
+@pytest.mark.parametrize("start", [0, 1])
+def test_strided_write(start):
+    def f(x):
+        x[start::2] = x[start::2] * 10.0
+        return x + 0.0
+
+    check_sizes(f, lambda n: (rand(n),), sizes=(0, 1, 2, 5, 8))
+
+
+def test_strided_view_write_2d():
+    def f(x):
+        v = x[1::2, ::2]
+        v += 1.0
+        v[0] = 0.0
+        return v * 1.0
+
+    check_sizes(f, lambda n: (rand((n + 2, n + 1)),))
+
+
+def test_reversed_write():
+    def f(x):
+        r = x[::-1]
+        r[0] = 100.0
+        r[1:] += 1.0
+        return r * 1.0
+
+    check_sizes(f, lambda n: (rand(n + 1),))
+
+
+def test_reverse_assign_from_base():
+    def f(x):
+        y = x.copy()
+        y[:] = y[::-1]
+        return y
+
+    check_sizes(f, lambda n: (rand(n),))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int64])
+def test_clip_out_on_strided_views(dtype):
+    def f(x):
+        v = x[1::2]
+        np.clip(v, -1, 1, out=v)
+        r = x[::-1][::3]
+        np.clip(r, 0, 2, out=r)
+        return x * 1
+
+    check_sizes(f, lambda n: (rand(n, dtype),), sizes=(0, 1, 2, 7, 10))
+
+
+# --------------------------------------------------------------------------
+# Reshape, expand_dims and squeeze views
+
+
+def test_reshape_view_of_contiguous_array_is_written():
+    def f(x):
+        r = x.reshape(2, -1)
+        r[1] = 5.0
+        r[0, 0] += 1.0
+        return x + 0.0
+
+    check_sizes(f, lambda n: (rand(2 * n),), sizes=(1, 2, 5, 8))
+
+
+def test_reshape_of_noncontiguous_array_copies():
+    def f(x):
+        t = x.T
+        r = t.reshape(-1)
+        r[0] = 99.0
+        return x + 0.0, r + 0.0
+
+    check_sizes(f, lambda n: (rand((n + 2, 3)),))
+
+
+def test_ravel_of_transpose_copies_and_flatten_always_copies():
+    def f(x):
+        r = x.T.ravel()
+        r[0] = 5.0
+        c = x.flatten()
+        c[1] = 6.0
+        v = x.ravel()
+        v[2] = 7.0
+        return x * 1.0, r * 1.0, c * 1.0
+
+    check_sizes(f, lambda n: (rand((n + 2, 3)),))
+
+
+def test_reshape_of_row_block_is_a_view():
+    def f(x):
+        r = x[1:3].reshape(-1)
+        r[:] = 0.0
+        return x * 1.0
+
+    check_sizes(f, lambda n: (rand((n + 3, 4)),))
+
+
+def test_write_after_reshape_of_strided_view_is_refused():
+    # NumPy returns a view or a copy here depending on the run-time sizes.
+    @kiln.qjit
+    def f(x):
+        r = x[::2].reshape(-1)
+        r[:] = 0.0
+        return x
+
+    x = np.zeros((6, 2))
+    with pytest.raises(ValueError, match="reshaped from a non-contiguous view"):
+        f(x)
+
+    @kiln.qjit
+    def g(x):
+        c = x[:, 1:].reshape(-1)
+        x[0] = 1.0
+        return c
+
+    with pytest.raises(ValueError, match="v.copy\\(\\).reshape"):
+        g(np.zeros((4, 3)))
+
+    @kiln.qjit
+    def h(x):
+        c = x[:, 1:].copy().reshape(-1)
+        c[0] = 1.0
+        x[0] = 2.0
+        return c
+
+    assert_same(h(np.zeros((2, 3))), np.array([1.0, 0.0, 0.0, 0.0]))
+
+
+def test_new_axis_view_written():
+    def f(x):
+        e = x[..., None]
+        e[0, 0] = 11.0
+        e[1:, 0] *= 2.0
+        return x + 0.0
+
+    check_sizes(f, lambda n: (rand(n + 2),))
+
+
+def test_expand_dims_and_squeeze_views_written():
+    def f(x):
+        e = np.expand_dims(x, 0)
+        e[0, 1] = -7.0
+        s = np.squeeze(x[:, 1:2], axis=1)
+        s += 1.0
+        return x + 0.0
+
+    check_sizes(f, lambda n: (rand((n + 2, 3)),))
+
+
+# --------------------------------------------------------------------------
+# Writes inside control flow
+
+
+def test_write_in_cond_branch_seen_through_older_view():
+    def f(x, flag):
+        v = x[1:]
+
+        def branch():
+            x[1] = 50.0
+
+        if isinstance(x, np.ndarray):
+            if flag > 0:
+                branch()
+        else:
+            kiln.cond(flag > 0)(branch)()
+        return v * 1.0
+
+    compiled = kiln.qjit(f)
+    for n in (2, 3, 6):
+        for flag in (0, 1):
+            check(f, compiled, rand(n), flag)
+    assert compiled.num_compiles == 1
+
+
+def test_write_in_both_cond_branches_through_views():
+    def f(x, flag):
+        row = x[0]
+        col = x[:, -1]
+
+        def left():
+            row[:] = 1.0
+
+        def right():
+            col[...] *= -1.0
+
+        if isinstance(x, np.ndarray):
+            (left if flag > 0 else right)()
+        else:
+            kiln.cond(flag > 0)(left).otherwise(right)()
+        return row + col[0], x * 1.0
+
+    compiled = kiln.qjit(f)
+    for n in (2, 4):
+        for flag in (0, 1):
+            check(f, compiled, rand((n, n + 1)), flag)
+
+
+def test_for_loop_row_update():
+    def f(b):
+        def body(i):
+            b[i] = b[i] + 1
+
+        if isinstance(b, np.ndarray):
+            for i in range(b.shape[0]):
+                body(i)
+        else:
+            kiln.for_loop(0, b.shape[0], 1)(body)()
+        return b * 2
+
+    for dtype in (np.float64, np.int32):
+        check_sizes(f, lambda n: (rand((n, 3), dtype),))
+
+
+def test_for_loop_row_update_through_outer_view():
+    def f(x):
+        b = x[:, 1:]
+
+        def body(i):
+            b[i] += i
+
+        if isinstance(x, np.ndarray):
+            for i in range(b.shape[0]):
+                body(i)
+        else:
+            kiln.for_loop(0, b.shape[0], 1)(body)()
+        return b + 0.0
+
+    check_sizes(f, lambda n: (rand((n, 3)),))
+
+
+def test_data_dependent_while_loop_writes_from_previous_element():
+    def f(x, limit):
+        out = np.zeros_like(x) if isinstance(x, np.ndarray) else knp.zeros_like(x)
+        out[0] = x[0]
+
+        def cond_fn(i):
+            return (i < x.shape[0]) & (out[i - 1] < limit)
+
+        def body(i):
+            out[i] = out[i - 1] + x[i]
+            return i + 1
+
+        if isinstance(x, np.ndarray):
+            i = 1
+            while i < x.shape[0] and out[i - 1] < limit:
+                i = body(i)
+        else:
+            i = kiln.while_loop(cond_fn)(body)(1)
+        return out, i
+
+    compiled = kiln.qjit(f)
+    for n in (1, 2, 7, 20):
+        x = np.abs(rand(n)) + 0.1
+        for limit in (0.5, 3.0, 100.0):
+            check(f, compiled, x, limit)
+
+
+def test_nested_loops_write():
+    def f(a):
+        def outer(i):
+            def inner(j):
+                a[i, j] = a[i, j] + i * 10 + j
+
+            if isinstance(a, np.ndarray):
+                for j in range(a.shape[1]):
+                    inner(j)
+            else:
+                kiln.for_loop(0, a.shape[1], 1)(inner)()
+
+        if isinstance(a, np.ndarray):
+            for i in range(a.shape[0]):
+                outer(i)
+        else:
+            kiln.for_loop(0, a.shape[0], 1)(outer)()
+        return a * 1.0
+
+    check_sizes(f, lambda n: (rand((n, n + 1)),))
+
+
+def test_write_to_loop_carried_array_is_refused():
+    @kiln.qjit
+    def f(x):
+        @kiln.for_loop(0, 3, 1)
+        def body(i, v):
+            v[i] = 0.0
+            return v
+
+        return body(x)
+
+    x = np.ones(5)
+    with pytest.raises(ValueError, match="carried by kiln.for_loop"):
+        f(x)
+    assert_same(x, np.ones(5))
+
+
+def test_loop_carried_value_and_outer_write():
+    def f(x):
+        def body(i, acc):
+            x[i] = acc
+            return acc + x[i] * 0.5
+
+        if isinstance(x, np.ndarray):
+            acc = 1.0
+            for i in range(x.shape[0]):
+                acc = body(i, acc)
+        else:
+            acc = kiln.for_loop(0, x.shape[0], 1)(body)(1.0)
+        return acc
+
+    check_sizes(f, lambda n: (rand(n),))
+
+
+# --------------------------------------------------------------------------
+# Rebinding vs mutation; overlapping source and destination
+
+
+def test_rebinding_does_not_write():
+    def f(x):
+        y = x
+        x = x * 2
+        return x, y * 1
+
+    check_sizes(f, lambda n: (rand(n),))
+
+
+def test_inplace_operator_writes_through_alias():
+    def f(x):
+        y = x
+        x *= 2
+        x -= 1
+        x /= 4
+        return x + 0.0, y + 0.0
+
+    check_sizes(f, lambda n: (rand(n),))
+
+
+@pytest.mark.parametrize("dtype", [np.int32, np.int64])
+def test_integer_inplace_operators(dtype):
+    def f(x, y):
+        x += y
+        x *= 3
+        x //= 2
+        x %= 7
+        x |= 1
+        x ^= y
+        x <<= 1
+        x >>= 1
+        x &= 0xFF
+        return x * 1
+
+    check_sizes(f, lambda n: (rand(n, dtype), rand(n, dtype)))
+
+
+def test_bool_inplace_operators():
+    def f(x, y):
+        x &= y
+        v = x[1:]
+        v |= y[:-1]
+        x ^= True
+        return x.copy()
+
+    check_sizes(f, lambda n: (rand(n, np.bool_), rand(n, np.bool_)), sizes=(1, 2, 5, 8))
+
+
+def test_overlapping_shift_assign():
+    def f(x):
+        x[1:] = x[:-1]
+        return x * 1.0
+
+    check_sizes(f, lambda n: (rand(n),))
+
+
+def test_overlapping_inplace_add():
+    def f(y):
+        y[1:] += y[:-1]
+        return y * 1.0
+
+    check_sizes(f, lambda n: (rand(n),))
+
+
+def test_overlapping_reversed_copy():
+    def f(x):
+        x[:] = x[::-1]
+        x[0::2] = x[1::2]
+        return x * 1.0
+
+    check_sizes(f, lambda n: (rand(2 * n),))
+
+
+def test_transpose_assign_to_itself():
+    def f(x):
+        x[:] = x.T
+        return x * 1.0
+
+    check_sizes(f, lambda n: (rand((n, n)),))
+
+
+# --------------------------------------------------------------------------
+# Writes to arguments reach the caller
+
+
+def test_write_to_argument_seen_by_caller():
+    @kiln.qjit
+    def f(x):
+        x[0] = -1
+
+    for n in (1, 2, 5):
+        x = np.arange(n, dtype=np.int64)
+        assert f(x) is None
+        expected = np.arange(n)
+        expected[0] = -1
+        assert_same(x, expected)
+    assert f.num_compiles == 2
+
+
+def test_write_to_argument_through_view_and_in_loop():
+    def f(x, y):
+        v = x[:, ::-1]
+        v[0] = 0.0
+
+        def body(i):
+            y[i] = y[i] * 2 + x[i, 0]
+
+        if isinstance(x, np.ndarray):
+            for i in range(y.shape[0]):
+                body(i)
+        else:
+            kiln.for_loop(0, y.shape[0], 1)(body)()
+
+    check_sizes(f, lambda n: (rand((n + 1, 3)), rand(n)), sizes=(0, 1, 2, 5))
+
+
+def test_write_to_noncontiguous_argument_reaches_caller():
+    @kiln.qjit
+    def f(x):
+        x += 1.0
+
+    base = rand((6, 4))
+    x = base[::2, ::-1]
+    expected = base.copy()
+    expected[::2, ::-1] += 1.0
+    f(x)
+    assert_same(base, expected)
+
+
+def test_read_only_argument_written_raises_and_is_untouched():
+    @kiln.qjit
+    def f(x):
+        x[0] = 1.0
+        return x.sum()
+
+    x = np.zeros(4)
+    x.flags.writeable = False
+    with pytest.raises(ValueError, match="read-only"):
+        f(x)
+    assert_same(x, np.zeros(4))
+
+
+def test_overlapping_arguments_one_written_raises():
+    @kiln.qjit
+    def f(x, y):
+        x[:] = y + 1.0
+
+    base = np.zeros(6)
+    with pytest.raises(ValueError, match="overlaps argument 1"):
+        f(base[:4], base[2:])
+    assert_same(base, np.zeros(6))
+    with pytest.raises(ValueError, match="overlaps"):
+        f(base, base)
+    # Disjoint views of one buffer are fine.
+    f(base[:3], base[3:])
+    assert_same(base, np.array([1.0, 1.0, 1.0, 0.0, 0.0, 0.0]))
+
+
+def test_failing_runtime_check_leaves_arguments_untouched():
+    @kiln.qjit
+    def f(x, y, i):
+        x[:] = 5.0
+        y[0] = 7.0
+        y[i] = 1.0
+
+    x, y = np.zeros(3), np.zeros(4)
+    with pytest.raises(IndexError):
+        f(x, y, 10)
+    assert_same(x, np.zeros(3))
+    assert_same(y, np.zeros(4))
+    f(x, y, -1)
+    assert_same(x, np.full(3, 5.0))
+    assert_same(y, np.array([7.0, 0.0, 0.0, 1.0]))
+
+
+def test_failing_check_inside_loop_leaves_arguments_untouched():
+    @kiln.qjit
+    def f(x, k):
+        @kiln.for_loop(0, k, 1)
+        def body(i):
+            x[i] = i
+
+        body()
+
+    x = np.zeros(3)
+    with pytest.raises(IndexError):
+        f(x, 5)
+    assert_same(x, np.zeros(3))
+
+
+# --------------------------------------------------------------------------
+# Assignment: broadcasting, casting, copies
+
+
+def test_int_array_assigned_float_values_truncates():
+    def f(a, v):
+        a[:] = v
+        a[0] = -2.7
+        return a * 1
+
+    for dtype in (np.int32, np.int64):
+        check_sizes(f, lambda n: (np.zeros(n, dtype), rand(n) * 3))
+
+
+def test_assign_scalar_to_column_and_broadcast_row():
+    def f(x, row):
+        x[:, 0] = 3.5
+        x[1:] = row
+        x[0, 1:] = row[1:]
+        return x + 0.0
+
+    check_sizes(f, lambda n: (rand((n + 1, n + 2)), rand(n + 2)))
+
+
+def test_assign_float32_into_float64_and_back():
+    def f(x, y):
+        x[:] = y
+        y[:] = x * 3.0
+        return x * 1, y * 1
+
+    check_sizes(f, lambda n: (rand(n, np.float64), rand(n, np.float32)))
+
+
+def test_inplace_same_kind_casting_refused():
+    @kiln.qjit
+    def f(a, b):
+        a += b
+
+    with pytest.raises(TypeError, match="cannot cast"):
+        f(np.zeros(3, np.int64), np.ones(3))
+
+
+def test_copy_does_not_alias():
+    def f(x):
+        y = x[0:2].copy()
+        z = np.array(x) if isinstance(x, np.ndarray) else knp.array(x)
+        w = np.copy(x)
+        x[0] = 9.0
+        x[1] += 1.0
+        return y, z, w
+
+    check_sizes(f, lambda n: (rand(n + 2),))
+
+
+def test_astype_copies():
+    def f(x):
+        y = x.astype(x.dtype)
+        x[0] = 4.0
+        return y
+
+    check_sizes(f, lambda n: (rand(n + 1),))
+
+
+def test_duplicate_indices_add_counts_once():
+    def f(x, idx):
+        x[idx] += 1
+        return x * 1
+
+    for dtype in (np.float64, np.int32):
+        check_sizes(f, lambda n: (rand(n + 3, dtype), np.array([0, 2, 0, -1, 2, 0])))
+
+
+def test_integer_array_assign_last_write_wins():
+    def f(x, idx, v):
+        x[idx] = v
+        return x * 1.0
+
+    check_sizes(f, lambda n: (rand(n + 3), np.array([1, 0, 1, 2]), np.array([10.0, 20.0, 30.0, 40.0])))
+
+
+def test_integer_array_assign_rows():
+    def f(x, idx):
+        x[idx, 1:] = 0.0
+        x[:, idx[:1]] = -1.0
+        return x * 1.0
+
+    check_sizes(f, lambda n: (rand((n + 3, 4)), np.array([2, 0])))
+
+
+def test_integer_array_2d_index_assign():
+    def f(x, idx):
+        x[idx] = 7.0
+        x[idx + 1] += np.ones((2, 2))
+        return x * 1.0
+
+    check_sizes(f, lambda n: (rand(n + 6), np.array([[0, 1], [3, 1]])))
+
+
+def test_boolean_mask_assign():
+    def f(x):
+        x[x > 0] = 0.0
+        return x * 1.0
+
+    check_sizes(f, lambda n: (rand(n),))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int32, np.int64, np.bool_])
+def test_fill(dtype):
+    def f(x):
+        x[1:].fill(1)
+        return x * 1
+
+    check_sizes(f, lambda n: (rand(n + 1, dtype),))
+
+
+def test_copyto():
+    def f(dst, src):
+        np.copyto(dst, src)
+        np.copyto(dst[::2], 0.5)
+        return dst * 1.0
+
+    check_sizes(f, lambda n: (rand((n, 3)), rand(3)))
+
+
+def test_copyto_where():
+    def f(dst, src):
+        np.copyto(dst, src, where=src > 0)
+        return dst * 1.0
+
+    check_sizes(f, lambda n: (rand(n), rand(n)))
+
+
+def test_ufunc_out_argument():
+    def f(x, y):
+        np.add(x, y, out=x)
+        np.multiply(x[1:], 2.0, out=y[:-1])
+        return x + y
+
+    check_sizes(f, lambda n: (rand(n), rand(n)))
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.int64])
+def test_zero_d_inplace_rebinds(dtype):
+    def f(x):
+        s = x.sum()
+        t = s
+        s += 1
+        s *= 2
+        return s, t
+
+    check_sizes(f, lambda n: (rand(n, dtype),))
+
+
+def test_zero_d_element_write():
+    def f(x):
+        e = x[1]
+        e += 5.0
+        x[0] = e
+        return x * 1.0, e
+
+    check_sizes(f, lambda n: (rand(n + 2),))
+
+
+# --------------------------------------------------------------------------
+# Stages
+
+
+def test_stablehlo_stage_has_no_tensorssa_or_immut():
+    @kiln.qjit
+    def f(x, flag):
+        v = x[::2]
+
+        @kiln.cond(flag > 0)
+        def branch():
+            v[0] = 1.0
+
+        branch()
+
+        @kiln.for_loop(0, x.shape[0], 1)
+        def loop(i):
+            x[i] = x[i] + 1
+
+        loop()
+        x.T[0] *= 2.0
+        return v * 1.0
+
+    f(np.zeros((4, 3)), 1)
+    assert "tensorssa." in kiln.get_compilation_stage(f, "mlir")
+    assert "immut." in kiln.get_compilation_stage(f, "functionalized")
+    assert "tensorssa." not in kiln.get_compilation_stage(f, "functionalized")
+    text = kiln.get_compilation_stage(f, "stablehlo")
+    assert "tensorssa." not in text and "immut." not in text
