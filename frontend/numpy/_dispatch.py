@@ -74,14 +74,24 @@ def dispatch_ufunc(ufunc: np.ufunc, method: str, inputs: tuple, kwargs: dict) ->
     )
 
 
+def _public_name(func: Any) -> str:
+    """`np.linalg.inv`, `np.fft.fft`, `np.unique`: the name users call."""
+    module = getattr(func, "__module__", None) or "numpy"
+    submodules = [part for part in module.split(".")[1:] if not part.startswith("_")]
+    return ".".join(["np", *submodules, func.__name__])
+
+
 def dispatch_function(func: Any, args: tuple, kwargs: dict) -> Any:
     from kiln import numpy as knp
 
     name = func.__name__
-    impl = knp.FUNCTIONS.get(name)
+    public = _public_name(func)
+    # np.linalg.matmul / outer are the top-level functions; other submodules'
+    # names (np.char.add, np.fft.fft) are different functions.
+    impl = knp.FUNCTIONS.get(name) if public in (f"np.{name}", f"np.linalg.{name}") else None
     if impl is None:
         raise KilnTypeError(
-            f"np.{name} is not supported by kiln on traced values; see docs/numpy.md for the "
+            f"{public} is not supported by kiln on traced values; see docs/numpy.md for the "
             "supported NumPy surface, or compute it from supported functions."
         )
     return impl(*args, **kwargs)
