@@ -129,7 +129,11 @@ class Executable:
         inputs = set()
         for i, view in enumerate(frame.scalar_views):
             if view is not None:
-                view[()] = values[i]
+                try:
+                    view[()] = values[i]
+                except OverflowError:
+                    raise OverflowError(f"scalar argument {i} (after the implicit dims): {values[i]!r} does not "
+                                        f"fit in {view.dtype}; pass a float or a NumPy array") from None
         for i, offset, rank in self._array_args:
             a = values[i]
             flags = a.flags
