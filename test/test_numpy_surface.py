@@ -349,6 +349,18 @@ def test_reductions(name, dtype):
         compare(f, lambda x: _reduce_all(ref, x), x, rtol=1e-4 if dtype == np.float32 else 1e-12)
 
 
+def test_statically_empty_reductions():
+    def f(x):
+        return (knp.zeros((0, 3)).sum(0) + x[0], knp.zeros((3, 0)).sum(0), knp.ones((0, 3), dtype=np.int32).prod(),
+                knp.zeros((2, 0)).any(1), np.cumsum(knp.zeros((0, 2)), axis=0), knp.zeros((0, 2)).mean(0))
+
+    def ref(x):
+        return (np.zeros((0, 3)).sum(0) + x[0], np.zeros((3, 0)).sum(0), np.ones((0, 3), dtype=np.int32).prod(),
+                np.zeros((2, 0)).any(1), np.cumsum(np.zeros((0, 2)), axis=0), np.zeros((0, 2)).mean(0))
+
+    compare(kiln.qjit(f), ref, np.ones(2))
+
+
 def test_reduction_methods_and_dtype():
     f = kiln.qjit(lambda x: (x.sum(), x.sum(axis=0), x.mean(axis=1), x.max(axis=0), np.sum(x, dtype=np.float64),
                              np.add.reduce(x, axis=0), x.min(), x.argmax(axis=1), np.any(x > 5), np.all(x > -5)))

@@ -57,7 +57,12 @@ def _reduce_rule(name):
         def body(args):
             return [hlo.one(_BODY_OPS[name], scalar, args[0], args[1])]
 
-        op = _reduce_op([x], [init], [tensor_type(eqn.outvars[0].aval)], eqn.params["axes"], body)
+        in_aval, out_aval = eqn.invars[0].aval, eqn.outvars[0].aval
+        if 0 in in_aval.shape:
+            # Statically empty: every result is the init value (and
+            # stablehlo-legalize-to-linalg leaves such a reduce unconverted).
+            return [ctx.broadcast(init, in_aval.update(shape=()), out_aval, ())]
+        op = _reduce_op([x], [init], [tensor_type(out_aval)], eqn.params["axes"], body)
         return [op.results[0]]
 
     return rule
