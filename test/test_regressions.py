@@ -140,3 +140,29 @@ def test_reduction_of_a_zero_d_array_is_a_snapshot():
     got, want, (xk,), (xn,) = run_both(f, np.array(2.0))
     assert_same(got, want)
     assert_same(xk, xn)
+
+
+# fuzz: `x[1:]` on an array whose length is 1 (a specialized static dim) lowered
+# to a static slice starting at 1, which linalg's extract_slice rejects
+# ("offset 0 is out-of-bounds: 1 >= 1").
+@pytest.mark.parametrize("shape", [(1,), (0,), (3,)])
+def test_static_empty_slice_past_the_end(shape):
+    def f(x):
+        v = x[1:]
+        v += 1
+        return x[1:], x[3::2]
+
+    got, want, (xk,), (xn,) = run_both(f, np.arange(np.prod(shape), dtype=np.float32).reshape(shape))
+    for g, w in zip(got, want):
+        assert_same(g, w)
+    assert_same(xk, xn)
+
+
+def test_static_empty_slice_on_a_static_axis():
+    def f(x):
+        v = x[:, 3:]
+        v *= 2
+        return v.sum(axis=1)
+
+    got, want, _, _ = run_both(f, np.ones((2, 3)))
+    assert_same(got, want)

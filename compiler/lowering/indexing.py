@@ -20,6 +20,8 @@ def _slice(ctx, eqn, x, *dyn):
     dyn_starts = iter(eqn.invars[1 : 1 + n_dyn_starts])
     starts = [s if s is not None else next(dyn_starts) for s in starts_p]
     if all(is_static_dim(s) for s in starts) and out.is_static:
+        # An empty axis starts at 0: linalg's extract_slice refuses an offset equal to the dim size.
+        starts = [s if n else 0 for s, n in zip(starts, out.shape)]
         limits = [s + (n - 1) * st + 1 if n else s for s, n, st in zip(starts, out.shape, strides)]
         return [hlo.one("slice", tensor_type(out), x, start_indices=hlo.dense_i64_array(starts),
                         limit_indices=hlo.dense_i64_array(limits), strides=hlo.dense_i64_array(strides))]
