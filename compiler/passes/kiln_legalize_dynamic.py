@@ -158,25 +158,26 @@ def _gather(op: ir.Operation) -> ir.Value:
     return generic.result
 
 
-_SCAN_IDENTITY = {"cumsum": 0, "cumprod": 1, "cummax": "lowest", "cummin": "highest"}
+def _is_float(t: ir.Type) -> bool:
+    return isinstance(t, (ir.F16Type, ir.F32Type, ir.F64Type))
 
 
 def _scan_step(kind: str, acc: ir.Value, x: ir.Value) -> ir.Value:
-    is_float = isinstance(acc.type, (ir.F16Type, ir.F32Type, ir.F64Type))
-    ops = {
+    float_op, int_op = {
         "cumsum": (arith.addf, arith.addi), "cumprod": (arith.mulf, arith.muli),
         "cummax": (arith.maximumf, arith.maxsi), "cummin": (arith.minimumf, arith.minsi),
     }[kind]
-    return (ops[0] if is_float else ops[1])(acc, x)
+    return (float_op if _is_float(acc.type) else int_op)(acc, x)
 
 
 def _scan_identity(kind: str, element: ir.Type) -> ir.Value:
-    value = _SCAN_IDENTITY[kind]
-    if isinstance(element, (ir.F16Type, ir.F32Type, ir.F64Type)):
-        value = {"lowest": float("-inf"), "highest": float("inf")}.get(value, value)
-        return arith.constant(element, float(value))
+    """The value a scan starts from (signless ints: the lowering maps unsigned
+    scans onto signed ones)."""
+    if _is_float(element):
+        value = {"cumsum": 0.0, "cumprod": 1.0, "cummax": float("-inf"), "cummin": float("inf")}[kind]
+        return arith.constant(element, value)
     width = ir.IntegerType(element).width
-    value = {"lowest": -(1 << (width - 1)), "highest": (1 << (width - 1)) - 1}.get(value, value)
+    value = {"cumsum": 0, "cumprod": 1, "cummax": -(1 << (width - 1)), "cummin": (1 << (width - 1)) - 1}[kind]
     return arith.constant(element, value)
 
 
@@ -233,7 +234,13 @@ _RULES = {
 
 
 def _needs_rewrite(op: ir.Operation) -> bool:
-    if op.name in ("stablehlo.dynamic_broadcast_in_dim", "stablehlo.reverse", "stablehlo.gather"):
+    if op.name in ("stablehlo.gather", "stablehlo.dynamic_gather"):
+        # Batching dims (which kiln never emits) are left to upstream.
+        dnums = GatherDimensionNumbers(op.attributes["dimension_numbers"])
+        if list(dnums.operand_batching_dims):
+            return False
+        return op.name == "stablehlo.dynamic_gather" or _is_dynamic(op.results[0].type)
+    if op.name in ("stablehlo.dynamic_broadcast_in_dim", "stablehlo.reverse"):
         return _is_dynamic(op.results[0].type)
     if op.name == "stablehlo.custom_call":
         return ir.StringAttr(op.attributes["call_target_name"]).value == "kiln.cumulative"
