@@ -1,11 +1,9 @@
 """Stage "jaxpr", before tracing: autograph rewrites Python control flow.
 
-In: a Python function whose `for` / `while` / `if` / `and` / `or` / `not`
-may act on traced values. Out: the same function recompiled from a
-rewritten AST (same globals, closure cells, file name and line numbers)
-whose control flow calls the runtime helpers below; at trace time they keep
-Python semantics for Python values and emit kiln.for_loop / while_loop /
-cond for traced ones.
+In: a function whose for/while/if/and/or/not may act on traced values.
+Out: the same function recompiled from a rewritten AST (same globals, closure
+cells, file and lines) whose statements call the runtime helpers below, which
+run Python for Python values and emit for_loop/while_loop/cond for traced ones.
 """
 
 from __future__ import annotations
@@ -60,10 +58,11 @@ class _Undefined:
 
 
 def _install_undefined_operators() -> None:
-    for op in ("add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "matmul", "and", "or", "xor",
-               "lt", "le", "gt", "ge", "neg", "pos", "abs", "invert"):
+    for op in ("add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "matmul", "and", "or", "xor"):
         setattr(_Undefined, f"__{op}__", _Undefined._fail)
         setattr(_Undefined, f"__r{op}__", _Undefined._fail)
+    for op in ("lt", "le", "gt", "ge", "neg", "pos", "abs", "invert"):
+        setattr(_Undefined, f"__{op}__", _Undefined._fail)
 
 
 _install_undefined_operators()

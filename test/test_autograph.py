@@ -656,3 +656,25 @@ def test_nested_function_defined_inside_is_converted():
 
     x = np.random.rand(3)
     np.testing.assert_allclose(f(x), x * 2.0 - x)
+
+
+def library_like_sign(v):
+    if v.sum() > 0:
+        r = v
+    else:
+        r = -v
+    return r
+
+
+library_like_sign.__module__ = "numpy.kiln_test_helpers"
+
+
+def test_autograph_include_converts_library_functions():
+    def call_it(x):
+        return library_like_sign(x)
+
+    with pytest.raises(kiln.KilnTypeError, match="kiln.cond"):
+        kiln.qjit(call_it, autograph=True)(np.ones(3))
+    f = kiln.qjit(call_it, autograph=True, autograph_include=["numpy.kiln_test_helpers"])
+    for x in (np.random.rand(3), -np.random.rand(3)):
+        np.testing.assert_allclose(f(x), np.abs(x))
