@@ -83,9 +83,13 @@ def _dimension_size(op: ir.Operation) -> ir.Value:
 
 
 def _is_kiln_scatter(op: ir.Operation) -> bool:
-    """One index per update row, inserted along one axis (what kiln emits)."""
+    """One index per update row, inserted along one axis, the update region
+    returning the new value (what kiln emits); others are not replaced."""
     dnums = ScatterDimensionNumbers(op.attributes["scatter_dimension_numbers"])
-    return (len(dnums.inserted_window_dims) == 1 and list(dnums.scattered_dims_to_operand_dims)
+    block = op.regions[0].blocks[0]
+    body = list(block.operations)
+    replaces = len(body) == 1 and len(body[0].operands) == 1 and body[0].operands[0] == block.arguments[1]
+    return (replaces and len(dnums.inserted_window_dims) == 1 and list(dnums.scattered_dims_to_operand_dims)
             == list(dnums.inserted_window_dims) and ir.RankedTensorType(op.operands[1].type).rank == 1)
 
 
