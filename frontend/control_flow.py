@@ -319,7 +319,8 @@ def _traced_while(cond_fn, resizing, body, init):
 
 def _predicate(name: str, what: str, pred: Any) -> Any:
     """A bool scalar operand of the current scope, or a TypeError."""
-    if isinstance(pred, (bool, np.bool_)):
+    if isinstance(pred, (bool, np.bool_)) or (isinstance(pred, np.ndarray) and pred.shape == ()
+                                              and pred.dtype == np.bool_):
         return literal(bool(pred), np.bool_)
     if isinstance(pred, Tracer) and pred.aval.shape == () and pred.aval.dtype == np.bool_:
         return as_operand(pred)

@@ -519,3 +519,141 @@ def test_eager_control_flow_runs_in_python():
         return k + 2
 
     assert wl(0) == 6
+
+
+# --------------------------------------------------------------------------
+# combinations
+
+
+def test_nested_resizing_loops():
+    @kiln.qjit
+    def f(n):
+        @kiln.for_loop(0, n, 1, allow_array_resizing=True)
+        def outer(i, a):
+            @kiln.for_loop(0, 2, 1, allow_array_resizing=True)
+            def inner(j, b):
+                return knp.concatenate([b, knp.ones(1) * i])
+
+            return inner(a)
+
+        return outer(knp.zeros(0))
+
+    np.testing.assert_allclose(f(3), [0, 0, 1, 1, 2, 2])
+    assert f(0).shape == (0,)
+
+
+def test_resizing_two_arrays_independently():
+    @kiln.qjit
+    def f(n, x):
+        @kiln.for_loop(0, n, 1, allow_array_resizing=True)
+        def loop(i, a, b):
+            return knp.ones(a.shape[0] + 1), b[1:]
+
+        return loop(knp.zeros(1), x)
+
+    a, b = f(3, np.arange(7.0))
+    np.testing.assert_allclose(a, np.ones(4))
+    np.testing.assert_allclose(b, np.arange(3.0, 7.0))
+
+
+def test_pytree_carried_values():
+    @kiln.qjit
+    def fib(x, n):
+        @kiln.for_loop(0, n, 1)
+        def loop(i, pair, k):
+            a, b = pair
+            return (b, a + b), k + 1
+
+        return loop((x, x), 0)
+
+    (a, b), k = fib(np.ones(2), 5)
+    np.testing.assert_allclose(a, [8, 8])
+    np.testing.assert_allclose(b, [13, 13])
+    assert k == 5
+
+
+def test_traced_int32_bounds():
+    @kiln.qjit
+    def f(n):
+        @kiln.for_loop(np.int32(1), n, 2)
+        def loop(i, acc):
+            return acc + i
+
+        return loop(0)
+
+    assert f(np.int32(10)) == sum(range(1, 10, 2))
+
+
+def test_float_bound_raises():
+    @kiln.qjit
+    def f(x):
+        @kiln.for_loop(0, 2.5, 1)
+        def loop(i, acc):
+            return acc
+
+        return loop(x)
+
+    with pytest.raises(TypeError, match="upper must be an integer"):
+        f(np.ones(2))
+
+
+def test_while_loop_inside_cond():
+    @kiln.qjit
+    def f(x, n):
+        @kiln.cond(n > 0)
+        def c():
+            @kiln.while_loop(lambda v, k: k < n)
+            def w(v, k):
+                return v * 2.0, k + 1
+
+            return w(x, 0)[0]
+
+        @c.otherwise
+        def _():
+            return x
+
+        return c()
+
+    np.testing.assert_allclose(f(np.ones(2), 3), [8.0, 8.0])
+    np.testing.assert_allclose(f(np.ones(2), -1), [1.0, 1.0])
+
+
+def test_writes_to_captured_array_in_loop():
+    @kiln.qjit
+    def f(n):
+        a = knp.zeros(n)
+
+        @kiln.for_loop(0, n, 1)
+        def loop(i):
+            a[i] = i * 2.0
+
+        loop()
+        return a
+
+    np.testing.assert_allclose(f(5), np.arange(5) * 2.0)
+
+
+def test_nested_jaxprs_typecheck_and_print():
+    from kiln.typecheck import typecheck_jaxpr
+
+    @kiln.qjit
+    def f(x, n):
+        @kiln.for_loop(0, n, 1, allow_array_resizing=True)
+        def loop(i, a):
+            @kiln.cond(i % 2 == 0)
+            def c():
+                return knp.concatenate([a, x])
+
+            @c.otherwise
+            def _():
+                return a
+
+            return c()
+
+        return loop(x)
+
+    x = np.arange(2.0)
+    np.testing.assert_allclose(f(x, 3), np.concatenate([x, x, x]))
+    typecheck_jaxpr(f.jaxpr)
+    text = str(f.jaxpr)
+    assert "for_loop[" in text and "body_jaxpr={ lambda" in text and "branches=(" in text
