@@ -448,6 +448,20 @@ def _if_stmt(test: Any, if_true: Callable, if_false: Callable, init: tuple, out_
         raise _rethrow(e, where, () if returns else out_names) from None
 
 
+def _ifexp(test: Any, if_true: Callable[[], Any], if_false: Callable[[], Any], where: str) -> Any:
+    """`a if c else b`: Python when `c` is a Python value, a cond when traced."""
+    if not _is_traced(test):
+        return if_true() if test else if_false()
+    from kiln.control_flow import cond
+
+    chain = cond(_as_bool(test, where, "the condition of `a if c else b`"))(if_true)
+    chain.otherwise(if_false)
+    try:
+        return chain()
+    except KilnError as e:
+        raise _rethrow(e, where, ()) from None
+
+
 def _checked_branch(branch: Callable, init: tuple, out_names: tuple, where: str, which: str) -> Callable:
     def run() -> tuple:
         out = tuple(branch(*init))
@@ -497,6 +511,7 @@ class _Context:
     for_stmt = staticmethod(_for_stmt)
     while_stmt = staticmethod(_while_stmt)
     if_stmt = staticmethod(_if_stmt)
+    ifexp = staticmethod(_ifexp)
 
     def call(self, fn: Any) -> Any:
         """`fn`, converted when it is a user function."""
@@ -905,13 +920,11 @@ def _unpack(names: Sequence[str], value: ast.expr, at: ast.AST) -> ast.stmt:
     return ast.copy_location(ast.Assign([target], value), at)
 
 
-class _TestConverter(ast.NodeTransformer):
-    """`and` / `or` / `not` in a condition → ag__.and_ / or_ / not_."""
+class _ExpressionConverter(ast.NodeTransformer):
+    """`and` / `or` / `not` / `a if c else b` → ag__.and_ / or_ / not_ / ifexp."""
 
-    def visit_Lambda(self, node):
-        return node
-
-    visit_ListComp = visit_SetComp = visit_DictComp = visit_GeneratorExp = visit_Lambda
+    def __init__(self, filename: str):
+        self.filename = filename
 
     def visit_BoolOp(self, node):
         self.generic_visit(node)
@@ -927,13 +940,14 @@ class _TestConverter(ast.NodeTransformer):
             return ast.copy_location(_call("not_", node.operand), node)
         return node
 
+    def visit_IfExp(self, node):
+        self.generic_visit(node)
+        where = ast.Constant(f"{self.filename}:{node.lineno}")
+        return ast.copy_location(_call("ifexp", node.test, _thunk(node.body), _thunk(node.orelse), where), node)
+
 
 def _thunk(expr: ast.expr) -> ast.expr:
     return ast.copy_location(ast.Lambda(_arguments([]), expr), expr)
-
-
-def _convert_test(expr: ast.expr) -> ast.expr:
-    return _TestConverter().visit(expr)
 
 
 def _convert_iter(expr: ast.expr) -> ast.expr:
@@ -1039,7 +1053,7 @@ class _Converter:
             if reason is None and _find(rest, (ast.Break, ast.Continue), stop_at_loops=True):
                 reason = "it contains break/continue"
         if reason is not None:
-            s.test = ast.copy_location(_call("py_cond", _convert_test(s.test), ast.Constant(where), ast.Constant(reason)), s.test)
+            s.test = ast.copy_location(_call("py_cond", s.test, ast.Constant(where), ast.Constant(reason)), s.test)
             s.body = self.block(s.body, defined)
             s.orelse = self.block(s.orelse, defined)
             return [s], _definitely_assigned(s)
@@ -1053,7 +1067,7 @@ class _Converter:
         if not returning:
             true_body.append(_return_tuple(outputs, s))
             false_body.append(_return_tuple(outputs, s))
-        call = _call("if_stmt", _convert_test(s.test), ast.Name(true_name, ast.Load()),
+        call = _call("if_stmt", s.test, ast.Name(true_name, ast.Load()),
                      ast.Name(false_name, ast.Load()), self.loads(inputs, defined, s), _str_tuple(outputs),
                      ast.Constant(where))
         if returning:
@@ -1099,7 +1113,7 @@ class _Converter:
         where = self.where(s)
         reason = self.loop_reason(s)
         if reason is not None or s.orelse:
-            s.test = ast.copy_location(_call("py_cond", _convert_test(s.test), ast.Constant(where),
+            s.test = ast.copy_location(_call("py_cond", s.test, ast.Constant(where),
                                              ast.Constant(reason or "it has an `else` clause")), s.test)
             s.body = self.block(s.body, defined)
             s.orelse = self.block(s.orelse, defined)
@@ -1107,7 +1121,7 @@ class _Converter:
         assigned = _stores(s.body) - self.scoped
         carried = sorted(assigned & s.kiln_live_head)
         cond_name, body_name = self.names.fresh("while_cond"), self.names.fresh("while_body")
-        cond_fn = _function(cond_name, carried, [ast.copy_location(ast.Return(_convert_test(s.test)), s.test)], s)
+        cond_fn = _function(cond_name, carried, [ast.copy_location(ast.Return(s.test), s.test)], s)
         body = self.block(s.body, defined | set(carried))
         body.append(_return_tuple(carried, s))
         call = _call("while_stmt", ast.Name(cond_name, ast.Load()), ast.Name(body_name, ast.Load()),
@@ -1219,6 +1233,7 @@ def _build(fn: types.FunctionType, context: _Context) -> types.FunctionType:
     names = _Names()
     _Normalizer(names).function(node)
     _Converter(filename, names).function(node)
+    _ExpressionConverter(filename).visit(node)
     _CallWrapper().visit(node)
 
     freevars = fn.__code__.co_freevars

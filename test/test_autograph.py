@@ -322,9 +322,25 @@ def test_while_on_a_traced_integer_compares_with_zero():
     np.testing.assert_allclose(f(x, 4), x[:4].sum())
 
 
+def test_conditional_expression_and_boolean_values_outside_conditions():
+    @kiln.qjit(autograph=True)
+    def f(x, y):
+        both = x.sum() > 0 and y.sum() > 0
+        scale = 2.0 if both else 0.5
+        return x * scale, not both
+
+    for sx, sy in [(1, 1), (1, -1), (-1, -1)]:
+        x, y = sx * np.random.rand(4), sy * np.random.rand(4)
+        both = x.sum() > 0 and y.sum() > 0
+        out, negated = f(x, y)
+        np.testing.assert_allclose(out, x * (2.0 if both else 0.5))
+        assert negated == (not both)
+    assert f.num_compiles == 1
+
+
 def test_boolean_operators_keep_python_semantics_on_python_values():
     def f(a, b):
-        return (a and b), (a or b), (not a)
+        return (a and b), (a or b), (not a), (a if b else "no")
 
     g = convert(f)
     for a, b in [(0, 5), (3, 0), ([], "x"), ("y", [])]:
