@@ -1,0 +1,118 @@
+"""The optimizing passes keep NumPy's results: BLAS matmuls (views, empty
+dims, f32/f64), the expanded exp (ulp error, specials), reassociated
+reductions, in-place loop-carried updates; and the benchmark's quick mode
+runs every workload with results that agree with NumPy."""
+
+import importlib.util
+import os
+import sys
+
+import numpy as np
+import pytest
+
+import kiln
+from kiln.compiler.passes.kiln_linalg_to_blas import blas_library
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+rng = np.random.default_rng(7)
+
+
+def ulps(result: np.ndarray, expected: np.ndarray) -> np.ndarray:
+    return np.abs(result.astype(np.float64) - expected) / np.spacing(expected).astype(np.float64)
+
+
+@pytest.mark.skipif(blas_library() is None, reason="NumPy ships no ILP64 OpenBLAS here")
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("m,k,n", [(7, 5, 3), (64, 33, 17), (0, 4, 3), (3, 0, 5), (1, 1, 1)])
+def test_matmul_through_blas(dtype, m, k, n):
+    @kiln.qjit
+    def f(a, b):
+        return a @ b
+
+    a, b = rng.standard_normal((m, k)).astype(dtype), rng.standard_normal((k, n)).astype(dtype)
+    np.testing.assert_allclose(f(a, b), a @ b, rtol=1e-5 if dtype == np.float32 else 1e-12, atol=1e-5)
+    assert "scipy_cblas_" in kiln.get_compilation_stage(f, "bufferized")
+
+
+def test_matmul_of_views_and_chains():
+    @kiln.qjit
+    def f(a, b, c):
+        return np.maximum(a[1:, 2:] @ b[:-2], 0.0) @ c.T
+
+    a, b, c = rng.standard_normal((9, 8)), rng.standard_normal((8, 5)), rng.standard_normal((4, 5))
+    np.testing.assert_allclose(f(a, b, c), np.maximum(a[1:, 2:] @ b[:-2], 0.0) @ c.T, rtol=1e-12)
+
+
+@pytest.mark.parametrize("dtype,max_ulps", [(np.float32, 4), (np.float64, 2)])
+def test_expanded_exp(dtype, max_ulps):
+    @kiln.qjit
+    def f(x):
+        return np.exp(x)
+
+    lo, hi = (-110.0, 95.0) if dtype == np.float32 else (-750.0, 715.0)
+    x = np.concatenate([np.linspace(lo, hi, 200_001), rng.standard_normal(1000) * 10,
+                        [np.inf, -np.inf, np.nan, 0.0, -0.0]]).astype(dtype)
+    with np.errstate(over="ignore"):
+        expected = np.exp(x)
+    result = f(x)
+    normal = np.isfinite(expected) & (expected >= np.finfo(dtype).tiny)
+    assert ulps(result[normal], expected[normal]).max() <= max_ulps
+    np.testing.assert_array_equal(np.isnan(result), np.isnan(expected))
+    np.testing.assert_array_equal(np.isposinf(result), np.isposinf(expected))
+    np.testing.assert_allclose(result[~normal & np.isfinite(expected)], expected[~normal & np.isfinite(expected)],
+                               atol=4 * np.finfo(dtype).smallest_subnormal)
+
+
+def test_reassociated_reductions():
+    @kiln.qjit
+    def f(x):
+        return np.sum(x, axis=1), np.sum(x * x, axis=0), np.prod(x[:, :8] * 0.5 + 1.0, axis=1), np.max(x, axis=1)
+
+    x = rng.standard_normal((300, 1001)).astype(np.float32)
+    for r, e in zip(f(x), (np.sum(x, axis=1), np.sum(x * x, axis=0), np.prod(x[:, :8] * 0.5 + 1.0, axis=1),
+                           np.max(x, axis=1))):
+        np.testing.assert_allclose(r, e, rtol=2e-5, atol=2e-4)
+
+
+def test_in_place_loop_carried_update():
+    @kiln.qjit
+    def newton(a):
+        x = np.ones_like(a)
+
+        @kiln.while_loop(lambda x, err: err > 1e-12)
+        def step(x, err):
+            x = 0.5 * (x + a / x)
+            return x, np.max(np.abs(x * x - a))
+
+        return step(x, np.max(np.abs(x * x - a)))[0]
+
+    @kiln.qjit
+    def accumulate(a, n: int):
+        @kiln.for_loop(0, n, 1)
+        def body(i, y):
+            return y * 0.5 + a
+
+        return body(np.zeros_like(a))
+
+    a = rng.uniform(1.0, 5.0, 1000)
+    np.testing.assert_allclose(newton(a), np.sqrt(a), rtol=1e-12)
+    expected = np.zeros_like(a)
+    for _ in range(7):
+        expected = expected * 0.5 + a
+    np.testing.assert_allclose(accumulate(a, 7), expected, rtol=1e-12)
+    np.testing.assert_array_equal(a, a.copy())
+
+
+def test_bench_quick_runs_every_workload(capsys, tmp_path):
+    spec = importlib.util.spec_from_file_location("kiln_bench", os.path.join(REPO, "cmake-free-scripts", "bench.py"))
+    bench = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = bench  # dataclasses look their module up while the file runs
+    spec.loader.exec_module(bench)
+    assert bench.main(["--quick", "--tools", "kiln,numpy", "--output", str(tmp_path / "bench.md")]) == 0
+    out = capsys.readouterr().out
+    names = {w.name for w in bench.WORKLOADS}
+    kiln_rows = [line for line in out.splitlines() if line.split()[:1] and line.split()[0] in names
+                 and " kiln " in line]
+    assert len(kiln_rows) == 2 * len(bench.WORKLOADS)
+    assert all("OK (" in line for line in kiln_rows), "\n".join(kiln_rows)
+    assert "bench:begin" in (tmp_path / "bench.md").read_text()
