@@ -1192,7 +1192,10 @@ def convert(fn: Callable, include: Sequence[str] = (), exclude: Sequence[str] = 
     if not isinstance(fn, types.FunctionType):
         raise KilnTypeError(f"autograph can only convert Python functions, got a {type(fn).__name__}; "
                             "pass autograph=False or wrap the callable in a def")
-    return _convert(fn, tuple(include), tuple(exclude))
+    try:
+        return _convert(fn, tuple(include), tuple(exclude))
+    except _NoSource as e:
+        raise KilnTypeError(str(e)) from None
 
 
 def _convert(fn: types.FunctionType, include: tuple, exclude: tuple) -> types.FunctionType:

@@ -111,6 +111,34 @@ def test_len_of_a_traced_array_is_its_first_dim():
     assert f.num_compiles == 1
 
 
+def test_write_under_a_traced_if_inside_a_traced_loop():
+    @kiln.qjit(autograph=True)
+    def relu(x):
+        y = x.copy()
+        for i in range(y.shape[0]):
+            if y[i] < 0:
+                y[i] = 0.0
+        return y
+
+    for size in SIZES:
+        x = np.random.randn(size)
+        np.testing.assert_allclose(relu(x), np.maximum(x, 0.0))
+    assert relu.num_compiles == 1
+
+
+def test_loop_writes_reach_an_argument():
+    @kiln.qjit(autograph=True)
+    def fill(out, x):
+        for i in range(x.shape[0]):
+            out[i] = x[i] * 2.0
+
+    for size in SIZES:
+        out, x = np.zeros(size), np.random.rand(size)
+        fill(out, x)
+        np.testing.assert_allclose(out, x * 2.0)
+    assert fill.num_compiles == 1
+
+
 def test_for_over_rows_of_a_traced_array():
     @kiln.qjit(autograph=True)
     def f(x):
