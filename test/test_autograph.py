@@ -452,6 +452,23 @@ def test_for_with_break_continue_and_else():
     assert f.num_compiles == 1
 
 
+def test_break_in_zip_of_a_stepped_range_and_an_array():
+    def reference(x, lo, hi, step):
+        s = 0.0
+        for i, v in zip(range(lo, hi, step), x):
+            if v > 100:
+                break
+            s = s + v * i
+        return s
+
+    f = kiln.qjit(reference, autograph=True)
+    x = np.arange(10.0)
+    x[7] = 500.0
+    for lo, hi, step in [(0, 10, 1), (1, 9, 2), (9, 0, -2), (5, 5, 1), (9, -1, -1), (0, 3, 1)]:
+        np.testing.assert_allclose(f(x, lo, hi, step), reference(x, lo, hi, step))
+    assert f.num_compiles == 1
+
+
 def test_break_in_a_static_loop_stops_it():
     def reference(x):
         for k in range(10):
