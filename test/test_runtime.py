@@ -660,3 +660,15 @@ def test_processes_compiling_one_function_concurrently(tmp_path):
     later = _run_cache_script(tmp_path, results[0])
     assert later["cache_hit"]
     assert not [f for f in os.listdir(tmp_path / "lib") if f.endswith(".tmp") or f.startswith("kiln-build-")]
+
+
+def test_views_of_arguments_are_returned_as_copies():
+    @kiln.qjit
+    def views(x):
+        return x[1:], x.T, x[::2], x[0]
+
+    x = np.arange(12.0).reshape(4, 3)
+    tail, transposed, even, row = views(x)
+    for got, expected in [(tail, x[1:]), (transposed, x.T), (even, x[::2]), (row, x[0])]:
+        np.testing.assert_array_equal(got, expected)
+        assert not np.shares_memory(got, x)
