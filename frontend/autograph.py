@@ -312,8 +312,8 @@ def _carry_check(names: Sequence[str], values: Sequence[Any], where: str, what: 
 def _rethrow(error: KilnError, where: str, names: Sequence[str]) -> KilnError:
     """Name the user's line and variables in a for_loop/while_loop/cond error."""
     message = str(error)
-    if message.startswith(where):
-        return error
+    if not message.startswith(("for_loop:", "while_loop:", "cond:")):
+        return error  # raised by the user's code in a body: its traceback points at the line
     named = ", ".join(f"{k} is {n!r}" for k, n in enumerate(names))
     suffix = f" (carried value {named})" if named else ""
     return type(error)(f"{where}: {message}{suffix}")
@@ -380,7 +380,10 @@ def _for_stmt(iterable: Any, body: Callable, init: tuple, names: tuple, where: s
         def step(k, *state):
             return (k + 1, *body(iterable.item(k), *state))
 
-        out = while_loop(keep_going)(step)(0, *init)
+        try:
+            out = while_loop(keep_going)(step)(0, *init)
+        except KilnError as e:
+            raise _rethrow(e, where, ("<loop index>", *names)) from None
         return tuple(out[1:])
     except KilnError as e:
         raise _rethrow(e, where, names) from None
