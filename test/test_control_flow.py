@@ -657,3 +657,38 @@ def test_nested_jaxprs_typecheck_and_print():
     typecheck_jaxpr(f.jaxpr)
     text = str(f.jaxpr)
     assert "for_loop[" in text and "body_jaxpr={ lambda" in text and "branches=(" in text
+
+
+def test_captured_size_returned_as_a_carried_value():
+    @kiln.qjit
+    def f(sz):
+        @kiln.for_loop(0, 3, 1)
+        def loop(i, a, m):
+            return a + 1.0, sz
+
+        return loop(knp.ones(sz), 0)
+
+    a, m = f(4)
+    np.testing.assert_allclose(a, np.full(4, 4.0))
+    assert m == 4
+
+    @kiln.qjit
+    def g(x, flag):
+        n = x.shape[0]
+
+        @kiln.cond(flag)
+        def c():
+            return n, x
+
+        @c.otherwise
+        def _():
+            return n + 1, knp.ones(n)
+
+        return c()
+
+    m, y = g(np.arange(3.0), True)
+    assert m == 3
+    np.testing.assert_allclose(y, np.arange(3.0))
+    m, y = g(np.arange(3.0), False)
+    assert m == 4
+    np.testing.assert_allclose(y, np.ones(3))

@@ -29,9 +29,7 @@ import numpy as np
 
 from kiln.core import (
     INDEX_DTYPE,
-    DBIdx,
     DShapedArray,
-    InDBIdx,
     Jaxpr,
     KilnInternalError,
     OutDBIdx,
@@ -89,30 +87,29 @@ def _loop_result_avals(name: str, jaxpr: Jaxpr, nconsts: int, consts: Sequence[A
         if preserve_dimensions and not all(same_dim(a, b) for a, b in zip(init.aval.shape, shape)):
             raise KilnInternalError(f"{name}: initial value {k} dims {init.aval.shape} differ from {shape}")
         out_avals.append(DShapedArray(shape, aval.dtype, aval.weak_type))
-    _check_body_outputs(name, jaxpr, nconsts, first_carried, num_implicit, carried_types, preserve_dimensions)
+    _check_body_outputs(name, jaxpr, first_carried, num_implicit, carried_types, preserve_dimensions)
     return out_avals
 
 
-def _check_body_outputs(name: str, jaxpr: Jaxpr, nconsts: int, first_carried: int, num_implicit: int,
+def _check_body_outputs(name: str, jaxpr: Jaxpr, first_carried: int, num_implicit: int,
                         carried_types: list, preserve_dimensions: bool) -> None:
-    out_type = jaxpr.out_type
-    if len(out_type) != num_implicit + len(carried_types):
-        raise KilnInternalError(f"{name}: body returns {len(out_type)} values, expected "
+    # Dims are compared as the body's own vars: an out_type would name a dim
+    # that is also returned (a captured size carried as a value) as OutDBIdx.
+    outvars = jaxpr.outvars
+    if len(outvars) != num_implicit + len(carried_types):
+        raise KilnInternalError(f"{name}: body returns {len(outvars)} values, expected "
                                 f"{num_implicit + len(carried_types)}")
-    for aval, _ in out_type[:num_implicit]:
-        if aval.shape != () or aval.dtype != INDEX_DTYPE:
-            raise KilnInternalError(f"{name}: implicit body output {aval.str_short()} is not an i64 scalar")
-    for k, ((out, _), carried) in enumerate(zip(out_type[num_implicit:], carried_types)):
-        if out.dtype != carried.dtype or out.ndim != carried.ndim:
-            raise KilnInternalError(f"{name}: body result {k} is {out.str_short()}, carried {carried.str_short()}")
-        if not preserve_dimensions:
-            continue
-        for a, b in zip(out.shape, carried.shape):
-            same = (is_static_dim(a) and is_static_dim(b) and a == b) or (
-                isinstance(a, InDBIdx) and isinstance(b, DBIdx) and a.val == b.val)
-            if not same:
-                raise KilnInternalError(f"{name}: body result {k} {out.str_short()} changes the carried dims "
-                                        f"{carried.str_short()}")
+    for v in outvars[:num_implicit]:
+        if v.aval.shape != () or v.aval.dtype != INDEX_DTYPE:
+            raise KilnInternalError(f"{name}: implicit body output {v.aval.str_short()} is not an i64 scalar")
+    carried_vars = list(jaxpr.invars)[first_carried:]
+    for k, (out, arg) in enumerate(zip(outvars[num_implicit:], carried_vars)):
+        if out.aval.dtype != arg.aval.dtype or out.aval.ndim != arg.aval.ndim:
+            raise KilnInternalError(f"{name}: body result {k} is {out.aval.str_short()}, carried "
+                                    f"{arg.aval.str_short()}")
+        if preserve_dimensions and not all(same_dim(a, b) for a, b in zip(out.aval.shape, arg.aval.shape)):
+            raise KilnInternalError(f"{name}: body result {k} {out.aval.str_short()} changes the carried dims "
+                                    f"{arg.aval.str_short()}")
 
 
 @for_loop_p.def_abstract_eval
@@ -153,19 +150,20 @@ def cond_result_dims(branches: Sequence[Jaxpr], num_implicit_outputs: int) -> li
     captured constant k when every branch agrees, or OutDBIdx(j) for the
     next implicit output when branches differ. The frontend builds branch
     outputs with the same rule, so this is the cond's result type."""
-    types = [[aval for aval, _ in b.out_type[num_implicit_outputs:]] for b in branches]
+    outs = [list(b.outvars)[num_implicit_outputs:] for b in branches]
+    const_positions = [{id(c): k for k, c in enumerate(b.constvars)} for b in branches]
     result = []
     next_implicit = 0
-    for position in range(len(types[0])):
+    for position in range(len(outs[0])):
         dims = []
-        for axis in range(types[0][position].ndim):
+        for axis in range(outs[0][position].aval.ndim):
             seen = set()
-            for b, branch_types in enumerate(types):
-                d = branch_types[position].shape[axis]
+            for b, branch_outs in enumerate(outs):
+                d = branch_outs[position].aval.shape[axis]
                 if is_static_dim(d):
                     seen.add(("static", int(d)))
-                elif isinstance(d, InDBIdx):
-                    seen.add(("const", d.val))
+                elif id(d) in const_positions[b]:
+                    seen.add(("const", const_positions[b][id(d)]))
                 else:
                     seen.add(("internal", b))
             if len(seen) == 1 and next(iter(seen))[0] != "internal":
@@ -193,9 +191,9 @@ def _cond_rule(*operands, branches, num_implicit_inputs, num_implicit_outputs, p
     for b in branches:
         if len(b.constvars) != len(consts) or b.invars:
             raise KilnInternalError("cond: every branch takes the cond's constants and nothing else")
-    first = [aval for aval, _ in branches[0].out_type[num_implicit_outputs:]]
+    first = [v.aval for v in branches[0].outvars[num_implicit_outputs:]]
     for b in branches[1:]:
-        other = [aval for aval, _ in b.out_type[num_implicit_outputs:]]
+        other = [v.aval for v in b.outvars[num_implicit_outputs:]]
         if len(other) != len(first) or any(x.dtype != y.dtype or x.ndim != y.ndim for x, y in zip(first, other)):
             raise KilnInternalError("cond: branches return different types")
     out_avals: list = [DShapedArray((), INDEX_DTYPE) for _ in range(num_implicit_outputs)]
