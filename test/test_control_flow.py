@@ -692,3 +692,19 @@ def test_captured_size_returned_as_a_carried_value():
     m, y = g(np.arange(3.0), False)
     assert m == 4
     np.testing.assert_allclose(y, np.ones(3))
+
+
+def test_run_time_check_inside_loop_body_raises():
+    @kiln.qjit
+    def f(x, n):
+        @kiln.for_loop(0, n, 1)
+        def loop(i, acc):
+            return acc + x[i]
+
+        return loop(0.0)
+
+    assert f(np.arange(4.0), 4) == 6.0
+    with pytest.raises(IndexError, match="index 4 is out of bounds for axis 0 with size 4"):
+        f(np.arange(4.0), 6)
+    assert f(np.arange(5.0), 5) == 10.0
+    assert f.num_compiles == 1
