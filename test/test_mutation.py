@@ -852,3 +852,41 @@ def test_stablehlo_stage_has_no_tensorssa_or_immut():
     assert "tensorssa." not in kiln.get_compilation_stage(f, "functionalized")
     text = kiln.get_compilation_stage(f, "stablehlo")
     assert "tensorssa." not in text and "immut." not in text
+
+
+# --------------------------------------------------------------------------
+# Integer-array indices mixed with integers, slices and None (NumPy puts the
+# index dims first when a slice or None separates the advanced indices)
+
+
+@pytest.mark.parametrize("index", [
+    lambda i: (0, slice(None), i),
+    lambda i: (slice(None), 0, i),
+    lambda i: (i, slice(None), 0),
+    lambda i: (0, None, i),
+    lambda i: (i, None),
+    lambda i: (Ellipsis, i),
+    lambda i: (None, 1, i),
+])
+def test_setitem_and_getitem_with_separated_advanced_indices(index):
+    def f(x, i, v):
+        got = x[index(i)] * 1.0
+        x[index(i)] = v
+        return got, x * 1.0
+
+    def make(n):
+        x = rand((3, n + 3, 4))
+        i = np.array([[0, 2], [1, -1]]) if n % 2 else np.array([2, 0, 1])
+        shape = np.zeros((3, n + 3, 4))[index(i)].shape
+        return x, i, rand(shape)
+
+    check_sizes(f, make, sizes=(1, 2, 4))
+
+
+def test_setitem_separated_advanced_indices_broadcast_value():
+    def f(x, i, v):
+        x[0, :, i] = v
+        x[1, :, i] += 1.0
+        return x * 1.0
+
+    check_sizes(f, lambda n: (rand((2, n + 2, 4)), np.array([3, 0]), rand((2, 1))))

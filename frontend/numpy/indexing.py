@@ -75,6 +75,34 @@ def expand_index(x: Tracer, idx: Any) -> list:
     return out
 
 
+def advanced_dims_first(entries: list) -> bool:
+    """NumPy's rule for an integer-array index: its dims replace the indexed
+    axis when the advanced indices (arrays, and integers once an array is
+    present) are adjacent, and go first when a slice or None separates them."""
+    positions = [p for p, e in enumerate(entries)
+                 if e is not None and (_is_array_index(e) or _is_scalar_index(e))]
+    if not any(_is_array_index(entries[p]) for p in positions):
+        return False
+    return positions[-1] - positions[0] + 1 != len(positions)
+
+
+def advanced_result_shape(entries: list, basic_dims: list, index_dims: list) -> list:
+    """The shape NumPy gives `x[entries]` with one integer-array index:
+    `basic_dims` are the dims kept by the slices (in order), `index_dims`
+    the index array's dims."""
+    first = advanced_dims_first(entries)
+    shape = list(index_dims) if first else []
+    basic = iter(basic_dims)
+    for e in entries:
+        if e is None:
+            shape.append(1)
+        elif isinstance(e, slice):
+            shape.append(next(basic))
+        elif _is_array_index(e) and not first:
+            shape.extend(index_dims)
+    return shape
+
+
 def _normalize_scalar(i: Any, n: Any, axis: int) -> Any:
     """A non-negative in-bounds index; out of bounds raises IndexError."""
     from kiln import numpy as knp
@@ -232,11 +260,19 @@ def getitem(x: Any, idx: Any) -> Tracer:
         n = y.aval.shape[gather_axis]
         arr = _normalize_index_array(arr, n, dim)
         y = bind(index_prims.gather_p, y, arr, axis=gather_axis)
-        # NumPy keeps a single array index's dims in place of the indexed axis.
-        kept = list(y.aval.shape)
-    shape = list(kept)
-    for pos in parsed.new_axes:
-        shape.insert(pos, 1)
+        k = arr.aval.ndim
+        index_dims = list(y.aval.shape[gather_axis:gather_axis + k])
+        basic_dims = list(y.aval.shape[:gather_axis]) + list(y.aval.shape[gather_axis + k:])
+        entries = expand_index(x, idx)
+        if advanced_dims_first(entries) and gather_axis:
+            perm = list(range(gather_axis, gather_axis + k)) + [
+                a for a in range(y.aval.ndim) if not gather_axis <= a < gather_axis + k]
+            y = bind(shape_prims.transpose_p, y, permutation=tuple(perm))
+        shape = advanced_result_shape(entries, basic_dims, index_dims)
+    else:
+        shape = list(kept)
+        for pos in parsed.new_axes:
+            shape.insert(pos, 1)
     if len(shape) != y.aval.ndim or any(a is not b and not (is_static_dim(a) and is_static_dim(b) and a == b)
                                         for a, b in zip(shape, y.aval.shape)):
         y = reshape(y, *shape) if shape else reshape(y)

@@ -17,6 +17,7 @@ import numpy as np
 from kiln.core import KilnTypeError, KilnValueError
 from kiln.numpy._base import broadcast_to, convert, materialize, operand
 from kiln.primitives import mutation
+from kiln.primitives import shape as shape_prims
 from kiln.tracing import Tracer, bind, current_builder
 
 _INPLACE_UFUNCS = {
@@ -96,8 +97,22 @@ def setitem(x: Any, idx: Any, value: Any) -> None:
     axis = sum(1 for e in entries[: _entry_position(entries, dim)]
                if e is not None and not indexing._is_scalar_index(e))
     indices = indexing._normalize_index_array(operand(arr), view.aval.shape[axis], dim)
-    updates_shape = view.aval.shape[:axis] + indices.aval.shape + view.aval.shape[axis + 1:]
-    updates = broadcast_to(convert(operand(value), view.aval.dtype), updates_shape)
+    k = indices.aval.ndim
+    basic_dims = list(view.aval.shape[:axis]) + list(view.aval.shape[axis + 1:])
+    # The value broadcasts to NumPy's shape of x[idx], then takes the
+    # scatter's layout: no None dims, the index dims at `axis`.
+    numpy_shape = indexing.advanced_result_shape(entries, basic_dims, list(indices.aval.shape))
+    updates = broadcast_to(convert(operand(value), view.aval.dtype), tuple(numpy_shape))
+    first = indexing.advanced_dims_first(entries)
+    layout = (list(indices.aval.shape) + basic_dims) if first else (
+        basic_dims[:axis] + list(indices.aval.shape) + basic_dims[axis:])
+    if len(layout) != updates.aval.ndim:
+        from kiln.numpy.shape_ops import _reshape_view
+
+        updates = _reshape_view(updates, layout)
+    if first and axis:
+        perm = list(range(k, k + axis)) + list(range(k)) + list(range(k + axis, len(layout)))
+        updates = bind(shape_prims.transpose_p, updates, permutation=tuple(perm))
     bind(mutation.scatter_p, view, indices, updates, axis=axis)
     current_builder().mark_written(view)
 
