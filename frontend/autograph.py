@@ -524,7 +524,7 @@ class _Context:
             return fn
         try:
             return _convert(fn, self.include, self.exclude)
-        except (_NoSource, SyntaxError):
+        except _NoSource:
             return fn
 
 
@@ -1223,7 +1223,10 @@ def _build(fn: types.FunctionType, context: _Context) -> types.FunctionType:
                         "file or pass autograph=False") from None
     source = "".join(lines)
     indent = len(lines[0]) - len(lines[0].lstrip())
-    module = ast.parse(textwrap.dedent(source))
+    try:
+        module = ast.parse(textwrap.dedent(source))
+    except SyntaxError as e:
+        raise _NoSource(f"autograph could not parse the source of {name} ({e.msg}); pass autograph=False") from None
     node = module.body[0]
     if not isinstance(node, ast.FunctionDef) or node.name != fn.__name__:
         raise _NoSource(f"autograph could not find the definition of {name} in its source")
