@@ -63,7 +63,8 @@ def constant(value: np.ndarray) -> ir.Value:
 def _scalar_attr(v, dtype: np.dtype, element: ir.Type) -> ir.Attribute:
     if dtype.kind == "f":
         return ir.FloatAttr.get(element, float(v))
-    return ir.IntegerAttr.get(element, int(v))
+    # IntegerAttr.get takes an int64: pass uint64 values above it by their bits.
+    return ir.IntegerAttr.get(element, int(np.asarray(v).astype(np.int64)) if dtype == np.uint64 else int(v))
 
 
 def scalar_i64(v: int) -> ir.Value:

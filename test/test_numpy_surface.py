@@ -592,6 +592,19 @@ def test_complex_arithmetic():
     compare(f, lambda z, x: (z + z, z * z, z * (1 + 2j), np.abs(z), np.exp(z), z.sum(), x + 1j), z, np.arange(3.0))
 
 
+def test_python_int_out_of_range():
+    """NEP 50: arithmetic with a Python int the array's dtype cannot hold is an
+    OverflowError; comparisons with it are exact."""
+    f = kiln.qjit(lambda a: (a == 300, a < 300, a != -200, a >= -129, a + 100, a == 1))
+    a = np.array([1, 2, 100], np.int8)
+    compare(f, lambda a: (a == 300, a < 300, a != -200, a >= -129, a + 100, a == 1), a)
+    g = kiln.qjit(lambda u: (u < -1, u == 2**63, u > 5))
+    u = np.array([1, 2**63], np.uint64)
+    compare(g, lambda u: (u < -1, u == 2**63, u > 5), u)
+    with pytest.raises(OverflowError, match="300 out of bounds for int8"):
+        kiln.qjit(lambda a: a + 300)(a)
+
+
 def test_promotion_scalar_arguments():
     """Python scalars passed to the compiled function are weak too."""
     f = kiln.qjit(lambda x, s, k: (x * s, x + k, k * s))

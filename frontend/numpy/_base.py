@@ -13,6 +13,7 @@ import numpy as np
 
 from kiln.core import (
     INDEX_DTYPE,
+    KilnError,
     KilnIndexError,
     SUPPORTED_DTYPES,
     KilnTypeError,
@@ -87,6 +88,20 @@ def result_dtype(*operands: Any) -> tuple[np.dtype, bool]:
     return np.result_type(*strong, *weak), False
 
 
+class KilnOverflowError(KilnError, OverflowError):
+    """A Python int that does not fit the integer dtype it must take."""
+
+
+def int_literal_fits(x: Any, dtype: np.dtype) -> bool:
+    """False for a weak (Python) int literal outside `dtype`'s integer range."""
+    if dtype.kind not in "iu" or not isinstance(x, Literal) or not x.aval.weak_type:
+        return True
+    if not isinstance(x.val, int) or isinstance(x.val, bool):
+        return True
+    info = np.iinfo(dtype)
+    return info.min <= x.val <= info.max
+
+
 def convert(x: Any, dtype: Any, weak_type: bool = False) -> Any:
     """`x` as `dtype`; literals convert in place, tracers through an equation."""
     dtype = np.dtype(dtype)
@@ -94,6 +109,10 @@ def convert(x: Any, dtype: Any, weak_type: bool = False) -> Any:
     if x.aval.dtype == dtype and x.aval.weak_type == weak_type:
         return x
     if isinstance(x, Literal):
+        if not int_literal_fits(x, dtype):
+            raise KilnOverflowError(
+                f"Python integer {x.val} out of bounds for {dtype} (NumPy 2 / NEP 50: a Python int takes the "
+                "array's dtype); convert the array to a wider dtype first.")
         return Literal(np.array(x.val).astype(dtype)[()].item() if dtype.kind != "c" else complex(x.val),
                        x.aval.update(dtype=dtype, weak_type=weak_type))
     if x.aval.dtype == dtype:

@@ -13,7 +13,7 @@ from typing import Any, Callable
 import numpy as np
 
 from kiln.core import KilnTypeError, Literal
-from kiln.numpy._base import broadcast_shapes, broadcast_to, convert, materialize, operand
+from kiln.numpy._base import broadcast_shapes, broadcast_to, convert, int_literal_fits, materialize, operand
 from kiln.primitives import elementwise, mutation
 from kiln.tracing import bind
 
@@ -391,6 +391,9 @@ UFUNCS: dict[str, tuple[Callable, np.ufunc]] = {
 }
 
 
+_COMPARISONS = ("equal", "not_equal", "less", "less_equal", "greater", "greater_equal")
+
+
 def _resolve_dtypes(name: str, ufunc: np.ufunc, ops: list) -> tuple:
     # NumPy resolves Python scalar types (NEP 50) only beside a real dtype:
     # all-weak operands resolve as their default dtypes (np.less(int, int)
@@ -416,6 +419,11 @@ def apply_ufunc(name: str, *args: Any) -> Any:
     ops = operands = [operand(a) for a in args]
     dtypes = _resolve_dtypes(name, ufunc, ops)
     in_dtypes, out_dtype = dtypes[: len(ops)], dtypes[-1]
+    if name in _COMPARISONS and not all(int_literal_fits(x, dt) for x, dt in zip(ops, in_dtypes)):
+        # NumPy compares an int array with an out-of-range Python int
+        # exactly (int8 array < 300 is all True): compare in a wider type.
+        wide = np.dtype(np.float64 if np.dtype(np.uint64) in in_dtypes else np.int64)
+        in_dtypes = (wide,) * len(ops)
     weak = all(x.aval.weak_type for x in ops)
     shape = broadcast_shapes([x.aval.shape for x in ops], f"np.{name}")
     ops = [broadcast_to(convert(x, dt, weak), shape) for x, dt in zip(ops, in_dtypes)]
