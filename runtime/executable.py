@@ -7,15 +7,18 @@ checks.
 Out: NumPy results (owning their buffers), or the `ValueError` /
 `IndexError` of the run-time check that failed.
 
-The hot path does no per-call signature work: each thread owns a call
-frame laid out once per executable (descriptor words, pointer slots, the
-packed argument array, scratch for scalars), and a call only writes
-pointers and sizes into it.
+The hot path does no per-call signature work. It runs in C
+(`fastcall.c`, built on first use as a CPython extension) when a C compiler
+with Python's headers is available; otherwise in Python, where each thread
+owns a call frame laid out once per executable (descriptor words, pointer
+slots, the packed argument array, scratch for scalars) and a call only
+writes pointers and sizes into it. `KILN_FASTCALL=0` forces the Python path.
 """
 
 from __future__ import annotations
 
 import ctypes
+import os
 import threading
 from dataclasses import dataclass
 from typing import Any, Sequence
@@ -23,6 +26,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from kiln.core import KilnIndexError, KilnValueError
+from kiln.runtime import toolchain
 from kiln.runtime.memref import (
     GLOBAL_ALLOCATED,
     BufferView,
@@ -33,6 +37,21 @@ from kiln.runtime.memref import (
 )
 
 _WORD = 8
+_FASTCALL_SOURCE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fastcall.c")
+_fastcall_state: dict = {}
+
+
+def fastcall_module():
+    """The C hot path (`kiln_fastcall`), or None when disabled or unbuildable."""
+    if "module" not in _fastcall_state:
+        module = None
+        if os.environ.get("KILN_FASTCALL", "1") != "0":
+            try:
+                module = toolchain.python_extension(_FASTCALL_SOURCE, "kiln_fastcall")
+            except (toolchain.ToolchainError, OSError, ImportError):
+                module = None  # no compiler or no Python headers: the Python path serves
+        _fastcall_state["module"] = module
+    return _fastcall_state["module"]
 OUT_OF_MEMORY = -1  # support.c's KILN_OUT_OF_MEMORY: an allocation of the compiled code failed
 _SCRATCH_WORDS = 2  # room for any scalar kiln supports (complex128)
 
@@ -114,6 +133,10 @@ class Executable:
         self._result_plan = [(o, r.rank, r.dtype, r.dtype.str, r.dtype.itemsize)
                              for r, o in zip(self.results, self.result_offsets)]
         self._local = threading.local()
+        fastcall = fastcall_module()
+        self._caller = None if fastcall is None else fastcall.Caller(
+            ctypes.cast(self._invoke, ctypes.c_void_p).value, self._packed_fn,
+            [(a.dtype, a.rank) for a in self.args], [(r.dtype, r.rank) for r in self.results], OwnedBuffer)
 
     def _frame(self) -> _CallFrame:
         frame = getattr(self._local, "frame", None)
@@ -123,6 +146,16 @@ class Executable:
 
     def __call__(self, values: Sequence[Any]) -> list:
         """Run on `values`; results of rank 0 come back as NumPy scalars."""
+        caller = self._caller
+        if caller is None:
+            return self.call_python(values)
+        out = caller(values)
+        if type(out) is tuple:  # (check id, value, value) of a failed run-time check
+            raise self._check_error(out)
+        return out
+
+    def call_python(self, values: Sequence[Any]) -> list:
+        """`__call__` without the C hot path (same behaviour)."""
         frame = self._frame()
         words = frame.words
         keep = []  # contiguous copies must outlive the call

@@ -11,6 +11,7 @@ import hashlib
 import os
 import shutil
 import subprocess
+import sys
 import tempfile
 
 from kiln.core import KilnError
@@ -88,3 +89,27 @@ def link_shared_library(objects: list[str], output: str) -> str:
     # to another copy already loaded in the process (its thread-locals differ).
     return _atomic_build(output, lambda out: _run([c_compiler(), "-shared", "-Wl,-Bsymbolic", "-o", out,
                                                    *objects, support_object(), "-lm"]))
+
+
+def python_extension(source: str, module_name: str):
+    """Build (once per source, Python and NumPy version; cached) and import
+    the CPython extension `module_name` from the C file `source`."""
+    import importlib.machinery
+    import importlib.util
+    import sysconfig
+
+    import numpy
+
+    with open(source, "rb") as f:
+        digest = hashlib.sha256(f.read() + sys.version.encode() + numpy.__version__.encode()).hexdigest()[:16]
+    suffix = importlib.machinery.EXTENSION_SUFFIXES[0]
+    folder = os.path.join(cache_dir(), f"{module_name}-{digest}")
+    os.makedirs(folder, exist_ok=True)
+    target = os.path.join(folder, module_name + suffix)
+    _atomic_build(target, lambda out: _run([c_compiler(), "-O2", "-shared", "-fPIC",
+                                            f"-I{sysconfig.get_paths()['include']}", f"-I{numpy.get_include()}",
+                                            source, "-o", out]))
+    spec = importlib.util.spec_from_file_location(module_name, target)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module

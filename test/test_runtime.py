@@ -20,6 +20,18 @@ RANKS = [0, 1, 2, 3, 4]
 LAYOUTS = ["contiguous", "strided", "transposed", "reversed"]
 
 
+@pytest.fixture(params=["c", "python"])
+def call_path(request, monkeypatch):
+    """Run the test through the C hot path and through the Python one."""
+    from kiln.runtime.executable import Executable, fastcall_module
+
+    if request.param == "c" and fastcall_module() is None:
+        pytest.skip("the C hot path could not be built here")
+    if request.param == "python":
+        monkeypatch.setattr(Executable, "__call__", Executable.call_python)
+    return request.param
+
+
 @kiln.qjit
 def double(x):
     return x + x
@@ -64,7 +76,7 @@ def _make(dtype: str, rank: int, layout: str, rng: np.random.Generator) -> np.nd
 @pytest.mark.parametrize("layout", LAYOUTS)
 @pytest.mark.parametrize("rank", RANKS)
 @pytest.mark.parametrize("dtype", DTYPES)
-def test_abi_dtype_rank_layout(dtype, rank, layout):
+def test_abi_dtype_rank_layout(dtype, rank, layout, call_path):
     if rank == 0 and layout != "contiguous":
         pytest.skip("a 0-d array has one layout")
     x = _make(dtype, rank, layout, np.random.default_rng(rank))
@@ -86,7 +98,7 @@ def test_abi_dtype_rank_layout(dtype, rank, layout):
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
-def test_identity_copies_every_layout(dtype):
+def test_identity_copies_every_layout(dtype, call_path):
     for layout in LAYOUTS:
         x = _make(dtype, 2, layout, np.random.default_rng(0))
         y = identity(x)
@@ -95,7 +107,7 @@ def test_identity_copies_every_layout(dtype):
         assert not np.shares_memory(x, y)
 
 
-def test_python_scalars_in_numpy_scalars_out():
+def test_python_scalars_in_numpy_scalars_out(call_path):
     @kiln.qjit
     def affine(a, b, flag):
         return a * b + flag
@@ -129,7 +141,7 @@ def test_python_scalar_with_array():
     np.testing.assert_array_equal(r, np.arange(4) * 3)
 
 
-def test_several_results():
+def test_several_results(call_path):
     @kiln.qjit
     def stats(x, y):
         return x + y, x * y, np.sum(x), x > y
@@ -143,7 +155,7 @@ def test_several_results():
     np.testing.assert_array_equal(gt, x > y)
 
 
-def test_pytrees_in_and_out():
+def test_pytrees_in_and_out(call_path):
     @kiln.qjit
     def tree_fn(pair, items, named):
         a, b = pair
@@ -170,14 +182,14 @@ def test_identity_does_not_alias_input():
     assert x[0] == 0.0
 
 
-def test_identity_of_0d_and_scalar():
+def test_identity_of_0d_and_scalar(call_path):
     r = identity(np.float32(1.5))
     assert isinstance(r, np.float32) and r == 1.5
     r = identity(7)
     assert isinstance(r, np.int64) and r == 7
 
 
-def test_return_same_array_twice():
+def test_return_same_array_twice(call_path):
     @kiln.qjit
     def twice(x):
         return x, x
@@ -201,26 +213,26 @@ def test_return_same_array_twice():
     np.testing.assert_array_equal(b, x * 2)
 
 
-def _owner(array: np.ndarray):
-    """The end of the array's base chain."""
+def _buffer_owner(array: np.ndarray):
+    """The OwnedBuffer at the end of the array's base chain (the Python
+    path puts a BufferView in between)."""
     while isinstance(array, np.ndarray) and array.base is not None:
         array = array.base
-    return array
+    return array.owner if isinstance(array, memref.BufferView) else array
 
 
-def test_results_own_their_buffer():
+def test_results_own_their_buffer(call_path):
     x = np.arange(8.0)
     y = double(x)
-    view = _owner(y)
-    assert isinstance(view, memref.BufferView)
-    assert isinstance(view.owner, memref.OwnedBuffer) and view.owner.allocated
+    owner = _buffer_owner(y)
+    assert isinstance(owner, memref.OwnedBuffer) and owner.allocated
     assert y.flags.writeable
     y[:] = 1.0
     np.testing.assert_array_equal(y, 1.0)
     np.testing.assert_array_equal(x, np.arange(8.0))
 
 
-def test_deleting_result_frees_buffer():
+def test_deleting_result_frees_buffer(call_path):
     x = np.arange(16.0)
     before = memref.live_buffers()
     y = double(x)
@@ -244,7 +256,7 @@ def _rss_bytes() -> int:
         return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
 
 
-def test_memory_flat_fixed_size():
+def test_memory_flat_fixed_size(call_path):
     x = np.random.rand(1000)
     for _ in range(200):  # warm up allocator and caches
         double(x)
@@ -258,7 +270,7 @@ def test_memory_flat_fixed_size():
     assert growth < 20 * 2**20, f"resident memory grew by {growth / 2**20:.1f} MB"
 
 
-def test_memory_flat_dynamic_sizes():
+def test_memory_flat_dynamic_sizes(call_path):
     @kiln.qjit
     def grow(x):
         return x * 3.0 + 1.0
@@ -277,7 +289,7 @@ def test_memory_flat_dynamic_sizes():
     assert growth < 20 * 2**20, f"resident memory grew by {growth / 2**20:.1f} MB"
 
 
-def test_empty_unit_and_readonly_inputs():
+def test_empty_unit_and_readonly_inputs(call_path):
     for shape in [(0,), (3, 0), (1,), (1, 4), (4, 1), (1, 1, 1)]:
         x = np.arange(int(np.prod(shape)), dtype=np.float64).reshape(shape)
         np.testing.assert_array_equal(double(x), x + x)
@@ -289,7 +301,7 @@ def test_empty_unit_and_readonly_inputs():
     np.testing.assert_array_equal(double(np.arange(12.0).reshape(3, 4)[:, None, 1]), np.arange(12.0).reshape(3, 4)[:, None, 1] * 2)
 
 
-def test_constant_and_view_results():
+def test_constant_and_view_results(call_path):
     @kiln.qjit
     def constants(x):
         return np.zeros(3), x * 0 + 1.0
@@ -316,7 +328,7 @@ def test_constant_and_view_results():
     np.testing.assert_array_equal(tail, (x * 2)[1:])
 
 
-def test_run_time_check_raises():
+def test_run_time_check_raises(call_path):
     @kiln.qjit
     def add(x, y):
         return x + y
@@ -515,7 +527,7 @@ def test_export_called_from_c(tmp_path):
     assert lines[1] == "mismatch -1"
 
 
-def test_concurrent_calls_from_threads():
+def test_concurrent_calls_from_threads(call_path):
     import threading
 
     @kiln.qjit
@@ -586,7 +598,7 @@ def test_export_writes_to_arguments(tmp_path):
     assert "Writes to x" in open(os.path.join(tmp_path, "bump.h")).read()
 
 
-def test_unaligned_and_subclass_inputs(tmp_path):
+def test_unaligned_and_subclass_inputs(tmp_path, call_path):
     raw = np.zeros(8 * 6 + 1, np.uint8)[1:]
     x = raw.view(np.float64)
     x[:] = np.arange(6.0)
@@ -662,7 +674,7 @@ def test_processes_compiling_one_function_concurrently(tmp_path):
     assert not [f for f in os.listdir(tmp_path / "lib") if f.endswith(".tmp") or f.startswith("kiln-build-")]
 
 
-def test_views_of_arguments_are_returned_as_copies():
+def test_views_of_arguments_are_returned_as_copies(call_path):
     @kiln.qjit
     def views(x):
         return x[1:], x.T, x[::2], x[0]
