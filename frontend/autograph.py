@@ -1115,6 +1115,8 @@ class _Converter:
     def while_stmt(self, s: ast.While, defined: set) -> tuple[list, set]:
         where = self.where(s)
         reason = self.loop_reason(s)
+        if reason is None and any(isinstance(n, ast.NamedExpr) for n in ast.walk(s.test)):
+            reason = "its condition assigns a variable with `:=`"
         if reason is not None or s.orelse:
             s.test = ast.copy_location(_call("py_cond", s.test, ast.Constant(where),
                                              ast.Constant(reason or "it has an `else` clause")), s.test)
