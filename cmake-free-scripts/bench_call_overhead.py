@@ -84,11 +84,24 @@ def main() -> None:
     for name, kiln_fn, numpy_fn in variants:
         rows.append((name, per_call_seconds(kiln_fn, options.calls, options.repeats),
                      per_call_seconds(numpy_fn, options.calls, options.repeats)))
+    from kiln.runtime.executable import Executable, fastcall_module
+
+    if fastcall_module() is not None:
+        x, y = np.random.rand(1_000), np.random.rand(1_000)
+        c_call = Executable.__call__
+        Executable.__call__ = Executable.call_python
+        try:
+            rows.append(("add(x, y), n=1000, Python hot path", per_call_seconds(lambda: add(x, y), options.calls,
+                                                                                options.repeats),
+                         per_call_seconds(lambda: x + y, options.calls, options.repeats)))
+        finally:
+            Executable.__call__ = c_call
     floor = per_call_seconds(lambda: noop(1), options.calls, options.repeats)
 
     width = max(len(r[0]) for r in rows) + 2
+    hot_path = "C" if fastcall_module() is not None else "Python"
     print(f"per-call CPU time, median of {options.repeats} x mean over up to {options.calls} calls "
-          f"(python {sys.version.split()[0]}, numpy {np.__version__})")
+          f"(python {sys.version.split()[0]}, numpy {np.__version__}, {hot_path} hot path)")
     print(f"{'call':<{width}}{'kiln us':>10}{'numpy us':>10}{'kiln - numpy':>14}")
     for name, kiln_s, numpy_s in rows:
         print(f"{name:<{width}}{kiln_s * 1e6:>10.2f}{numpy_s * 1e6:>10.2f}{(kiln_s - numpy_s) * 1e6:>14.2f}")
