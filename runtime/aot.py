@@ -23,8 +23,11 @@ from kiln.core import KilnTypeError, KilnValueError
 from kiln.runtime.executable import Executable, ValueSpec
 
 FORMAT_VERSION = 1
-# Return codes of an exported entry point besides run-time check ids (> 0).
-SHAPE_MISMATCH = -1
+# Return codes of an exported entry point besides run-time check ids (> 0):
+# an allocation failed (support.c's KILN_OUT_OF_MEMORY; failure->values[0]
+# holds the size), or argument shapes disagree with the annotations.
+OUT_OF_MEMORY = -1
+SHAPE_MISMATCH = -2
 
 _C_TYPES = {
     "float32": "float", "float64": "double", "int8": "int8_t", "int16": "int16_t", "int32": "int32_t",
@@ -83,6 +86,7 @@ def c_header(meta: dict) -> str:
     lines += [_memref_typedef(r) for r in ranks]
     lines += ["#ifndef KILN_FAILURE_DEFINED", "#define KILN_FAILURE_DEFINED",
               "typedef struct { int64_t check_id; int64_t values[2]; } kiln_failure;", "#endif", "",
+              f"#define {name.upper()}_OUT_OF_MEMORY ({OUT_OF_MEMORY})",
               f"#define {name.upper()}_SHAPE_MISMATCH ({SHAPE_MISMATCH})", ""]
     fields = " ".join(f"kiln_memref_{r['rank']}d r{i};" for i, r in enumerate(meta["results"]))
     lines += [f"/* Results, each owned by the caller (free `allocated`, or call {name}_free_results):"]
@@ -92,8 +96,10 @@ def c_header(meta: dict) -> str:
     params = [f"{name}_results *results"] + [_param_decl(p) for p in meta["params"]] + ["kiln_failure *failure"]
     lines += [f"/* {name}({', '.join(p['name'] + ': ' + _describe(p['dtype'], p['shape']) for p in meta['params'])})",
               " * Returns 0 on success; a positive run-time check id (see",
-              f" * {name}_check_message; `failure`, if not NULL, receives the values), or",
-              f" * {name.upper()}_SHAPE_MISMATCH when argument shapes disagree with the annotations."]
+              f" * {name}_check_message; `failure`, if not NULL, receives the values),",
+              f" * {name.upper()}_OUT_OF_MEMORY when an allocation failed (its size in",
+              f" * failure->values[0]), or {name.upper()}_SHAPE_MISMATCH when argument shapes",
+              " * disagree with the annotations."]
     if meta["writeback"]:
         written = ", ".join(meta["params"][i]["name"] for i in meta["writeback"])
         lines.append(f" * Writes to {written} are stored back into the caller's arrays.")

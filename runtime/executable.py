@@ -37,6 +37,8 @@ from kiln.runtime.memref import (
 )
 
 _WORD = 8
+OUT_OF_MEMORY = -1  # support.c's KILN_OUT_OF_MEMORY: an allocation of the compiled code failed
+_SCRATCH_WORDS = 2  # room for any scalar kiln supports (complex128)
 _FASTCALL_SOURCE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fastcall.c")
 _fastcall_state: dict = {}
 
@@ -52,8 +54,6 @@ def fastcall_module():
                 module = None  # no compiler or no Python headers: the Python path serves
         _fastcall_state["module"] = module
     return _fastcall_state["module"]
-OUT_OF_MEMORY = -1  # support.c's KILN_OUT_OF_MEMORY: an allocation of the compiled code failed
-_SCRATCH_WORDS = 2  # room for any scalar kiln supports (complex128)
 
 
 @dataclass(frozen=True)

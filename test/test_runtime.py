@@ -502,6 +502,7 @@ int main(void) {
   printf("| %g\n", *((double *)r.r1.aligned + r.r1.offset));
   saxpy_sum_free_results(&r);
   printf("mismatch %lld\n", (long long)saxpy_sum(&r, 2.0, &xd, &sd, &failure));
+  if (SAXPY_SUM_SHAPE_MISMATCH != -2 || SAXPY_SUM_OUT_OF_MEMORY != -1) return 2;
   return 0;
 }
 """
@@ -524,7 +525,7 @@ def test_export_called_from_c(tmp_path):
     assert proc.returncode == 0, proc.stdout + proc.stderr
     lines = proc.stdout.splitlines()
     assert lines[0] == "1 3 5 7 | 6"
-    assert lines[1] == "mismatch -1"
+    assert lines[1] == "mismatch -2"
 
 
 def test_concurrent_calls_from_threads(call_path):
