@@ -234,6 +234,8 @@ class Builder:
         # Results that alias an array chosen at run time (a cond branch
         # returning a view of an outer array): writes through them are refused.
         self.unresolved_aliases: set[int] = set()
+        # Copies standing for NumPy scalars (`x[0]` of a vector): immutable.
+        self.scalars: set[int] = set()
         # For each view: (primitive name, base, params), to ask whether it
         # may be contiguous at run time (see `may_be_contiguous`).
         self.view_steps: dict[int, tuple[str, Tracer, dict]] = {}

@@ -166,3 +166,61 @@ def test_static_empty_slice_on_a_static_axis():
 
     got, want, _, _ = run_both(f, np.ones((2, 3)))
     assert_same(got, want)
+
+
+# fuzz: `v = x[0]` on a vector was a 0-d view of x, so `v[...] = 0` wrote x
+# (NumPy: a scalar, TypeError) and `v = x[0]; x[0] = 5; return v` returned 5
+# (NumPy: the old value). Indexing every axis with an integer now gives a
+# copy that refuses writes; x[..., 0] stays a 0-d view, as in NumPy.
+def test_integer_indexed_element_is_a_snapshot():
+    def f(x):
+        v = x[0]
+        w = x[1, 2]
+        x[0] = 5.0
+        x += 1
+        return v, w * 1
+
+    got, want, (xk,), (xn,) = run_both(f, np.arange(6.0).reshape(2, 3))
+    for g, w in zip(got, want):
+        assert_same(g, w)
+    assert_same(xk, xn)
+
+
+def test_writing_into_an_integer_indexed_element_is_refused():
+    def f(x):
+        v = x[0]
+        v[...] = 0
+        return x
+
+    x = np.arange(3.0)
+    with pytest.raises(TypeError, match="does not support item assignment"):
+        kiln.qjit(f)(x)
+    np.testing.assert_array_equal(x, [0.0, 1.0, 2.0])
+
+
+def test_ellipsis_index_of_every_axis_stays_a_view():
+    def f(x):
+        v = x[..., 0]
+        v[...] = 7.0
+        w = x[1]
+        w += 1  # a scalar: rebinds
+        x[2] += 3
+        return x, w
+
+    got, want, (xk,), (xn,) = run_both(f, np.arange(3.0))
+    for g, w in zip(got, want):
+        assert_same(g, w)
+    assert_same(xk, xn)
+
+
+# fuzz: a NumPy scalar argument (np.float64 is a subclass of Python float)
+# was traced as a weakly typed Python float, so float32 array + np.float64
+# gave float32; NEP 50 gives float64.
+@pytest.mark.parametrize("scalar", [np.float64(2.0), np.int64(3), np.float32(2.0), 2.0, 3])
+def test_numpy_scalar_arguments_are_strongly_typed(scalar):
+    f = kiln.qjit(lambda x, y: -(x + y))
+    for n in (0, 1, 3):
+        x = np.ones(n, np.float32)
+        got, want = f(x, scalar), -(x + scalar)
+        assert got.dtype == want.dtype, (type(scalar), n)
+        np.testing.assert_allclose(got, want)

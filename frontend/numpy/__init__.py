@@ -176,7 +176,18 @@ def _dispatch_function(func, args, kwargs):
 
 
 def _getitem(x: Tracer, idx: Any) -> Tracer:
-    return indexing.getitem(x, idx)
+    result = indexing.getitem(x, idx)
+    parts = idx if isinstance(idx, tuple) else (idx,)
+    if result.aval.ndim == 0 and result is not x and not [p for p in parts if p is Ellipsis]:
+        # NumPy gives a scalar, a copy: a later write to x must not change it
+        # (`v = x[0]; x[0] = 5` leaves v alone), and it takes no writes itself.
+        # x[..., 0] stays a 0-d view.
+        from kiln.tracing import current_builder
+
+        scalar = mutation.copy(result)
+        current_builder().scalars.add(id(scalar))
+        return scalar
+    return result
 
 
 def _setitem(x: Tracer, idx: Any, value: Any) -> None:

@@ -46,6 +46,10 @@ def _writable_target(target: Any, what: str) -> Tracer:
             f"{what}: the destination was returned by a kiln.cond branch as a view of an outer array, so "
             "which array the write reaches is only known at run time; write to the outer array inside the "
             "branch, or copy the result (np.copy) before writing to it")
+    if id(target) in builder.scalars:
+        raise KilnTypeError(
+            f"{what}: the destination is a NumPy scalar (indexing every axis with an integer gives a copy, "
+            "which does not support item assignment); write through the array instead, e.g. x[i] = v")
     if builder.is_readonly(target):
         raise KilnValueError(
             f"{what}: assignment destination is read-only (it is a broadcast_to view); copy it first "

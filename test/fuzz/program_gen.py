@@ -139,6 +139,18 @@ class AugT:
         return [f"t {self.op} {self.value!r}"]
 
 
+@dataclass(frozen=True)
+class ScalarRead:
+    """`s = x[i]` (or `x[i, j]`): a NumPy scalar, a snapshot that later
+    writes to x must not change; the program returns it at the end."""
+
+    name: str
+    index: tuple
+
+    def render(self) -> list[str]:
+        return [f"{self.name} = x[{', '.join(map(str, self.index))}]"]
+
+
 # Loop/branch bodies keep dtypes and shapes (kiln's loop rules are
 # stricter than plain Python: carried values keep their type).
 BODY_EXPRS = ("acc + acc", "acc - 1", "acc * 2", "np.maximum(acc, 0)", "np.abs(acc)", "acc + t0")
@@ -155,7 +167,8 @@ class ForCarry:
     def render(self) -> list[str]:
         lines = ["t0 = t", f"@kiln.for_loop({self.lower}, {self.upper}, {self.step})", f"def {self.name}(i, acc):"]
         lines += [f"    acc = {e}" for e in self.body]
-        lines += ["    return acc", f"t = {self.name}(t)"]
+        # A copy: a zero-trip Python loop would return t itself, a kiln loop a new value.
+        lines += ["    return acc", f"t = {self.name}(np.copy(t))"]
         return lines
 
 
@@ -211,7 +224,8 @@ class Program:
         body = ["t = x"]
         for s in self.stmts:
             body += s.render()
-        body.append(f"return {self.ret}")
+        reads = [s.name for s in self.stmts if isinstance(s, ScalarRead)]
+        body.append(f"return {', '.join([self.ret] + reads)}")
         return "def f(x, y):\n" + "".join(f"    {line}\n" for line in body)
 
     def build(self) -> Callable:
@@ -288,7 +302,7 @@ def programs(draw, x_rank: int | None = None) -> Program:
     for _ in range(draw(st.integers(1, 6))):
         counter += 1
         kind = draw(st.sampled_from(["unary", "biny", "bins", "reduce", "slice", "viewwrite", "setitem",
-                                     "augt", "forcarry", "forwrite", "cond"]))
+                                     "augt", "forcarry", "forwrite", "cond", "scalarread"]))
         if kind == "unary":
             stmts.append(Unary(draw(st.sampled_from(["negative", "absolute", "square", "sin", "exp", "tanh",
                                                        "sqrt_abs", "floor"]))))
@@ -320,6 +334,8 @@ def programs(draw, x_rank: int | None = None) -> Program:
             op = draw(st.sampled_from(["=", "+=", "*="]))
             value = draw(st.one_of(_scalar_any, st.just("t")))
             stmts.append(SetItem(index, op, value))
+        elif kind == "scalarread":
+            stmts.append(ScalarRead(f"s{counter}", tuple(draw(st.integers(-3, 3)) for _ in range(rank))))
         elif kind == "augt":
             stmts.append(AugT(draw(st.sampled_from(["+=", "-=", "*="])), draw(_scalar_any)))
         elif kind == "forcarry":
