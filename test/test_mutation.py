@@ -890,3 +890,24 @@ def test_setitem_separated_advanced_indices_broadcast_value():
         return x * 1.0
 
     check_sizes(f, lambda n: (rand((2, n + 2, 4)), np.array([3, 0]), rand((2, 1))))
+
+
+def test_setitem_with_several_integer_arrays():
+    def f(x, i, j, v):
+        x[i, j] = v
+        x[i, j] += 1.0
+        y = x[1:, ::-1]
+        y[:, i[:1], 0] = -5.0
+        return x * 1.0, x[i, j]
+
+    check_sizes(f, lambda n: (rand((n + 3, 4)), np.array([[0], [2], [-1]]), np.array([1, 3]), rand((3, 2))),
+                sizes=(1, 2, 5))
+
+
+def test_setitem_with_separated_integer_arrays_is_refused():
+    @kiln.qjit
+    def f(x, i, j):
+        x[i, :, j] = 0.0
+
+    with pytest.raises(IndexError, match="several integer arrays: kiln supports them on adjacent axes"):
+        f(np.zeros((3, 3, 3)), np.array([0]), np.array([1]))

@@ -245,10 +245,42 @@ def _same_size(a: Any, b: Any) -> bool:
     return same_dim(a, b)
 
 
+def merged_array_index(x: Tracer, entries: list, what: str) -> tuple[Tracer, Tracer, int]:
+    """Several integer arrays (and integers) on adjacent axes of `x`, as one
+    index: a view of `x` with those axes merged, the row-major flat index of
+    the broadcast index arrays into them, and the merged axis."""
+    from kiln.numpy._base import shape_product
+    from kiln.numpy.shape_ops import _reshape_view
+
+    advanced = [p for p, e in enumerate(entries) if e is not None and (_is_array_index(e) or _is_scalar_index(e))]
+    if any(e is None for e in entries) or advanced[-1] - advanced[0] + 1 != len(advanced):
+        raise KilnIndexError(
+            f"{what} with several integer arrays: kiln supports them on adjacent axes, with integers "
+            "between them and no None (x[i, j], x[:, i, j]); index the other axes first (y = x[:, 0]; "
+            "then y[i, j])")
+    first, count = advanced[0], len(advanced)
+    view = getitem(x, tuple(slice(None) if p in advanced else e for p, e in enumerate(entries)))
+    flat = None
+    for axis in range(first, first + count):
+        entry = operand(np.asarray(entries[axis]) if isinstance(entries[axis], list) else entries[axis])
+        if entry.aval.dtype.kind not in "iu":
+            raise KilnIndexError(f"arrays used as indices must be of integer type, got {entry.aval.dtype}")
+        index = _normalize_index_array(entry, view.aval.shape[axis], axis)
+        flat = index if flat is None else flat * view.aval.shape[axis] + index
+    shape = view.aval.shape
+    merged = _reshape_view(view, list(shape[:first]) + [shape_product(shape[first:first + count])]
+                           + list(shape[first + count:]))
+    return merged, flat, first
+
+
 def getitem(x: Any, idx: Any) -> Tracer:
     from kiln.numpy.shape_ops import reshape
 
     x = operand(x)
+    entries = expand_index(x, idx)
+    if sum(1 for e in entries if e is not None and _is_array_index(e)) > 1:
+        merged, flat, axis = merged_array_index(x, entries, "x[idx]")
+        return bind(index_prims.gather_p, merged, flat, axis=axis)
     parsed = parse_index(x, idx)
     y = apply_selections(x, parsed.selections)
     kept = [d for d, s in zip(y.aval.shape, parsed.selections) if not s.drop]

@@ -90,6 +90,10 @@ def setitem(x: Any, idx: Any, value: Any) -> None:
     if isinstance(idx, Tracer) and idx.aval.dtype == np.bool_ or isinstance(idx, np.ndarray) and idx.dtype == bool:
         _masked_assign(target, operand(idx), value)
         return
+    entries = indexing.expand_index(target, idx)
+    if sum(1 for e in entries if e is not None and indexing._is_array_index(e)) > 1:
+        _multi_array_assign(target, entries, value)
+        return
     parsed = indexing.parse_index(target, idx)
     if parsed.array_index is None:
         assign(indexing.getitem(target, idx), value, "x[idx] = value")
@@ -119,6 +123,18 @@ def setitem(x: Any, idx: Any, value: Any) -> None:
         updates = bind(shape_prims.transpose_p, updates, permutation=tuple(perm))
     bind(mutation.scatter_p, view, indices, updates, axis=axis)
     current_builder().mark_written(view)
+
+
+def _multi_array_assign(target: Tracer, entries: list, value: Any) -> None:
+    """`x[i, j] = v` with several integer arrays on adjacent axes: one
+    scatter along those axes merged (the last write of a duplicate wins)."""
+    from kiln.numpy import indexing
+
+    merged, flat, axis = indexing.merged_array_index(target, entries, "x[idx] = value")
+    updates_shape = merged.aval.shape[:axis] + flat.aval.shape + merged.aval.shape[axis + 1:]
+    updates = broadcast_to(convert(operand(value), merged.aval.dtype), updates_shape)
+    bind(mutation.scatter_p, merged, flat, updates, axis=axis)
+    current_builder().mark_written(merged)
 
 
 def _entry_position(entries: list, dim: int) -> int:
