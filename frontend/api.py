@@ -201,12 +201,16 @@ def _write_back(positions: tuple, leaves: Sequence, results: list) -> list:
 
 
 def trace_function(fn: Callable, leaves_sig: tuple[ArgSig, ...], in_tree: Any, static_args: dict,
-                   arg_positions: list, unit_dims_specialized: bool = False) -> tuple[Jaxpr, Any, list]:
+                   arg_positions: list, unit_dims_specialized: bool = False,
+                   runtime_checks: bool = True) -> tuple[Jaxpr, Any, list]:
     """Trace `fn` on avals built from the signature; returns the jaxpr, the
     output tree, and which argument dim fills each implicit input.
-    `unit_dims_specialized`: no dynamic argument dim is 1 at run time."""
+    `unit_dims_specialized`: no dynamic argument dim is 1 at run time.
+    `runtime_checks=False` emits no run-time checks."""
+    from kiln.numpy._base import runtime_checks_enabled
+
     builder = Builder()
-    with scope(builder):
+    with scope(builder), runtime_checks_enabled(runtime_checks):
         dim_tracers: dict[int, Tracer] = {}
         dim_sources: list = []
         for i, sig in enumerate(leaves_sig):
@@ -304,7 +308,8 @@ class QJIT:
     def __init__(self, fn: Callable, *, static_argnums: Sequence[int] = (), static_argnames: Sequence[str] = (),
                  abstracted_axes: Any = None, share_equal_dims: bool = False, specialize_unit_dims: bool = True,
                  pipelines: Any = None, keep_intermediate: bool = False, autograph: bool = False,
-                 autograph_include: Sequence[str] = (), autograph_exclude: Sequence[str] = ()):
+                 autograph_include: Sequence[str] = (), autograph_exclude: Sequence[str] = (),
+                 runtime_checks: bool = True):
         functools.update_wrapper(self, fn)
         self.fn = fn
         self.signature = inspect.signature(fn)
@@ -316,6 +321,7 @@ class QJIT:
         self.specialize_unit_dims = specialize_unit_dims
         self.pipelines = pipelines
         self.keep_intermediate = keep_intermediate
+        self.runtime_checks = runtime_checks
         self.autograph = autograph
         self.autograph_include = tuple(autograph_include)
         self.autograph_exclude = tuple(autograph_exclude)
@@ -487,7 +493,8 @@ class QJIT:
             fn = convert(fn, include=self.autograph_include, exclude=self.autograph_exclude)
         jaxpr, out_tree, dim_sources = trace_function(
             fn, sig, in_tree, static, positions,
-            unit_dims_specialized=self.specialize_unit_dims and self.abstracted_axes is None)
+            unit_dims_specialized=self.specialize_unit_dims and self.abstracted_axes is None,
+            runtime_checks=self.runtime_checks)
         trace_seconds = time.perf_counter() - start
         entry = driver.compile_jaxpr(jaxpr, self.__name__, pipelines=self.pipelines,
                                      keep_intermediate=self.keep_intermediate)
@@ -572,7 +579,10 @@ def qjit(fn: Callable | None = None, **options: Any):
     specialize_unit_dims (default True), pipelines, keep_intermediate,
     autograph (default False; see docs/autograph.md), autograph_include /
     autograph_exclude (module or function names whose functions autograph
-    does / does not convert when the compiled function calls them).
+    does / does not convert when the compiled function calls them),
+    runtime_checks (default True; False leaves out the run-time checks of
+    sizes and indices: a mismatch or an out-of-bounds index is then
+    undefined behaviour — see docs/runtime.md).
     """
     if fn is None:
         return lambda f: qjit(f, **options)
@@ -698,7 +708,8 @@ def export(fn: Any, path: str) -> dict:
         from kiln.autograph import convert
 
         traced_fn = convert(py_fn, include=fn.autograph_include, exclude=fn.autograph_exclude)
-    jaxpr, out_tree, dim_sources = trace_function(traced_fn, tuple(sigs), in_tree, {}, list(range(len(sigs))))
+    jaxpr, out_tree, dim_sources = trace_function(traced_fn, tuple(sigs), in_tree, {}, list(range(len(sigs))),
+                                                  runtime_checks=not isinstance(fn, QJIT) or fn.runtime_checks)
     num_implicit_out = sum(1 for e in jaxpr.out_explicit if not e)
     writeback = list(getattr(jaxpr, "writeback", ()))
     results = jaxpr.outvars[num_implicit_out:len(jaxpr.outvars) - len(writeback)]

@@ -7,7 +7,9 @@ Out: tracers of the current scope (via `bind`).
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+import contextlib
+import threading
+from typing import Any, Iterator, Sequence
 
 import numpy as np
 
@@ -158,12 +160,37 @@ def split_shape(shape_: Sequence[Any]) -> tuple[tuple, list]:
     return tuple(static), dyn
 
 
+class _CheckSwitch(threading.local):
+    """Whether `check` emits run-time checks in this thread's trace."""
+
+    enabled = True
+
+
+_check_switch = _CheckSwitch()
+
+
+@contextlib.contextmanager
+def runtime_checks_enabled(enabled: bool) -> Iterator[None]:
+    """Trace with run-time checks on or off (`qjit(runtime_checks=...)`).
+    Off, no `check` equation is emitted: a size mismatch or an index out of
+    bounds is then undefined behaviour. Checks decided at trace time still
+    raise."""
+    previous = _check_switch.enabled
+    _check_switch.enabled = enabled
+    try:
+        yield
+    finally:
+        _check_switch.enabled = previous
+
+
 def check(pred: Any, kind: str, message: str, *values: Any) -> None:
     """Emit a run-time check: when `pred` is false, the call raises `kind`."""
     if isinstance(pred, (bool, np.bool_)):
         if not pred:
             err = KilnValueError if kind == "ValueError" else KilnIndexError
             raise err(message.format(*[v if is_static_dim(v) else "?" for v in values]))
+        return
+    if not _check_switch.enabled:
         return
     vals = [dim_operand(v) for v in values]
     bind(checks.check_p, pred, *vals, kind=kind, message=message)

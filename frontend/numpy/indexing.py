@@ -265,7 +265,7 @@ def merged_array_index(x: Tracer, entries: list, what: str) -> tuple[Tracer, Tra
         entry = operand(np.asarray(entries[axis]) if isinstance(entries[axis], list) else entries[axis])
         if entry.aval.dtype.kind not in "iu":
             raise KilnIndexError(f"arrays used as indices must be of integer type, got {entry.aval.dtype}")
-        index = _normalize_index_array(entry, view.aval.shape[axis], axis)
+        index = _normalize_index_array(entry, view.aval.shape[axis], axis, what)
         flat = index if flat is None else flat * view.aval.shape[axis] + index
     shape = view.aval.shape
     merged = _reshape_view(view, list(shape[:first]) + [shape_product(shape[first:first + count])]
@@ -311,13 +311,15 @@ def getitem(x: Any, idx: Any) -> Tracer:
     return y
 
 
-def _normalize_index_array(arr: Any, n: Any, axis: int) -> Tracer:
-    """Wrap negative indices; any index out of bounds raises IndexError at run time."""
+def _normalize_index_array(arr: Any, n: Any, axis: int, what: str = "x[idx]") -> Tracer:
+    """Wrap negative indices; any index out of bounds raises IndexError at
+    run time, naming the operation `what`."""
     from kiln import numpy as knp
 
     arr = convert(arr, INDEX_DTYPE)
     wrapped = knp.where(knp.less(arr, 0), arr + n, arr)
     in_bounds = knp.all(knp.logical_and(knp.greater_equal(wrapped, 0), knp.less(wrapped, n)))
-    check(in_bounds, "IndexError", f"an index array has an entry out of bounds for axis {axis} with size {{}}", n)
+    check(in_bounds, "IndexError",
+          f"{what}: an index array has an entry out of bounds for axis {axis} with size {{}}", n)
     return wrapped
 

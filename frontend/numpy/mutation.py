@@ -104,7 +104,7 @@ def setitem(x: Any, idx: Any, value: Any) -> None:
     view = indexing.getitem(target, tuple(e for e in basic if e is not None))
     axis = sum(1 for e in entries[: _entry_position(entries, dim)]
                if e is not None and not indexing._is_scalar_index(e))
-    indices = indexing._normalize_index_array(operand(arr), view.aval.shape[axis], dim)
+    indices = indexing._normalize_index_array(operand(arr), view.aval.shape[axis], dim, "x[idx] = value")
     k = indices.aval.ndim
     basic_dims = list(view.aval.shape[:axis]) + list(view.aval.shape[axis + 1:])
     # The value broadcasts to NumPy's shape of x[idx], then takes the
