@@ -77,7 +77,7 @@ def test_rank_change_against_annotations_is_refused():
     def f(x: kiln.ShapeDtype(("n",), "float64")):
         return x * 2
 
-    with pytest.raises((TypeError, ValueError), match="rank|shape|dims"):
+    with pytest.raises(TypeError, match="expected a float64 array of rank 1 as annotated"):
         f(np.ones((2, 2)))
 
 
@@ -89,7 +89,7 @@ def test_mismatched_dynamic_dims_raise_and_leave_arguments_untouched():
 
 def test_mismatched_named_dims_are_refused_before_the_call():
     f = kiln.qjit(lambda x, y: x + y, abstracted_axes=({0: "n"}, {0: "n"}))
-    with pytest.raises(ValueError, match="n"):
+    with pytest.raises(ValueError, match="axis .n. has size 4 in argument 1 .axis 0. but 3 in argument 0"):
         f(np.ones(3), np.ones(4))
 
 
