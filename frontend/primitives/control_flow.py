@@ -197,9 +197,10 @@ def _cond_rule(*operands, branches, num_implicit_inputs, num_implicit_outputs, p
         if len(other) != len(first) or any(x.dtype != y.dtype or x.ndim != y.ndim for x, y in zip(first, other)):
             raise KilnInternalError("cond: branches return different types")
     out_avals: list = [DShapedArray((), INDEX_DTYPE) for _ in range(num_implicit_outputs)]
-    for aval, dims in zip(first, cond_result_dims(branches, num_implicit_outputs)):
+    for k, (aval, dims) in enumerate(zip(first, cond_result_dims(branches, num_implicit_outputs))):
         shape = [consts[d[1]] if isinstance(d, tuple) and not isinstance(d, OutDBIdx) else d for d in dims]
-        out_avals.append(DShapedArray(shape, aval.dtype, aval.weak_type))
+        weak = all(b.outvars[num_implicit_outputs + k].aval.weak_type for b in branches)
+        out_avals.append(DShapedArray(shape, aval.dtype, weak))
     return out_avals
 
 
