@@ -154,20 +154,21 @@ def _trace_body(carry: _Carry, fn: Callable, resizing: bool, with_index: bool) -
                         f"{o.aval.dtype}; a loop keeps the dtype of its carried values, so cast the result "
                         f"(.astype({init.aval.dtype})) or the initial value")
                 promoted.append((k, dtype, weak))
-            if promoted:
-                for k, dtype, weak in promoted:
-                    inits[k] = convert(inits[k], dtype, weak)
-                continue
-            outs = [convert(o, init.aval.dtype, init.aval.weak_type) if o.aval.dtype != init.aval.dtype else o
-                    for o, init in zip(outs, inits)]
-            _check_shapes(name, inits, body.carried, outs, resizing)
-            implicit_outs = []
-            if resizing:
-                for o in outs:
-                    implicit_outs.extend(literal(int(d), INDEX_DTYPE) if is_static_dim(d) else d
-                                         for d in o.aval.shape)
-            jaxpr = body.builder.build(implicit_outs + outs, [False] * len(implicit_outs) + [True] * len(outs))
-        return jaxpr, list(body.builder.const_sources), inits
+            if not promoted:
+                outs = [convert(o, init.aval.dtype, init.aval.weak_type) if o.aval.dtype != init.aval.dtype else o
+                        for o, init in zip(outs, inits)]
+                _check_shapes(name, inits, body.carried, outs, resizing)
+                implicit_outs = []
+                if resizing:
+                    for o in outs:
+                        implicit_outs.extend(literal(int(d), INDEX_DTYPE) if is_static_dim(d) else d
+                                             for d in o.aval.shape)
+                jaxpr = body.builder.build(implicit_outs + outs,
+                                           [False] * len(implicit_outs) + [True] * len(outs))
+                return jaxpr, list(body.builder.const_sources), inits
+        # Promote the weak initial values in the enclosing scope, then retrace.
+        for k, dtype, weak in promoted:
+            inits[k] = convert(inits[k], dtype, weak)
     raise KilnTypeError(f"{name}: the carried dtypes do not settle; give the initial values explicit dtypes")
 
 

@@ -708,3 +708,18 @@ def test_run_time_check_inside_loop_body_raises():
         f(np.arange(4.0), 6)
     assert f(np.arange(5.0), 5) == 10.0
     assert f.num_compiles == 1
+
+
+def test_weak_traced_scalar_carried_value_is_promoted():
+    @kiln.qjit
+    def f(s, x):
+        @kiln.for_loop(0, x.shape[0], 1)
+        def loop(i, acc):
+            return acc + x[i]
+
+        return loop(s)
+
+    x = np.arange(5, dtype=np.float32)
+    result = f(2, x)
+    assert np.asarray(result).dtype == np.float32
+    assert result == 12.0
