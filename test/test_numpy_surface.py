@@ -476,7 +476,8 @@ def test_concatenate_stack(n, m):
 
 def _cumulative(x):
     return (np.cumsum(x), np.cumsum(x, axis=0), x.cumsum(axis=1), np.cumprod(x, axis=1), knp.cumsum(x, axis=-1),
-            np.add.accumulate(x, axis=0), np.cumsum(x, dtype=np.float32))
+            np.add.accumulate(x, axis=0), np.cumsum(x, dtype=np.float32), np.maximum.accumulate(x, axis=1),
+            np.minimum.accumulate(x), (x > 1).cumsum(axis=1), np.maximum.accumulate(x > 1))
 
 
 _cumulative_jit = kiln.qjit(_cumulative)

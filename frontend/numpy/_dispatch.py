@@ -65,6 +65,10 @@ def dispatch_ufunc(ufunc: np.ufunc, method: str, inputs: tuple, kwargs: dict) ->
         return knp.FUNCTIONS[name](*inputs)
     if method == "reduce" and name in _REDUCE_METHODS:
         return getattr(knp, _REDUCE_METHODS[name])(*inputs, **kwargs)
+    if method == "accumulate" and name in ("maximum", "minimum"):
+        from kiln.numpy.reductions import running_extreme
+
+        return running_extreme("cummax" if name == "maximum" else "cummin", *inputs, **kwargs)
     if method == "accumulate" and name in _ACCUMULATE_METHODS:
         axis = kwargs.pop("axis", 0)
         return getattr(knp, _ACCUMULATE_METHODS[name])(*inputs, axis=axis, **kwargs)

@@ -186,3 +186,16 @@ def cumsum(x: Any, axis: Any = None, dtype: Any = None) -> Tracer:
 
 def cumprod(x: Any, axis: Any = None, dtype: Any = None) -> Tracer:
     return _cumulative("cumprod", x, axis, dtype)
+
+
+def running_extreme(name: str, x: Any, axis: int = 0, dtype: Any = None) -> Tracer:
+    """`np.maximum.accumulate` / `np.minimum.accumulate` (name "cummax" or
+    "cummin"): the dtype is kept; bools scan as int8 (False < True)."""
+    x = operand(x)
+    if dtype is not None:
+        x = convert(x, dtype)
+    (axis,) = _axes(x, axis)
+    if x.aval.dtype == np.bool_:
+        scanned = bind(reduction.cumulative[name], convert(x, np.int8), axis=axis)
+        return convert(scanned, np.bool_)
+    return bind(reduction.cumulative[name], x, axis=axis)
