@@ -6,6 +6,8 @@ Out: an `Executable` plus the text and time of each stage. Libraries are
 cached on disk (`KILN_CACHE_DIR`, see `runtime/cache.py`), keyed by the hash
 of the `mlir` stage text, the pipeline and the toolchain fingerprint; a hit
 skips the pipeline and codegen and still reports every stage's text.
+`keep_intermediate` and `KILN_LOG` compile without reading the cache, so
+that every stage runs and can be written or printed.
 """
 
 from __future__ import annotations
@@ -132,7 +134,7 @@ def compile_jaxpr(jaxpr: Jaxpr, name: str, pipelines: Any = None,
     record_texts: dict[str, str] = {}
     seconds: dict[str, float] = {}
     index_key = None
-    if not keep_intermediate:
+    if not _cache_bypassed(keep_intermediate):
         start = time.perf_counter()
         index_key = jaxpr_key(jaxpr, symbol, pipelines)
         indexed = cache.lookup_index(index_key)
@@ -144,23 +146,50 @@ def compile_jaxpr(jaxpr: Jaxpr, name: str, pipelines: Any = None,
     return _compile_with_mlir(jaxpr, symbol, pipelines, keep_intermediate, index_key)
 
 
+def _cache_bypassed(keep_intermediate: bool) -> bool:
+    """Writing or logging the stages needs them all to run: no cache reads."""
+    return keep_intermediate or bool(os.environ.get("KILN_LOG"))
+
+
+def format_stage_times(seconds: dict[str, float]) -> str:
+    """A table of per-stage compile times (ms and share of the total).
+
+    >>> print(format_stage_times({"jaxpr": 0.001, "mlir": 0.003}))  # doctest: +NORMALIZE_WHITESPACE
+    stage      ms       %
+    jaxpr    1.00    25.0
+    mlir     3.00    75.0
+    total    4.00   100.0
+    """
+    total = sum(seconds.values())
+    width = max([len(s) for s in seconds] + [len("stage")])
+    lines = [f"{'stage':<{width}} {'ms':>8} {'%':>7}"]
+    for stage, sec in list(seconds.items()) + [("total", total)]:
+        share = 100 * sec / total if total else 0.0
+        lines.append(f"{stage:<{width}} {sec * 1e3:8.2f} {share:7.1f}")
+    return "\n".join(lines)
+
+
 def _compile_with_mlir(jaxpr: Jaxpr, symbol: str, pipelines: Any, keep_intermediate: bool,
                        index_key: str | None) -> dict[str, Any]:
     from kiln.compiler import codegen
     from kiln.compiler.lowering import lower_jaxpr_to_module
     from kiln.compiler.mlir import new_context
-    from kiln.compiler.pipeline import DEFAULT_PIPELINE, StageRecord, run_pipeline
+    from kiln.compiler.pipeline import DEFAULT_PIPELINE, StageRecord, log_stage, run_pipeline, validate_pipeline
 
     pipeline = pipelines if pipelines is not None else DEFAULT_PIPELINE
     args, results = _specs(jaxpr.invars), _specs(jaxpr.outvars)
     record = StageRecord()
     ctx = new_context()
+    if pipelines is not None:
+        validate_pipeline(pipelines, ctx)
+    log_stage("jaxpr", jaxpr.pretty())
     start = time.perf_counter()
     module, checks = lower_jaxpr_to_module(jaxpr, symbol, ctx)
     record.seconds["mlir"] = time.perf_counter() - start
     record.texts["mlir"] = str(module)
+    log_stage("mlir", record.texts["mlir"])
     key = cache_key(record.texts["mlir"], pipeline)
-    if not keep_intermediate:
+    if not _cache_bypassed(keep_intermediate):
         start = time.perf_counter()
         executable = _load_from_cache(symbol, key, args, results, record.texts)
         if executable is not None:
@@ -182,12 +211,13 @@ def _compile_with_mlir(jaxpr: Jaxpr, symbol: str, pipelines: Any, keep_intermedi
             built = codegen.emit_shared_library(module, build_dir, symbol)
             record.texts["llvmir"] = codegen.llvm_ir(module)
             record.seconds["llvmir"] = time.perf_counter() - start
+            log_stage("llvmir", record.texts["llvmir"])
         stored_stages = {k: v for k, v in record.texts.items() if k != "jaxpr"}
         library = cache.store(symbol, key, built, checks, stored_stages)
         if index_key is not None:
             cache.store_index(index_key, symbol, key)
         if workspace:
-            _write_workspace(workspace, symbol, record)
+            _write_workspace(workspace, symbol, {"jaxpr": jaxpr.pretty(), **record.texts})
     finally:
         if not workspace:
             shutil.rmtree(build_dir, ignore_errors=True)
@@ -238,13 +268,13 @@ def build_library(jaxpr: Jaxpr, symbol: str, output: str, wrapper: Callable[[lis
     return checks
 
 
-def _write_workspace(workspace: str, symbol: str, record) -> None:
-    from kiln.compiler.pipeline import STAGES
-
-    for i, stage in enumerate(s for s in STAGES if s in record.texts):
+def _write_workspace(workspace: str, symbol: str, texts: dict[str, str]) -> None:
+    """One file per stage, numbered in pipeline order: `0_f.jaxpr.txt`,
+    `1_f.mlir.mlir`, ..., `N_f.llvmir.ll`."""
+    for i, (stage, text) in enumerate(texts.items()):
         ext = {"jaxpr": "txt", "llvmir": "ll"}.get(stage, "mlir")
         with open(os.path.join(workspace, f"{i}_{symbol}.{stage}.{ext}"), "w") as f:
-            f.write(record.texts[stage])
+            f.write(text)
 
 
 

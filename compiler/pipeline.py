@@ -8,22 +8,28 @@ A pass spec is an upstream/StableHLO pipeline element (`canonicalize`,
 `func.func(stablehlo-legalize-to-linalg)`, `one-shot-bufferize{...}`) or the
 name of a kiln pass (with `{key=value}` options). Consecutive upstream
 specs run in one PassManager; kiln passes run as Python functions.
+`qjit(pipelines=...)` replaces the whole list for one function
+(`validate_pipeline` checks it first). `KILN_LOG` prints IR as it goes.
 """
 
 from __future__ import annotations
 
 import os
+import re
 import sys
 import time
 from dataclasses import dataclass, field
-from typing import Sequence
+from typing import Any, Sequence
 
 from kiln.compiler.mlir import ir, passmanager
 from kiln.compiler.passes import load_all
+from kiln.core import KilnValueError
 
 Pipeline = list[tuple[str, list[str]]]
 
 STAGES = ("jaxpr", "mlir", "functionalized", "stablehlo", "linalg", "bufferized", "llvm", "llvmir")
+# Stages made outside the pipeline: before it (tracing, lowering) and after it (translation).
+FIXED_STAGES = ("jaxpr", "mlir", "llvmir")
 
 DEFAULT_PIPELINE: Pipeline = [
     ("functionalized", [
@@ -100,13 +106,65 @@ def is_kiln_pass(spec: str) -> bool:
     return split_spec(spec)[0] in load_all()
 
 
-def _log_enabled(stage: str, spec: str | None = None) -> bool:
-    """KILN_LOG=stage1,pass2,... (or `all`) prints IR after those stages/passes."""
+def validate_pipeline(pipeline: Any, context: ir.Context) -> None:
+    """Reject a pipeline override before any of it runs: it must be a list
+    of `(stage, [pass specs])` with distinct stage names other than
+    jaxpr/mlir/llvmir, and every spec must name a kiln pass (with options
+    it declares) or parse as an upstream MLIR pass pipeline element."""
+    shape_hint = ('expected a list of (stage name, [pass specs]) pairs, e.g. '
+                  '[("linalg", ["func.func(stablehlo-legalize-to-linalg)", "canonicalize"]), ...]; '
+                  "start from a copy of kiln.compiler.pipeline.DEFAULT_PIPELINE")
+    if not isinstance(pipeline, (list, tuple)):
+        raise KilnValueError(f"pipelines: {shape_hint}, got a {type(pipeline).__name__}")
+    passes = load_all()
+    seen: set[str] = set()
+    for position, entry in enumerate(pipeline):
+        if not (isinstance(entry, (list, tuple)) and len(entry) == 2 and isinstance(entry[0], str)
+                and isinstance(entry[1], (list, tuple)) and all(isinstance(spec, str) for spec in entry[1])):
+            raise KilnValueError(f"pipelines: entry {position} is {entry!r}; {shape_hint}")
+        stage, specs = entry
+        if stage in FIXED_STAGES or stage in seen:
+            why = "is made outside the pipeline" if stage in FIXED_STAGES else "appears twice"
+            raise KilnValueError(f"pipelines: stage {stage!r} {why}; give each pipeline stage its own name "
+                                 f"(not {', '.join(FIXED_STAGES)})")
+        seen.add(stage)
+        for spec in specs:
+            name, options = split_spec(spec)
+            if name in passes:
+                unknown = sorted(set(options) - set(getattr(passes[name], "pass_options", ())))
+                if unknown:
+                    raise KilnValueError(f"pipelines: stage {stage!r}: kiln pass {name!r} has no option "
+                                         f"{', '.join(map(repr, unknown))}")
+                continue
+            try:
+                passmanager.PassManager.parse(f"builtin.module({spec})", context=context)
+            except ValueError as e:
+                detail = next((line.strip() for line in str(e).splitlines() if "error:" in line), str(e))
+                raise KilnValueError(
+                    f"pipelines: stage {stage!r}: {spec!r} is neither a kiln pass nor a registered MLIR "
+                    f"pass ({detail}); `kiln-opt --list-passes` lists kiln's passes") from None
+
+
+def _log_enabled(name: str) -> bool:
+    """KILN_LOG=stage1,pass2,... prints IR after those stages and passes;
+    `all` after every stage and every pass."""
     wanted = os.environ.get("KILN_LOG", "")
     if not wanted:
         return False
     names = {w.strip() for w in wanted.split(",")}
-    return "all" in names or stage in names or (spec is not None and split_spec(spec)[0] in names)
+    return "all" in names or name in names
+
+
+def _pass_logged(spec: str) -> bool:
+    """Whether KILN_LOG names the pass of `spec`, or one nested in it
+    (`linalg-fuse-elementwise-ops` in `func.func(linalg-fuse-elementwise-ops)`)."""
+    return any(_log_enabled(name) for name in re.findall(r"[\w.-]+", split_spec(spec)[0]))
+
+
+def log_stage(stage: str, text: Any) -> None:
+    """Print a stage's IR to stderr when KILN_LOG names it (or is `all`)."""
+    if _log_enabled(stage):
+        print(f"// -----// stage {stage} //----- //\n{text}", file=sys.stderr)
 
 
 def run_passes(module: ir.Module, specs: Sequence[str], stage: str = "kiln-opt") -> None:
@@ -126,9 +184,6 @@ def run_passes(module: ir.Module, specs: Sequence[str], stage: str = "kiln-opt")
             pm.run(module.operation)
         except ir.MLIRError as e:
             raise PipelineError(f"stage {stage!r}, passes {', '.join(upstream)}: {e}") from None
-        for spec in upstream:
-            if _log_enabled(stage, spec):
-                print(f"// -----// IR after {spec} (stage {stage}) //----- //\n{module}", file=sys.stderr)
         upstream.clear()
 
     for spec in specs:
@@ -142,10 +197,11 @@ def run_passes(module: ir.Module, specs: Sequence[str], stage: str = "kiln-opt")
                 raise PipelineError(f"stage {stage!r}, pass {name}: {e}") from None
             if not module.operation.verify():
                 raise PipelineError(f"stage {stage!r}, pass {name}: the result does not verify")
-            if _log_enabled(stage, spec):
-                print(f"// -----// IR after {name} (stage {stage}) //----- //\n{module}", file=sys.stderr)
         else:
             upstream.append(spec)
+        if _pass_logged(spec):
+            flush()  # the IR after this pass, not after the rest of its upstream batch
+            print(f"// -----// IR after {spec} (stage {stage}) //----- //\n{module}", file=sys.stderr)
     flush()
 
 
@@ -155,14 +211,6 @@ class StageRecord:
 
     texts: dict[str, str] = field(default_factory=dict)
     seconds: dict[str, float] = field(default_factory=dict)
-
-    def report(self) -> str:
-        width = max((len(s) for s in self.seconds), default=5)
-        lines = [f"{'stage':<{width}}  ms"]
-        for stage, sec in self.seconds.items():
-            lines.append(f"{stage:<{width}}  {sec * 1e3:8.2f}")
-        lines.append(f"{'total':<{width}}  {sum(self.seconds.values()) * 1e3:8.2f}")
-        return "\n".join(lines)
 
 
 def run_pipeline(module: ir.Module, pipeline: Pipeline, record: StageRecord,
@@ -174,5 +222,4 @@ def run_pipeline(module: ir.Module, pipeline: Pipeline, record: StageRecord,
         record.seconds[stage] = time.perf_counter() - start
         if keep_text:
             record.texts[stage] = str(module)
-        if _log_enabled(stage):
-            print(f"// -----// stage {stage} //----- //\n{module}", file=sys.stderr)
+        log_stage(stage, module)

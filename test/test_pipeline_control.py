@@ -1,0 +1,225 @@
+"""Pipeline control: per-function pipelines, the intermediate workspace, the
+stage properties, per-stage compile times and KILN_LOG.
+
+`kiln-opt --stage NAME` and `--pipeline` are covered by
+test/test_kiln_opt.py (test_stage_runs_default_pipeline_prefix).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+import kiln
+from kiln.compiler.pipeline import DEFAULT_PIPELINE, STAGES
+
+
+def scaled_exp(x, y):
+    return np.exp(x) * 2.0 + y
+
+
+def _with_pass(stage: str, spec: str) -> list:
+    """DEFAULT_PIPELINE with `spec` appended to `stage`."""
+    return [(name, list(specs) + ([spec] if name == stage else [])) for name, specs in DEFAULT_PIPELINE]
+
+
+def _args(n: int = 5) -> tuple[np.ndarray, np.ndarray]:
+    return np.linspace(0.0, 1.0, n), np.arange(float(n))
+
+
+# --------------------------------------------------------------------------
+# qjit(pipelines=...)
+
+
+def test_pipeline_with_an_extra_pass(capfd, monkeypatch):
+    monkeypatch.setenv("KILN_LOG", "canonicalize")
+    default = kiln.qjit(scaled_exp)
+    extra = kiln.qjit(scaled_exp, pipelines=_with_pass("stablehlo", "canonicalize"))
+    x, y = _args()
+    np.testing.assert_allclose(extra(x, y), scaled_exp(x, y))
+    err = capfd.readouterr().err
+    assert "IR after canonicalize (stage stablehlo)" in err
+    default(x, y)
+    assert "IR after canonicalize (stage stablehlo)" not in capfd.readouterr().err
+    # canonicalize hoists the constants of the stablehlo stage to the top.
+    assert extra.stage("stablehlo") != default.stage("stablehlo")
+    assert extra.stage("mlir") == default.stage("mlir")
+
+
+def test_pipeline_with_renamed_last_stage():
+    pipeline = [(name if name != "llvm" else "to-llvm", specs) for name, specs in DEFAULT_PIPELINE]
+    f = kiln.qjit(scaled_exp, pipelines=pipeline)
+    x, y = _args()
+    np.testing.assert_allclose(f(x, y), scaled_exp(x, y))
+    assert f.mlir_opt == f.stage("to-llvm") and "llvm.func" in f.mlir_opt
+    with pytest.raises(ValueError, match=r"no stage named 'llvm' for scaled_exp; stages: .*to-llvm"):
+        f.stage("llvm")
+
+
+@pytest.mark.parametrize("pipeline, message", [
+    (_with_pass("bufferized", "canonicalise"),
+     r"pipelines: stage 'bufferized': 'canonicalise' is neither a kiln pass nor a registered MLIR pass "
+     r"\(.*canonicalise.*\); `kiln-opt --list-passes`"),
+    (_with_pass("linalg", "func.func(no-such-pass)"),
+     r"pipelines: stage 'linalg': 'func.func\(no-such-pass\)' is neither a kiln pass"),
+    (_with_pass("linalg", "kiln-lower-checks{fast=1}"),
+     r"pipelines: stage 'linalg': kiln pass 'kiln-lower-checks' has no option 'fast'"),
+    ([("linalg", "canonicalize")], r"pipelines: entry 0 is \('linalg', 'canonicalize'\); expected a list of "
+                                   r"\(stage name, \[pass specs\]\) pairs"),
+    ("canonicalize", r"pipelines: expected a list .* got a str"),
+    ([("mlir", ["canonicalize"])] + DEFAULT_PIPELINE, r"pipelines: stage 'mlir' is made outside the pipeline"),
+    (DEFAULT_PIPELINE + [("llvm", [])], r"pipelines: stage 'llvm' appears twice"),
+], ids=["unknown-pass", "unknown-nested-pass", "unknown-option", "specs-not-a-list", "not-a-list",
+        "reserved-stage", "duplicate-stage"])
+def test_bad_pipeline_is_refused_before_it_runs(pipeline, message, capfd, monkeypatch):
+    monkeypatch.setenv("KILN_LOG", "all")
+    f = kiln.qjit(scaled_exp, pipelines=pipeline)
+    with pytest.raises(ValueError, match=message):
+        f(*_args())
+    assert "// -----// stage functionalized" not in capfd.readouterr().err
+
+
+# --------------------------------------------------------------------------
+# keep_intermediate, the stage properties, stage times
+
+
+def test_keep_intermediate_writes_every_stage(tmp_path, monkeypatch):
+    from kiln.compiler.mlir import ir, new_context
+
+    monkeypatch.setenv("KILN_WORKSPACE_DIR", str(tmp_path))
+    f = kiln.qjit(scaled_exp, keep_intermediate=True)
+    x, y = _args()
+    np.testing.assert_allclose(f(x, y), scaled_exp(x, y))
+    assert f.workspace is not None and os.path.dirname(f.workspace) == str(tmp_path)
+    stages = [name for name in STAGES if name in f.last.stages]
+    assert stages == ["jaxpr", "mlir", *[name for name, _ in DEFAULT_PIPELINE], "llvmir"]
+    files = sorted(name for name in os.listdir(f.workspace) if ".o" not in name and ".so" not in name)
+    ext = {"jaxpr": "txt", "llvmir": "ll"}
+    assert files == sorted(f"{i}_scaled_exp.{s}.{ext.get(s, 'mlir')}" for i, s in enumerate(stages))
+    texts = {name.split(".")[1]: open(os.path.join(f.workspace, name)).read() for name in files}
+    assert texts == {s: f.stage(s) for s in stages}
+    for stage in stages[1:-1]:
+        ir.Module.parse(texts[stage], context=new_context())
+    assert _llvm_ir_parse_error(texts["llvmir"]) is None
+    assert "define" in texts["llvmir"]
+
+
+def _llvm_ir_parse_error(text: str) -> str | None:
+    """Parse LLVM IR with the LLVM linked into the MLIR provider (a system
+    llvm-as may be older than the IR it prints); None when it parses."""
+    from kiln.compiler.mlir import _capi_library
+
+    lib = _capi_library()
+    void_p = ctypes.c_void_p
+    lib.LLVMContextCreate.restype = void_p
+    lib.LLVMContextDispose.argtypes = [void_p]
+    lib.LLVMCreateMemoryBufferWithMemoryRangeCopy.argtypes = [ctypes.c_char_p, ctypes.c_size_t, ctypes.c_char_p]
+    lib.LLVMCreateMemoryBufferWithMemoryRangeCopy.restype = void_p
+    lib.LLVMParseIRInContext.argtypes = [void_p, void_p, ctypes.POINTER(void_p), ctypes.POINTER(void_p)]
+    lib.LLVMDisposeModule.argtypes = [void_p]
+    data = text.encode()
+    context = lib.LLVMContextCreate()
+    try:
+        buffer = lib.LLVMCreateMemoryBufferWithMemoryRangeCopy(data, len(data), b"llvmir")
+        module, message = void_p(), void_p()
+        if lib.LLVMParseIRInContext(context, buffer, ctypes.byref(module), ctypes.byref(message)):
+            error = ctypes.string_at(message.value).decode()
+            lib.LLVMDisposeMessage(message)
+            return error
+        lib.LLVMDisposeModule(module)
+        return None
+    finally:
+        lib.LLVMContextDispose(context)
+
+
+def test_keep_intermediate_compiles_again_instead_of_reading_the_cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("KILN_WORKSPACE_DIR", str(tmp_path))
+    kiln.qjit(scaled_exp)(*_args())
+    f = kiln.qjit(scaled_exp, keep_intermediate=True)
+    f(*_args())
+    assert not f.last.cache_hit and len(os.listdir(f.workspace)) > len(STAGES)
+
+
+def test_stage_properties():
+    f = kiln.qjit(scaled_exp)
+    f(*_args())
+    assert "exp" in str(f.jaxpr) and f.jaxpr is f.last.jaxpr
+    assert "stablehlo.exponential" in f.mlir and f.mlir == kiln.get_compilation_stage(f, "mlir")
+    assert "llvm.func @scaled_exp" in f.mlir_opt and f.mlir_opt == f.stage("llvm")
+    assert "define" in f.llvmir and "@scaled_exp" in f.llvmir
+
+
+def test_stage_times_are_recorded_and_printable(capsys):
+    def sine_gap(x):  # compiled by this test only: no cache hit, every stage timed
+        return np.sin(x) - x
+
+    f = kiln.qjit(sine_gap)
+    with pytest.raises(ValueError, match="has not been compiled yet"):
+        f.stage_times
+    f(np.arange(3.0))
+    times = f.stage_times
+    assert list(times) == [s for s in STAGES if s in times] and set(times) == set(f.last.stages)
+    assert all(isinstance(t, float) and t >= 0 for t in times.values())
+    f.print_stage_times()
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == "sine_gap: compile times" and out[1].split() == ["stage", "ms", "%"]
+    assert [line.split()[0] for line in out[2:]] == [*times, "total"]
+    assert float(out[-1].split()[1]) == pytest.approx(sum(times.values()) * 1e3, abs=0.01)
+
+
+def test_stage_times_of_a_cache_hit():
+    kiln.qjit(scaled_exp)(*_args())
+    f = kiln.qjit(scaled_exp)
+    f(*_args())
+    assert f.last.cache_hit and set(f.stage_times) == {"jaxpr", "cache"}
+
+
+# --------------------------------------------------------------------------
+# KILN_LOG
+
+
+def test_kiln_log_prints_named_stages_and_passes(capfd, monkeypatch):
+    monkeypatch.setenv("KILN_LOG", "mlir, linalg,convert-scf-to-cf")
+    kiln.qjit(scaled_exp)(*_args())
+    err = capfd.readouterr().err
+    assert "// -----// stage mlir //----- //" in err and "// -----// stage linalg //----- //" in err
+    assert "// -----// IR after convert-scf-to-cf (stage llvm) //----- //" in err
+    assert "stage jaxpr" not in err and "stage bufferized" not in err and "IR after canonicalize" not in err
+    linalg = err.split("// -----// stage linalg //----- //")[1]
+    assert "linalg.generic" in linalg.split("// -----//")[0]
+
+
+_LOG_SCRIPT = textwrap.dedent("""
+    import numpy as np
+    import kiln
+
+    @kiln.qjit
+    def shift(x):
+        return x[1:] + 1.0
+
+    print(shift(np.arange(4.0)))
+""")
+
+
+@pytest.mark.parametrize("wanted, printed, absent", [
+    ("all", ["stage jaxpr", "stage mlir", "IR after kiln-lower-checks (stage linalg)", "stage llvmir"], []),
+    ("jaxpr,kiln-lower-checks", ["stage jaxpr", "IR after kiln-lower-checks (stage linalg)"],
+     ["// -----// stage mlir ", "// -----// stage linalg ", "IR after canonicalize"]),
+    ("", [], ["// -----//"]),
+])
+def test_kiln_log_in_a_new_process(tmp_path, wanted, printed, absent):
+    env = dict(os.environ, KILN_LOG=wanted, KILN_CACHE_DIR=str(tmp_path))
+    proc = subprocess.run([sys.executable, "-c", _LOG_SCRIPT], env=env, capture_output=True, text=True,
+                          timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "[2. 3. 4.]"
+    for text in printed:
+        assert f"// -----// {text} //----- //" in proc.stderr
+    for text in absent:
+        assert text not in proc.stderr
