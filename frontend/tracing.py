@@ -242,10 +242,12 @@ class Builder:
         # Dim tracers (by id) known never to be 1 at run time: argument dims
         # when size-1 dims are specialized.
         self.never_unit_dims: set[int] = set()
-        # Copies made by reshape in place of a view that NumPy returns when
-        # the run-time sizes make the operand contiguous: copy id -> the
-        # root the copy was taken from. Writes to either are refused.
+        # Copies made by reshape where NumPy may return a view (depending on
+        # strides and run-time sizes): copy id -> the root it was taken
+        # from. Writes to such a copy are refused; a write to its root makes
+        # it stale, and reading a stale copy is refused.
         self.ambiguous_copies: dict[int, Tracer] = {}
+        self.stale_copies: set[int] = set()
 
     # --- values entering the scope
     def new_arg(self, aval: DShapedArray, explicit: bool = True) -> Tracer:
@@ -289,6 +291,11 @@ class Builder:
 
     # --- equations
     def add_eqn(self, prim: Primitive, ins: list, params: dict) -> list[Tracer]:
+        if self._any_stale():
+            for x in ins:
+                if isinstance(x, Tracer) and self._is_stale(x):
+                    raise KilnValueError(_AMBIGUOUS_RESHAPE + " (the reshaped array is read after a write "
+                                         "to the array it came from)")
         rule = prim.abstract_eval
         if rule is None:
             raise KilnInternalError(f"primitive {prim.name} has no abstract-evaluation rule")
@@ -371,22 +378,41 @@ class Builder:
         source = self.outer_source(x)
         return source is None or self.parent.only_permuted(source)
 
-    def mark_written(self, x: Tracer) -> None:
-        """Record a write through `x`; a captured root marks the outer array too."""
+    def _any_stale(self) -> bool:
+        builder = self
+        while builder is not None:
+            if builder.stale_copies:
+                return True
+            builder = builder.parent
+        return False
+
+    def _is_stale(self, x: Tracer) -> bool:
         root = self.alias_root(x)
-        ambiguous = id(root) in self.ambiguous_copies or any(
-            source is root for source in self.ambiguous_copies.values())
-        if ambiguous:
-            raise KilnValueError(
-                "write to an array reshaped from a non-contiguous view, or to the array that view came "
-                "from: NumPy's reshape (and ravel) returns a view or a copy depending on the view's "
-                "strides and the run-time sizes, so whether one array sees the write through the other "
-                "is not known when kiln compiles. Copy explicitly before reshaping "
-                "(v.copy().reshape(...)) to always get a copy, or write through the original view.")
+        if id(root) in self.stale_copies:
+            return True
+        source = self.outer_source(root)
+        return source is not None and self.parent._is_stale(source)
+
+    def mark_written(self, x: Tracer, child: "Builder | None" = None) -> None:
+        """Record a write through `x`; a captured root marks the outer array
+        too (`child`: the nested scope the write was made in)."""
+        root = self.alias_root(x)
+        if id(root) in self.ambiguous_copies:
+            raise KilnValueError(_AMBIGUOUS_RESHAPE + " (the write is to the reshaped array)")
+        for copy_id, source in self.ambiguous_copies.items():
+            if source is not root:
+                continue
+            self.stale_copies.add(copy_id)
+            # A nested scope (a loop body) that reads the copy may read it
+            # again after this write, in a later iteration.
+            if child is not None and any(isinstance(c, Tracer) and id(self.alias_root(c)) == copy_id
+                                         for c in child.const_sources):
+                raise KilnValueError(_AMBIGUOUS_RESHAPE + " (the reshaped array is read in the loop or "
+                                     "branch that writes to the array it came from)")
         self.written_roots.add(id(root))
         for const, source in zip(self.constvars, self.const_sources):
             if const is root and isinstance(source, Tracer) and self.parent is not None:
-                self.parent.mark_written(source)
+                self.parent.mark_written(source, self)
 
     # --- finishing
     def build(self, outs: Sequence[Any], out_explicit: Sequence[bool] | None = None) -> Jaxpr:
@@ -415,6 +441,9 @@ class Builder:
             for t in eqn.outvars:
                 outvars.append(to_var(t))
             eqns.append(JaxprEqn(eqn.primitive, ins, outvars, eqn.params, eqn.source_info))
+        if self._any_stale() and any(isinstance(o, Tracer) and self._is_stale(self.lift(o)) for o in outs):
+            raise KilnValueError(_AMBIGUOUS_RESHAPE + " (the reshaped array is returned after a write to "
+                                 "the array it came from)")
         outvars = [read(self.lift(o)) if isinstance(o, Tracer) else o for o in outs]
         jaxpr = Jaxpr(
             constvars,
@@ -425,6 +454,13 @@ class Builder:
             out_explicit=tuple(out_explicit) if out_explicit is not None else (True,) * len(outvars),
         )
         return jaxpr
+
+
+_AMBIGUOUS_RESHAPE = (
+    "reshape (or ravel) of a non-contiguous view: NumPy returns a view or a copy depending on the "
+    "view's strides and the run-time sizes, so whether a write to one array is seen through the other "
+    "is not known when kiln compiles. Copy explicitly before reshaping (v.copy().reshape(...)) to "
+    "always get a copy, or reshape after the writes")
 
 
 def _is_static_unit(d: Any) -> bool:
