@@ -930,3 +930,17 @@ def test_setitem_with_separated_integer_arrays_is_refused():
 
     with pytest.raises(IndexError, match="several integer arrays: kiln supports them on adjacent axes"):
         f(np.zeros((3, 3, 3)), np.array([0]), np.array([1]))
+
+
+def test_slice_write_of_traced_length_into_size_one_array():
+    # The size-1 argument is specialized (static), the written slice is not.
+    def f(x, i):
+        x[0:i] = 5.0
+        x[i:] += 1.0
+        x[::-1][i:] = 2.0
+        return x * 1.0
+
+    compiled = kiln.qjit(f)
+    for i in (0, 1):
+        check(f, compiled, rand(1), i)
+        check(f, compiled, rand((1,), np.float32), i)

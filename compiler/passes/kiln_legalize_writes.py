@@ -1,8 +1,8 @@
 """Pass `kiln-legalize-writes` (stage "linalg", before stablehlo-legalize-to-linalg).
 
 In: the StableHLO that `immut-to-stablehlo` emits for writes and that
-`stablehlo-legalize-to-linalg` leaves behind: `dynamic_update_slice` on
-dynamic shapes, `scatter` along one axis with a replacing update
+`stablehlo-legalize-to-linalg` leaves behind: `dynamic_update_slice` with
+a dynamic operand or update, `scatter` along one axis with a replacing update
 computation (the form kiln emits), `get_dimension_size`.
 Out: `tensor.insert_slice` for the update slice; an `scf.for` over the
 scattered indices that moves one row (`tensor.extract_slice` of the updates,
@@ -107,7 +107,8 @@ def legalize_writes(module: ir.Module, options: dict) -> None:
         op = as_operation(op)
         if op.name == "stablehlo.scatter" and not _is_kiln_scatter(op):
             continue
-        if op.name == "stablehlo.dynamic_update_slice" and ir.RankedTensorType(op.results[0].type).has_static_shape:
+        if op.name == "stablehlo.dynamic_update_slice" and all(
+                ir.RankedTensorType(v.type).has_static_shape for v in (op.results[0], op.operands[1])):
             continue
         with ir.InsertionPoint(op), op.location:
             new = _RULES[op.name](op)

@@ -40,6 +40,19 @@ func.func @writes(%x: tensor<?x4xf32>, %row: tensor<1x4xf32>, %i: tensor<i64>, %
   return %a, %b, %n, %st : tensor<?x4xf32>, tensor<?x4xf32>, tensor<i32>, tensor<4xf32>
 }
 
+// A static operand written with an update of dynamic size (x[0:i] = v on a
+// specialized size-1 array) is lowered too.
+// CHECK-LABEL: func.func @static_operand_dynamic_update
+// CHECK-SAME: (%[[X:.*]]: tensor<1xf64>, %[[U:.*]]: tensor<?xf64>, %[[I:.*]]: tensor<i64>)
+func.func @static_operand_dynamic_update(%x: tensor<1xf64>, %u: tensor<?xf64>, %i: tensor<i64>) -> tensor<1xf64> {
+  // CHECK: %[[OFF:.*]] = arith.index_cast
+  // CHECK: %[[N:.*]] = tensor.dim %[[U]], %{{.*}} : tensor<?xf64>
+  // CHECK-NEXT: %[[R:.*]] = tensor.insert_slice %[[U]] into %[[X]][%[[OFF]]] [%[[N]]] [1] : tensor<?xf64> into tensor<1xf64>
+  %r = stablehlo.dynamic_update_slice %x, %u, %i : (tensor<1xf64>, tensor<?xf64>, tensor<i64>) -> tensor<1xf64>
+  // CHECK-NEXT: return %[[R]]
+  return %r : tensor<1xf64>
+}
+
 // A scatter that is not kiln's form (an accumulating update) is left alone.
 // CHECK-LABEL: func.func @accumulate
 func.func @accumulate(%x: tensor<?xf32>, %idx: tensor<?xi64>, %upd: tensor<?xf32>) -> tensor<?xf32> {
