@@ -587,10 +587,15 @@ def test_promotion_arrays(ta, tb):
     compare(f, lambda a, b: (a + b, a * b, np.maximum(a, b), a == b, np.where(a > 0, a, b)), a, b)
 
 
-def test_complex_arithmetic():
-    f = kiln.qjit(lambda z, x: (z + z, z * z, z * (1 + 2j), np.abs(z), np.exp(z), z.sum(), x + 1j))
-    z = np.array([1 + 2j, -0.5 + 0.1j, 3j])
-    compare(f, lambda z, x: (z + z, z * z, z * (1 + 2j), np.abs(z), np.exp(z), z.sum(), x + 1j), z, np.arange(3.0))
+def _complex(z, x):
+    return (z + z, z * z, z * (1 + 2j), np.abs(z), np.exp(z), z.sum(), x + 1j, np.real(z), np.imag(z), np.conj(z),
+            z.conjugate(), np.real(x), np.imag(x), np.conjugate(x))
+
+
+@pytest.mark.parametrize("dtype", [np.complex64, np.complex128], ids=lambda d: np.dtype(d).name)
+def test_complex_arithmetic(dtype):
+    z = np.array([1 + 2j, -0.5 + 0.1j, 3j], dtype=dtype)
+    compare(kiln.qjit(_complex), _complex, z, np.arange(3.0), rtol=1e-6 if dtype == np.complex64 else 1e-12)
 
 
 def test_python_int_out_of_range():

@@ -119,3 +119,13 @@ def _convert(ctx, eqn, x):
                               eqn.invars[0].aval, ())
         return [hlo.comparison("NE", x, zeros, compare_type(src))]
     return [hlo.convert(x, element_type(dst))]
+
+
+@lowering(ew.real_p)
+def _real(ctx, eqn, x):
+    return [hlo.one("real", tensor_type(eqn.outvars[0].aval), x)]
+
+
+@lowering(ew.imag_p)
+def _imag(ctx, eqn, x):
+    return [hlo.one("imag", tensor_type(eqn.outvars[0].aval), x)]

@@ -22,7 +22,8 @@ from kiln.numpy import creation, indexing, linalg, mutation, reductions, shape_o
 from kiln.numpy._base import broadcast_to as _broadcast_to
 from kiln.numpy._base import canonical_dtype, convert, materialize, operand, shape_product
 from kiln.numpy._dispatch import _traced, dispatch_function, dispatch_ufunc
-from kiln.tracing import Tracer, is_tracing
+from kiln.primitives import elementwise
+from kiln.tracing import Tracer, bind, is_tracing
 
 # dtypes, so `knp.float32` works like `np.float32`
 from numpy import (  # noqa: F401
@@ -72,6 +73,20 @@ def _round(a: Any, decimals: int = 0) -> Tracer:
     return ufuncs.apply_ufunc("true_divide", ufuncs.apply_ufunc("rint", ufuncs.apply_ufunc("multiply", a, scale)), scale)
 
 
+def _real(a: Any) -> Tracer:
+    a = operand(a)
+    if a.aval.dtype.kind != "c":
+        return a
+    return bind(elementwise.real_p, a)
+
+
+def _imag(a: Any) -> Tracer:
+    a = operand(a)
+    if a.aval.dtype.kind != "c":
+        return creation.zeros_like(a)
+    return bind(elementwise.imag_p, a)
+
+
 def _shape(a: Any) -> tuple:
     return operand(a).aval.shape
 
@@ -116,6 +131,7 @@ _IMPLS: dict[str, Callable[..., Any]] = {
     "dot": linalg.dot, "matmul": linalg.matmul, "vdot": linalg.vdot, "inner": linalg.inner,
     "outer": linalg.outer,
     # misc
+    "real": _real, "imag": _imag,
     "clip": _clip, "round": _round, "around": _round, "astype": _astype,
     "take": lambda a, indices, axis=None: _take(a, indices, axis),
 }
@@ -165,6 +181,7 @@ _TRACER_METHODS["reshape"] = _reshape_method
 _TRACER_METHODS["transpose"] = _transpose_method
 _TRACER_METHODS["flatten"] = _method(lambda x: shape_ops.ravel(mutation.copy(x)))  # copy first: never a view
 _TRACER_METHODS["fill"] = _method(mutation.fill)
+_TRACER_METHODS["conj"] = _TRACER_METHODS["conjugate"] = _method(ufuncs.PUBLIC["conjugate"])
 
 
 def _dispatch_ufunc(ufunc, method, inputs, kwargs):

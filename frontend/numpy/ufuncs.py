@@ -237,6 +237,15 @@ def _invert(x):
     return bind(_un["not"], x)
 
 
+def _conjugate(x):
+    if x.aval.dtype.kind != "c":
+        return x
+    # re - i*im, assembled from the parts (StableHLO has no conjugate op).
+    re = convert(bind(elementwise.real_p, x), x.aval.dtype)
+    im = convert(bind(elementwise.imag_p, x), x.aval.dtype)
+    return bind(_bin["sub"], re, bind(_bin["mul"], im, _const_like(x, 1j)))
+
+
 def _positive(x):
     return x
 
@@ -351,6 +360,8 @@ UFUNCS: dict[str, tuple[Callable, np.ufunc]] = {
     "greater_equal": (_c("ge"), np.greater_equal),
     "negative": (_u("neg"), np.negative),
     "positive": (_positive, np.positive),
+    "conjugate": (_conjugate, np.conjugate),
+    "conj": (_conjugate, np.conj),
     "absolute": (_absolute, np.absolute),
     "fabs": (_absolute, np.fabs),
     "sign": (_sign, np.sign),

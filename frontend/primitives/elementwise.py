@@ -83,4 +83,20 @@ def _convert_rule(x, *, new_dtype, weak_type=False):
     return DShapedArray(x.aval.shape, new_dtype, weak_type=weak_type)
 
 
-PRIMITIVES = [*unary.values(), *binary.values(), *compare.values(), select_p, convert_element_type_p]
+# The real and imaginary parts of a complex value (complex64 -> float32,
+# complex128 -> float64).
+real_p = Primitive("real")
+imag_p = Primitive("imag")
+
+
+def _part_rule(x):
+    if x.aval.dtype.kind != "c":
+        raise KilnInternalError(f"real/imag of a non-complex {x.aval.str_short()}")
+    return x.aval.update(dtype=np.dtype(f"f{x.aval.dtype.itemsize // 2}"), weak_type=False)
+
+
+real_p.def_abstract_eval(_part_rule)
+imag_p.def_abstract_eval(_part_rule)
+
+PRIMITIVES = [*unary.values(), *binary.values(), *compare.values(), select_p, convert_element_type_p, real_p,
+              imag_p]
