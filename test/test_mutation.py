@@ -944,3 +944,54 @@ def test_slice_write_of_traced_length_into_size_one_array():
     for i in (0, 1):
         check(f, compiled, rand(1), i)
         check(f, compiled, rand((1,), np.float32), i)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int32, np.int64, np.bool_])
+def test_views_loops_and_fancy_writes_for_each_dtype(dtype):
+    one = np.ones((), dtype)[()]
+
+    def f(x, idx):
+        t = x.T
+        t[0] = one
+        v = x[1::2, ::-1]
+        v[:, 0] = x[0, 0]
+        x[idx, 1] = x[0, 0]
+
+        def body(i):
+            x[i, -1] = x[i, 0]
+
+        if isinstance(x, np.ndarray):
+            for i in range(x.shape[0]):
+                body(i)
+        else:
+            kiln.for_loop(0, x.shape[0], 1)(body)()
+        return x.copy(), v.copy()
+
+    check_sizes(f, lambda n: (rand((n + 2, n + 3), dtype), np.array([1, -1, 1])))
+
+
+def test_unit_argument_dims_not_specialized_make_ravel_of_transpose_ambiguous():
+    # Without size-1 specialization x.T may be contiguous at run time (one
+    # row), where NumPy's ravel returns a view: writes to it are refused.
+    @kiln.qjit(specialize_unit_dims=False)
+    def f(x):
+        r = x.T.ravel()
+        r[0] = 1.0
+        return r
+
+    with pytest.raises(ValueError, match="the write is to the reshaped array"):
+        f(np.zeros((1, 3)))
+
+    @kiln.qjit
+    def g(x):
+        r = x.T.ravel()
+        r[0] = 1.0
+        return r, x
+
+    for shape in ((1, 3), (2, 3)):
+        x = np.arange(6.0)[: shape[0] * 3].reshape(shape)
+        expected_r = x.T.ravel()
+        expected_r[0] = 1.0
+        r, x_out = g(x)
+        assert_same(r, expected_r)
+        assert_same(x_out, x)
