@@ -231,7 +231,7 @@ def trace_function(fn: Callable, leaves_sig: tuple[ArgSig, ...], in_tree: Any, s
         args_tree_values = tree.unflatten(in_tree, arg_tracers)
         call_args = list(args_tree_values)
         full_args = _merge_static(call_args, static_args, arg_positions)
-        out = fn(*full_args)
+        out = _call_with_parameters(fn, full_args)
         from kiln import numpy as knp
 
         out_leaves, out_tree = tree.flatten(out)
@@ -254,6 +254,23 @@ def trace_function(fn: Callable, leaves_sig: tuple[ArgSig, ...], in_tree: Any, s
     dead_code_elimination(jaxpr)
     typecheck_jaxpr(jaxpr)
     return jaxpr, out_tree, dim_sources
+
+
+def _call_with_parameters(fn: Callable, values: list) -> Any:
+    """Call `fn` with one value per parameter (in signature order), passing
+    keyword-only parameters by name and spreading *args / **kwargs."""
+    args: list = []
+    kwargs: dict = {}
+    for param, value in zip(inspect.signature(fn).parameters.values(), values):
+        if param.kind == param.VAR_POSITIONAL:
+            args.extend(value)
+        elif param.kind == param.VAR_KEYWORD:
+            kwargs.update(value)
+        elif param.kind == param.KEYWORD_ONLY:
+            kwargs[param.name] = value
+        else:
+            args.append(value)
+    return fn(*args, **kwargs)
 
 
 def _merge_static(call_args: list, static_args: dict, positions: list) -> list:

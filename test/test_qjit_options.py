@@ -83,3 +83,18 @@ def test_share_equal_dims_option():
     assert "check" not in str(add.jaxpr)
     add(np.ones(3), np.ones(4)[:3])
     assert add.num_compiles == 1
+
+
+def test_keyword_only_and_variadic_parameters():
+    @kiln.qjit
+    def scaled(x, *, scale=2.0):
+        return x * scale
+
+    np.testing.assert_array_equal(scaled(np.ones(3)), np.full(3, 2.0))
+    np.testing.assert_array_equal(scaled(np.ones(3), scale=3.0), np.full(3, 3.0))
+
+    @kiln.qjit
+    def total(*xs):
+        return xs[0] + xs[1]
+
+    np.testing.assert_array_equal(total(np.ones(2), np.ones(2)), np.full(2, 2.0))
