@@ -692,6 +692,15 @@ def test_dynamic_size_errors_at_run_time():
         zeros(np.ones(2), -1)
 
 
+def test_negative_integer_power():
+    f = kiln.qjit(lambda a, b: a ** b)
+    assert_same(f(np.array([2, 3]), np.array([1, 2])), np.array([2, 9]))
+    with pytest.raises(ValueError, match="negative integer powers"):
+        f(np.array([2, 3]), np.array([1, -2]))
+    with pytest.raises(ValueError, match="negative integer powers"):
+        kiln.qjit(lambda a: a ** -1)(np.array([2, 3]))
+
+
 def test_out_of_bounds_traced_index():
     f = kiln.qjit(lambda x, i: x[i])
     assert f(np.arange(4.0), 3) == 3.0

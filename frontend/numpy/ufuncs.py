@@ -12,8 +12,8 @@ from typing import Any, Callable
 
 import numpy as np
 
-from kiln.core import KilnTypeError, Literal
-from kiln.numpy._base import broadcast_shapes, broadcast_to, convert, int_literal_fits, materialize, operand
+from kiln.core import KilnTypeError, KilnValueError, Literal
+from kiln.numpy._base import broadcast_shapes, broadcast_to, check, convert, int_literal_fits, materialize, operand
 from kiln.primitives import elementwise, mutation
 from kiln.tracing import bind
 
@@ -424,6 +424,18 @@ def _resolve_dtypes(name: str, ufunc: np.ufunc, ops: list) -> tuple:
         ) from None
 
 
+def _check_nonnegative_exponent(y: Any) -> None:
+    """NumPy refuses integer powers with a negative integer exponent."""
+    message = "Integers to negative integer powers are not allowed (np.power); use a float base or exponent."
+    if isinstance(y, Literal):
+        if y.val < 0:
+            raise KilnValueError(message)
+        return
+    from kiln import numpy as knp
+
+    check(knp.all(knp.greater_equal(y, 0)), "ValueError", message)
+
+
 def apply_ufunc(name: str, *args: Any) -> Any:
     """Apply ufunc `name` to traced or constant operands, as NumPy would."""
     impl, ufunc = UFUNCS[name]
@@ -435,6 +447,8 @@ def apply_ufunc(name: str, *args: Any) -> Any:
         # exactly (int8 array < 300 is all True): compare in a wider type.
         wide = np.dtype(np.float64 if np.dtype(np.uint64) in in_dtypes else np.int64)
         in_dtypes = (wide,) * len(ops)
+    if name == "power" and np.dtype(in_dtypes[1]).kind == "i":
+        _check_nonnegative_exponent(ops[1])
     weak = all(x.aval.weak_type for x in ops)
     shape = broadcast_shapes([x.aval.shape for x in ops], f"np.{name}")
     ops = [broadcast_to(convert(x, dt, weak), shape) for x, dt in zip(ops, in_dtypes)]
