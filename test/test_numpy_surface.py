@@ -474,6 +474,19 @@ def test_concatenate_stack(n, m):
         np.stack([x, x + 1], axis=1), np.stack([x, x, x], axis=-1)), x, y)
 
 
+def _flip_diff(x):
+    return (np.flip(x), np.flip(x, 0), np.flip(x, axis=(0, 1)), np.diff(x), np.diff(x, axis=0), np.diff(x, n=2),
+            np.diff(x > 0.5, axis=1), np.diff(x, n=0))
+
+
+_flip_diff_jit = kiln.qjit(_flip_diff)
+
+
+@pytest.mark.parametrize("shape", [(0, 3), (2, 1), (3, 4), (33, 5)])
+def test_flip_diff(shape):
+    compare(_flip_diff_jit, _flip_diff, _rng.random(shape))
+
+
 def _cumulative(x):
     return (np.cumsum(x), np.cumsum(x, axis=0), x.cumsum(axis=1), np.cumprod(x, axis=1), knp.cumsum(x, axis=-1),
             np.add.accumulate(x, axis=0), np.cumsum(x, dtype=np.float32), np.maximum.accumulate(x, axis=1),

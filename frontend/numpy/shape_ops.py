@@ -181,6 +181,33 @@ def atleast_1d(x: Any) -> Tracer:
     return reshape(x, 1) if x.aval.ndim == 0 else x
 
 
+def flip(x: Any, axis: int | Sequence[int] | None = None) -> Tracer:
+    """`np.flip`: `x[..., ::-1, ...]` on each axis given (all when None)."""
+    from kiln.numpy.indexing import getitem
+
+    x = operand(x)
+    axes = range(x.aval.ndim) if axis is None else ((axis,) if isinstance(axis, (int, np.integer)) else axis)
+    axes = {_normalize_axis(a, x.aval.ndim, "flip") for a in axes}
+    return getitem(x, tuple(slice(None, None, -1) if i in axes else slice(None) for i in range(x.aval.ndim)))
+
+
+def diff(x: Any, n: int = 1, axis: int = -1) -> Tracer:
+    """`np.diff`: the n-th forward difference `x[1:] - x[:-1]` along `axis`."""
+    from kiln import numpy as knp
+    from kiln.numpy.indexing import getitem
+
+    x = operand(x)
+    if n < 0:
+        raise KilnValueError(f"diff: order must be non-negative but got {n}")
+    axis = _normalize_axis(axis, x.aval.ndim, "diff")
+    before = (slice(None),) * axis
+    for _ in range(n):
+        later, earlier = getitem(x, before + (slice(1, None),)), getitem(x, before + (slice(None, -1),))
+        # NumPy's diff of booleans is "not equal", not subtraction.
+        x = knp.not_equal(later, earlier) if x.aval.dtype == np.bool_ else knp.subtract(later, earlier)
+    return x
+
+
 def concatenate(arrays: Sequence[Any], axis: int | None = 0) -> Tracer:
     arrays = promote(*arrays)
     if axis is None:
