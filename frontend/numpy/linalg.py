@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from kiln.core import KilnValueError, is_static_dim, same_dim
-from kiln.numpy._base import broadcast_shapes, broadcast_to, check, dims_equal, operand, promote
+from kiln.numpy._base import broadcast_shapes, broadcast_to, operand, promote, require_equal_dims
 from kiln.primitives import linalg
 from kiln.tracing import Tracer, bind
 
@@ -20,7 +20,7 @@ def _check_inner(fn: str, a: Any, b: Any, la, lb) -> None:
     if is_static_dim(a) and is_static_dim(b):
         raise KilnValueError(
             f"{fn}: inner dimensions do not match: {la} (size {a}) vs {lb} (size {b})")
-    check(dims_equal(a, b), "ValueError", f"{fn}: inner dimensions do not match ({{}} vs {{}})", a, b)
+    require_equal_dims(a, b, "ValueError", f"{fn}: inner dimensions do not match ({{}} vs {{}})")
 
 
 def _dot_general(lhs, rhs, contract, batch=((), ())):
