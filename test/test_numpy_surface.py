@@ -423,7 +423,8 @@ def _shapes(x):
         x.reshape(-1), x.reshape(n * 2, 2), x.reshape(-1, 2), np.reshape(x, (2, -1)), x.reshape(n, 2, 2),
         x.T, np.transpose(x), x.transpose(1, 0), np.swapaxes(x.reshape(n, 2, 2), 0, 2), np.expand_dims(x, 0),
         np.expand_dims(x, -1), knp.expand_dims(x, (0, 2)), np.squeeze(x.reshape(n, 1, 4), 1),
-        np.squeeze(np.expand_dims(x, 0)), np.broadcast_to(x, (3, n, 4)), knp.broadcast_to(x.sum(axis=1, keepdims=True), (n, 5)),
+        np.squeeze(np.expand_dims(x, 0)), np.broadcast_to(x, (3, n, 4)),
+        knp.broadcast_to(x.sum(axis=1, keepdims=True), (n, 5)),
         np.ravel(x), x.flatten(), np.moveaxis(x.reshape(n, 2, 2), 0, -1),
     )
 
@@ -434,7 +435,8 @@ def _shapes_ref(x):
         x.reshape(-1), x.reshape(n * 2, 2), x.reshape(-1, 2), np.reshape(x, (2, -1)), x.reshape(n, 2, 2),
         x.T, np.transpose(x), x.transpose(1, 0), np.swapaxes(x.reshape(n, 2, 2), 0, 2), np.expand_dims(x, 0),
         np.expand_dims(x, -1), np.expand_dims(x, (0, 2)), np.squeeze(x.reshape(n, 1, 4), 1),
-        np.squeeze(np.expand_dims(x, 0)), np.broadcast_to(x, (3, n, 4)), np.broadcast_to(x.sum(axis=1, keepdims=True), (n, 5)),
+        np.squeeze(np.expand_dims(x, 0)), np.broadcast_to(x, (3, n, 4)),
+        np.broadcast_to(x.sum(axis=1, keepdims=True), (n, 5)),
         np.ravel(x), x.flatten(), np.moveaxis(x.reshape(n, 2, 2), 0, -1),
     )
 
@@ -807,7 +809,8 @@ _traced_slices_2d_jit = kiln.qjit(_traced_slices_2d)
 
 
 def test_bool_reductions_and_cumsum():
-    f = kiln.qjit(lambda b: (b.sum(), np.sum(b, axis=0), b.mean(), np.cumsum(b), b.any(axis=1), b.all(), b.max(initial=False)))
+    f = kiln.qjit(lambda b: (b.sum(), np.sum(b, axis=0), b.mean(), np.cumsum(b), b.any(axis=1), b.all(),
+                             b.max(initial=False)))
     for shape in ((0, 3), (7, 3)):
         b = rand(shape, np.bool_)
         compare(f, lambda b: (b.sum(), np.sum(b, axis=0), b.mean(), np.cumsum(b), b.any(axis=1), b.all(),

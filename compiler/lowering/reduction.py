@@ -140,8 +140,9 @@ def _cumulative_rule(name):
         signed = np.dtype(f"i{aval.dtype.itemsize}")
         signed_type = tensor_type(aval.update(dtype=signed))
         flip = name in ("cummax", "cummin")
-        sign_bit = ctx.broadcast(hlo.constant(np.array(np.iinfo(signed).min, signed)), aval.update(shape=(), dtype=signed),
-                                 aval.update(dtype=signed), ())
+        signed_aval = aval.update(dtype=signed)
+        sign_bit = ctx.broadcast(hlo.constant(np.array(np.iinfo(signed).min, signed)), signed_aval.update(shape=()),
+                                 signed_aval, ())
         y = hlo.convert(x, element_type(signed))
         if flip:
             y = hlo.one("xor", signed_type, y, sign_bit)

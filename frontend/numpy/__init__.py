@@ -120,7 +120,8 @@ _IMPLS: dict[str, Callable[..., Any]] = {
     "swapaxes": shape_ops.swapaxes, "moveaxis": shape_ops.moveaxis, "expand_dims": shape_ops.expand_dims,
     "squeeze": shape_ops.squeeze, "broadcast_to": lambda x, shape: _readonly_view(x, materialize(_broadcast_to(x, shape))),
     "concatenate": shape_ops.concatenate, "copyto": mutation.copyto,
-    "stack": shape_ops.stack, "atleast_1d": shape_ops.atleast_1d, "flip": shape_ops.flip, "diff": shape_ops.diff, "where": shape_ops.where,
+    "stack": shape_ops.stack, "atleast_1d": shape_ops.atleast_1d, "where": shape_ops.where,
+    "flip": shape_ops.flip, "diff": shape_ops.diff,
     "shape": _shape, "ndim": _ndim, "size": _size,
     # reductions
     "sum": reductions.sum, "prod": reductions.prod, "max": reductions.max, "min": reductions.min,

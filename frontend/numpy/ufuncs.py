@@ -148,7 +148,8 @@ def _arcsinh(x):
     one = _const_like(x, 1.0)
     ax = bind(_un["abs"], x)
     sq = bind(_bin["mul"], ax, ax)
-    inner = bind(_bin["add"], ax, bind(_bin["div"], sq, bind(_bin["add"], one, bind(_un["sqrt"], bind(_bin["add"], one, sq)))))
+    root = bind(_un["sqrt"], bind(_bin["add"], one, sq))
+    inner = bind(_bin["add"], ax, bind(_bin["div"], sq, bind(_bin["add"], one, root)))
     mag = _select(bind(_cmp["gt"], ax, _const_like(x, _LARGE)), _log_twice(ax), bind(_un["log1p"], inner))
     return _select(bind(_cmp["lt"], x, _const_like(x, 0.0)), bind(_un["neg"], mag), mag)
 
@@ -157,7 +158,8 @@ def _arccosh(x):
     one = _const_like(x, 1.0)
     xm1 = bind(_bin["sub"], x, one)
     # log1p(t + sqrt(t * (t + 2))) with t = x - 1 keeps precision near 1.
-    near = bind(_un["log1p"], bind(_bin["add"], xm1, bind(_un["sqrt"], bind(_bin["mul"], xm1, bind(_bin["add"], xm1, _const_like(x, 2.0))))))
+    root = bind(_un["sqrt"], bind(_bin["mul"], xm1, bind(_bin["add"], xm1, _const_like(x, 2.0))))
+    near = bind(_un["log1p"], bind(_bin["add"], xm1, root))
     result = _select(bind(_cmp["gt"], x, _const_like(x, _LARGE)), _log_twice(x), near)
     return _select(bind(_cmp["lt"], x, one), _const_like(x, np.nan), result)
 
