@@ -48,6 +48,7 @@ DEFAULT_PIPELINE: Pipeline = [
         "stablehlo-convert-to-signless",
         "canonicalize",
         "func.func(linalg-fuse-elementwise-ops)",
+        "kiln-scalarize-rank0",
         "canonicalize",
         "cse",
         "kiln-reassociate-reductions",

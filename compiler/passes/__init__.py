@@ -21,6 +21,7 @@ _PASS_MODULES = (
     "immut_to_stablehlo",
     "kiln_legalize_writes",
     "kiln_legalize_control_flow",
+    "kiln_scalarize_rank0",
     "kiln_legalize_dynamic",
     "kiln_linalg_to_blas",
     "kiln_expand_exp",
