@@ -808,6 +808,16 @@ def test_traced_slices_and_array_index_2d(n, i, j):
 _traced_slices_2d_jit = kiln.qjit(_traced_slices_2d)
 
 
+def _rounding(a, x, y):
+    return (np.round(a, -1), np.round(a, 1), np.round(a), np.round(x, 1), np.round(x, -1), np.around(y, 2),
+            np.round(y), x.round(2))
+
+
+def test_round_decimals():
+    a, x = np.array([15, 25, -35, 144]), np.array([1.25, 2.5, -0.5, 155.0, 0.125])
+    compare(kiln.qjit(_rounding), _rounding, a, x, x.astype(np.float32))
+
+
 def test_bool_reductions_and_cumsum():
     f = kiln.qjit(lambda b: (b.sum(), np.sum(b, axis=0), b.mean(), np.cumsum(b), b.any(axis=1), b.all(),
                              b.max(initial=False)))

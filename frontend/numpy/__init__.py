@@ -67,10 +67,22 @@ def _clip(a: Any, a_min: Any = None, a_max: Any = None, out: Any = None, **kwarg
 
 
 def _round(a: Any, decimals: int = 0) -> Tracer:
+    """Half to even at `decimals` digits, as NumPy: a negative `decimals`
+    divides by a power of ten first; integers stay integers."""
+    a = operand(a)
+    is_int = a.aval.dtype.kind in "iub"
+    if is_int and decimals >= 0:
+        return ufuncs.apply_ufunc("positive", a)
     if decimals == 0:
         return ufuncs.apply_ufunc("rint", a)
-    scale = 10.0 ** decimals
-    return ufuncs.apply_ufunc("true_divide", ufuncs.apply_ufunc("rint", ufuncs.apply_ufunc("multiply", a, scale)), scale)
+    if decimals > 0:
+        scale = 10.0 ** decimals
+        return ufuncs.apply_ufunc("true_divide", ufuncs.apply_ufunc("rint", ufuncs.apply_ufunc("multiply", a, scale)),
+                                  scale)
+    factor = 10 ** -decimals
+    rounded = ufuncs.apply_ufunc("multiply", ufuncs.apply_ufunc("rint", ufuncs.apply_ufunc("true_divide", a, factor)),
+                                 factor)
+    return convert(rounded, a.aval.dtype) if is_int else rounded
 
 
 def _real(a: Any) -> Tracer:
