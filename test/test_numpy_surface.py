@@ -780,7 +780,7 @@ def _assorted(x, y):
         np.outer(x, x[::-1]), np.inner(x, x), np.vdot(x, 2 * x), np.round(x * 10), np.round(x, 2),
         np.max(x, initial=0.5), np.min(x, initial=-1), knp.stack([x[0], x[-1], x.sum()]),
         np.concatenate([x, np.array([1.0, 2.0])]), x ** 0.5, 2 ** x, x ** -1, abs(x - 0.5), -x,
-        np.where(x > 0.5, 1, 0), np.mean(y, axis=(0, 1)),
+        np.where(x > 0.5, 1, 0), np.mean(y, axis=(0, 1)), np.var(x, ddof=5), np.add(x, y[:, 0], dtype=np.float32),
     )
 
 

@@ -7,6 +7,7 @@ Out: a tracer with NumPy's result dtype; reductions without identity
 
 from __future__ import annotations
 
+import builtins
 from typing import Any
 
 import numpy as np
@@ -130,8 +131,13 @@ def var(x: Any, axis: Any = None, dtype: Any = None, ddof: int = 0, keepdims: bo
     d = x - m
     acc = m.aval.dtype
     total = sum(d * d, axis=axes, keepdims=keepdims)
+    # NumPy divides by max(n - ddof, 0): too large a ddof gives inf / nan.
     count = shape_product([x.aval.shape[a] for a in axes]) - ddof
-    return total / (convert(operand(count), acc) if not is_static_dim(count) else float(count))
+    if is_static_dim(count):
+        return total / float(builtins.max(count, 0))
+    from kiln import numpy as knp
+
+    return total / convert(knp.maximum(count, 0), acc)
 
 
 def std(x: Any, axis: Any = None, dtype: Any = None, ddof: int = 0, keepdims: bool = False) -> Tracer:
