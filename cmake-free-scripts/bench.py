@@ -700,7 +700,7 @@ def write_docs(path: str, header: list[str], table: list[str], compile_table: li
 
 # The optimization passes in the order the ablation adds them back.
 OPTIMIZATIONS = ("kiln-linalg-to-blas", "kiln-reassociate-reductions", "kiln-expand-exp",
-                 "kiln-elementwise-in-place")
+                 "kiln-elementwise-in-place", "kiln-flatten-copies")
 
 
 def ablation_pipelines() -> list[tuple[str, Any]]:

@@ -60,6 +60,7 @@ DEFAULT_PIPELINE: Pipeline = [
         "buffer-deallocation-pipeline",
         "convert-bufferization-to-memref",
         "kiln-linalg-to-blas",
+        "kiln-flatten-copies",
         "memref-copy-to-linalg",
         "func.func(convert-linalg-to-loops)",
         "kiln-expand-exp",

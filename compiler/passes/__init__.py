@@ -27,6 +27,7 @@ _PASS_MODULES = (
     "kiln_expand_exp",
     "kiln_reassociate_reductions",
     "kiln_elementwise_in_place",
+    "kiln_flatten_copies",
     "kiln_lower_checks",
     "memref_copy_to_linalg",
     "kiln_check_alloc_sizes",

@@ -1,0 +1,49 @@
+"""Pass `kiln-flatten-copies` (stage "bufferized", before memref-copy-to-linalg).
+
+In: `memref.copy %src, %dst` of rank >= 2 where both memrefs are
+contiguous (identity layout), e.g. `img.copy()` of an (H, W, 3) image.
+Out: the same copy of the two buffers collapsed to one dimension, so it
+lowers to a single loop over all elements instead of a loop nest whose
+innermost loop may run over a handful of elements (3 channels) and does
+not vectorize.
+"""
+
+from __future__ import annotations
+
+from kiln.compiler.mlir import ir, memref
+from kiln.compiler.passes import register_pass
+from kiln.compiler.passes._util import collect_ops
+
+
+def _contiguous(t: ir.Type) -> bool:
+    """A memref of rank >= 2 with the identity (row-major, offset 0) layout."""
+    t = ir.MemRefType(t)
+    if t.rank < 2 or not isinstance(t.layout, ir.AffineMapAttr):
+        return False
+    return ir.AffineMapAttr(t.layout).value == ir.AffineMap.get_identity(t.rank)
+
+
+def _flat(value: ir.Value) -> ir.Value:
+    t = ir.MemRefType(value.type)
+    dynamic = ir.ShapedType.get_dynamic_size()
+    size = dynamic
+    if all(d != dynamic for d in t.shape):
+        size = 1
+        for d in t.shape:
+            size *= d
+    flat_type = ir.MemRefType.get([size], t.element_type, memory_space=t.memory_space)
+    i64 = ir.IntegerType.get_signless(64)
+    group = ir.ArrayAttr.get([ir.ArrayAttr.get([ir.IntegerAttr.get(i64, i) for i in range(t.rank)])])
+    return memref.CollapseShapeOp(flat_type, value, group).result
+
+
+@register_pass("kiln-flatten-copies")
+def flatten_copies(module: ir.Module, options: dict) -> None:
+    """Collapse copies between contiguous multi-dimensional buffers to one dimension."""
+    for op in collect_ops(module, {"memref.copy"}):
+        src, dst = op.operands
+        if not (_contiguous(src.type) and _contiguous(dst.type)):
+            continue
+        with ir.InsertionPoint(op), op.location:
+            memref.copy(_flat(src), _flat(dst))
+        op.erase()
