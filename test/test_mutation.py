@@ -995,3 +995,91 @@ def test_unit_argument_dims_not_specialized_make_ravel_of_transpose_ambiguous():
         r, x_out = g(x)
         assert_same(r, expected_r)
         assert_same(x_out, x)
+
+
+def test_value_dim_of_one_at_run_time_broadcasts():
+    # x[0, :k] has a computed size; when it is 1 at run time NumPy broadcasts it.
+    def f(x, k, idx):
+        x[1:, 0] = x[0, :k]
+        x[idx, 1:] = x[:k, 0]
+        v1 = x[:, -2::2]
+        v1[...] = x[:k, 1:2] * 0.5
+        return x * 1.0
+
+    compiled = kiln.qjit(f)
+    for n, k in ((3, 1), (3, 2), (4, 1), (5, 4), (6, 3)):
+        check(f, compiled, rand((n, 5)), k, np.array([0, 2]))
+    assert compiled.num_compiles == 1
+
+
+# --------------------------------------------------------------------------
+# Random programs: chains of views (slices with steps, transposes, reversals,
+# rows, new axes) and writes (fill, +=, copies between views, loops, conds,
+# integer-array +=), run by NumPy (kiln.for_loop / kiln.cond run eagerly
+# outside a trace) and compiled.
+
+
+def _random_program(rng: np.random.Generator, nops: int = 7) -> str:
+    lines = ["def f(x):"]
+    views = [("x", 2)]
+    count = 0
+    for _ in range(nops):
+        op = rng.choice(["view", "view", "fill", "iadd", "copy", "loop", "cond", "fancy"])
+        name, ndim = views[rng.integers(len(views))]
+        count += 1
+        if op == "view":
+            kind = rng.choice(["slice", "T", "rev", "row", "none"])
+            new = f"v{count}"
+            if kind == "slice":
+                parts = []
+                for _axis in range(ndim):
+                    start = rng.choice(["", "0", "1", "-2"])
+                    stop = rng.choice(["", "-1", "3"])
+                    step = rng.choice(["", "1", "2", "-1", "-2"])
+                    parts.append(f"{start}:{stop}:{step}")
+                lines.append(f"    {new} = {name}[{', '.join(parts)}]")
+            elif kind == "row" and ndim == 2:
+                lines.append(f"    {new} = {name}[{rng.choice(['0', '-1'])}]")
+                ndim = 1
+            elif kind == "none":
+                lines.append(f"    {new} = {name}[None]")
+                ndim += 1
+            else:
+                lines.append(f"    {new} = {name}{'.T' if kind == 'T' else '[::-1]'}")
+            views.append((new, ndim))
+        elif op == "fill":
+            lines.append(f"    {name}[...] = {rng.choice(['1.5', '-2.0'])}")
+        elif op == "iadd":
+            lines.append(f"    {name} += {rng.choice(['1.0', '3.0'])}")
+        elif op == "copy":
+            other, other_ndim = views[rng.integers(len(views))]
+            if other_ndim <= ndim:
+                lines.append(f"    {name}[...] = {other} * 0.5")
+        elif op == "loop":
+            lines += [f"    def body{count}(i):",
+                      f"        {name}[i] = {name}[i] * 2.0 + i",
+                      f"    kiln.for_loop(0, {name}.shape[0], 2)(body{count})()"]
+        elif op == "cond":
+            lines += [f"    def branch{count}():",
+                      f"        {name}[...] = {name} - 1.0",
+                      f"    kiln.cond({name}.sum() > 0)(branch{count})()"]
+        else:
+            lines.append(f"    {name}[np.array([0, -1, 0])] += 3.0")
+    lines.append("    return (" + ", ".join(f"{v} + 0.0" for v, _ in views) + ",)")
+    return "\n".join(lines)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_random_view_and_write_programs(seed):
+    rng = np.random.default_rng(seed)
+    for _ in range(3):
+        source = _random_program(rng)
+        namespace = {"np": np, "kiln": kiln}
+        exec(source, namespace)
+        fn = namespace["f"]
+        compiled = kiln.qjit(fn)
+        for shape in ((5, 6), (4, 4), (3, 7)):
+            try:
+                check(fn, compiled, rand(shape))
+            except AssertionError as e:
+                raise AssertionError(f"{e}\nprogram:\n{source}") from None

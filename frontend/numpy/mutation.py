@@ -74,12 +74,38 @@ def assign(target: Any, value: Any, what: str, casting: str = "unsafe") -> Trace
         raise KilnTypeError(
             f"{what}: cannot cast {value.aval.dtype} to the destination's {target.aval.dtype} with "
             f"casting rule {casting!r}; convert the value with .astype() first")
-    value = broadcast_to(convert(value, target.aval.dtype), target.aval.shape)
+    value = broadcast_to(_expand_run_time_units(convert(value, target.aval.dtype), target.aval.shape),
+                         target.aval.shape)
     if value is target:
         return target
     bind(mutation.assign_p, target, value)
     current_builder().mark_written(target)
     return target
+
+
+def _expand_run_time_units(value: Any, shape: tuple) -> Any:
+    """NumPy broadcasts a value dim that is 1 when the program runs (a
+    computed size, such as a slice's) to the destination's dim: where a
+    dynamic value dim is not known to equal the destination's, read it
+    through the index `where(dim == 1, 0, arange(target))`."""
+    from kiln import numpy as knp
+    from kiln.core import is_static_dim, same_dim
+    from kiln.numpy._base import check
+    from kiln.primitives import indexing as index_prims
+
+    if not isinstance(value, Tracer):
+        return value
+    lead = len(shape) - value.aval.ndim
+    for axis, d in enumerate(value.aval.shape):
+        if lead < 0 or is_static_dim(d) or same_dim(d, shape[lead + axis]):
+            continue
+        target = shape[lead + axis]
+        check(knp.logical_or(knp.equal(d, 1), knp.equal(d, target)), "ValueError",
+              f"could not broadcast the value into the destination: size {{}} vs {{}} on value axis {axis}",
+              d, target)
+        index = knp.where(knp.equal(d, 1), 0, knp.arange(target))
+        value = bind(index_prims.gather_p, value, index, axis=axis)
+    return value
 
 
 def setitem(x: Any, idx: Any, value: Any) -> None:
@@ -110,7 +136,8 @@ def setitem(x: Any, idx: Any, value: Any) -> None:
     # The value broadcasts to NumPy's shape of x[idx], then takes the
     # scatter's layout: no None dims, the index dims at `axis`.
     numpy_shape = indexing.advanced_result_shape(entries, basic_dims, list(indices.aval.shape))
-    updates = broadcast_to(convert(operand(value), view.aval.dtype), tuple(numpy_shape))
+    updates = convert(operand(value), view.aval.dtype)
+    updates = broadcast_to(_expand_run_time_units(updates, tuple(numpy_shape)), tuple(numpy_shape))
     first = indexing.advanced_dims_first(entries)
     layout = (list(indices.aval.shape) + basic_dims) if first else (
         basic_dims[:axis] + list(indices.aval.shape) + basic_dims[axis:])
@@ -132,7 +159,8 @@ def _multi_array_assign(target: Tracer, entries: list, value: Any) -> None:
 
     merged, flat, axis = indexing.merged_array_index(target, entries, "x[idx] = value")
     updates_shape = merged.aval.shape[:axis] + flat.aval.shape + merged.aval.shape[axis + 1:]
-    updates = broadcast_to(convert(operand(value), merged.aval.dtype), updates_shape)
+    updates = convert(operand(value), merged.aval.dtype)
+    updates = broadcast_to(_expand_run_time_units(updates, updates_shape), updates_shape)
     bind(mutation.scatter_p, merged, flat, updates, axis=axis)
     current_builder().mark_written(merged)
 
