@@ -190,7 +190,7 @@ _INT_OK = {
     "bitwise_or", "bitwise_xor", "invert", "left_shift", "right_shift", "equal", "not_equal", "less",
     "less_equal", "greater", "greater_equal", "negative", "positive", "absolute", "sign", "square",
     "isnan", "isinf", "isfinite", "true_divide", "divide", "floor", "ceil", "trunc", "rint", "sqrt", "exp",
-    "sin", "arctan2", "hypot", "gcd",
+    "sin", "arctan2", "hypot",
 }
 _INT_DOMAIN = {"power": ((-3, 3), (0, 4)), "left_shift": ((-50, 50), (0, 8)), "right_shift": ((-50, 50), (0, 8)),
                "sqrt": ((0, 50),)}
