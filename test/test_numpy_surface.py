@@ -763,7 +763,8 @@ def test_empty_reduction_without_identity():
 
 def _unsigned(a, b):
     return (a + b, a - b, a * b, a // (b + 1), a % (b + 1), np.maximum(a, b), a < b, a >> 1, a << 1, ~a,
-            a.sum(), np.max(a, initial=3), np.cumsum(a), np.cumprod(a, dtype=a.dtype), a.astype(np.float32), np.sign(a))
+            a.sum(), np.max(a, initial=3), np.cumsum(a), np.cumprod(a, dtype=a.dtype), a.astype(np.float32), np.sign(a),
+            np.maximum.accumulate(a), np.minimum.accumulate(b))
 
 
 @pytest.mark.parametrize("dtype", [np.uint8, np.uint32, np.int8, np.int16], ids=lambda d: np.dtype(d).name)

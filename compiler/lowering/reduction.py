@@ -138,18 +138,16 @@ def _cumulative_rule(name):
         # signed ones of the same width (sums and products wrap alike), with
         # the sign bit flipped for max/min so the signed order is the unsigned one.
         signed = np.dtype(f"i{aval.dtype.itemsize}")
-        signed_type = tensor_type(aval.update(dtype=signed))
-        flip = name in ("cummax", "cummin")
         signed_aval = aval.update(dtype=signed)
+        signed_type = tensor_type(signed_aval)
+        y = hlo.convert(x, element_type(signed))
+        if name in ("cumsum", "cumprod"):
+            y = _cumulative_call(y, signed_type, config)
+            return [hlo.convert(y, element_type(aval.dtype))]
         sign_bit = ctx.broadcast(hlo.constant(np.array(np.iinfo(signed).min, signed)), signed_aval.update(shape=()),
                                  signed_aval, ())
-        y = hlo.convert(x, element_type(signed))
-        if flip:
-            y = hlo.one("xor", signed_type, y, sign_bit)
-        y = _cumulative_call(y, signed_type, config)
-        if flip:
-            y = hlo.one("xor", signed_type, y, sign_bit)
-        return [hlo.convert(y, element_type(aval.dtype))]
+        y = _cumulative_call(hlo.one("xor", signed_type, y, sign_bit), signed_type, config)
+        return [hlo.convert(hlo.one("xor", signed_type, y, sign_bit), element_type(aval.dtype))]
 
     return rule
 
