@@ -8,6 +8,7 @@ run Python for Python values and emit for_loop/while_loop/cond for traced ones.
 
 from __future__ import annotations
 
+import abc
 import ast
 import builtins
 import inspect
@@ -169,14 +170,16 @@ def _py_iter(x: Any, where: str, reason: str) -> Any:
 # --- iteration over traced ranges and arrays
 
 
-class _TracedIter:
+class _TracedIter(abc.ABC):
     """A sequence whose length or items are traced: `length()` and `item(k)`."""
 
+    @abc.abstractmethod
     def length(self) -> Any:
-        raise NotImplementedError
+        """The number of items (a traced int)."""
 
+    @abc.abstractmethod
     def item(self, k: Any) -> Any:
-        raise NotImplementedError
+        """Item `k` (k may be traced)."""
 
 
 class _TracedRange(_TracedIter):
