@@ -74,9 +74,9 @@ def while_loop_newton():
     # CHECK-NEXT:           in (k) }
     # CHECK-NEXT:       body_nconsts=2
     # CHECK-NEXT:       cond_jaxpr={ lambda l:i64[] m:f64[l] ; n:f64[l]. let
-    # CHECK:                  u:f64[] = reduce_max[axes=(0,)] q
-    # CHECK-NEXT:             v:bool[] = ge u 1e-12
-    # CHECK-NEXT:           in (v) }
+    # CHECK:                  [[MAX:[a-z]+]]:f64[] = reduce_max[axes=(0,)]
+    # CHECK-NEXT:             [[MORE:[a-z]+]]:bool[] = ge [[MAX]] 1e-12
+    # CHECK-NEXT:           in ([[MORE]]) }
     # CHECK-NEXT:       cond_nconsts=2
     # CHECK-NEXT:       num_implicit_inputs=0
     # CHECK-NEXT:       num_implicit_outputs=0
