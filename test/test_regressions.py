@@ -224,3 +224,77 @@ def test_numpy_scalar_arguments_are_strongly_typed(scalar):
         got, want = f(x, scalar), -(x + scalar)
         assert got.dtype == want.dtype, (type(scalar), n)
         np.testing.assert_allclose(got, want)
+
+
+# fuzz (a crash: "malloc(): invalid size"): `t += -1; x[idx] *= t` with len(x)
+# 13 and 4 indices. match_dims (t's length must be 4) lowered to a cast that
+# canonicalization folded back into the producer of `t += -1`: a buffer of
+# 4 elements written by a loop of 13, before the check that the lengths
+# agree had run. match_dims now lowers to a slice from 0.
+def test_dim_refinement_does_not_shrink_earlier_buffers():
+    script = textwrap.dedent("""
+        import gc
+        import numpy as np, kiln
+
+        @kiln.qjit
+        def f(x):
+            t = x
+            t += -1
+            x[np.array([3, 1, 2, 3])] *= t
+            return t
+
+        errors = 0
+        for rep in range(300):
+            for n in (13, 4, 40):
+                try:
+                    f(np.arange(n))
+                except ValueError:
+                    errors += 1
+            gc.collect()
+        x = np.arange(4)
+        print(errors, f(x).tolist(), x.tolist())
+    """)
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    x = np.arange(4)
+    x -= 1
+    x[np.array([3, 1, 2, 3])] *= x.copy()
+    assert proc.stdout.split("\n")[0] == f"600 {x.tolist()} {x.tolist()}"
+
+
+# fuzz: writing into a literally empty strided slice (`v = x[-1:-1:3];
+# v *= -1`) failed to compile ("offset 0 is out-of-bounds: 0 >= 0"): the
+# strided write's buffers folded to size 0 during bufferization. Literal
+# bounds that select nothing now give a static empty selection, and a write
+# into an empty destination is no write.
+def test_writes_into_literally_empty_slices():
+    def f(x):
+        a, b, c, d, e = x[-1:-1:3], x[5:2], x[2:5:-1], x[-2:-5], x[3:3]
+        a *= 2
+        b += 1
+        c[...] = 7
+        d -= 1
+        e += 5
+        return a, b, c, d, e, x[-5:-2:-1], x * 1
+
+    for n in (0, 1, 3, 8):
+        got, want, (xk,), (xn,) = run_both(f, np.arange(float(n)))
+        for g, w in zip(got, want):
+            assert_same(g, w)
+        assert_same(xk, xn)
+
+
+# fuzz: `np.sum(t, axis=0)` on a 0-d value raised "axis 0 is out of bounds";
+# NumPy's ufunc reductions (sum, prod, max, min, any, all) take axis 0 or -1
+# on a 0-d array (np.mean does not).
+def test_ufunc_reductions_take_axis_0_on_0d_values():
+    def f(x):
+        s = x[0] * 1
+        return (np.sum(s, axis=0), np.max(s, axis=-1), np.min(s, axis=0), np.prod(s, axis=0),
+                np.any(s, axis=0), np.all(s, axis=-1))
+
+    got, want, _, _ = run_both(f, np.arange(3.0))
+    for g, w in zip(got, want):
+        assert_same(g, w)
+    with pytest.raises(ValueError, match="axis 0 is out of bounds for array of dimension 0"):
+        kiln.qjit(lambda x: np.mean(x[0], axis=0))(np.arange(3.0))

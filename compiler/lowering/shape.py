@@ -55,8 +55,15 @@ def _reverse(ctx, eqn, x):
 @lowering(sp.match_dims_p)
 def _match_dims(ctx, eqn, x, *dyn):
     # `?` dims carry no identity, so the MLIR type changes only when a dim
-    # becomes static; a same-type `convert` states it (a `tensor.cast` later).
-    out_type = tensor_type(eqn.outvars[0].aval)
+    # becomes static. That is stated with a slice from 0, not a cast: a
+    # `tensor.cast` is folded backwards into the producer of `x`, whose
+    # buffer then gets the static size while its loops still run to the
+    # dynamic one — a heap overflow before the check that the sizes agree
+    # has run (`t += 1; x[idx] *= t` with mismatched lengths).
+    out = eqn.outvars[0].aval
+    out_type = tensor_type(out)
     if out_type == x.type:
         return [x]
-    return [hlo.one("convert", out_type, x)]
+    rank = len(out.shape)
+    return [hlo.one("real_dynamic_slice", out_type, x, hlo.shape_tensor([0] * rank), ctx.shape_of(out),
+                    hlo.shape_tensor([1] * rank))]

@@ -148,6 +148,11 @@ def normalize_slice(s: slice, n: Any) -> DimSelection:
             return DimSelection(start, size, step)
         # Reversed dim: position j reads element n-1-j.
         return DimSelection(n - 1 - start if size else 0, size, -step, reverse=True)
+    if _is_int(s.start) and _is_int(s.stop) and (s.start < 0) == (s.stop < 0) and (s.stop - s.start) * step <= 0:
+        # Literal bounds on one side of 0 that select nothing whatever n is
+        # (x[-1:-1:3], x[5:2]): statically empty, so a write into it is no
+        # write at all rather than slices of a buffer that folds to size 0.
+        return DimSelection(0, 0, abs(step))
 
     def bound(v, default):
         if v is None:

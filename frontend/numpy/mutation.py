@@ -78,6 +78,12 @@ def assign(target: Any, value: Any, what: str, casting: str = "unsafe") -> Trace
                          target.aval.shape)
     if value is target:
         return target
+    from kiln.core import is_static_dim
+
+    if any(is_static_dim(d) and d == 0 for d in target.aval.shape):
+        # An empty destination takes no write (and MLIR rejects a slice at
+        # offset 0 of a buffer of size 0).
+        return target
     bind(mutation.assign_p, target, value)
     current_builder().mark_written(target)
     return target

@@ -18,10 +18,12 @@ from kiln.primitives import reduction
 from kiln.tracing import Tracer, bind
 
 
-def _axes(x, axis) -> tuple[int, ...]:
+def _axes(x, axis, ufunc_reduce: bool = False) -> tuple[int, ...]:
     n = x.aval.ndim
     if axis is None:
         return tuple(range(n))
+    if ufunc_reduce and n == 0 and isinstance(axis, (int, np.integer)) and axis in (0, -1):
+        return ()  # NumPy's ufunc reductions (sum, max, any, ...) take axis 0 / -1 on a 0-d array
     axes = (axis,) if isinstance(axis, (int, np.integer)) else tuple(axis)
     out = []
     for a in axes:
@@ -53,7 +55,7 @@ def _sum_dtype(dtype: np.dtype) -> np.dtype:
 
 def _reduce(name: str, x: Any, axis: Any, dtype: Any, keepdims: bool) -> Tracer:
     x = operand(x)
-    axes = _axes(x, axis)
+    axes = _axes(x, axis, ufunc_reduce=True)
     if dtype is not None:
         x = convert(x, dtype)
     result = bind(reduction.reduce[name], x, axes=axes)
@@ -85,7 +87,7 @@ def _require_nonempty(x: Tracer, axes: tuple, fn: str) -> None:
 def max(x: Any, axis: Any = None, keepdims: bool = False, initial: Any = None) -> Tracer:
     x = operand(x)
     if initial is None:
-        _require_nonempty(x, _axes(x, axis), "maximum")
+        _require_nonempty(x, _axes(x, axis, ufunc_reduce=True), "maximum")
     result = _reduce("reduce_max" if x.aval.dtype != np.bool_ else "reduce_or", x, axis, None, keepdims)
     if initial is not None:
         from kiln import numpy as knp
@@ -97,7 +99,7 @@ def max(x: Any, axis: Any = None, keepdims: bool = False, initial: Any = None) -
 def min(x: Any, axis: Any = None, keepdims: bool = False, initial: Any = None) -> Tracer:
     x = operand(x)
     if initial is None:
-        _require_nonempty(x, _axes(x, axis), "minimum")
+        _require_nonempty(x, _axes(x, axis, ufunc_reduce=True), "minimum")
     result = _reduce("reduce_min" if x.aval.dtype != np.bool_ else "reduce_and", x, axis, None, keepdims)
     if initial is not None:
         from kiln import numpy as knp

@@ -191,6 +191,32 @@ class ForWrite:
 
 
 @dataclass(frozen=True)
+class Line:
+    """A one-line statement given as text (shape functions, masks, out=,
+    concatenation, dtype changes...)."""
+
+    text: str
+
+    def render(self) -> list[str]:
+        return [self.text]
+
+
+@dataclass(frozen=True)
+class WhileCount:
+    """A while_loop carrying a counter and the current value."""
+
+    name: str
+    limit: int
+    body: tuple
+
+    def render(self) -> list[str]:
+        lines = ["t0 = t", f"@kiln.while_loop(lambda k, acc: k < {self.limit})", f"def {self.name}(k, acc):"]
+        lines += [f"    acc = {e}" for e in self.body]
+        lines += ["    return k + 1, acc", f"_, t = {self.name}(0, np.copy(t))"]
+        return lines
+
+
+@dataclass(frozen=True)
 class Cond:
     name: str
     pred: str  # "sum" | "size"
@@ -302,7 +328,8 @@ def programs(draw, x_rank: int | None = None) -> Program:
     for _ in range(draw(st.integers(1, 6))):
         counter += 1
         kind = draw(st.sampled_from(["unary", "biny", "bins", "reduce", "slice", "viewwrite", "setitem",
-                                     "augt", "forcarry", "forwrite", "cond", "scalarread"]))
+                                     "augt", "forcarry", "forwrite", "cond", "scalarread", "shape", "misc",
+                                   "while"]))
         if kind == "unary":
             stmts.append(Unary(draw(st.sampled_from(["negative", "absolute", "square", "sin", "exp", "tanh",
                                                        "sqrt_abs", "floor"]))))
@@ -334,6 +361,30 @@ def programs(draw, x_rank: int | None = None) -> Program:
             op = draw(st.sampled_from(["=", "+=", "*="]))
             value = draw(st.one_of(_scalar_any, st.just("t")))
             stmts.append(SetItem(index, op, value))
+        elif kind == "shape" and t_rank:
+            axis = draw(st.integers(-t_rank, t_rank - 1))
+            text, t_rank = draw(st.sampled_from([
+                ("t = t.T", t_rank), ("t = np.ravel(t)", 1), ("t = t.reshape(-1)", 1),
+                (f"t = np.cumsum(t, axis={axis})", t_rank), (f"t = np.argmax(t, axis={axis})", t_rank - 1),
+                ("t = np.concatenate([t, t])", t_rank), ("t = np.expand_dims(t, 0)", t_rank + 1),
+                (f"t = np.swapaxes(t, 0, {axis})", t_rank), ("t = t[::-1]", t_rank),
+                ("t = np.stack([t, t], axis=-1)", t_rank + 1)]))
+            stmts.append(Line(text))
+        elif kind == "misc":
+            text = draw(st.sampled_from([
+                "t = np.where(t > 0, t, y)", "t = np.where(x > 1, x, 0)", "x[x > 0] = 0",
+                "np.clip(x, -1, 2, out=x)", "t = t.astype(np.float32)", "t = t.astype(np.int64)",
+                "t = np.clip(t, -2, 2)", "t = (t > 0) * t", "x.fill(3)", "np.copyto(x, 1)",
+                "t = t @ t.T" if t_rank == 2 else "t = np.dot(t, t)" if t_rank == 1 else "t = t * t",
+                "t = t.copy()", "t = np.mean(t, axis=0) + t" if t_rank else "t = t + 1",
+                "x[::2] += x[1::2]" if rank == 1 else "x[:, ::2] = x[:, :1]",
+                "t = np.sign(t) - np.square(t) % 3", "x[-1] = x[0]"]))
+            stmts.append(Line(text))
+            if text == "t = np.dot(t, t)":
+                t_rank = 0
+        elif kind == "while":
+            body = tuple(draw(st.lists(st.sampled_from(BODY_EXPRS), min_size=1, max_size=2)))
+            stmts.append(WhileCount(f"loop{counter}", draw(st.integers(0, 3)), body))
         elif kind == "scalarread":
             stmts.append(ScalarRead(f"s{counter}", tuple(draw(st.integers(-3, 3)) for _ in range(rank))))
         elif kind == "augt":
