@@ -298,3 +298,30 @@ def test_ufunc_reductions_take_axis_0_on_0d_values():
         assert_same(g, w)
     with pytest.raises(ValueError, match="axis 0 is out of bounds for array of dimension 0"):
         kiln.qjit(lambda x: np.mean(x[0], axis=0))(np.arange(3.0))
+
+
+# fuzz: a loop body writing `t[i] = 1` into an array with a static size-0
+# dim (`t = x[:0]`) failed to verify ("expects size at dimension 0 of update
+# to be in range [0, 0]") although the loop never runs. A write into a view
+# of an empty array is now no write; running it still raises IndexError.
+def test_writes_into_views_of_empty_arrays():
+    def f(x):
+        t = np.negative(x)[:0]
+
+        @kiln.for_loop(0, t.shape[0], 1)
+        def loop(i):
+            t[i] = 1
+
+        loop()
+        return t
+
+    got, want, _, _ = run_both(f, np.ones((1, 2), np.float32))
+    assert_same(got, want)
+
+    def g(x, i):
+        t = x[:0]
+        t[i] = 1
+        return t
+
+    with pytest.raises(IndexError, match="index 0 is out of bounds for axis 0 with size 0"):
+        kiln.qjit(g)(np.ones((3, 2)), 0)

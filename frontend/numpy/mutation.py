@@ -80,9 +80,11 @@ def assign(target: Any, value: Any, what: str, casting: str = "unsafe") -> Trace
         return target
     from kiln.core import is_static_dim
 
-    if any(is_static_dim(d) and d == 0 for d in target.aval.shape):
-        # An empty destination takes no write (and MLIR rejects a slice at
-        # offset 0 of a buffer of size 0).
+    root = current_builder().alias_root(target)
+    if any(is_static_dim(d) and d == 0 for d in target.aval.shape + root.aval.shape):
+        # An empty destination, or a view of an empty array (a loop body that
+        # never runs), takes no write; MLIR rejects slices into a buffer of
+        # size 0. The index checks stay: running such a write is an IndexError.
         return target
     bind(mutation.assign_p, target, value)
     current_builder().mark_written(target)
