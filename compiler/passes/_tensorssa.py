@@ -1,5 +1,5 @@
-"""Helpers shared by the tensorssa-* passes: program order, visibility and
-alias trees over the tensorssa view ops."""
+"""Helpers shared by the tensorssa-* passes: program order and visibility
+of values and ops across nested regions."""
 
 from __future__ import annotations
 
@@ -67,17 +67,3 @@ def visible_before(value: ir.Value, point: ir.Operation) -> bool:
         return ancestor_in_block(point, block) is not None
     anc = ancestor_in_block(point, op.block)
     return anc is not None and op.is_before_in_block(anc)
-
-
-def views_of(root: ir.Value) -> list[ir.Operation]:
-    """Every tensorssa view op whose base is `root` or a view of it; parents first."""
-    found: list[ir.Operation] = []
-    frontier = [root]
-    while frontier:
-        value = frontier.pop(0)
-        for use in value.uses:
-            owner = as_operation(use.owner)
-            if owner.name in VIEW_OPS and use.operand_number == 0 and all(owner != f for f in found):
-                found.append(owner)
-                frontier.append(owner.results[0])
-    return found

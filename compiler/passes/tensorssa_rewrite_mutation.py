@@ -16,9 +16,11 @@ tensorssa-remove-update.
 
 from __future__ import annotations
 
+from collections import deque
+
 from kiln.compiler.mlir import ir
 from kiln.compiler.passes import register_pass
-from kiln.compiler.passes._tensorssa import as_operation, defining_op, views_of, visible_before
+from kiln.compiler.passes._tensorssa import ancestor_in_block, as_operation, defining_op, visible_before
 from kiln.compiler.passes._util import collect_ops
 from kiln.dialects.immut import ACCESS_OF_VIEW, ASSIGN_OF_VIEW
 from kiln.dialects.tensorssa import VIEW_OPS, WRITE_OPS
@@ -33,7 +35,54 @@ def _update(new: ir.Value, old: ir.Value) -> None:
     ir.Operation.create("tensorssa.update", results=[], operands=[new, old])
 
 
-def _rewrite_write(write: ir.Operation) -> None:
+class _AliasIndex:
+    """The alias trees of the input, built once: the views made from each
+    value, and the ops (other than views) that use each view. Views are not
+    created or removed while writes are rewritten, and the rewritten writes
+    are erased only at the end, so the index stays valid."""
+
+    def __init__(self, views: list[ir.Operation]):
+        self.children: dict = {}
+        self.users: dict = {}
+        for view in views:
+            self.children.setdefault(view.operands[0], []).append(view)
+        for view in views:
+            self.users[view] = [as_operation(use.owner) for use in view.results[0].uses
+                                if not (as_operation(use.owner).name in VIEW_OPS and use.operand_number == 0)]
+
+    def views_under(self, root: ir.Value) -> list[ir.Operation]:
+        """Every view of `root` or of a view of it; parents first."""
+        found = []
+        frontier = deque([root])
+        while frontier:
+            for view in self.children.get(frontier.popleft(), ()):
+                found.append(view)
+                frontier.append(view.results[0])
+        return found
+
+    def is_read(self, view: ir.Operation, write: ir.Operation, memo: dict) -> bool:
+        """Whether `view` may be read after `write`: used by an op other than
+        `write`, or a view of it is. A use earlier in the write's block does
+        not count when the view is defined in that block too (it cannot run
+        again after the write)."""
+        if view in memo:
+            return memo[view]
+        memo[view] = False
+        same_block = view.block == write.block
+        for owner in self.users[view]:
+            if owner == write:
+                continue
+            if same_block:
+                anc = ancestor_in_block(owner, write.block)
+                if anc is not None and anc != write and anc.is_before_in_block(write):
+                    continue
+            memo[view] = True
+            return True
+        memo[view] = any(self.is_read(child, write, memo) for child in self.children.get(view.results[0], ()))
+        return memo[view]
+
+
+def _rewrite_write(write: ir.Operation, index: _AliasIndex) -> None:
     target = write.operands[0]
     if write.name == "tensorssa.copy":
         new_value = _create("immut.assign", target.type, [write.operands[1], target], [])
@@ -51,28 +100,30 @@ def _rewrite_write(write: ir.Operation) -> None:
         view = defining_op(child)
     root, root_new = child, child_new
     _update(root_new, root)
-    # Pass down: every alias of the root in scope here reads the new root.
-    new_of = [(root, root_new)]
-    for alias in views_of(root):
+    # Pass down: every alias of the root in scope here that may still be
+    # read reads the new root.
+    new_of = {root: root_new}
+    memo: dict = {}
+    for alias in index.views_under(root):
         result = alias.results[0]
-        if not visible_before(result, write):
-            continue
-        parent_new = next((n for v, n in new_of if v == alias.operands[0]), None)
-        if parent_new is None:
+        parent_new = new_of.get(alias.operands[0])
+        if parent_new is None or not visible_before(result, write) or not index.is_read(alias, write, memo):
             continue
         alias_new = _create(ACCESS_OF_VIEW[alias.name], result.type,
                             [parent_new, *list(alias.operands)[1:]], alias.attributes)
         _update(alias_new, result)
-        new_of.append((result, alias_new))
+        new_of[result] = alias_new
 
 
 @register_pass("tensorssa-rewrite-mutation")
 def rewrite_mutation(module: ir.Module, options: dict) -> None:
     """Replace tensorssa writes by immut assign chains plus tensorssa.update markers."""
-    for write in collect_ops(module, WRITE_OPS):
-        write = as_operation(write)
+    index = _AliasIndex([as_operation(view) for view in collect_ops(module, VIEW_OPS)])
+    writes = [as_operation(write) for write in collect_ops(module, WRITE_OPS)]
+    for write in writes:
         with ir.InsertionPoint(write), write.location:
-            _rewrite_write(write)
+            _rewrite_write(write, index)
+    for write in writes:
         write.erase()
     for view in collect_ops(module, VIEW_OPS):
         view = as_operation(view)

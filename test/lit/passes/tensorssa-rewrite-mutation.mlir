@@ -9,7 +9,7 @@
 
 // CHECK-LABEL: func.func @view_of_view
 // CHECK-SAME: (%[[X:.*]]: tensor<8xf64>, %[[VAL:.*]]: tensor<3xf64>)
-func.func @view_of_view(%x: tensor<8xf64>, %val: tensor<3xf64>) -> tensor<6xf64> {
+func.func @view_of_view(%x: tensor<8xf64>, %val: tensor<3xf64>) -> (tensor<6xf64>, tensor<3xf64>) {
   // CHECK-DAG: %[[S1:.*]] = stablehlo.constant dense<1> : tensor<1xi64>
   // CHECK-DAG: %[[N6:.*]] = stablehlo.constant dense<6> : tensor<1xi64>
   // CHECK-DAG: %[[N3:.*]] = stablehlo.constant dense<3> : tensor<1xi64>
@@ -32,13 +32,36 @@ func.func @view_of_view(%x: tensor<8xf64>, %val: tensor<3xf64>) -> tensor<6xf64>
   // CHECK-NEXT: "tensorssa.update"(%[[W2]], %[[W]])
   // CHECK-NOT: tensorssa.copy
   "tensorssa.copy"(%w, %val) : (tensor<3xf64>, tensor<3xf64>) -> ()
-  // CHECK: return %[[V]]
-  return %v : tensor<6xf64>
+  // CHECK: return %[[V]], %[[W]]
+  return %v, %w : tensor<6xf64>, tensor<3xf64>
+}
+
+// Only views that may be read after the write get a new version: here %v
+// is read after it (in the add), %w only before it.
+// CHECK-LABEL: func.func @unread_view
+func.func @unread_view(%x: tensor<8xf64>, %val: tensor<8xf64>) -> (tensor<6xf64>, tensor<3xf64>) {
+  %s1 = stablehlo.constant dense<1> : tensor<1xi64>
+  %n6 = stablehlo.constant dense<6> : tensor<1xi64>
+  %n3 = stablehlo.constant dense<3> : tensor<1xi64>
+  // CHECK: %[[V:.*]] = "immut.slice"(%[[X:.*]], %{{.*}}, %{{.*}}) {{.*}} -> tensor<6xf64>
+  %v = "tensorssa.slice"(%x, %s1, %n6) {strides = array<i64: 1>} : (tensor<8xf64>, tensor<1xi64>, tensor<1xi64>) -> tensor<6xf64>
+  // CHECK-NEXT: %[[W:.*]] = "immut.slice"(%[[X]], {{.*}} -> tensor<3xf64>
+  %w = "tensorssa.slice"(%x, %s1, %n3) {strides = array<i64: 1>} : (tensor<8xf64>, tensor<1xi64>, tensor<1xi64>) -> tensor<3xf64>
+  // CHECK-NEXT: %[[SUM:.*]] = stablehlo.add %[[W]], %[[W]]
+  %sum = stablehlo.add %w, %w : tensor<3xf64>
+  // CHECK-NEXT: %[[X1:.*]] = "immut.assign"(%{{.*}}, %[[X]])
+  // CHECK-NEXT: "tensorssa.update"(%[[X1]], %[[X]])
+  // CHECK-NEXT: %[[V1:.*]] = "immut.slice"(%[[X1]], {{.*}} -> tensor<6xf64>
+  // CHECK-NEXT: "tensorssa.update"(%[[V1]], %[[V]])
+  // CHECK-NOT: "tensorssa.update"({{.*}}, %[[W]])
+  "tensorssa.copy"(%x, %val) : (tensor<8xf64>, tensor<8xf64>) -> ()
+  %v2 = stablehlo.add %v, %v : tensor<6xf64>
+  return %v2, %sum : tensor<6xf64>, tensor<3xf64>
 }
 
 // CHECK-LABEL: func.func @transpose_and_reshape
 // CHECK-SAME: (%[[X:.*]]: tensor<2x3xf32>, %[[VAL:.*]]: tensor<f32>)
-func.func @transpose_and_reshape(%x: tensor<2x3xf32>, %val: tensor<f32>) {
+func.func @transpose_and_reshape(%x: tensor<2x3xf32>, %val: tensor<f32>) -> (tensor<3x2xf32>, tensor<6xf32>) {
   // CHECK: %[[T:.*]] = "immut.transpose"(%[[X]]) {permutation = array<i64: 1, 0>}
   %t = "tensorssa.transpose"(%x) {permutation = array<i64: 1, 0>} : (tensor<2x3xf32>) -> tensor<3x2xf32>
   %shape = stablehlo.constant dense<6> : tensor<1xi64>
@@ -48,18 +71,19 @@ func.func @transpose_and_reshape(%x: tensor<2x3xf32>, %val: tensor<f32>) {
   // CHECK-NEXT: %[[T1:.*]] = "immut.assign"(%[[VAL]], %[[T]]) : (tensor<f32>, tensor<3x2xf32>) -> tensor<3x2xf32>
   // CHECK-NEXT: %[[X1:.*]] = "immut.transpose_rev"(%[[X]], %[[T1]]) {permutation = array<i64: 1, 0>} : (tensor<2x3xf32>, tensor<3x2xf32>) -> tensor<2x3xf32>
   // CHECK-NEXT: "tensorssa.update"(%[[X1]], %[[X]])
-  // Every other view of x is re-read from the new version.
-  // CHECK-NEXT: %[[R2:.*]] = "immut.reshape"(%[[X1]], %{{.*}})
-  // CHECK-NEXT: "tensorssa.update"(%[[R2]], %[[R]])
+  // Every view of x read later is re-read from the new version, in the
+  // order the views were made.
   // CHECK-NEXT: %[[T2:.*]] = "immut.transpose"(%[[X1]])
   // CHECK-NEXT: "tensorssa.update"(%[[T2]], %[[T]])
+  // CHECK-NEXT: %[[R2:.*]] = "immut.reshape"(%[[X1]], %{{.*}})
+  // CHECK-NEXT: "tensorssa.update"(%[[R2]], %[[R]])
   "tensorssa.copy"(%t, %val) : (tensor<3x2xf32>, tensor<f32>) -> ()
-  return
+  return %t, %r : tensor<3x2xf32>, tensor<6xf32>
 }
 
 // CHECK-LABEL: func.func @scatter_through_reverse
 // CHECK-SAME: (%[[X:.*]]: tensor<?xi32>, %[[IDX:.*]]: tensor<2xi64>, %[[UPD:.*]]: tensor<2xi32>)
-func.func @scatter_through_reverse(%x: tensor<?xi32>, %idx: tensor<2xi64>, %upd: tensor<2xi32>) {
+func.func @scatter_through_reverse(%x: tensor<?xi32>, %idx: tensor<2xi64>, %upd: tensor<2xi32>) -> tensor<?xi32> {
   // CHECK: %[[R:.*]] = "immut.reverse"(%[[X]]) {dimensions = array<i64: 0>}
   %r = "tensorssa.reverse"(%x) {dimensions = array<i64: 0>} : (tensor<?xi32>) -> tensor<?xi32>
   // CHECK-NEXT: %[[R1:.*]] = "immut.scatter"(%[[R]], %[[IDX]], %[[UPD]]) {axis = 0 : i64} : (tensor<?xi32>, tensor<2xi64>, tensor<2xi32>) -> tensor<?xi32>
@@ -69,7 +93,7 @@ func.func @scatter_through_reverse(%x: tensor<?xi32>, %idx: tensor<2xi64>, %upd:
   // CHECK-NEXT: "tensorssa.update"(%[[R2]], %[[R]])
   // CHECK-NOT: tensorssa.scatter
   "tensorssa.scatter"(%r, %idx, %upd) {axis = 0 : i64} : (tensor<?xi32>, tensor<2xi64>, tensor<2xi32>) -> ()
-  return
+  return %r : tensor<?xi32>
 }
 
 // A view made after the write is not re-read there (it sees the new value
