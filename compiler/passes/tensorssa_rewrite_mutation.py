@@ -7,8 +7,9 @@ Out: each write replaced, at its place, by pure `immut` ops:
   then each parent's new value by the assign op of the view that made the
   child (`immut.slice_rev`, `immut.reshape_rev`, ...), up to the root array;
   `tensorssa.update(new_root, root)`.
-- *pass down*: every other view of the root visible at the write gets its new
-  value re-read from the new root (`immut.slice`, ...) and an update.
+- *pass down*: every other view of the root visible at the write that may
+  be read after it gets its new value re-read from the new root
+  (`immut.slice`, ...) and an update.
 Remaining tensorssa views then become immut access ops. The updates are
 resolved by tensorssa-block-propagation, tensorssa-rename and
 tensorssa-remove-update.
