@@ -1083,3 +1083,23 @@ def test_random_view_and_write_programs(seed):
                 check(fn, compiled, rand(shape))
             except AssertionError as e:
                 raise AssertionError(f"{e}\nprogram:\n{source}") from None
+
+
+def test_writes_reach_pytree_arguments_next_to_static_ones():
+    @kiln.qjit(static_argnums=(0,))
+    def f(k, d, y):
+        d["a"][k] = 1.0
+        d["b"][1:] = 2.0
+        y[k] = d["a"].sum()
+        return y, y
+
+    d = {"a": np.zeros(3), "b": np.zeros(4)}
+    y = np.zeros(3)
+    r1, r2 = f(2, d, y)
+    assert_same(d["a"], np.array([0.0, 0.0, 1.0]))
+    assert_same(d["b"], np.array([0.0, 2.0, 2.0, 2.0]))
+    assert_same(y, np.array([0.0, 0.0, 1.0]))
+    assert_same(r1, y)
+    assert_same(r2, y)
+    f(0, d, y)
+    assert_same(y, np.array([2.0, 0.0, 1.0]))
