@@ -9,7 +9,7 @@ from hypothesis import HealthCheck, given, note, settings
 
 from fuzz.program_gen import program_cases, run_case
 
-EXAMPLES = int(os.environ.get("KILN_FUZZ_EXAMPLES", "30"))
+EXAMPLES = int(os.environ.get("KILN_FUZZ_EXAMPLES", "80"))
 
 
 @settings(derandomize=True, max_examples=EXAMPLES, deadline=None, database=None,
