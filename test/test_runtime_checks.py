@@ -52,6 +52,21 @@ def concatenate_rows(x, y):
     return np.concatenate([x, y], axis=0)
 
 
+@kiln.qjit
+def dot(x, y):
+    return np.dot(x, y)
+
+
+@kiln.qjit
+def stack(x, y):
+    return np.stack([x, y])
+
+
+@kiln.qjit
+def assign_all(x, v):
+    x[:] = v
+
+
 DIM_CASES = [
     (add, (np.ones(3), np.ones(4)), r"add: operands could not be broadcast together: size [34] vs [34]"),
     (add, (np.ones((2, 3)), np.ones((5, 3))), r"add: .*size [25] vs [25] on axis -2"),
@@ -60,15 +75,33 @@ DIM_CASES = [
     (broadcast_like, (np.ones(3), np.ones((2, 4))), r"broadcast_to: size 3 does not broadcast to 4 on axis 0"),
     (concatenate_rows, (np.ones((2, 3)), np.ones((2, 4))),
      r"concatenate: sizes along dimension 1 differ \([34] vs [34]\)"),
+    (dot, (np.ones(3), np.ones(4)), r"dot: inner dimensions do not match \(3 vs 4\)"),
+    (stack, (np.ones(3), np.ones(4)), r"stack: operands could not be broadcast together: size [34] vs [34]"),
+    (assign_all, (np.ones(3), np.ones(4)),
+     r"x\[idx\] = value: could not broadcast the value into the destination: size 4 vs 3 on value axis 0"),
 ]
 
 
-@pytest.mark.parametrize("fn, args, message", DIM_CASES, ids=[c[0].__name__ + str(i) for i, c in enumerate(DIM_CASES)])
+@pytest.mark.parametrize("fn, args, message", DIM_CASES, ids=[f"{c[0].__name__}-{i}" for i, c in enumerate(DIM_CASES)])
 def test_dims_that_must_agree(fn, args, message):
     before = _frozen(*args)
     with pytest.raises(ValueError, match=message):
         fn(*args)
     _untouched(args, before)
+
+
+def test_unit_dims_need_no_check():
+    """Adding or dropping dims of size 1 keeps the element count: no check."""
+
+    @kiln.qjit
+    def outer_sum(x):
+        return x[None, :] + np.expand_dims(x, 1)
+
+    x = np.arange(3.0)
+    np.testing.assert_array_equal(outer_sum(x), x[None, :] + x[:, None])
+    assert "check[" not in str(outer_sum.jaxpr)
+    dot(x, x)
+    assert str(dot.jaxpr).count("check[") == 1
 
 
 def test_agreeing_dims_still_run():
@@ -128,7 +161,8 @@ def test_traced_slices_clamp_as_numpy(i, j):
 def test_gather_out_of_bounds(idx):
     x = np.arange(5.0)
     before = _frozen(x)
-    with pytest.raises(IndexError, match=r"x\[idx\]: an index array has an entry out of bounds for axis 0 with size 5"):
+    with pytest.raises(IndexError, match=r"x\[idx\]: an index array has an entry out of bounds for axis 0 "
+                                         r"with size 5"):
         gather(x, np.array(idx))
     _untouched((x,), before)
     np.testing.assert_array_equal(gather(x, np.array([4, -5, 0])), x[[4, -5, 0]])

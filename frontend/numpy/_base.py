@@ -307,9 +307,19 @@ def match_dims(x: Any, dims: Sequence[Any]) -> Any:
 
 
 def shape_product(dims: Sequence[Any]) -> Any:
+    """The number of elements of a shape: an int, or a traced i64. Factors
+    of 1 are skipped, so the size of `(1, n)` is `n` itself and a reshape
+    that only adds or drops unit dims needs no run-time check."""
     total: Any = 1
     for d in dims:
-        total = total * d if not (is_static_dim(total) and is_static_dim(d)) else int(total) * int(d)
+        if is_static_dim(total) and is_static_dim(d):
+            total = int(total) * int(d)
+        elif is_static_dim(d) and d == 1:
+            continue
+        elif is_static_dim(total) and total == 1:
+            total = d
+        else:
+            total = total * d
     return total
 
 

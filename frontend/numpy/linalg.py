@@ -57,6 +57,9 @@ def dot(a: Any, b: Any) -> Tracer:
     if a.aval.ndim == 0 or b.aval.ndim == 0:
         return a * b
     if b.aval.ndim == 1 or a.aval.ndim == 1 and b.aval.ndim <= 2:
+        # Checked here so that a mismatch is reported as dot's; matmul then finds it proven.
+        _check_inner("dot", a.aval.shape[-1], b.aval.shape[0 if b.aval.ndim == 1 else -2], "a.shape[-1]",
+                     "b.shape[0]" if b.aval.ndim == 1 else "b.shape[-2]")
         return matmul(a, b)
     _check_inner("dot", a.aval.shape[-1], b.aval.shape[-2], "a.shape[-1]", "b.shape[-2]")
     return _dot_general(a, b, ((a.aval.ndim - 1,), (b.aval.ndim - 2,)))
@@ -65,7 +68,9 @@ def dot(a: Any, b: Any) -> Tracer:
 def vdot(a: Any, b: Any) -> Tracer:
     from kiln.numpy.shape_ops import ravel
 
-    return dot(ravel(a), ravel(b))
+    a, b = ravel(a), ravel(b)
+    _check_inner("vdot", a.aval.shape[0], b.aval.shape[0], "a.size", "b.size")
+    return dot(a, b)
 
 
 def inner(a: Any, b: Any) -> Tracer:

@@ -74,7 +74,7 @@ def assign(target: Any, value: Any, what: str, casting: str = "unsafe") -> Trace
         raise KilnTypeError(
             f"{what}: cannot cast {value.aval.dtype} to the destination's {target.aval.dtype} with "
             f"casting rule {casting!r}; convert the value with .astype() first")
-    value = broadcast_to(_expand_run_time_units(convert(value, target.aval.dtype), target.aval.shape),
+    value = broadcast_to(_expand_run_time_units(convert(value, target.aval.dtype), target.aval.shape, what),
                          target.aval.shape)
     if value is target:
         return target
@@ -91,7 +91,7 @@ def assign(target: Any, value: Any, what: str, casting: str = "unsafe") -> Trace
     return target
 
 
-def _expand_run_time_units(value: Any, shape: tuple) -> Any:
+def _expand_run_time_units(value: Any, shape: tuple, what: str) -> Any:
     """NumPy broadcasts a value dim that is 1 when the program runs (a
     computed size, such as a slice's) to the destination's dim: where a
     dynamic value dim is not known to equal the destination's, read it
@@ -109,7 +109,8 @@ def _expand_run_time_units(value: Any, shape: tuple) -> Any:
             continue
         target = shape[lead + axis]
         check(knp.logical_or(knp.equal(d, 1), knp.equal(d, target)), "ValueError",
-              f"could not broadcast the value into the destination: size {{}} vs {{}} on value axis {axis}",
+              f"{what}: could not broadcast the value into the destination: size {{}} vs {{}} on value "
+              f"axis {axis}",
               d, target)
         index = knp.where(knp.equal(d, 1), 0, knp.arange(target))
         value = bind(index_prims.gather_p, value, index, axis=axis)
@@ -143,9 +144,9 @@ def setitem(x: Any, idx: Any, value: Any) -> None:
     basic_dims = list(view.aval.shape[:axis]) + list(view.aval.shape[axis + 1:])
     # The value broadcasts to NumPy's shape of x[idx], then takes the
     # scatter's layout: no None dims, the index dims at `axis`.
-    numpy_shape = indexing.advanced_result_shape(entries, basic_dims, list(indices.aval.shape))
+    numpy_shape = tuple(indexing.advanced_result_shape(entries, basic_dims, list(indices.aval.shape)))
     updates = convert(operand(value), view.aval.dtype)
-    updates = broadcast_to(_expand_run_time_units(updates, tuple(numpy_shape)), tuple(numpy_shape))
+    updates = broadcast_to(_expand_run_time_units(updates, numpy_shape, "x[idx] = value"), numpy_shape)
     first = indexing.advanced_dims_first(entries)
     layout = (list(indices.aval.shape) + basic_dims) if first else (
         basic_dims[:axis] + list(indices.aval.shape) + basic_dims[axis:])
@@ -168,7 +169,7 @@ def _multi_array_assign(target: Tracer, entries: list, value: Any) -> None:
     merged, flat, axis = indexing.merged_array_index(target, entries, "x[idx] = value")
     updates_shape = merged.aval.shape[:axis] + flat.aval.shape + merged.aval.shape[axis + 1:]
     updates = convert(operand(value), merged.aval.dtype)
-    updates = broadcast_to(_expand_run_time_units(updates, updates_shape), updates_shape)
+    updates = broadcast_to(_expand_run_time_units(updates, updates_shape, "x[idx] = value"), updates_shape)
     bind(mutation.scatter_p, merged, flat, updates, axis=axis)
     current_builder().mark_written(merged)
 
