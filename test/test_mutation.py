@@ -1103,3 +1103,29 @@ def test_writes_reach_pytree_arguments_next_to_static_ones():
     assert_same(r2, y)
     f(0, d, y)
     assert_same(y, np.array([2.0, 0.0, 1.0]))
+
+
+def test_writes_in_a_three_way_cond_through_views():
+    def f(x, k):
+        v = x[1:]
+
+        def a():
+            v[0] = 1.0
+
+        def b():
+            x[0] = 2.0
+
+        def c():
+            v[-1] += 3.0
+
+        if isinstance(x, np.ndarray):
+            (a if k == 0 else b if k == 1 else c)()
+        else:
+            kiln.cond(k == 0)(a).else_if(k == 1)(b).otherwise(c)()
+        return v * 1.0
+
+    compiled = kiln.qjit(f)
+    for n in (2, 5):
+        for k in (0, 1, 2):
+            check(f, compiled, rand(n), k)
+    assert compiled.num_compiles == 1
