@@ -129,11 +129,11 @@ def setitem(x: Any, idx: Any, value: Any) -> None:
     if sum(1 for e in entries if e is not None and indexing._is_array_index(e)) > 1:
         _multi_array_assign(target, entries, value)
         return
-    parsed = indexing.parse_index(target, idx)
-    if parsed.array_index is None:
+    if not any(e is not None and indexing._is_array_index(e) for e in entries):
+        # getitem parses (and bounds-checks) the index: parsing it here too would check it twice.
         assign(indexing.getitem(target, idx), value, "x[idx] = value")
         return
-    dim, arr = parsed.array_index
+    dim, arr = indexing.parse_index(target, idx).array_index
     entries = indexing.expand_index(target, idx)
     basic = [slice(None) if e is not None and indexing._is_array_index(e) else e for e in entries]
     view = indexing.getitem(target, tuple(e for e in basic if e is not None))
