@@ -168,6 +168,15 @@ def _install_operators():
         setattr(Tracer, f"__{dunder}__", make(name, False))
         setattr(Tracer, f"__r{dunder}__", make(name, True))
         setattr(Tracer, f"__i{dunder}__", _make_inplace(name))
+    def pow_(self, other):
+        from kiln import numpy as knp
+
+        # ndarray.__pow__ computes `x ** 2` as np.square(x): a bool array gives int8, not int64.
+        if type(other) is int and other == 2:
+            return knp.square(self)
+        return knp.power(self, other)
+
+    Tracer.__pow__ = pow_
     for dunder, name in {"lt": "less", "le": "less_equal", "gt": "greater", "ge": "greater_equal",
                          "eq": "equal", "ne": "not_equal"}.items():
         setattr(Tracer, f"__{dunder}__", make(name, False))
@@ -487,7 +496,8 @@ def _view_keeps_contiguity(name: str, base: DShapedArray, view: DShapedArray, pa
         for axis, (dim, size) in enumerate(zip(base.shape, view.shape)):
             if is_unit(size):
                 continue
-            whole = params["starts"][axis] == 0 and (size is dim or (is_static_dim(size) and size == dim))
+            whole = params["starts"][axis] == 0 and (
+                size is dim or (is_static_dim(size) and is_static_dim(dim) and size == dim))
             if not first and not whole:
                 return False
             first = False

@@ -325,3 +325,27 @@ def test_writes_into_views_of_empty_arrays():
 
     with pytest.raises(IndexError, match="index 0 is out of bounds for axis 0 with size 0"):
         kiln.qjit(g)(np.ones((3, 2)), 0)
+
+
+# fuzz: `x[:, 0:0]` with a dynamic second dim raised "a Python if ... on a
+# traced value" (the contiguity rule compared a static size with a traced
+# dim).
+@pytest.mark.parametrize("shape", [(0, 2), (3, 2), (3, 1)])
+def test_empty_slice_of_a_dynamic_dim(shape):
+    def f(x):
+        return x[:, 0:0], x[:, 5:2], x[1:1]
+
+    got, want, _, _ = run_both(f, np.zeros(shape, np.float32))
+    for g, w in zip(got, want):
+        assert_same(g, w)
+
+
+# fuzz (bool inputs): `x ** 2` on a bool array gave int64; ndarray.__pow__
+# computes `x ** 2` as np.square(x), which gives int8.
+def test_bool_array_squared_is_int8():
+    def f(x):
+        return x ** 2, x ** 3, x ** 2.0
+
+    got, want, _, _ = run_both(f, np.array([True, False]))
+    for g, w in zip(got, want):
+        assert_same(g, w)

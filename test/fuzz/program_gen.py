@@ -26,10 +26,10 @@ from hypothesis import strategies as st
 
 import kiln
 
-DTYPES = ("float32", "float64", "int32", "int64")
+DTYPES = ("float32", "float64", "int32", "int64", "int8", "uint8", "uint32", "bool")
 SIZES = (0, 1, 2, 3, 5, 8, 13)
 # Exceptions kiln may raise for a program NumPy also rejects.
-USER_ERRORS = (ValueError, IndexError, TypeError)
+USER_ERRORS = (ValueError, IndexError, TypeError, OverflowError)
 
 
 # --------------------------------------------------------------------------
@@ -289,8 +289,11 @@ class Inputs:
 
 
 def _values(rng: np.random.Generator, shape: tuple, dtype: str, specials: bool) -> np.ndarray:
-    if dtype.startswith("int"):
-        return rng.integers(-5, 6, size=shape).astype(dtype)
+    kind = np.dtype(dtype).kind
+    if kind == "b":
+        return rng.integers(0, 2, size=shape).astype(dtype)
+    if kind in "iu":
+        return rng.integers(-5 if kind == "i" else 0, 6, size=shape).astype(dtype)
     v = np.round(rng.normal(0.0, 3.0, size=shape), 2).astype(dtype)
     if specials and v.size:
         flat = v.reshape(-1)
