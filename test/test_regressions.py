@@ -349,3 +349,27 @@ def test_bool_array_squared_is_int8():
     got, want, _, _ = run_both(f, np.array([True, False]))
     for g, w in zip(got, want):
         assert_same(g, w)
+
+
+# fuzz (uint8 inputs): `x[0] = -2.5` on a uint8 array stored a wrapped value;
+# NumPy converts a Python float with int() and range-checks it
+# (OverflowError), and refuses NaN (ValueError).
+def test_python_float_stored_into_an_integer_array():
+    def store(v):
+        def f(x):
+            x[0] = v
+            return x
+        return f
+
+    for dtype in (np.uint8, np.int8, np.int32):
+        for v in (-2.5, 2.7, 300.0):
+            x = np.array([7, 3], dtype)
+            try:
+                want = store(v)(x.copy())
+            except OverflowError:
+                with pytest.raises(OverflowError, match=f"Python integer {int(v)} out of bounds for"):
+                    kiln.qjit(store(v))(x.copy())
+                continue
+            assert_same(kiln.qjit(store(v))(x.copy()), want)
+        with pytest.raises(ValueError, match="cannot convert float nan to integer"):
+            kiln.qjit(store(float("nan")))(np.array([7, 3], dtype))

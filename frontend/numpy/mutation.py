@@ -64,11 +64,26 @@ def _writable_target(target: Any, what: str) -> Tracer:
     return target
 
 
+def _python_float_for_int_target(value: Any, dtype: np.dtype, what: str) -> Any:
+    """NumPy stores a Python float into an integer array through int():
+    truncated, then range-checked (x[0] = -2.5 on uint8 is an OverflowError,
+    NaN a ValueError), never a wrapped or undefined conversion."""
+    from kiln.core import Literal
+
+    if not (isinstance(value, Literal) and value.aval.weak_type and isinstance(value.val, float)
+            and dtype.kind in "iu"):
+        return value
+    if not np.isfinite(value.val):
+        raise KilnValueError(f"{what}: cannot convert float {value.val} to integer")
+    return operand(int(value.val))
+
+
 def assign(target: Any, value: Any, what: str, casting: str = "unsafe") -> Tracer:
     """Overwrite every element of `target` (an array or a view) with `value`,
     broadcast to its shape and cast to its dtype under NumPy's `casting` rule."""
     target = _writable_target(target, what)
     value = operand(value)
+    value = _python_float_for_int_target(value, target.aval.dtype, what)
     if casting != "unsafe" and not value.aval.weak_type and not np.can_cast(value.aval.dtype, target.aval.dtype,
                                                                             casting):
         raise KilnTypeError(
