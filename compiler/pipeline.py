@@ -141,10 +141,10 @@ def validate_pipeline(pipeline: Any, context: ir.Context) -> None:
             try:
                 passmanager.PassManager.parse(f"builtin.module({spec})", context=context)
             except ValueError as e:
-                detail = next((line.strip() for line in str(e).splitlines() if "error:" in line), str(e))
+                detail = " ".join(line.strip() for line in str(e).splitlines() if line.strip())
                 raise KilnValueError(
-                    f"pipelines: stage {stage!r}: {spec!r} is neither a kiln pass nor a registered MLIR "
-                    f"pass ({detail}); `kiln-opt --list-passes` lists kiln's passes") from None
+                    f"pipelines: stage {stage!r}: {spec!r} is not a kiln pass nor a valid MLIR pass spec: "
+                    f"{detail} (`kiln-opt --list-passes` lists kiln's passes)") from None
 
 
 def _log_enabled(name: str) -> bool:

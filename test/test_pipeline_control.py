@@ -64,10 +64,13 @@ def test_pipeline_with_renamed_last_stage():
 
 @pytest.mark.parametrize("pipeline, message", [
     (_with_pass("bufferized", "canonicalise"),
-     r"pipelines: stage 'bufferized': 'canonicalise' is neither a kiln pass nor a registered MLIR pass "
-     r"\(.*canonicalise.*\); `kiln-opt --list-passes`"),
+     r"pipelines: stage 'bufferized': 'canonicalise' is not a kiln pass nor a valid MLIR pass spec: "
+     r".*'canonicalise' does not refer to a registered pass.* \(`kiln-opt --list-passes`"),
     (_with_pass("linalg", "func.func(no-such-pass)"),
-     r"pipelines: stage 'linalg': 'func.func\(no-such-pass\)' is neither a kiln pass"),
+     r"pipelines: stage 'linalg': 'func.func\(no-such-pass\)' is not a kiln pass"),
+    (_with_pass("llvm", "canonicalize{max-iterations=x}"),
+     r"pipelines: stage 'llvm': 'canonicalize\{max-iterations=x\}' is not a kiln pass nor a valid MLIR pass "
+     r"spec: failed to add `canonicalize` with options `max-iterations=x`"),
     (_with_pass("linalg", "kiln-lower-checks{fast=1}"),
      r"pipelines: stage 'linalg': kiln pass 'kiln-lower-checks' has no option 'fast'"),
     ([("linalg", "canonicalize")], r"pipelines: entry 0 is \('linalg', 'canonicalize'\); expected a list of "
@@ -75,7 +78,7 @@ def test_pipeline_with_renamed_last_stage():
     ("canonicalize", r"pipelines: expected a list .* got a str"),
     ([("mlir", ["canonicalize"])] + DEFAULT_PIPELINE, r"pipelines: stage 'mlir' is made outside the pipeline"),
     (DEFAULT_PIPELINE + [("llvm", [])], r"pipelines: stage 'llvm' appears twice"),
-], ids=["unknown-pass", "unknown-nested-pass", "unknown-option", "specs-not-a-list", "not-a-list",
+], ids=["unknown-pass", "unknown-nested-pass", "bad-upstream-option", "unknown-option", "specs-not-a-list", "not-a-list",
         "reserved-stage", "duplicate-stage"])
 def test_bad_pipeline_is_refused_before_it_runs(pipeline, message, capfd, monkeypatch):
     monkeypatch.setenv("KILN_LOG", "all")
