@@ -373,3 +373,25 @@ def test_python_float_stored_into_an_integer_array():
             assert_same(kiln.qjit(store(v))(x.copy()), want)
         with pytest.raises(ValueError, match="cannot convert float nan to integer"):
             kiln.qjit(store(float("nan")))(np.array([7, 3], dtype))
+
+
+# fuzz (uint8 inputs): `np.clip(x, -1, 2, out=x)` raised OverflowError; NumPy
+# ignores a Python int bound beyond the dtype's range on its own side (and
+# still overflows for one beyond the other side).
+def test_clip_with_bounds_beyond_an_integer_dtype():
+    x = np.array([0, 1, 5, 200], np.uint8)
+    def clipper(lo, hi):  # the bounds are constants of the program, not arguments
+        def f(x):
+            r = np.clip(x, lo, hi)
+            r += 1
+            np.clip(x, lo, hi, out=x)
+            return r
+        return f
+
+    for lo, hi in [(-1, 2), (2, 300), (-1, None), (None, 300), (-1, 300)]:
+        got, want, (xk,), (xn,) = run_both(clipper(lo, hi), x)
+        assert_same(got, want)
+        assert_same(xk, xn)
+    for lo, hi in [(-5, -1), (300, 400), (None, -1)]:
+        with pytest.raises(OverflowError, match="out of bounds for uint8"):
+            kiln.qjit(clipper(lo, hi))(x.copy())

@@ -51,16 +51,29 @@ def _astype(x: Any, dtype: Any, copy: bool = True) -> Tracer:
     return mutation.copy(result) if copy and result is x else result
 
 
+def _reachable_bound(a: Any, bound: Any, is_min: bool) -> Any:
+    """np.clip ignores a Python int bound beyond an integer array's range on
+    its own side (clip(uint8, -1, 2) is fine); one beyond the other side
+    still overflows, as in NumPy."""
+    if type(bound) is not int or a.aval.dtype.kind not in "iu":
+        return bound
+    info = np.iinfo(a.aval.dtype)
+    return None if (bound < info.min if is_min else bound > info.max) else bound
+
+
 def _clip(a: Any, a_min: Any = None, a_max: Any = None, out: Any = None, **kwargs: Any) -> Tracer:
     a_min = kwargs.pop("min", a_min)
     a_max = kwargs.pop("max", a_max)
     if kwargs:
         raise TypeError(f"clip: unexpected keyword arguments {sorted(kwargs)}")
     result = operand(a)
+    a_min, a_max = _reachable_bound(result, a_min, True), _reachable_bound(result, a_max, False)
     if a_min is not None:
         result = ufuncs.apply_ufunc("maximum", result, a_min)
     if a_max is not None:
         result = ufuncs.apply_ufunc("minimum", result, a_max)
+    if result is operand(a):
+        result = mutation.copy(result)  # both bounds ignored: still a new array
     if out is not None:
         return mutation.write_out("np.clip", result, out)
     return result
