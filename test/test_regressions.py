@@ -395,3 +395,15 @@ def test_clip_with_bounds_beyond_an_integer_dtype():
     for lo, hi in [(-5, -1), (300, 400), (None, -1)]:
         with pytest.raises(OverflowError, match="out of bounds for uint8"):
             kiln.qjit(clipper(lo, hi))(x.copy())
+
+
+def test_python_float_stored_through_an_index_array():
+    def f(x):
+        x[np.array([0, 1])] = -2.5
+        return x
+
+    x = np.array([3, 4], np.int8)
+    got, want, (xk,), (xn,) = run_both(f, x)
+    assert_same(got, want)
+    with pytest.raises(OverflowError, match="Python integer -2 out of bounds for uint8"):
+        kiln.qjit(f)(np.array([3, 4], np.uint8))

@@ -160,7 +160,7 @@ def setitem(x: Any, idx: Any, value: Any) -> None:
     # The value broadcasts to NumPy's shape of x[idx], then takes the
     # scatter's layout: no None dims, the index dims at `axis`.
     numpy_shape = tuple(indexing.advanced_result_shape(entries, basic_dims, list(indices.aval.shape)))
-    updates = convert(operand(value), view.aval.dtype)
+    updates = convert(_python_float_for_int_target(operand(value), view.aval.dtype, "x[idx] = value"), view.aval.dtype)
     updates = broadcast_to(_expand_run_time_units(updates, numpy_shape, "x[idx] = value"), numpy_shape)
     first = indexing.advanced_dims_first(entries)
     layout = (list(indices.aval.shape) + basic_dims) if first else (
@@ -183,7 +183,7 @@ def _multi_array_assign(target: Tracer, entries: list, value: Any) -> None:
 
     merged, flat, axis = indexing.merged_array_index(target, entries, "x[idx] = value")
     updates_shape = merged.aval.shape[:axis] + flat.aval.shape + merged.aval.shape[axis + 1:]
-    updates = convert(operand(value), merged.aval.dtype)
+    updates = convert(_python_float_for_int_target(operand(value), merged.aval.dtype, "x[idx] = value"), merged.aval.dtype)
     updates = broadcast_to(_expand_run_time_units(updates, updates_shape, "x[idx] = value"), updates_shape)
     bind(mutation.scatter_p, merged, flat, updates, axis=axis)
     current_builder().mark_written(merged)
