@@ -77,7 +77,8 @@ def c_header(meta: dict) -> str:
     """The C header of an exported function."""
     name = meta["name"]
     guard = f"KILN_EXPORT_{name.upper()}_H"
-    ranks = sorted({len(p["shape"]) for p in meta["params"]} | {r["rank"] for r in meta["results"]})
+    # Rank 0 always: the wrapper passes implicit dims as 0-d descriptors.
+    ranks = sorted({0} | {len(p["shape"]) for p in meta["params"]} | {r["rank"] for r in meta["results"]})
     lines = [f"/* {name}: exported by kiln. */", f"#ifndef {guard}", f"#define {guard}", "",
              "#include <stdbool.h>", "#include <stdint.h>", "", '#ifdef __cplusplus', 'extern "C" {', "#endif", "",
              "/* MLIR's ranked memref descriptor: element [i0, i1, ...] is at",

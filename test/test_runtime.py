@@ -685,3 +685,14 @@ def test_views_of_arguments_are_returned_as_copies(call_path):
     for got, expected in [(tail, x[1:]), (transposed, x.T), (even, x[::2]), (row, x[0])]:
         np.testing.assert_array_equal(got, expected)
         assert not np.shares_memory(got, x)
+
+
+def test_export_without_rank0_parameters(tmp_path):
+    """Implicit dims travel as 0-d descriptors even when no parameter is 0-d."""
+    @kiln.qjit
+    def add(x: kiln.ShapeDtype(("n",), "float64"), y: kiln.ShapeDtype(("n",), "float64")):
+        return x + y
+
+    kiln.export(add, str(tmp_path))
+    loaded = kiln.load(str(tmp_path))
+    np.testing.assert_array_equal(loaded(np.ones(4), np.arange(4.0)), np.arange(4.0) + 1)
