@@ -43,12 +43,8 @@ def is_view_result(value: ir.Value) -> bool:
     return op is not None and op.name in VIEW_OPS
 
 
-def defined_inside(value: ir.Value, container: ir.Operation) -> bool:
-    """Whether `value` is defined in one of `container`'s regions."""
-    owner = value.owner
-    op = as_operation(owner.owner) if isinstance(owner, ir.Block) else as_operation(owner)
-    if isinstance(owner, ir.Block) and op == container:
-        return True
+def is_nested_in(op: ir.Operation, container: ir.Operation) -> bool:
+    """Whether `op` sits (at any depth) in one of `container`'s regions."""
     while op is not None:
         parent = op.parent
         if parent is None:
@@ -57,6 +53,15 @@ def defined_inside(value: ir.Value, container: ir.Operation) -> bool:
         if op == container:
             return True
     return False
+
+
+def defined_inside(value: ir.Value, container: ir.Operation) -> bool:
+    """Whether `value` is defined in one of `container`'s regions."""
+    owner = value.owner
+    if isinstance(owner, ir.Block):
+        op = as_operation(owner.owner)
+        return op == container or is_nested_in(op, container)
+    return is_nested_in(as_operation(owner), container)
 
 
 def visible_before(value: ir.Value, point: ir.Operation) -> bool:

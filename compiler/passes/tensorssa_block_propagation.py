@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from kiln.compiler.mlir import ir
 from kiln.compiler.passes import register_pass
-from kiln.compiler.passes._tensorssa import CONTROL_OPS, as_operation, defined_inside
+from kiln.compiler.passes._tensorssa import CONTROL_OPS, as_operation, defined_inside, is_nested_in
 from kiln.compiler.passes._util import collect_ops
 from kiln.core import KilnInternalError
 
@@ -61,17 +61,6 @@ def _append_operand(term: ir.Operation, value: ir.Value) -> None:
     term.erase()
 
 
-def _is_nested_in(op: ir.Operation, container: ir.Operation) -> bool:
-    while op is not None:
-        parent = op.parent
-        if parent is None:
-            return False
-        op = as_operation(parent)
-        if op == container:
-            return True
-    return False
-
-
 def _propagate(control: ir.Operation, old: ir.Value) -> ir.Operation:
     if control.name == "stablehlo.while":
         args = []
@@ -81,7 +70,7 @@ def _propagate(control: ir.Operation, old: ir.Value) -> ir.Operation:
         # Uses inside the loop read the carried version.
         for use in list(old.uses):
             owner = as_operation(use.owner)
-            if _is_nested_in(owner, control):
+            if is_nested_in(owner, control):
                 owner.operands[use.operand_number] = args[_region_of(owner, control)]
         body_arg = args[1]
         _append_operand(_terminator(control.regions[1].blocks[0]), body_arg)
@@ -91,7 +80,7 @@ def _propagate(control: ir.Operation, old: ir.Value) -> ir.Operation:
         # handled so they are not propagated again.
         for use in list(old.uses):
             owner = as_operation(use.owner)
-            if owner.name == "tensorssa.update" and use.operand_number == 1 and _is_nested_in(owner, control):
+            if owner.name == "tensorssa.update" and use.operand_number == 1 and is_nested_in(owner, control):
                 owner.attributes[PROPAGATED] = ir.UnitAttr.get()
         for region in control.regions:
             _append_operand(_terminator(region.blocks[0]), old)
