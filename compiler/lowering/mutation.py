@@ -12,16 +12,15 @@ later write can reach). The tensorssa-* passes functionalize them.
 
 from __future__ import annotations
 
-from kiln.compiler.lowering import LOWERINGS, indexing as _value_indexing, lowering, shape as _value_shape
-from kiln.compiler.lowering import tensor_type
+# indexing and shape register the views' value rules, which are wrapped below.
+from kiln.compiler.lowering import indexing, shape  # noqa: F401
+from kiln.compiler.lowering import LOWERINGS, lowering, tensor_type
 from kiln.compiler.mlir import ir
 from kiln.dialects import stablehlo as hlo
 from kiln.dialects import tensorssa
 from kiln.primitives import indexing as ip
 from kiln.primitives import mutation
 from kiln.primitives import shape as sp
-
-_ = (_value_indexing, _value_shape)  # their value rules must be registered before we wrap them
 
 
 def fresh_value(x: ir.Value) -> ir.Value:
