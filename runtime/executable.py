@@ -229,4 +229,8 @@ class Executable:
             return KilnValueError(f"run-time check {check_id} failed")
         kind, message = self.checks[check_id - 1]
         text = message.format(v0, v1)
+        if kind == "OverflowError":
+            from kiln.numpy._base import KilnOverflowError
+
+            return KilnOverflowError(text)
         return KilnIndexError(text) if kind == "IndexError" else KilnValueError(text)

@@ -407,3 +407,30 @@ def test_python_float_stored_through_an_index_array():
     assert_same(got, want)
     with pytest.raises(OverflowError, match="Python integer -2 out of bounds for uint8"):
         kiln.qjit(f)(np.array([3, 4], np.uint8))
+
+
+# Found while writing the clip test: a Python int passed as an argument (a
+# traced weak int64) wrapped into a narrower integer array (`x + n` with x
+# uint8 and n = -1 gave [0, 1]); NumPy raises OverflowError. The conversion
+# now checks the range when the program runs, as for Python int literals.
+def test_traced_python_int_out_of_a_narrower_dtype():
+    f = kiln.qjit(lambda x, n: x + n)
+    x = np.array([1, 2], np.uint8)
+    assert_same(f(x, 3), x + 3)
+    for n in (-1, 300):
+        with pytest.raises(OverflowError, match=f"Python integer {n} out of bounds for uint8"):
+            f(x, n)
+    assert_same(f(np.ones(2, np.int32), -5), np.ones(2, np.int32) - 5)
+    with pytest.raises(OverflowError, match="out of bounds for int32"):
+        f(np.ones(2, np.int32), 2**40)
+
+    @kiln.qjit
+    def count(x):
+        @kiln.for_loop(0, 300, 1)
+        def body(i, acc):
+            return acc + (x * 0 + i)
+
+        return body(x * 0)
+
+    with pytest.raises(OverflowError, match="Python integer 256 out of bounds for uint8"):
+        count(np.ones(2, np.uint8))

@@ -119,7 +119,26 @@ def convert(x: Any, dtype: Any, weak_type: bool = False) -> Any:
                        x.aval.update(dtype=dtype, weak_type=weak_type))
     if x.aval.dtype == dtype:
         return x
+    _check_weak_int_fits(x, dtype)
     return bind(elementwise.convert_element_type_p, x, new_dtype=dtype, weak_type=weak_type)
+
+
+def _check_weak_int_fits(x: Tracer, dtype: np.dtype) -> None:
+    """A traced Python int (an int argument, a loop index, a dim) meeting a
+    narrower integer array must fit its dtype, as a Python int literal must
+    (NEP 50): checked when the program runs, an OverflowError like NumPy's."""
+    if not (x.aval.weak_type and x.aval.dtype.kind == "i" and dtype.kind in "iu"):
+        return
+    if dtype.kind == "i" and dtype.itemsize >= x.aval.dtype.itemsize:
+        return
+    from kiln import numpy as knp
+
+    info = np.iinfo(dtype)
+    fits = knp.greater_equal(x, int(info.min))
+    if info.max < np.iinfo(x.aval.dtype).max:
+        fits = knp.logical_and(fits, knp.less_equal(x, int(info.max)))
+    check(fits, "OverflowError", f"Python integer {{}} out of bounds for {dtype} (NumPy 2 / NEP 50: a Python "
+          "int takes the array's dtype); convert the array to a wider dtype first.", x)
 
 
 def promote(*xs: Any) -> list:

@@ -15,7 +15,7 @@ from kiln.core import KilnInternalError, Primitive
 check_p = Primitive("check", multiple_results=True)
 check_p.effectful = True
 
-CHECK_KINDS = ("ValueError", "IndexError")
+CHECK_KINDS = ("ValueError", "IndexError", "OverflowError")
 
 
 @check_p.def_abstract_eval
