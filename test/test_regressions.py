@@ -434,3 +434,38 @@ def test_traced_python_int_out_of_a_narrower_dtype():
 
     with pytest.raises(OverflowError, match="Python integer 256 out of bounds for uint8"):
         count(np.ones(2, np.uint8))
+
+
+# fuzz run 2: a scan (cumsum, cumprod, maximum.accumulate) of an array with a
+# static size-0 dim (`x[:, 0:0]`) failed to verify ("offset 0 is
+# out-of-bounds: 0 >= 0"); an empty scan is its empty operand.
+def test_scans_of_arrays_with_a_static_empty_dim():
+    def f(x):
+        t = x[:, 0:0]
+        return np.cumsum(t, axis=0), np.cumprod(t, axis=1), np.cumsum(x[3:3]), np.maximum.accumulate(t, axis=0)
+
+    for dtype in (np.float32, np.int32, np.uint8):
+        got, want, _, _ = run_both(f, np.ones((3, 2), dtype))
+        for g, w in zip(got, want):
+            assert_same(g, w)
+
+
+# fuzz run 2: `np.copyto(x, 1)` on a bool array (and a Python float into an
+# int array) passed; NumPy's 'same_kind' rule refuses a Python int into bool
+# and a float into ints.
+def test_copyto_python_scalars_follow_same_kind():
+    def copy_in(v):
+        def f(x):
+            np.copyto(x, v)
+            return x
+        return f
+
+    for dtype, v, ok in [(np.int8, 1, True), (np.uint8, 1, True), (np.bool_, True, True), (np.float32, 1, True),
+                         (np.complex64, 1.5, True), (np.bool_, 1, False), (np.int8, 1.5, False)]:
+        x = np.zeros(2, dtype)
+        if ok:
+            got, want, _, _ = run_both(copy_in(v), x)
+            assert_same(got, want)
+        else:
+            with pytest.raises(TypeError, match="casting rule 'same_kind'"):
+                kiln.qjit(copy_in(v))(x)

@@ -131,6 +131,10 @@ CUMULATIVE_TARGET = "kiln.cumulative"
 def _cumulative_rule(name):
     def rule(ctx, eqn, x):
         aval = eqn.invars[0].aval
+        if any(isinstance(d, int) and d == 0 for d in aval.shape):
+            # An empty scan is its (empty) operand; the scan's slices of a static size-0
+            # dim would not verify ("offset 0 is out-of-bounds: 0 >= 0").
+            return [hlo.one("convert", tensor_type(aval), x)]
         config = f"{name} axis={eqn.params['axis']} reverse={int(eqn.params.get('reverse', False))}"
         if aval.dtype.kind != "u":
             return [_cumulative_call(x, tensor_type(aval), config)]

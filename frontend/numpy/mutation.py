@@ -64,6 +64,11 @@ def _writable_target(target: Any, what: str) -> Tracer:
     return target
 
 
+# Destination kinds a Python scalar (weak int, float, complex) casts to under
+# 'same_kind', as np.copyto: an int goes to ints and floats, never to bool.
+_SAME_KIND_FROM_PYTHON = {"i": "iufc", "f": "fc", "c": "c"}
+
+
 def _python_float_for_int_target(value: Any, dtype: np.dtype, what: str) -> Any:
     """NumPy stores a Python float into an integer array through int():
     truncated, then range-checked (x[0] = -2.5 on uint8 is an OverflowError,
@@ -83,6 +88,11 @@ def assign(target: Any, value: Any, what: str, casting: str = "unsafe") -> Trace
     broadcast to its shape and cast to its dtype under NumPy's `casting` rule."""
     target = _writable_target(target, what)
     value = operand(value)
+    if (casting == "same_kind" and value.aval.weak_type
+            and target.aval.dtype.kind not in _SAME_KIND_FROM_PYTHON.get(value.aval.dtype.kind, "biufc")):
+        raise KilnTypeError(
+            f"{what}: cannot cast a Python {value.aval.dtype.kind == 'i' and 'int' or 'float'} to the "
+            f"destination's {target.aval.dtype} with casting rule 'same_kind'; convert the value first")
     value = _python_float_for_int_target(value, target.aval.dtype, what)
     if casting != "unsafe" and not value.aval.weak_type and not np.can_cast(value.aval.dtype, target.aval.dtype,
                                                                             casting):
