@@ -469,3 +469,23 @@ def test_copyto_python_scalars_follow_same_kind():
         else:
             with pytest.raises(TypeError, match="casting rule 'same_kind'"):
                 kiln.qjit(copy_in(v))(x)
+
+
+# fuzz run 2: `x[0] = x` with x of shape (1, 2) raised "cannot broadcast
+# (1,?) to a lower rank"; NumPy's assignment drops extra leading dims of 1.
+def test_assignment_drops_leading_unit_dims_of_the_value():
+    def f(x):
+        t = x
+        x[0] = t
+        return t
+
+    def g(x):
+        x[1:2] = np.ones((1, 1, 2)) * 5
+        return x
+
+    for fn, shape in [(f, (1, 2)), (g, (3, 2))]:
+        got, want, (xk,), (xn,) = run_both(fn, np.arange(np.prod(shape), dtype=np.float32).reshape(shape))
+        assert_same(got, want)
+        assert_same(xk, xn)
+    with pytest.raises(ValueError, match="broadcast"):
+        kiln.qjit(f)(np.ones((3, 2)))

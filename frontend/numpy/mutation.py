@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from kiln.core import KilnTypeError, KilnValueError
+from kiln.core import KilnTypeError, KilnValueError, is_static_dim
 from kiln.numpy._base import broadcast_to, convert, materialize, operand
 from kiln.primitives import mutation
 from kiln.primitives import shape as shape_prims
@@ -69,6 +69,17 @@ def _writable_target(target: Any, what: str) -> Tracer:
 _SAME_KIND_FROM_PYTHON = {"i": "iufc", "f": "fc", "c": "c"}
 
 
+def _drop_leading_unit_dims(value: Any, ndim: int) -> Any:
+    """NumPy's assignment takes a value of higher rank when the extra leading
+    dims are 1 (`x[0] = x` for x of shape (1, n))."""
+    from kiln.numpy.shape_ops import reshape
+
+    extra = value.aval.ndim - ndim
+    if extra <= 0 or not all(is_static_dim(d) and d == 1 for d in value.aval.shape[:extra]):
+        return value
+    return reshape(value, *value.aval.shape[extra:]) if ndim else reshape(value)
+
+
 def _python_float_for_int_target(value: Any, dtype: np.dtype, what: str) -> Any:
     """NumPy stores a Python float into an integer array through int():
     truncated, then range-checked (x[0] = -2.5 on uint8 is an OverflowError,
@@ -94,6 +105,7 @@ def assign(target: Any, value: Any, what: str, casting: str = "unsafe") -> Trace
             f"{what}: cannot cast a Python {value.aval.dtype.kind == 'i' and 'int' or 'float'} to the "
             f"destination's {target.aval.dtype} with casting rule 'same_kind'; convert the value first")
     value = _python_float_for_int_target(value, target.aval.dtype, what)
+    value = _drop_leading_unit_dims(value, target.aval.ndim)
     if casting != "unsafe" and not value.aval.weak_type and not np.can_cast(value.aval.dtype, target.aval.dtype,
                                                                             casting):
         raise KilnTypeError(
