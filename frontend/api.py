@@ -216,7 +216,7 @@ def trace_function(fn: Callable, leaves_sig: tuple[ArgSig, ...], in_tree: Any, s
         for i, sig in enumerate(leaves_sig):
             for axis, (kind, value) in enumerate(sig.dims):
                 if kind == "dim" and value not in dim_tracers:
-                    dim_tracers[value] = builder.new_arg(DShapedArray((), INDEX_DTYPE), explicit=False)
+                    dim_tracers[value] = builder.new_arg(DShapedArray((), INDEX_DTYPE, weak_type=True), explicit=False)
                     dim_sources.append((i, axis))
         if unit_dims_specialized:
             builder.never_unit_dims.update(id(t) for t in dim_tracers.values())

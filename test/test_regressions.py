@@ -489,3 +489,13 @@ def test_assignment_drops_leading_unit_dims_of_the_value():
         assert_same(xk, xn)
     with pytest.raises(ValueError, match="broadcast"):
         kiln.qjit(f)(np.ones((3, 2)))
+
+
+def test_array_sizes_are_weakly_typed_like_python_ints():
+    """x.shape[0] is a Python int in NumPy: it must not widen the array's dtype."""
+    import kiln
+
+    scale = kiln.qjit(lambda x: x * x.shape[0])
+    mean_like = kiln.qjit(lambda x: x / x.shape[0])
+    assert scale(np.arange(3, dtype=np.int8)).dtype == np.int8
+    assert mean_like(np.ones(4, np.float32)).dtype == np.float32
