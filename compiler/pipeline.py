@@ -62,10 +62,11 @@ DEFAULT_PIPELINE: Pipeline = [
         "kiln-linalg-to-blas",
         "kiln-flatten-copies",
         "memref-copy-to-linalg",
-        "func.func(convert-linalg-to-loops)",
+        "func.func(convert-linalg-to-parallel-loops)",
         "kiln-expand-exp",
         "kiln-check-alloc-sizes",
         "canonicalize",
+        "kiln-parallelize",
     ]),
     ("llvm", [
         "convert-complex-to-standard",

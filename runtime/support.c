@@ -66,3 +66,175 @@ int64_t kiln_invoke(void (*packed)(void **), void **args, int64_t *failure) {
   kiln_active_jmp = outer;
   return 0;
 }
+
+/* ---- Parallel loops ------------------------------------------------------
+ *
+ * kiln-parallelize outlines the outermost parallel loop of a loop nest into
+ * `void body(void *ctx, int64_t lo, int64_t hi)` (iterations [lo, hi) of its
+ * first dimension) and calls kiln_parallel_for with an estimate of the work
+ * (innermost iterations). The range is split into one contiguous chunk per
+ * thread: the calling thread runs the first, pool workers the others.
+ *
+ * Runs the body serially, in one call, when: the work is below
+ * KILN_PARALLEL_MIN_WORK (default 32768) or the range has fewer than two
+ * iterations; KILN_NUM_THREADS=1; another thread is already dispatching on
+ * this library's pool (concurrent callers do not wait for each other); or
+ * the call comes from inside a parallel body.
+ *
+ * Bodies contain no calls and no allocations (the pass refuses them), so a
+ * body cannot fail a check or longjmp on a worker thread.
+ *
+ * The pool is static to each compiled library, started on first use with
+ * min(KILN_NUM_THREADS or the CPU count, 64) - 1 workers. Idle workers spin
+ * briefly (back-to-back calls find them awake) and then sleep on a
+ * condition variable. After fork() the child starts a fresh pool.
+ */
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <unistd.h>
+
+typedef void (*kiln_body_fn)(void *, int64_t, int64_t);
+
+#define KILN_MAX_THREADS 64
+#define KILN_SPIN_ROUNDS 20000
+
+static struct {
+  pthread_mutex_t dispatch; /* held by the thread running a parallel loop */
+  pthread_mutex_t sleep_lock;
+  pthread_cond_t wake;
+  int nthreads;
+  int64_t min_work;
+  /* The current job, published by bumping `generation`. */
+  kiln_body_fn fn;
+  void *ctx;
+  int64_t lo, hi;
+  atomic_uint_fast64_t generation;
+  atomic_int pending;
+} kiln_pool = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 1, 32768};
+
+static pthread_once_t kiln_pool_once = PTHREAD_ONCE_INIT;
+static __thread int kiln_in_parallel_body;
+
+static inline void kiln_cpu_relax(void) {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#endif
+}
+
+static void kiln_chunk(int worker, int64_t *lo, int64_t *hi) {
+  int64_t n = kiln_pool.hi - kiln_pool.lo, t = kiln_pool.nthreads;
+  *lo = kiln_pool.lo + n * worker / t;
+  *hi = kiln_pool.lo + n * (worker + 1) / t;
+}
+
+static void *kiln_worker(void *arg) {
+  int worker = (int)(intptr_t)arg;
+  uint_fast64_t seen = 0;
+  kiln_in_parallel_body = 1;
+  for (;;) {
+    uint_fast64_t gen;
+    int spins = 0;
+    while ((gen = atomic_load_explicit(&kiln_pool.generation, memory_order_acquire)) == seen) {
+      if (++spins < KILN_SPIN_ROUNDS) {
+        kiln_cpu_relax();
+        continue;
+      }
+      pthread_mutex_lock(&kiln_pool.sleep_lock);
+      while (atomic_load_explicit(&kiln_pool.generation, memory_order_acquire) == seen)
+        pthread_cond_wait(&kiln_pool.wake, &kiln_pool.sleep_lock);
+      pthread_mutex_unlock(&kiln_pool.sleep_lock);
+    }
+    seen = gen;
+    int64_t lo, hi;
+    kiln_chunk(worker, &lo, &hi);
+    if (lo < hi)
+      kiln_pool.fn(kiln_pool.ctx, lo, hi);
+    atomic_fetch_sub_explicit(&kiln_pool.pending, 1, memory_order_release);
+  }
+  return NULL;
+}
+
+static int64_t kiln_env_int(const char *name, int64_t fallback) {
+  const char *text = getenv(name);
+  if (text == NULL || *text == '\0')
+    return fallback;
+  char *end;
+  long long v = strtoll(text, &end, 10);
+  return (*end == '\0' && v >= 0) ? (int64_t)v : fallback;
+}
+
+static void kiln_pool_after_fork(void) {
+  /* The child has only the forking thread: forget the workers. */
+  kiln_pool.nthreads = 1;
+  kiln_pool_once = (pthread_once_t)PTHREAD_ONCE_INIT;
+  pthread_mutex_init(&kiln_pool.dispatch, NULL);
+  pthread_mutex_init(&kiln_pool.sleep_lock, NULL);
+  pthread_cond_init(&kiln_pool.wake, NULL);
+}
+
+static void kiln_pool_start(void) {
+  long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+#ifdef CPU_COUNT
+  cpu_set_t set;
+  if (sched_getaffinity(0, sizeof(set), &set) == 0 && CPU_COUNT(&set) > 0)
+    cpus = CPU_COUNT(&set);
+#endif
+  int64_t want = kiln_env_int("KILN_NUM_THREADS", cpus > 0 ? cpus : 1);
+  if (want < 1)
+    want = 1;
+  if (want > KILN_MAX_THREADS)
+    want = KILN_MAX_THREADS;
+  kiln_pool.min_work = kiln_env_int("KILN_PARALLEL_MIN_WORK", 32768);
+  kiln_pool.nthreads = 1;
+  atomic_store(&kiln_pool.generation, 0);
+  for (int w = 1; w < want; w++) {
+    pthread_t thread;
+    pthread_attr_t attr;
+    pthread_attr_init(&attr);
+    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    int failed = pthread_create(&thread, &attr, kiln_worker, (void *)(intptr_t)w);
+    pthread_attr_destroy(&attr);
+    if (failed)
+      break; /* run with the workers that did start */
+    kiln_pool.nthreads = w + 1;
+  }
+  pthread_atfork(NULL, NULL, kiln_pool_after_fork);
+}
+
+/* The number of threads parallel loops of this library use (1 = serial). */
+int64_t kiln_num_threads(void) {
+  pthread_once(&kiln_pool_once, kiln_pool_start);
+  return kiln_pool.nthreads;
+}
+
+void kiln_parallel_for(kiln_body_fn fn, void *ctx, int64_t lo, int64_t hi, int64_t work) {
+  if (hi - lo < 2 || kiln_in_parallel_body) {
+    fn(ctx, lo, hi);
+    return;
+  }
+  pthread_once(&kiln_pool_once, kiln_pool_start);
+  if (kiln_pool.nthreads < 2 || work < kiln_pool.min_work || pthread_mutex_trylock(&kiln_pool.dispatch) != 0) {
+    fn(ctx, lo, hi);
+    return;
+  }
+  kiln_pool.fn = fn;
+  kiln_pool.ctx = ctx;
+  kiln_pool.lo = lo;
+  kiln_pool.hi = hi;
+  atomic_store_explicit(&kiln_pool.pending, kiln_pool.nthreads - 1, memory_order_relaxed);
+  pthread_mutex_lock(&kiln_pool.sleep_lock);
+  atomic_fetch_add_explicit(&kiln_pool.generation, 1, memory_order_release);
+  pthread_cond_broadcast(&kiln_pool.wake);
+  pthread_mutex_unlock(&kiln_pool.sleep_lock);
+
+  int64_t my_lo, my_hi;
+  kiln_chunk(0, &my_lo, &my_hi);
+  kiln_in_parallel_body = 1;
+  if (my_lo < my_hi)
+    fn(ctx, my_lo, my_hi);
+  kiln_in_parallel_body = 0;
+  while (atomic_load_explicit(&kiln_pool.pending, memory_order_acquire) > 0)
+    kiln_cpu_relax();
+  pthread_mutex_unlock(&kiln_pool.dispatch);
+}

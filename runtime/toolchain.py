@@ -66,13 +66,13 @@ def _support_key() -> str:
 def support_object() -> str:
     """support.c compiled to a PIC object (cached by its hash)."""
     target = os.path.join(cache_dir(), f"kiln_support_{_support_key()}.o")
-    return _atomic_build(target, lambda out: _run([c_compiler(), "-O2", "-fPIC", "-c", SUPPORT_SOURCE, "-o", out]))
+    return _atomic_build(target, lambda out: _run([c_compiler(), "-O2", "-fPIC", "-pthread", "-c", SUPPORT_SOURCE, "-o", out]))
 
 
 def support_library() -> str:
     """support.c as a shared library, so the JIT can resolve its symbols."""
     target = os.path.join(cache_dir(), f"libkiln_support_{_support_key()}.so")
-    return _atomic_build(target, lambda out: _run([c_compiler(), "-shared", "-o", out, support_object()]))
+    return _atomic_build(target, lambda out: _run([c_compiler(), "-shared", "-pthread", "-o", out, support_object()]))
 
 
 def compile_object(source: str, output: str, include_dirs: list[str] = ()) -> str:
@@ -88,7 +88,7 @@ def link_shared_library(objects: list[str], output: str) -> str:
     # -Bsymbolic: the library's calls to its own support code must not bind
     # to another copy already loaded in the process (its thread-locals differ).
     return _atomic_build(output, lambda out: _run([c_compiler(), "-shared", "-Wl,-Bsymbolic", "-o", out,
-                                                   *objects, support_object(), "-lm"]))
+                                                   *objects, support_object(), "-lm", "-pthread"]))
 
 
 def python_extension(source: str, module_name: str):

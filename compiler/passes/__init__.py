@@ -31,6 +31,7 @@ _PASS_MODULES = (
     "kiln_lower_checks",
     "memref_copy_to_linalg",
     "kiln_check_alloc_sizes",
+    "kiln_parallelize",
 )
 
 

@@ -1,0 +1,262 @@
+"""Pass `kiln-parallelize` (stage "bufferized", last).
+
+In: `scf.parallel` loop nests (from `convert-linalg-to-parallel-loops`) on
+memrefs.
+Out: each outermost `scf.parallel` that has no results and whose body makes
+no calls and no allocations is outlined into an internal function
+
+    llvm.func internal @<func>_parallel<N>(%ctx: !llvm.ptr, %lo: i64, %hi: i64)
+
+that runs the loop nest for iterations [lo, hi) of its first dimension.
+Every value the nest uses from outside (buffers, sizes, scalars) is stored
+in a struct on the caller's stack (`llvm.alloca` in the entry block, so a
+loop around the call does not grow the stack); a buffer is stored as its
+LLVM memref descriptor (an `unrealized_conversion_cast` that
+`reconcile-unrealized-casts` removes once memrefs are lowered). Constants
+are cloned into the body instead. The loop is replaced by
+
+    func.call @kiln_parallel_for(@body, %ctx, lb0, ub0, work)
+
+where `work` estimates the innermost iterations (the product of the
+parallel dims times the trip counts of inner loops with outer bounds).
+`runtime/support.c` splits [lb0, ub0) over a thread pool, or calls the body
+once when the work is small (`KILN_PARALLEL_MIN_WORK`, default 32768) or
+`KILN_NUM_THREADS=1`.
+
+Bodies with calls are left serial: a run-time check in them would unwind
+(longjmp) on a worker thread; so are bodies that allocate (an allocation
+failure unwinds the same way).
+"""
+
+from __future__ import annotations
+
+from kiln.compiler.mlir import arith, func, ir
+from kiln.compiler.passes import register_pass
+from kiln.compiler.passes._util import collect_ops
+
+RUNTIME_CALLEE = "kiln_parallel_for"
+# Ops that keep a loop nest serial (see the module docstring).
+_SERIAL_OPS = ("func.call", "func.call_indirect", "llvm.call", "memref.alloc", "memref.realloc",
+               "memref.dealloc", "memref.alloca", "scf.parallel")
+
+
+def _ancestors(op: ir.Operation):
+    parent = op.parent
+    while parent is not None:
+        yield parent
+        parent = parent.parent
+
+
+def _descriptor_type(memref_type: ir.MemRefType) -> ir.Type:
+    """The LLVM struct `finalize-memref-to-llvm` lowers this memref type to."""
+    rank = memref_type.rank
+    if rank == 0:
+        return ir.Type.parse("!llvm.struct<(ptr, ptr, i64)>")
+    return ir.Type.parse(f"!llvm.struct<(ptr, ptr, i64, array<{rank} x i64>, array<{rank} x i64>)>")
+
+
+def _storage_type(t: ir.Type) -> ir.Type | None:
+    """How a captured value is stored in the context struct, or None when
+    this pass does not know how (the loop then stays serial)."""
+    if isinstance(t, ir.MemRefType):
+        memref_type = ir.MemRefType(t)
+        if memref_type.memory_space is not None:
+            return None
+        return _descriptor_type(memref_type)
+    if isinstance(t, ir.IndexType):
+        return ir.IntegerType.get_signless(64)
+    if isinstance(t, ir.IntegerType) or isinstance(t, ir.F32Type) or isinstance(t, ir.F64Type) \
+            or isinstance(t, ir.F16Type) or isinstance(t, ir.BF16Type):
+        return t
+    return None
+
+
+def _cast(value: ir.Value, to: ir.Type) -> ir.Value:
+    return ir.Operation.create("builtin.unrealized_conversion_cast", results=[to], operands=[value]).result
+
+
+def _field_pointer(ctx: ir.Value, struct_type: ir.Type, index: int) -> ir.Value:
+    ptr = ir.Type.parse("!llvm.ptr")
+    return ir.Operation.create(
+        "llvm.getelementptr", results=[ptr], operands=[ctx],
+        attributes={"rawConstantIndices": ir.DenseI32ArrayAttr.get([0, index]),
+                    "elem_type": ir.TypeAttr.get(struct_type)}).result
+
+
+class _Nest:
+    """One outermost scf.parallel and the outside values it uses."""
+
+    def __init__(self, op: ir.Operation):
+        self.op = op
+        self.inner: set = set()
+        self.serial_reason: str | None = None
+        op.walk(self._visit_inner, ir.WalkOrder.PRE_ORDER)
+        self.captures: list[ir.Value] = []
+        self.constants: list[ir.Value] = []
+        if self.serial_reason is None:
+            op.walk(self._visit_operands, ir.WalkOrder.PRE_ORDER)
+
+    def _visit_inner(self, op):
+        self.inner.add(op.operation)
+        if op.name in _SERIAL_OPS and op != self.op:
+            self.serial_reason = op.name
+        return ir.WalkResult.ADVANCE
+
+    def _defined_inside(self, value: ir.Value) -> bool:
+        owner = value.owner
+        if isinstance(owner, ir.Block):
+            owner = owner.owner
+        return owner.operation in self.inner
+
+    def _visit_operands(self, op):
+        operands = list(op.operands)
+        if op == self.op:
+            # The first dim's bounds become the chunk bounds [lo, hi).
+            n_dims = len(op.regions[0].blocks[0].arguments)
+            operands = [v for i, v in enumerate(operands) if i not in (0, n_dims)]
+        for value in operands:
+            if self._defined_inside(value) or any(value == v for v in self.captures + self.constants):
+                continue
+            owner = value.owner
+            if not isinstance(owner, ir.Block) and owner.name == "arith.constant":
+                self.constants.append(value)
+            elif _storage_type(value.type) is None:
+                self.serial_reason = f"a captured value of type {value.type}"
+            else:
+                self.captures.append(value)
+        return ir.WalkResult.ADVANCE
+
+    def inner_loop_trip_counts(self) -> list[tuple[ir.Value, ir.Value]]:
+        """(lower, upper) of inner scf.for loops whose bounds come from outside."""
+        bounds = []
+
+        def visit(op):
+            if op.name == "scf.for":
+                lower, upper = op.operands[0], op.operands[1]
+                if not self._defined_inside(lower) and not self._defined_inside(upper):
+                    bounds.append((lower, upper))
+            return ir.WalkResult.ADVANCE
+
+        self.op.walk(visit, ir.WalkOrder.PRE_ORDER)
+        return bounds
+
+
+def _declare_runtime(module: ir.Module) -> None:
+    for op in module.body.operations:
+        if op.name == "func.func" and ir.StringAttr(op.attributes["sym_name"]).value == RUNTIME_CALLEE:
+            return
+    ptr = ir.Type.parse("!llvm.ptr")
+    i64 = ir.IntegerType.get_signless(64)
+    with ir.InsertionPoint.at_block_begin(module.body):
+        decl = func.FuncOp(RUNTIME_CALLEE, ir.FunctionType.get([ptr, ptr, i64, i64, i64], []))
+        decl.attributes["sym_visibility"] = ir.StringAttr.get("private")
+
+
+def _enclosing_function(op: ir.Operation) -> ir.Operation:
+    for parent in _ancestors(op):
+        if parent.name in ("func.func", "llvm.func"):
+            return parent
+    raise ValueError("scf.parallel outside a function")
+
+
+def _outline(module: ir.Module, nest: _Nest, name: str) -> None:
+    op = nest.op
+    index = ir.IndexType.get()
+    i64 = ir.IntegerType.get_signless(64)
+    ptr = ir.Type.parse("!llvm.ptr")
+    fields = [_storage_type(v.type) for v in nest.captures]
+    struct_type = ir.Type.parse("!llvm.struct<(" + ", ".join(str(t) for t in fields) + ")>") if fields \
+        else ir.Type.parse("!llvm.struct<(i64)>")
+    n_dims = len(op.regions[0].blocks[0].arguments)
+    lower0, upper0 = op.operands[0], op.operands[n_dims]
+
+    # The body function, after the enclosing function.
+    body_fn = ir.Operation.parse(
+        f"llvm.func @{name}(%ctx: !llvm.ptr, %lo: i64, %hi: i64) {{\n  llvm.return\n}}")
+    enclosing = _enclosing_function(op)
+    ir.InsertionPoint(module.body).insert(body_fn)
+    body_fn.move_after(enclosing)
+    entry = body_fn.regions[0].blocks[0]
+    ctx_arg, lo_arg, hi_arg = entry.arguments
+    ret = entry.operations[0]
+
+    # Caller: the context struct lives in the function's entry block.
+    caller_entry = enclosing.regions[0].blocks[0]
+    with ir.InsertionPoint.at_block_begin(caller_entry), op.location:
+        one = ir.Operation.create("llvm.mlir.constant", results=[i64],
+                                  attributes={"value": ir.IntegerAttr.get(i64, 1)}).result
+        ctx = ir.Operation.create("llvm.alloca", results=[ptr], operands=[one],
+                                  attributes={"elem_type": ir.TypeAttr.get(struct_type),
+                                              "alignment": ir.IntegerAttr.get(i64, 16)}).result
+    with ir.InsertionPoint(op), op.location:
+        for i, value in enumerate(nest.captures):
+            stored = value
+            if isinstance(value.type, ir.MemRefType):
+                stored = _cast(value, fields[i])
+            elif isinstance(value.type, ir.IndexType):
+                stored = arith.index_cast(i64, value)
+            ir.Operation.create("llvm.store", operands=[stored, _field_pointer(ctx, struct_type, i)])
+        work = arith.subi(upper0, lower0)
+        for d in range(1, n_dims):
+            work = arith.muli(work, arith.subi(op.operands[n_dims + d], op.operands[d]))
+        inner = None
+        for lower, upper in nest.inner_loop_trip_counts():
+            count = arith.subi(upper, lower)
+            inner = count if inner is None else arith.addi(inner, count)
+        if inner is not None:
+            work = arith.muli(work, arith.maxsi(inner, arith.constant(index, 1)))
+        fn_ptr = ir.Operation.create("llvm.mlir.addressof", results=[ptr],
+                                     attributes={"global_name": ir.FlatSymbolRefAttr.get(name)}).result
+        func.CallOp([], ir.FlatSymbolRefAttr.get(RUNTIME_CALLEE),
+                    [fn_ptr, ctx, arith.index_cast(i64, lower0), arith.index_cast(i64, upper0),
+                     arith.index_cast(i64, work)])
+
+    # Body: reload the captures, run the nest over [lo, hi).
+    replacements = []
+    with ir.InsertionPoint(ret), op.location:
+        for i, value in enumerate(nest.captures):
+            loaded = ir.Operation.create("llvm.load", results=[fields[i]],
+                                         operands=[_field_pointer(ctx_arg, struct_type, i)]).result
+            if isinstance(value.type, ir.MemRefType):
+                loaded = _cast(loaded, value.type)
+            elif isinstance(value.type, ir.IndexType):
+                loaded = arith.index_cast(index, loaded)
+            replacements.append((value, loaded))
+        for value in nest.constants:
+            replacements.append((value, value.owner.clone(ip=ir.InsertionPoint(ret)).result))
+        lo = arith.index_cast(index, lo_arg)
+        hi = arith.index_cast(index, hi_arg)
+    # Find every use first: rewriting an operand changes how the bindings
+    # identify its op.
+    rewrites = [(use.owner, use.operand_number, new) for old, new in replacements
+                for use in old.uses if use.owner.operation in nest.inner]
+    for owner, number, new in rewrites:
+        owner.operands[number] = new
+    op.operands[0] = lo
+    op.operands[n_dims] = hi
+    op.move_before(ret)
+
+
+@register_pass("kiln-parallelize")
+def parallelize(module: ir.Module, options: dict) -> None:
+    """Run outermost parallel loops on a thread pool (runtime/support.c's kiln_parallel_for)."""
+    candidates = []
+    for op in collect_ops(module, {"scf.parallel"}):
+        if any(parent.name in ("scf.parallel", "llvm.func") for parent in _ancestors(op)):
+            continue
+        if len(op.results):
+            continue
+        nest = _Nest(op)
+        if nest.serial_reason is None:
+            candidates.append(nest)
+    if not candidates:
+        return
+    with module.context, ir.Location.unknown():
+        _declare_runtime(module)
+    counters: dict[str, int] = {}
+    for nest in candidates:
+        owner = _enclosing_function(nest.op)
+        base = ir.StringAttr(owner.attributes["sym_name"]).value
+        counters[base] = counters.get(base, -1) + 1
+        with module.context, ir.Location.unknown():
+            _outline(module, nest, f"{base}_parallel{counters[base]}")
