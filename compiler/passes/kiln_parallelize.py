@@ -23,6 +23,9 @@ parallel dims times the trip counts of inner loops with outer bounds).
 once when the work is small (`KILN_PARALLEL_MIN_WORK`, default 32768) or
 `KILN_NUM_THREADS=1`.
 
+Loops stay serial (inline) when their bounds are constants with fewer than
+`min-work` (default 4096) iterations, and in functions that call BLAS:
+OpenBLAS's own threads keep spinning on the cores after a call returns.
 Bodies with calls are left serial: a run-time check in them would unwind
 (longjmp) on a worker thread; so are bodies that allocate (an allocation
 failure unwinds the same way).
@@ -35,6 +38,9 @@ from kiln.compiler.passes import register_pass
 from kiln.compiler.passes._util import collect_ops
 
 RUNTIME_CALLEE = "kiln_parallel_for"
+# Nests whose bounds are constants and whose iteration count is below this
+# stay inline (shape computations over a few elements; LLVM folds them).
+SERIAL_WORK = 4096
 # Ops that keep a loop nest serial (see the module docstring).
 _SERIAL_OPS = ("func.call", "func.call_indirect", "llvm.call", "memref.alloc", "memref.realloc",
                "memref.dealloc", "memref.alloca", "scf.parallel")
@@ -237,14 +243,56 @@ def _outline(module: ir.Module, nest: _Nest, name: str) -> None:
     op.move_before(ret)
 
 
+def _constant_int(value: ir.Value) -> int | None:
+    owner = value.owner
+    if isinstance(owner, ir.Block) or owner.name != "arith.constant":
+        return None
+    attr = owner.attributes["value"]
+    return ir.IntegerAttr(attr).value if isinstance(attr, ir.IntegerAttr) else None
+
+
+def _static_work(op: ir.Operation) -> int | None:
+    """The iteration count of a loop nest whose bounds are all constants."""
+    n_dims = len(op.regions[0].blocks[0].arguments)
+    total = 1
+    for d in range(n_dims):
+        lower, upper = _constant_int(op.operands[d]), _constant_int(op.operands[n_dims + d])
+        if lower is None or upper is None:
+            return None
+        total *= max(0, upper - lower)
+    return total
+
+
+def _calls_blas(function: ir.Operation) -> bool:
+    found = []
+
+    def visit(op):
+        if op.name == "func.call" and "cblas" in ir.FlatSymbolRefAttr(op.attributes["callee"]).value:
+            found.append(op)
+        return ir.WalkResult.ADVANCE
+
+    function.walk(visit, ir.WalkOrder.PRE_ORDER)
+    return bool(found)
+
+
 @register_pass("kiln-parallelize")
 def parallelize(module: ir.Module, options: dict) -> None:
     """Run outermost parallel loops on a thread pool (runtime/support.c's kiln_parallel_for)."""
+    min_work = int(options.get("min-work", SERIAL_WORK))
     candidates = []
+    blas_users: dict = {}
     for op in collect_ops(module, {"scf.parallel"}):
         if any(parent.name in ("scf.parallel", "llvm.func") for parent in _ancestors(op)):
             continue
         if len(op.results):
+            continue
+        static = _static_work(op)
+        if static is not None and static < min_work:
+            continue
+        function = _enclosing_function(op)
+        if function not in blas_users:
+            blas_users[function] = _calls_blas(function)
+        if blas_users[function]:
             continue
         nest = _Nest(op)
         if nest.serial_reason is None:
@@ -260,3 +308,6 @@ def parallelize(module: ir.Module, options: dict) -> None:
         counters[base] = counters.get(base, -1) + 1
         with module.context, ir.Location.unknown():
             _outline(module, nest, f"{base}_parallel{counters[base]}")
+
+
+parallelize.pass_options = ("min-work",)
