@@ -183,8 +183,22 @@ def lower_jaxpr_to_module(jaxpr: Jaxpr, name: str, ctx: ir.Context) -> tuple[ir.
             # Arguments are the caller's NumPy buffers: bufferization must
             # never reuse them in place (writes to arguments go back through
             # explicit results, see docs/mutation.md).
-            read_only = ir.DictAttr.get({"bufferization.writable": ir.BoolAttr.get(False)})
-            fn.arg_attrs = ir.ArrayAttr.get([read_only] * len(arg_types))
+            read_only = {"bufferization.writable": ir.BoolAttr.get(False)}
+            # An implicit dim argument records which array dim it is
+            # (`kiln.dim_of = [arg, axis]`): kiln-dims-from-shapes reads the
+            # dim from the array instead, so shape arithmetic folds.
+            dim_of = {}
+            for k, v in enumerate(jaxpr.invars):
+                for axis, d in enumerate(getattr(v.aval, "shape", ())):
+                    if not isinstance(d, int) and d not in dim_of:
+                        dim_of[d] = (k, axis)
+            attrs = []
+            for v in jaxpr.invars:
+                entry_attrs = dict(read_only)
+                if v in dim_of:
+                    entry_attrs["kiln.dim_of"] = ir.DenseI64ArrayAttr.get(list(dim_of[v]))
+                attrs.append(ir.DictAttr.get(entry_attrs))
+            fn.arg_attrs = ir.ArrayAttr.get(attrs)
             entry = fn.add_entry_block()
             with ir.InsertionPoint(entry):
                 lctx = LoweringContext(module)

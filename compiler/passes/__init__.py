@@ -32,6 +32,10 @@ _PASS_MODULES = (
     "memref_copy_to_linalg",
     "kiln_check_alloc_sizes",
     "kiln_parallelize",
+    "kiln_dims_from_shapes",
+    "kiln_simplify_shapes",
+    "kiln_fuse_insert_slices",
+    "kiln_version_small_dims",
 )
 
 

@@ -12,8 +12,10 @@ Every value the nest uses from outside (buffers, sizes, scalars) is stored
 in a struct on the caller's stack (`llvm.alloca` in the entry block, so a
 loop around the call does not grow the stack); a buffer is stored as its
 LLVM memref descriptor (an `unrealized_conversion_cast` that
-`reconcile-unrealized-casts` removes once memrefs are lowered). Constants
-are cloned into the body instead. The loop is replaced by
+`reconcile-unrealized-casts` removes once memrefs are lowered). Constants,
+views (`memref.subview`, reshapes, casts) and index arithmetic are cloned
+into the body instead, so LLVM sees that two views share a base pointer
+(and forms interleaved loads) and folds constant sizes. The loop is replaced by
 
     func.call @kiln_parallel_for(@body, %ctx, lb0, ub0, work)
 
@@ -41,6 +43,11 @@ RUNTIME_CALLEE = "kiln_parallel_for"
 # Nests whose bounds are constants and whose iteration count is below this
 # stay inline (shape computations over a few elements; LLVM folds them).
 SERIAL_WORK = 4096
+# Pure ops whose results the body recomputes instead of receiving them.
+_SINKABLE_OPS = ("arith.constant", "memref.subview", "memref.collapse_shape", "memref.expand_shape",
+                 "memref.cast", "memref.dim", "memref.extract_strided_metadata", "memref.reinterpret_cast",
+                 "arith.index_cast",
+                 "arith.addi", "arith.subi", "arith.muli", "arith.minsi", "arith.maxsi")
 # Ops that keep a loop nest serial (see the module docstring).
 _SERIAL_OPS = ("func.call", "func.call_indirect", "llvm.call", "memref.alloc", "memref.realloc",
                "memref.dealloc", "memref.alloca", "scf.parallel")
@@ -98,7 +105,8 @@ class _Nest:
         self.serial_reason: str | None = None
         op.walk(self._visit_inner, ir.WalkOrder.PRE_ORDER)
         self.captures: list[ir.Value] = []
-        self.constants: list[ir.Value] = []
+        # Ops recomputed in the body (constants, views, index arithmetic), operands first.
+        self.sunk: list[ir.Operation] = []
         if self.serial_reason is None:
             op.walk(self._visit_operands, ir.WalkOrder.PRE_ORDER)
 
@@ -121,16 +129,28 @@ class _Nest:
             n_dims = len(op.regions[0].blocks[0].arguments)
             operands = [v for i, v in enumerate(operands) if i not in (0, n_dims)]
         for value in operands:
-            if self._defined_inside(value) or any(value == v for v in self.captures + self.constants):
-                continue
-            owner = value.owner
-            if not isinstance(owner, ir.Block) and owner.name == "arith.constant":
-                self.constants.append(value)
-            elif _storage_type(value.type) is None:
-                self.serial_reason = f"a captured value of type {value.type}"
-            else:
-                self.captures.append(value)
+            self._capture(value)
         return ir.WalkResult.ADVANCE
+
+    def _known(self, value: ir.Value) -> bool:
+        return any(value == v for v in self.captures) or any(
+            value == r for op in self.sunk for r in op.results)
+
+    def _capture(self, value: ir.Value) -> None:
+        if self._defined_inside(value) or self._known(value):
+            return
+        owner = value.owner
+        if not isinstance(owner, ir.Block) and owner.name in _SINKABLE_OPS:
+            # Recompute in the body: constants fold there, and views keep
+            # their base pointer visible to LLVM (interleaved accesses).
+            for operand in owner.operands:
+                self._capture(operand)
+            if not self._known(value):
+                self.sunk.append(owner)
+        elif _storage_type(value.type) is None:
+            self.serial_reason = f"a captured value of type {value.type}"
+        else:
+            self.captures.append(value)
 
     def inner_loop_trip_counts(self) -> list[tuple[ir.Value, ir.Value]]:
         """(lower, upper) of inner scf.for loops whose bounds come from outside."""
@@ -149,7 +169,7 @@ class _Nest:
 
 def _declare_runtime(module: ir.Module) -> None:
     for op in module.body.operations:
-        if op.name == "func.func" and ir.StringAttr(op.attributes["sym_name"]).value == RUNTIME_CALLEE:
+        if op.operation.name == "func.func" and ir.StringAttr(op.attributes["sym_name"]).value == RUNTIME_CALLEE:
             return
     ptr = ir.Type.parse("!llvm.ptr")
     i64 = ir.IntegerType.get_signless(64)
@@ -160,7 +180,7 @@ def _declare_runtime(module: ir.Module) -> None:
 
 def _enclosing_function(op: ir.Operation) -> ir.Operation:
     for parent in _ancestors(op):
-        if parent.name in ("func.func", "llvm.func"):
+        if parent.operation.name in ("func.func", "llvm.func"):
             return parent
     raise ValueError("scf.parallel outside a function")
 
@@ -228,8 +248,14 @@ def _outline(module: ir.Module, nest: _Nest, name: str) -> None:
             elif isinstance(value.type, ir.IndexType):
                 loaded = arith.index_cast(index, loaded)
             replacements.append((value, loaded))
-        for value in nest.constants:
-            replacements.append((value, value.owner.clone(ip=ir.InsertionPoint(ret)).result))
+        for sunk in nest.sunk:
+            clone = sunk.clone(ip=ir.InsertionPoint(ret))
+            for i, operand in enumerate(clone.operands):
+                for old, new in replacements:
+                    if operand == old:
+                        clone.operands[i] = new
+                        break
+            replacements.extend(zip(sunk.results, clone.results))
         lo = arith.index_cast(index, lo_arg)
         hi = arith.index_cast(index, hi_arg)
     # Find every use first: rewriting an operand changes how the bindings

@@ -40,15 +40,15 @@ def jaxpr():
     # CHECK-NEXT:   in (l) }
 
 
-# Dims are tensor<i64> arguments (argument attributes, such as
-# bufferization.writable, are not checked here); the scalar is broadcast to the dynamic size
+# Dims are tensor<i64> arguments that name the array dim they are
+# (`kiln.dim_of = [argument, axis]`, read by kiln-dims-from-shapes); the scalar is broadcast to the dynamic size
 # read from the dim argument; the check is a side-effecting custom call.
 # CHECK-LABEL: TEST: mlir
 @run
 def mlir():
     print(kiln.get_compilation_stage(f, "mlir"))
     # CHECK-NEXT: module {
-    # CHECK-NEXT: func.func @f(%arg0: tensor<i64>{{[^,]*}}, %arg1: tensor<i64>{{[^,]*}}, %arg2: tensor<?xf64>{{[^,]*}}, %arg3: tensor<?xf64>{{[^,]*}}) -> tensor<?xf64>
+    # CHECK-NEXT: func.func @f(%arg0: tensor<i64> {{{[^}]*}}kiln.dim_of = array<i64: 2, 0>}, %arg1: tensor<i64> {{{[^}]*}}kiln.dim_of = array<i64: 3, 0>}, %arg2: tensor<?xf64>{{[^,]*}}, %arg3: tensor<?xf64>{{[^,]*}}) -> tensor<?xf64>
     # CHECK-SAME: attributes {llvm.emit_c_interface} {
     # CHECK-NEXT:   %0 = stablehlo.exponential %arg2 : tensor<?xf64>
     # CHECK-NEXT:   %cst = stablehlo.constant dense<2.000000e+00> : tensor<f64>

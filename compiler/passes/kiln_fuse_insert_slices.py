@@ -1,0 +1,166 @@
+"""Pass `kiln-fuse-insert-slices` (stage "linalg", before kiln-elementwise-in-place).
+
+In: an all-parallel `linalg.generic` reading, through an identity map, a
+tensor `X = tensor.insert_slice %S into %B[offsets][sizes][1, ...]` that
+nothing else reads. This is what NumPy-style code that writes into a copy
+and then computes on it lowers to, e.g.
+
+    dup = img.copy(); dup[..., 0] = img[..., 2]; dup[..., 2] = img[..., 0]
+    out = (dup - mean) * scale
+
+Out: the generic reads `%B` instead and, in its body, picks the element of
+`%S` where the position lies inside the slice:
+
+    %v = scf.if (offset <= i < offset + size, per dim) { tensor.extract %S[i - offset] } else { %b }
+
+repeated down a chain of insert_slices (the outermost, last write wins).
+Bounds that always hold (offset 0 and a size equal to the dim of the base
+array) are left out. The inserted tensors are then never materialized:
+after bufferization `%S` is read in place (a view of the source) and the
+generic makes one pass instead of a copy, one copy per slice, and the
+elementwise pass. With a static trailing dim (or after
+kiln-version-small-dims) LLVM unrolls that dim, the conditions become
+constants and the loop vectorizes.
+"""
+
+from __future__ import annotations
+
+from kiln.compiler.mlir import arith, ir, linalg, scf, tensor
+from kiln.compiler.passes import register_pass
+from kiln.compiler.passes._util import collect_ops, index_value
+from kiln.compiler.passes.kiln_simplify_shapes import _dim_of, _strip_casts
+
+def _dynamic() -> int:
+    return ir.ShapedType.get_dynamic_size()
+
+
+def _all_parallel(op: ir.Operation) -> bool:
+    return all("parallel" in str(t) for t in op.attributes["iterator_types"])
+
+
+def _readers(value: ir.Value) -> list:
+    return [use for use in value.uses if use.owner.operation.name != "tensor.dim"]
+
+
+def _shape_root(value: ir.Value) -> ir.Value:
+    """The tensor whose dims `value` has: through insert_slice destinations and casts."""
+    while not isinstance(value.owner, ir.Block) and value.owner.operation.name in ("tensor.insert_slice",
+                                                                                   "tensor.cast"):
+        operands = list(value.owner.operation.operands)
+        value = operands[1] if value.owner.operation.name == "tensor.insert_slice" else operands[0]
+    return value
+
+
+def _mixed(op: ir.Operation, static_name: str, first_operand: int) -> tuple[list, int]:
+    """Static ints / dynamic Values of an offsets/sizes/strides list, and the
+    index of the next dynamic operand."""
+    values, k = [], first_operand
+    operands = list(op.operands)
+    for s in ir.DenseI64ArrayAttr(op.attributes[static_name]):
+        if s == _dynamic():
+            values.append(operands[k])
+            k += 1
+        else:
+            values.append(s)
+    return values, k
+
+
+def _slice_geometry(insert: ir.Operation):
+    """(source, dest, offsets, sizes) of a rank-preserving, unit-stride
+    insert_slice; None otherwise. Sizes come from the source's own shape."""
+    source, dest = list(insert.operands)[:2]
+    src_type, dest_type = ir.RankedTensorType(source.type), ir.RankedTensorType(dest.type)
+    if src_type.rank != dest_type.rank:
+        return None
+    offsets, k = _mixed(insert, "static_offsets", 2)
+    sizes, k = _mixed(insert, "static_sizes", k)
+    strides, _ = _mixed(insert, "static_strides", k)
+    if any(s != 1 for s in strides):
+        return None
+    return source, dest, offsets, sizes
+
+
+def _size_is_whole_dim(source: ir.Value, axis: int, base_root: ir.Value) -> bool:
+    """Whether the source's size along `axis` is provably the base's dim."""
+    src_type = ir.RankedTensorType(source.type)
+    base_type = ir.RankedTensorType(base_root.type)
+    if not src_type.is_dynamic_dim(axis):
+        return not base_type.is_dynamic_dim(axis) and base_type.shape[axis] == src_type.shape[axis]
+    owner = source.owner
+    if isinstance(owner, ir.Block) or owner.operation.name != "tensor.extract_slice":
+        return False
+    sizes, _ = _mixed(owner.operation, "static_sizes",
+                      1 + sum(1 for o in ir.DenseI64ArrayAttr(owner.attributes["static_offsets"]) if o == _dynamic()))
+    known = _dim_of(sizes[axis]) if isinstance(sizes[axis], ir.Value) else None
+    return isinstance(known, tuple) and _shape_root(known[0]) == base_root and known[1] == axis
+
+
+def _as_value(v) -> ir.Value:
+    return index_value(v) if isinstance(v, int) else v
+
+
+def _fuse_one(generic: ir.Operation, position: int) -> bool:
+    """Fuse the insert_slice feeding input `position`, if it qualifies."""
+    x = generic.operands[position]
+    insert = x.owner
+    if isinstance(insert, ir.Block) or insert.operation.name != "tensor.insert_slice":
+        return False
+    if len(_readers(x)) != 1:
+        return False
+    geometry = _slice_geometry(insert.operation)
+    if geometry is None:
+        return False
+    source, dest, offsets, _ = geometry
+    base_root = _shape_root(dest)
+    block = generic.regions[0].blocks[0]
+    arg = block.arguments[position]
+    uses = [(use.owner, use.operand_number) for use in arg.uses]
+    rank = ir.RankedTensorType(x.type).rank
+    element = ir.RankedTensorType(x.type).element_type
+    with ir.InsertionPoint.at_block_begin(block), generic.location:
+        indices = [linalg.IndexOp(d).result for d in range(rank)]
+        condition = None
+        for d in range(rank):
+            offset = offsets[d]
+            if offset == 0 and _size_is_whole_dim(source, d, base_root):
+                continue
+            size = (ir.RankedTensorType(source.type).shape[d] if not ir.RankedTensorType(source.type).is_dynamic_dim(d)
+                    else tensor.dim(source, index_value(d)))
+            start = _as_value(offset)
+            end = arith.addi(start, _as_value(size))
+            inside = arith.andi(arith.cmpi(arith.CmpIPredicate.uge, indices[d], start),
+                                arith.cmpi(arith.CmpIPredicate.ult, indices[d], end))
+            condition = inside if condition is None else arith.andi(condition, inside)
+        if condition is None:
+            # The slice covers the whole tensor: read the source everywhere.
+            value = tensor.extract(source, indices)
+        else:
+            if_op = scf.IfOp(condition, [element], has_else=True)
+            with ir.InsertionPoint(if_op.then_block):
+                local = [idx if off == 0 else arith.subi(idx, _as_value(off)) for idx, off in zip(indices, offsets)]
+                scf.YieldOp([tensor.extract(source, local)])
+            with ir.InsertionPoint(if_op.else_block):
+                scf.YieldOp([arg])
+            value = if_op.results[0]
+    for owner, number in uses:
+        owner.operands[number] = value
+    generic.operands[position] = dest
+    if not list(x.uses):
+        insert.operation.erase()
+    return True
+
+
+@register_pass("kiln-fuse-insert-slices")
+def fuse_insert_slices(module: ir.Module, options: dict) -> None:
+    """Read insert_slice chains element by element inside elementwise consumers instead of materializing them."""
+    for generic in collect_ops(module, {"linalg.generic"}):
+        if not _all_parallel(generic):
+            continue
+        n_inputs = len(list(generic.operands)) - len(generic.results)
+        maps = list(ir.ArrayAttr(generic.attributes["indexing_maps"]))
+        for i in range(n_inputs):
+            m = ir.AffineMapAttr(maps[i]).value
+            if m != ir.AffineMap.get_identity(m.n_dims) or m.n_dims == 0:
+                continue
+            while _fuse_one(generic, i):
+                pass
