@@ -72,8 +72,11 @@ int64_t kiln_invoke(void (*packed)(void **), void **args, int64_t *failure) {
  * kiln-parallelize outlines the outermost parallel loop of a loop nest into
  * `void body(void *ctx, int64_t lo, int64_t hi)` (iterations [lo, hi) of its
  * first dimension) and calls kiln_parallel_for with an estimate of the work
- * (innermost iterations). The range is split into one contiguous chunk per
- * thread: the calling thread runs the first, pool workers the others.
+ * (innermost iterations). The range is cut into a few chunks per thread;
+ * the calling thread and the pool's workers claim chunks until none is left,
+ * so a worker the OS has not scheduled yet never holds the caller up (the
+ * caller then runs the chunks itself). The caller waits only for chunks a
+ * worker has already claimed.
  *
  * Runs the body serially, in one call, when: the work is below
  * KILN_PARALLEL_MIN_WORK (default 32768) or the range has fewer than two
@@ -97,7 +100,12 @@ int64_t kiln_invoke(void (*packed)(void **), void **args, int64_t *failure) {
 typedef void (*kiln_body_fn)(void *, int64_t, int64_t);
 
 #define KILN_MAX_THREADS 64
+#define KILN_CHUNKS_PER_THREAD 4
 #define KILN_SPIN_ROUNDS 20000
+
+/* A job's claim word: generation in the high 40 bits, next chunk in the low 24. */
+#define KILN_CHUNK_BITS 24
+#define KILN_CHUNK_MASK ((UINT64_C(1) << KILN_CHUNK_BITS) - 1)
 
 static struct {
   pthread_mutex_t dispatch; /* held by the thread running a parallel loop */
@@ -105,12 +113,12 @@ static struct {
   pthread_cond_t wake;
   int nthreads;
   int64_t min_work;
-  /* The current job, published by bumping `generation`. */
+  /* The current job; stable while any of its chunks is unfinished. */
   kiln_body_fn fn;
   void *ctx;
-  int64_t lo, hi;
-  atomic_uint_fast64_t generation;
-  atomic_int pending;
+  int64_t lo, hi, nchunks;
+  _Atomic uint64_t claim;    /* generation << KILN_CHUNK_BITS | next chunk */
+  _Atomic int64_t finished;  /* chunks of the current job done */
 } kiln_pool = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 1, 32768};
 
 static pthread_once_t kiln_pool_once = PTHREAD_ONCE_INIT;
@@ -122,35 +130,54 @@ static inline void kiln_cpu_relax(void) {
 #endif
 }
 
-static void kiln_chunk(int worker, int64_t *lo, int64_t *hi) {
-  int64_t n = kiln_pool.hi - kiln_pool.lo, t = kiln_pool.nthreads;
-  *lo = kiln_pool.lo + n * worker / t;
-  *hi = kiln_pool.lo + n * (worker + 1) / t;
+/* Claim the next chunk of generation `gen`; -1 when none is left (or the
+ * job is no longer `gen`). */
+static int64_t kiln_claim(uint64_t gen) {
+  uint64_t word = atomic_load_explicit(&kiln_pool.claim, memory_order_acquire);
+  for (;;) {
+    if ((word >> KILN_CHUNK_BITS) != gen)
+      return -1;
+    int64_t chunk = (int64_t)(word & KILN_CHUNK_MASK);
+    if (chunk >= kiln_pool.nchunks)
+      return -1;
+    if (atomic_compare_exchange_weak_explicit(&kiln_pool.claim, &word, word + 1, memory_order_acq_rel,
+                                              memory_order_acquire))
+      return chunk;
+  }
+}
+
+static void kiln_run_chunks(uint64_t gen) {
+  int64_t chunk;
+  while ((chunk = kiln_claim(gen)) >= 0) {
+    /* Holding a claim keeps fn/ctx/lo/hi of this job in place. */
+    int64_t n = kiln_pool.hi - kiln_pool.lo;
+    int64_t lo = kiln_pool.lo + n * chunk / kiln_pool.nchunks;
+    int64_t hi = kiln_pool.lo + n * (chunk + 1) / kiln_pool.nchunks;
+    if (lo < hi)
+      kiln_pool.fn(kiln_pool.ctx, lo, hi);
+    atomic_fetch_add_explicit(&kiln_pool.finished, 1, memory_order_acq_rel);
+  }
 }
 
 static void *kiln_worker(void *arg) {
-  int worker = (int)(intptr_t)arg;
-  uint_fast64_t seen = 0;
+  (void)arg;
+  uint64_t seen = 0;
   kiln_in_parallel_body = 1;
   for (;;) {
-    uint_fast64_t gen;
+    uint64_t gen;
     int spins = 0;
-    while ((gen = atomic_load_explicit(&kiln_pool.generation, memory_order_acquire)) == seen) {
+    while ((gen = atomic_load_explicit(&kiln_pool.claim, memory_order_acquire) >> KILN_CHUNK_BITS) == seen) {
       if (++spins < KILN_SPIN_ROUNDS) {
         kiln_cpu_relax();
         continue;
       }
       pthread_mutex_lock(&kiln_pool.sleep_lock);
-      while (atomic_load_explicit(&kiln_pool.generation, memory_order_acquire) == seen)
+      while ((atomic_load_explicit(&kiln_pool.claim, memory_order_acquire) >> KILN_CHUNK_BITS) == seen)
         pthread_cond_wait(&kiln_pool.wake, &kiln_pool.sleep_lock);
       pthread_mutex_unlock(&kiln_pool.sleep_lock);
     }
     seen = gen;
-    int64_t lo, hi;
-    kiln_chunk(worker, &lo, &hi);
-    if (lo < hi)
-      kiln_pool.fn(kiln_pool.ctx, lo, hi);
-    atomic_fetch_sub_explicit(&kiln_pool.pending, 1, memory_order_release);
+    kiln_run_chunks(gen);
   }
   return NULL;
 }
@@ -187,13 +214,12 @@ static void kiln_pool_start(void) {
     want = KILN_MAX_THREADS;
   kiln_pool.min_work = kiln_env_int("KILN_PARALLEL_MIN_WORK", 32768);
   kiln_pool.nthreads = 1;
-  atomic_store(&kiln_pool.generation, 0);
   for (int w = 1; w < want; w++) {
     pthread_t thread;
     pthread_attr_t attr;
     pthread_attr_init(&attr);
     pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-    int failed = pthread_create(&thread, &attr, kiln_worker, (void *)(intptr_t)w);
+    int failed = pthread_create(&thread, &attr, kiln_worker, NULL);
     pthread_attr_destroy(&attr);
     if (failed)
       break; /* run with the workers that did start */
@@ -218,23 +244,26 @@ void kiln_parallel_for(kiln_body_fn fn, void *ctx, int64_t lo, int64_t hi, int64
     fn(ctx, lo, hi);
     return;
   }
+  int64_t nchunks = (int64_t)kiln_pool.nthreads * KILN_CHUNKS_PER_THREAD;
+  if (nchunks > hi - lo)
+    nchunks = hi - lo;
   kiln_pool.fn = fn;
   kiln_pool.ctx = ctx;
   kiln_pool.lo = lo;
   kiln_pool.hi = hi;
-  atomic_store_explicit(&kiln_pool.pending, kiln_pool.nthreads - 1, memory_order_relaxed);
+  kiln_pool.nchunks = nchunks;
+  atomic_store_explicit(&kiln_pool.finished, 0, memory_order_relaxed);
+  uint64_t gen = (atomic_load_explicit(&kiln_pool.claim, memory_order_relaxed) >> KILN_CHUNK_BITS) + 1;
   pthread_mutex_lock(&kiln_pool.sleep_lock);
-  atomic_fetch_add_explicit(&kiln_pool.generation, 1, memory_order_release);
+  atomic_store_explicit(&kiln_pool.claim, gen << KILN_CHUNK_BITS, memory_order_release);
   pthread_cond_broadcast(&kiln_pool.wake);
   pthread_mutex_unlock(&kiln_pool.sleep_lock);
 
-  int64_t my_lo, my_hi;
-  kiln_chunk(0, &my_lo, &my_hi);
   kiln_in_parallel_body = 1;
-  if (my_lo < my_hi)
-    fn(ctx, my_lo, my_hi);
+  kiln_run_chunks(gen);
   kiln_in_parallel_body = 0;
-  while (atomic_load_explicit(&kiln_pool.pending, memory_order_acquire) > 0)
+  /* Only chunks a worker has claimed can still be running. */
+  while (atomic_load_explicit(&kiln_pool.finished, memory_order_acquire) < nchunks)
     kiln_cpu_relax();
   pthread_mutex_unlock(&kiln_pool.dispatch);
 }
