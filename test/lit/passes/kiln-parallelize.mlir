@@ -1,0 +1,283 @@
+// RUN: kiln-opt %s -p kiln-parallelize | filecheck %s
+// RUN: kiln-opt %s -p 'kiln-parallelize{min-work=1}' | filecheck %s --check-prefix=MIN
+
+// Each outermost scf.parallel is outlined into
+// `llvm.func @<func>_parallel<N>(%ctx: !llvm.ptr, %lo: i64, %hi: i64)`,
+// which runs the nest for [lo, hi) of its first dim; the values it uses
+// from outside are stored in a context struct (llvm.alloca in the entry
+// block) and loaded back in the body; constants and index values are
+// recomputed there. The loop becomes a call to
+// @kiln_parallel_for(body, ctx, lb0, ub0, work), declared once.
+
+// CHECK: func.func private @kiln_parallel_for(!llvm.ptr, !llvm.ptr, i64, i64, i64)
+// CHECK-NOT: func.func private @kiln_parallel_for
+
+// Struct fields (in the order the nest uses them): a's descriptor, s, b's
+// descriptor. Field k is stored in the caller and loaded in the body with
+// the same type and used for the same value.
+// CHECK-LABEL: func.func @scale
+// CHECK-SAME: (%[[A:[^:]*]]: memref<?x?xf32>, %[[B:[^:]*]]: memref<?x?xf32>, %[[S:[^:]*]]: f32)
+// CHECK-NEXT: %[[ONE:.*]] = llvm.mlir.constant(1 : i64) : i64
+// CHECK-NEXT: %[[CTX:.*]] = llvm.alloca %[[ONE]] x !llvm.struct<(struct<(ptr, ptr, i64, array<2 x i64>, array<2 x i64>)>, f32, struct<(ptr, ptr, i64, array<2 x i64>, array<2 x i64>)>)> {alignment = 16 : i64} : (i64) -> !llvm.ptr
+// CHECK-DAG: %[[C0:.*]] = arith.constant 0 : index
+// CHECK-DAG: %[[N:.*]] = memref.dim %[[A]], %[[C0]] : memref<?x?xf32>
+// CHECK-DAG: %[[M:.*]] = memref.dim %[[A]], %{{.*}} : memref<?x?xf32>
+// CHECK-NOT: scf.parallel
+// CHECK: %[[DA:.*]] = builtin.unrealized_conversion_cast %[[A]] : memref<?x?xf32> to !llvm.struct<(ptr, ptr, i64, array<2 x i64>, array<2 x i64>)>
+// CHECK-NEXT: %[[P0:.*]] = llvm.getelementptr %[[CTX]][0, 0]
+// CHECK-NEXT: llvm.store %[[DA]], %[[P0]] : !llvm.struct<(ptr, ptr, i64, array<2 x i64>, array<2 x i64>)>, !llvm.ptr
+// CHECK-NEXT: %[[P1:.*]] = llvm.getelementptr %[[CTX]][0, 1]
+// CHECK-NEXT: llvm.store %[[S]], %[[P1]] : f32, !llvm.ptr
+// CHECK-NEXT: %[[DB:.*]] = builtin.unrealized_conversion_cast %[[B]] : memref<?x?xf32> to !llvm.struct<(ptr, ptr, i64, array<2 x i64>, array<2 x i64>)>
+// CHECK-NEXT: %[[P2:.*]] = llvm.getelementptr %[[CTX]][0, 2]
+// CHECK-NEXT: llvm.store %[[DB]], %[[P2]]
+// work = (n - 0) * (m - 0)
+// CHECK-NEXT: %[[R0:.*]] = arith.subi %[[N]], %[[C0]] : index
+// CHECK-NEXT: %[[R1:.*]] = arith.subi %[[M]], %[[C0]] : index
+// CHECK-NEXT: %[[WORK:.*]] = arith.muli %[[R0]], %[[R1]] : index
+// CHECK-NEXT: %[[FN:.*]] = llvm.mlir.addressof @scale_parallel0 : !llvm.ptr
+// CHECK-NEXT: %[[LB:.*]] = arith.index_cast %[[C0]] : index to i64
+// CHECK-NEXT: %[[UB:.*]] = arith.index_cast %[[N]] : index to i64
+// CHECK-NEXT: %[[W:.*]] = arith.index_cast %[[WORK]] : index to i64
+// CHECK-NEXT: call @kiln_parallel_for(%[[FN]], %[[CTX]], %[[LB]], %[[UB]], %[[W]]) : (!llvm.ptr, !llvm.ptr, i64, i64, i64) -> ()
+// CHECK-NEXT: return
+// CHECK-NEXT: }
+// CHECK-NEXT: llvm.func @scale_parallel0(%[[BCTX:[^:]*]]: !llvm.ptr, %[[LO:[^:]*]]: i64, %[[HI:[^:]*]]: i64) {
+// CHECK-NEXT: %[[Q0:.*]] = llvm.getelementptr %[[BCTX]][0, 0]
+// CHECK-NEXT: %[[L0:.*]] = llvm.load %[[Q0]] : !llvm.ptr -> !llvm.struct<(ptr, ptr, i64, array<2 x i64>, array<2 x i64>)>
+// CHECK-NEXT: %[[BA:.*]] = builtin.unrealized_conversion_cast %[[L0]] : !llvm.struct<(ptr, ptr, i64, array<2 x i64>, array<2 x i64>)> to memref<?x?xf32>
+// CHECK-NEXT: %[[Q1:.*]] = llvm.getelementptr %[[BCTX]][0, 1]
+// CHECK-NEXT: %[[BS:.*]] = llvm.load %[[Q1]] : !llvm.ptr -> f32
+// CHECK-NEXT: %[[Q2:.*]] = llvm.getelementptr %[[BCTX]][0, 2]
+// CHECK-NEXT: %[[L2:.*]] = llvm.load %[[Q2]] : !llvm.ptr -> !llvm.struct<(ptr, ptr, i64, array<2 x i64>, array<2 x i64>)>
+// CHECK-NEXT: %[[BB:.*]] = builtin.unrealized_conversion_cast %[[L2]] : !llvm.struct<(ptr, ptr, i64, array<2 x i64>, array<2 x i64>)> to memref<?x?xf32>
+// The constants and the inner bound (dim 1 of a) are recomputed in the body.
+// CHECK-DAG: %[[BC0:.*]] = arith.constant 0 : index
+// CHECK-DAG: %[[BC1:.*]] = arith.constant 1 : index
+// CHECK-DAG: %[[BM:.*]] = memref.dim %[[BA]], %[[BC1]] : memref<?x?xf32>
+// CHECK: %[[I0:.*]] = arith.index_cast %[[LO]] : i64 to index
+// CHECK-NEXT: %[[I1:.*]] = arith.index_cast %[[HI]] : i64 to index
+// CHECK-NEXT: scf.parallel (%[[I:.*]], %[[J:.*]]) = (%[[I0]], %[[BC0]]) to (%[[I1]], %[[BM]]) step (%[[BC1]], %[[BC1]]) {
+// CHECK-NEXT: %[[X:.*]] = memref.load %[[BA]][%[[I]], %[[J]]] : memref<?x?xf32>
+// CHECK-NEXT: %[[Y:.*]] = arith.mulf %[[X]], %[[BS]] : f32
+// CHECK-NEXT: memref.store %[[Y]], %[[BB]][%[[I]], %[[J]]] : memref<?x?xf32>
+// CHECK-NEXT: scf.reduce
+// CHECK-NEXT: }
+// CHECK-NEXT: llvm.return
+func.func @scale(%a: memref<?x?xf32>, %b: memref<?x?xf32>, %s: f32) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %n = memref.dim %a, %c0 : memref<?x?xf32>
+  %m = memref.dim %a, %c1 : memref<?x?xf32>
+  scf.parallel (%i, %j) = (%c0, %c0) to (%n, %m) step (%c1, %c1) {
+    %x = memref.load %a[%i, %j] : memref<?x?xf32>
+    %y = arith.mulf %x, %s : f32
+    memref.store %y, %b[%i, %j] : memref<?x?xf32>
+    scf.reduce
+  }
+  return
+}
+
+// A nest inside a loop: the context is allocated once, in the entry block,
+// and filled before each call; an index is stored as i64; the work counts
+// the trip count of an inner loop with outside bounds: (n - 1) * max(k - 0, 1).
+// CHECK-LABEL: func.func @in_loop
+// CHECK-SAME: (%[[A:[^:]*]]: memref<?xf64>, %[[T:[^:]*]]: index, %[[K:[^:]*]]: index)
+// CHECK-NEXT: %[[ONE:.*]] = llvm.mlir.constant(1 : i64) : i64
+// CHECK-NEXT: %[[CTX:.*]] = llvm.alloca %[[ONE]] x !llvm.struct<(i64, struct<(ptr, ptr, i64, array<1 x i64>, array<1 x i64>)>)>
+// CHECK-NOT: llvm.alloca
+// CHECK: %[[N:.*]] = memref.dim %[[A]]
+// CHECK-NEXT: scf.for
+// CHECK-NEXT: %[[K64:.*]] = arith.index_cast %[[K]] : index to i64
+// CHECK-NEXT: %[[P0:.*]] = llvm.getelementptr %[[CTX]][0, 0]
+// CHECK-NEXT: llvm.store %[[K64]], %[[P0]] : i64, !llvm.ptr
+// CHECK: llvm.store %{{.*}}, %{{.*}} : !llvm.struct<(ptr, ptr, i64, array<1 x i64>, array<1 x i64>)>, !llvm.ptr
+// CHECK-NEXT: %[[OUTER:.*]] = arith.subi %[[N]], %[[C1:.*]] : index
+// CHECK-NEXT: %[[TRIP:.*]] = arith.subi %[[K]], %{{.*}} : index
+// CHECK-NEXT: %[[ATLEAST1:.*]] = arith.constant 1 : index
+// CHECK-NEXT: %[[INNER:.*]] = arith.maxsi %[[TRIP]], %[[ATLEAST1]] : index
+// CHECK-NEXT: %[[WORK:.*]] = arith.muli %[[OUTER]], %[[INNER]] : index
+// CHECK-NEXT: llvm.mlir.addressof @in_loop_parallel0
+// CHECK-NEXT: %[[LB:.*]] = arith.index_cast %[[C1]] : index to i64
+// CHECK-NEXT: %[[UB:.*]] = arith.index_cast %[[N]] : index to i64
+// CHECK-NEXT: %[[W:.*]] = arith.index_cast %[[WORK]] : index to i64
+// CHECK-NEXT: func.call @kiln_parallel_for(%{{.*}}, %[[CTX]], %[[LB]], %[[UB]], %[[W]])
+// CHECK-NEXT: }
+// CHECK-NEXT: return
+// CHECK: llvm.func @in_loop_parallel0(%[[BCTX:[^:]*]]: !llvm.ptr, %[[LO:[^:]*]]: i64, %[[HI:[^:]*]]: i64)
+// CHECK-NEXT: %[[Q0:.*]] = llvm.getelementptr %[[BCTX]][0, 0]
+// CHECK-NEXT: %[[BK64:.*]] = llvm.load %[[Q0]] : !llvm.ptr -> i64
+// CHECK-NEXT: %[[BK:.*]] = arith.index_cast %[[BK64]] : i64 to index
+// CHECK: scf.parallel (%{{.*}}) = (%{{.*}}) to (%{{.*}}) step
+// CHECK-NEXT: scf.for %{{.*}} = %{{.*}} to %[[BK]] step
+func.func @in_loop(%a: memref<?xf64>, %t: index, %k: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %n = memref.dim %a, %c0 : memref<?xf64>
+  scf.for %it = %c0 to %t step %c1 {
+    scf.parallel (%i) = (%c1) to (%n) step (%c1) {
+      %s = scf.for %q = %c0 to %k step %c1 iter_args(%acc = %c0) -> index {
+        %r = arith.addi %acc, %q : index
+        scf.yield %r : index
+      }
+      %x = memref.load %a[%s] : memref<?xf64>
+      %y = arith.addf %x, %x : f64
+      memref.store %y, %a[%i] : memref<?xf64>
+      scf.reduce
+    }
+  }
+  return
+}
+
+// Views and index arithmetic are recomputed in the body from the stored
+// buffers and scalars (so LLVM sees the view's base): the context holds a,
+// off and b, not the subview or m = dim(a) - off. The body also reads m,
+// the first dim's upper bound, through its recomputed value.
+// CHECK-LABEL: func.func @views_sunk
+// CHECK: llvm.alloca %{{.*}} x !llvm.struct<(struct<(ptr, ptr, i64, array<1 x i64>, array<1 x i64>)>, i64, struct<(ptr, ptr, i64, array<1 x i64>, array<1 x i64>)>)>
+// CHECK: %[[M:.*]] = arith.subi
+// CHECK: %[[UB:.*]] = arith.index_cast %[[M]] : index to i64
+// CHECK: call @kiln_parallel_for(%{{.*}}, %{{.*}}, %{{.*}}, %[[UB]], %{{.*}})
+// CHECK: llvm.func @views_sunk_parallel0(
+// CHECK: %[[BA:.*]] = builtin.unrealized_conversion_cast %{{.*}} to memref<?xf64>
+// CHECK: %[[BOFF64:.*]] = llvm.load %{{.*}} : !llvm.ptr -> i64
+// CHECK-NEXT: %[[BOFF:.*]] = arith.index_cast %[[BOFF64]] : i64 to index
+// CHECK: %[[BB:.*]] = builtin.unrealized_conversion_cast %{{.*}} to memref<?xf64>
+// CHECK-DAG: %[[BC0:.*]] = arith.constant 0 : index
+// CHECK-DAG: %[[BN:.*]] = memref.dim %[[BA]], %[[BC0]] : memref<?xf64>
+// CHECK: %[[BM:.*]] = arith.subi %[[BN]], %[[BOFF]] : index
+// CHECK-NEXT: %[[BSV:.*]] = memref.subview %[[BB]][%[[BOFF]]] [%[[BM]]] [1]
+// CHECK: scf.parallel (%[[I:.*]]) =
+// CHECK-NEXT: %[[J:.*]] = arith.subi %[[BM]], %[[I]] : index
+// CHECK: memref.load %[[BA]]
+// CHECK-NEXT: memref.store %{{.*}}, %[[BSV]][%[[I]]]
+func.func @views_sunk(%a: memref<?xf64>, %b: memref<?xf64>, %off: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %n = memref.dim %a, %c0 : memref<?xf64>
+  %m = arith.subi %n, %off : index
+  %sv = memref.subview %b[%off] [%m] [1] : memref<?xf64> to memref<?xf64, strided<[1], offset: ?>>
+  scf.parallel (%i) = (%c0) to (%m) step (%c1) {
+    %j = arith.subi %m, %i : index
+    %k = arith.subi %j, %c1 : index
+    %x = memref.load %a[%k] : memref<?xf64>
+    memref.store %x, %sv[%i] : memref<?xf64, strided<[1], offset: ?>>
+    scf.reduce
+  }
+  return
+}
+
+// Constant bounds: 64 x 63 = 4032 iterations (< 4096) stay inline, 64 x 64
+// are outlined. The float constant is cloned into the body: the context
+// holds a's descriptor only. With min-work=1 both nests are outlined.
+// CHECK-LABEL: func.func @small_and_large
+// CHECK-SAME: (%[[A:[^:]*]]: memref<64x64xf32>, %[[B:[^:]*]]: memref<64x63xf32>)
+// CHECK: llvm.alloca %{{.*}} x !llvm.struct<(struct<(ptr, ptr, i64, array<2 x i64>, array<2 x i64>)>)>
+// CHECK-DAG: %[[C63:.*]] = arith.constant 63 : index
+// CHECK-DAG: %[[C64:.*]] = arith.constant 64 : index
+// CHECK: scf.parallel (%{{.*}}, %{{.*}}) = (%{{.*}}, %{{.*}}) to (%[[C64]], %[[C63]])
+// CHECK-NEXT: memref.store %{{.*}}, %[[B]][{{.*}}] : memref<64x63xf32>
+// CHECK-NOT: scf.parallel
+// CHECK: builtin.unrealized_conversion_cast %[[A]]
+// CHECK-NOT: scf.parallel
+// CHECK: call @kiln_parallel_for(
+// CHECK-NOT: @small_and_large_parallel1
+// CHECK: llvm.func @small_and_large_parallel0(
+// CHECK: %[[BA:.*]] = builtin.unrealized_conversion_cast %{{.*}} to memref<64x64xf32>
+// CHECK: %[[CST:.*]] = arith.constant 2.000000e+00 : f32
+// CHECK: scf.parallel
+// CHECK-NEXT: memref.store %[[CST]], %[[BA]]
+// CHECK-NOT: @small_and_large_parallel1
+// MIN-LABEL: func.func @small_and_large
+// MIN-NOT: scf.parallel
+// MIN-COUNT-2: call @kiln_parallel_for(
+// MIN-NOT: scf.parallel
+// MIN: return
+// MIN-DAG: llvm.func @small_and_large_parallel0(
+// MIN-DAG: llvm.func @small_and_large_parallel1(
+func.func @small_and_large(%a: memref<64x64xf32>, %b: memref<64x63xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c63 = arith.constant 63 : index
+  %c64 = arith.constant 64 : index
+  %cst = arith.constant 2.0 : f32
+  scf.parallel (%i, %j) = (%c0, %c0) to (%c64, %c63) step (%c1, %c1) {
+    memref.store %cst, %b[%i, %j] : memref<64x63xf32>
+    scf.reduce
+  }
+  scf.parallel (%i, %j) = (%c0, %c0) to (%c64, %c64) step (%c1, %c1) {
+    memref.store %cst, %a[%i, %j] : memref<64x64xf32>
+    scf.reduce
+  }
+  return
+}
+
+// Stay serial: a body that calls a function (a failing check would unwind
+// on a worker thread), a body that allocates, and a nest with results.
+// CHECK-LABEL: func.func @serial
+// CHECK-NOT: llvm.alloca
+// CHECK: scf.parallel
+// CHECK-NEXT: memref.load
+// CHECK-NEXT: func.call @opaque
+// CHECK: scf.parallel
+// CHECK-NEXT: memref.alloc
+// CHECK: scf.parallel {{.*}} -> f64
+// CHECK-NOT: kiln_parallel_for
+// CHECK: return
+// CHECK-NEXT: }
+// CHECK-NOT: @serial_parallel
+func.func @serial(%a: memref<?xf64>) -> f64 {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %zero = arith.constant 0.0 : f64
+  %n = memref.dim %a, %c0 : memref<?xf64>
+  scf.parallel (%i) = (%c0) to (%n) step (%c1) {
+    %x = memref.load %a[%i] : memref<?xf64>
+    %y = func.call @opaque(%x) : (f64) -> f64
+    memref.store %y, %a[%i] : memref<?xf64>
+    scf.reduce
+  }
+  scf.parallel (%i) = (%c0) to (%n) step (%c1) {
+    %tmp = memref.alloc() : memref<4xf64>
+    memref.dealloc %tmp : memref<4xf64>
+    scf.reduce
+  }
+  %sum = scf.parallel (%i) = (%c0) to (%n) step (%c1) init (%zero) -> f64 {
+    %x = memref.load %a[%i] : memref<?xf64>
+    scf.reduce(%x : f64) {
+    ^bb0(%l: f64, %r: f64):
+      %s = arith.addf %l, %r : f64
+      scf.reduce.return %s : f64
+    }
+  }
+  return %sum : f64
+}
+func.func private @opaque(f64) -> f64
+
+// A function that calls BLAS keeps all its loops serial (OpenBLAS threads
+// keep spinning after the call).
+// CHECK-LABEL: func.func @with_blas
+// CHECK-NOT: llvm.alloca
+// CHECK: call @cblas_dscal
+// CHECK: scf.parallel
+// CHECK-NOT: kiln_parallel_for
+// CHECK: return
+// CHECK-NEXT: }
+// CHECK-NOT: @with_blas_parallel
+func.func @with_blas(%a: memref<?xf64>, %p: !llvm.ptr) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %n = memref.dim %a, %c0 : memref<?xf64>
+  %n32 = arith.index_cast %n : index to i32
+  %two = arith.constant 2.0 : f64
+  %one = arith.constant 1 : i32
+  func.call @cblas_dscal(%n32, %two, %p, %one) : (i32, f64, !llvm.ptr, i32) -> ()
+  scf.parallel (%i) = (%c0) to (%n) step (%c1) {
+    %x = memref.load %a[%i] : memref<?xf64>
+    %y = arith.addf %x, %x : f64
+    memref.store %y, %a[%i] : memref<?xf64>
+    scf.reduce
+  }
+  return
+}
+func.func private @cblas_dscal(i32, f64, !llvm.ptr, i32)
