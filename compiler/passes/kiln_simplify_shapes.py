@@ -146,6 +146,56 @@ def _dim_of(v: ir.Value) -> tuple[ir.Value, int] | int | None:
     return None
 
 
+def _resolve_dim(t: ir.Value, axis: int):
+    """What dim `axis` of tensor `t` is known to equal: the size operand it
+    was created with (tensor.empty, extract_slice; through the init of a
+    linalg op and casts) as a Value, else ("dim", tensor, axis)."""
+    dynamic = ir.ShapedType.get_dynamic_size()
+    while True:
+        owner = t.owner
+        if isinstance(owner, ir.Block):
+            return ("dim", t, axis)
+        name = owner.name
+        if name == "tensor.empty":
+            tt = ir.RankedTensorType(t.type)
+            return _resolve_value(list(owner.operands)[sum(1 for d in range(axis) if tt.is_dynamic_dim(d))])
+        if name == "tensor.extract_slice":
+            sizes = list(ir.DenseI64ArrayAttr(owner.attributes["static_sizes"]))
+            if len(sizes) != ir.RankedTensorType(t.type).rank or sizes[axis] != dynamic:
+                return ("dim", t, axis)  # rank-reducing or static
+            n_offsets = sum(1 for o in ir.DenseI64ArrayAttr(owner.attributes["static_offsets"]) if o == dynamic)
+            return _resolve_value(list(owner.operands)[1 + n_offsets + sum(1 for d in sizes[:axis] if d == dynamic)])
+        if name == "tensor.cast":
+            t = owner.operands[0]
+            continue
+        if name.startswith("linalg.") and len(owner.results):
+            # Destination-style: a result has its init's shape.
+            position = next(i for i, r in enumerate(owner.results) if r == t)
+            init = list(owner.operands)[len(owner.operands) - len(owner.results) + position]
+            t = init
+            continue
+        return ("dim", t, axis)
+
+
+def _resolve_value(v: ir.Value):
+    """An index/integer value, through casts and `tensor.dim` (resolved with `_resolve_dim`)."""
+    v = _strip_casts(v)
+    owner = v.owner
+    if not isinstance(owner, ir.Block) and owner.name == "tensor.dim":
+        axis = _strip_casts(owner.operands[1])
+        if not isinstance(axis.owner, ir.Block) and axis.owner.name == "arith.constant":
+            return _resolve_dim(owner.operands[0], ir.IntegerAttr(axis.owner.attributes["value"]).value)
+    return v
+
+
+def _same_dim_value(a, b) -> bool:
+    if isinstance(a, tuple) and isinstance(b, tuple):
+        return a[1] == b[1] and a[2] == b[2]
+    if isinstance(a, tuple) or isinstance(b, tuple):
+        return False
+    return a == b
+
+
 def _is_slice_size(source: ir.Value, axis: int, entry: ir.Value) -> bool:
     """Whether `source` is a `tensor.extract_slice` whose size along `axis`
     is the value `entry` (through integer casts)."""
@@ -182,6 +232,8 @@ def _constant_element(op: ir.Operation) -> ir.Attribute | None:
             if not isinstance(attr, ir.DenseIntElementsAttr):
                 return None
             shape = ir.RankedTensorType(value.type).shape
+            if len(indices) != len(shape) or any(not 0 <= i < d for i, d in zip(indices, shape)):
+                return None  # out of bounds (code that never runs for this element)
             flat = 0
             for i, d in zip(indices, shape):
                 flat = flat * d + i
@@ -241,6 +293,8 @@ def _unit_reshape(op: ir.Operation) -> bool:
     shape_owner = shape.owner
     if isinstance(shape_owner, ir.Block) or shape_owner.name != "tensor.from_elements":
         return False
+    if not isinstance(source.type, ir.RankedTensorType) or not isinstance(op.results[0].type, ir.RankedTensorType):
+        return False
     src_type = ir.RankedTensorType(source.type)
     res_type = ir.RankedTensorType(op.results[0].type)
     keep_src = [d for d in range(src_type.rank) if src_type.shape[d] != 1]
@@ -253,8 +307,7 @@ def _unit_reshape(op: ir.Operation) -> bool:
     for s, r in zip(keep_src, keep_res):
         known = _dim_of(entries[r])
         if src_type.is_dynamic_dim(s):
-            if not (isinstance(known, tuple) and known[0] == source and known[1] == s) \
-                    and not _is_slice_size(source, s, entries[r]):
+            if not _same_dim_value(_resolve_dim(source, s), _resolve_value(entries[r])):
                 return False
         elif not (known == src_type.shape[s] or (not res_type.is_dynamic_dim(r) and res_type.shape[r] == src_type.shape[s])):
             return False
