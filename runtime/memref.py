@@ -67,11 +67,13 @@ class OwnedBuffer:
         if allocated:
             OwnedBuffer.live += 1
 
-    def __del__(self):
+    # `free` is bound at definition: at interpreter exit the module's
+    # globals may already be None when the last buffers die.
+    def __del__(self, free=_free):
         if self.allocated:
-            _free(self.allocated)
+            free(self.allocated)
             self.allocated = 0
-            OwnedBuffer.live -= 1
+            type(self).live -= 1
 
 
 class BufferView:

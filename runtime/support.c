@@ -103,9 +103,12 @@ typedef void (*kiln_body_fn)(void *, int64_t, int64_t);
 #define KILN_CHUNKS_PER_THREAD 4
 #define KILN_SPIN_ROUNDS 20000
 
-/* A job's claim word: generation in the high 40 bits, next chunk in the low 24. */
-#define KILN_CHUNK_BITS 24
-#define KILN_CHUNK_MASK ((UINT64_C(1) << KILN_CHUNK_BITS) - 1)
+/* A job's claim word: generation (bits 32-63), chunk count (16-31), next
+ * chunk (0-15). One word, so a claim that succeeds is a claim on the job
+ * whose chunk count it compared against. */
+#define KILN_GEN_SHIFT 32
+#define KILN_COUNT_SHIFT 16
+#define KILN_FIELD_MASK UINT64_C(0xffff)
 
 static struct {
   pthread_mutex_t dispatch; /* held by the thread running a parallel loop */
@@ -116,8 +119,8 @@ static struct {
   /* The current job; stable while any of its chunks is unfinished. */
   kiln_body_fn fn;
   void *ctx;
-  int64_t lo, hi, nchunks;
-  _Atomic uint64_t claim;    /* generation << KILN_CHUNK_BITS | next chunk */
+  int64_t lo, hi;
+  _Atomic uint64_t claim;    /* see KILN_GEN_SHIFT */
   _Atomic int64_t finished;  /* chunks of the current job done */
 } kiln_pool = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 1, 32768};
 
@@ -132,27 +135,31 @@ static inline void kiln_cpu_relax(void) {
 
 /* Claim the next chunk of generation `gen`; -1 when none is left (or the
  * job is no longer `gen`). */
-static int64_t kiln_claim(uint64_t gen) {
+static int64_t kiln_claim(uint64_t gen, int64_t *nchunks) {
   uint64_t word = atomic_load_explicit(&kiln_pool.claim, memory_order_acquire);
   for (;;) {
-    if ((word >> KILN_CHUNK_BITS) != gen)
+    if ((word >> KILN_GEN_SHIFT) != gen)
       return -1;
-    int64_t chunk = (int64_t)(word & KILN_CHUNK_MASK);
-    if (chunk >= kiln_pool.nchunks)
+    int64_t chunk = (int64_t)(word & KILN_FIELD_MASK);
+    int64_t count = (int64_t)((word >> KILN_COUNT_SHIFT) & KILN_FIELD_MASK);
+    if (chunk >= count)
       return -1;
     if (atomic_compare_exchange_weak_explicit(&kiln_pool.claim, &word, word + 1, memory_order_acq_rel,
-                                              memory_order_acquire))
+                                              memory_order_acquire)) {
+      *nchunks = count;
       return chunk;
+    }
   }
 }
 
 static void kiln_run_chunks(uint64_t gen) {
-  int64_t chunk;
-  while ((chunk = kiln_claim(gen)) >= 0) {
-    /* Holding a claim keeps fn/ctx/lo/hi of this job in place. */
+  int64_t chunk, nchunks;
+  while ((chunk = kiln_claim(gen, &nchunks)) >= 0) {
+    /* An unfinished claimed chunk keeps the job (fn/ctx/lo/hi) in place:
+     * the caller waits for it before it publishes another job. */
     int64_t n = kiln_pool.hi - kiln_pool.lo;
-    int64_t lo = kiln_pool.lo + n * chunk / kiln_pool.nchunks;
-    int64_t hi = kiln_pool.lo + n * (chunk + 1) / kiln_pool.nchunks;
+    int64_t lo = kiln_pool.lo + n * chunk / nchunks;
+    int64_t hi = kiln_pool.lo + n * (chunk + 1) / nchunks;
     if (lo < hi)
       kiln_pool.fn(kiln_pool.ctx, lo, hi);
     atomic_fetch_add_explicit(&kiln_pool.finished, 1, memory_order_acq_rel);
@@ -166,13 +173,13 @@ static void *kiln_worker(void *arg) {
   for (;;) {
     uint64_t gen;
     int spins = 0;
-    while ((gen = atomic_load_explicit(&kiln_pool.claim, memory_order_acquire) >> KILN_CHUNK_BITS) == seen) {
+    while ((gen = atomic_load_explicit(&kiln_pool.claim, memory_order_acquire) >> KILN_GEN_SHIFT) == seen) {
       if (++spins < KILN_SPIN_ROUNDS) {
         kiln_cpu_relax();
         continue;
       }
       pthread_mutex_lock(&kiln_pool.sleep_lock);
-      while ((atomic_load_explicit(&kiln_pool.claim, memory_order_acquire) >> KILN_CHUNK_BITS) == seen)
+      while ((atomic_load_explicit(&kiln_pool.claim, memory_order_acquire) >> KILN_GEN_SHIFT) == seen)
         pthread_cond_wait(&kiln_pool.wake, &kiln_pool.sleep_lock);
       pthread_mutex_unlock(&kiln_pool.sleep_lock);
     }
@@ -244,18 +251,18 @@ void kiln_parallel_for(kiln_body_fn fn, void *ctx, int64_t lo, int64_t hi, int64
     fn(ctx, lo, hi);
     return;
   }
-  int64_t nchunks = (int64_t)kiln_pool.nthreads * KILN_CHUNKS_PER_THREAD;
+  int64_t nchunks = (int64_t)kiln_pool.nthreads * KILN_CHUNKS_PER_THREAD; /* <= 256 */
   if (nchunks > hi - lo)
     nchunks = hi - lo;
   kiln_pool.fn = fn;
   kiln_pool.ctx = ctx;
   kiln_pool.lo = lo;
   kiln_pool.hi = hi;
-  kiln_pool.nchunks = nchunks;
   atomic_store_explicit(&kiln_pool.finished, 0, memory_order_relaxed);
-  uint64_t gen = (atomic_load_explicit(&kiln_pool.claim, memory_order_relaxed) >> KILN_CHUNK_BITS) + 1;
+  uint64_t gen = ((atomic_load_explicit(&kiln_pool.claim, memory_order_relaxed) >> KILN_GEN_SHIFT) + 1) & 0xffffffffu;
   pthread_mutex_lock(&kiln_pool.sleep_lock);
-  atomic_store_explicit(&kiln_pool.claim, gen << KILN_CHUNK_BITS, memory_order_release);
+  atomic_store_explicit(&kiln_pool.claim, (gen << KILN_GEN_SHIFT) | ((uint64_t)nchunks << KILN_COUNT_SHIFT),
+                        memory_order_release);
   pthread_cond_broadcast(&kiln_pool.wake);
   pthread_mutex_unlock(&kiln_pool.sleep_lock);
 
