@@ -49,13 +49,13 @@ DEFAULT_PIPELINE: Pipeline = [
         "stablehlo-convert-to-signless",
         "canonicalize",
         "cse",
-        "kiln-simplify-shapes",
+        "kiln-simplify-shapes{reshapes=false}",
         "canonicalize",
         "cse",
-        # Again: folding exposed reshapes whose sizes are now the source's dims.
+        "func.func(linalg-fuse-elementwise-ops)",
+        # Reshapes that only add or drop unit dims become views (after fusion: see the pass).
         "kiln-simplify-shapes",
         "canonicalize",
-        "func.func(linalg-fuse-elementwise-ops)",
         "kiln-scalarize-rank0",
         "canonicalize",
         "cse",

@@ -34,6 +34,7 @@ from kiln.runtime.memref import (
     contiguous_strides,
     data_pointer,
     descriptor_words,
+    tune_malloc,
 )
 
 _WORD = 8
@@ -112,6 +113,7 @@ class Executable:
         self.args = [ValueSpec(np.dtype(a.dtype), a.rank) for a in args]
         self.results = [ValueSpec(np.dtype(r.dtype), r.rank) for r in results]
         self.checks = checks
+        tune_malloc()
         self._lib = ctypes.CDLL(library)
         self._packed_fn = ctypes.cast(getattr(self._lib, f"_mlir__mlir_ciface_{name}"), ctypes.c_void_p).value
         self._invoke = self._lib.kiln_invoke

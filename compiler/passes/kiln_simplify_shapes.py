@@ -17,7 +17,10 @@ Out:
   and/or `tensor.expand_shape`, which bufferize to views and which
   empty-tensor elimination and fusion see through.
 Run `canonicalize` before (so shape operands are `from_elements`) and
-after.
+after. Option `reshapes=false` leaves reshapes alone: the default pipeline
+rewrites them only after elementwise fusion, which fuses chains of 1-d
+column arithmetic better across a `tensor.reshape` than across the
+expand_shape it would propagate (2-d `?x1` generics).
 """
 
 from __future__ import annotations
@@ -338,8 +341,9 @@ def simplify_shapes(module: ir.Module, options: dict) -> None:
     for op in collect_ops(module, {"linalg.generic"}):
         if _scalarizable(op):
             _scalarize(op)
-    for op in collect_ops(module, {"tensor.reshape"}):
-        _unit_reshape(op)
+    if options.get("reshapes", "true") != "false":
+        for op in collect_ops(module, {"tensor.reshape"}):
+            _unit_reshape(op)
     for op in collect_ops(module, {"tensor.extract"}):
         attr = _constant_element(op)
         if attr is not None:
@@ -347,3 +351,6 @@ def simplify_shapes(module: ir.Module, options: dict) -> None:
                 constant = arith.constant(op.results[0].type, attr)
             op.results[0].replace_all_uses_with(constant)
             op.erase()
+
+
+simplify_shapes.pass_options = ("reshapes",)
