@@ -245,3 +245,47 @@ def test_two_processes_compile_into_one_fresh_cache(tmp_path):
     if result["stats"].get("misses", 0):
         pytest.skip("the compiler's sources changed while the test ran (a new cache key is right)")
     assert result["stats"].get("hits", 0) >= 1
+
+
+_FAULTS_SCRIPT = textwrap.dedent("""
+    import resource, sys
+    import numpy as np
+    import kiln
+    from kiln.runtime import memref
+
+    @kiln.qjit
+    def chain(x):
+        y = x + 1.0
+        z = y * y
+        return z - y, y, z
+
+    x = np.ones(400_000, np.float32)
+    for _ in range(5):
+        chain(x)
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+    for _ in range(100):
+        a, b, c = chain(x)
+        del a, b, c
+    faults = (resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before) / 100
+    print(memref._malloc_tuned, faults)
+""")
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc malloc tuning is Linux-only")
+def test_fresh_result_buffers_do_not_page_fault(tmp_path):
+    """Three 1.6 MB results per call: with kiln's malloc settings freed
+    blocks are reused (a handful of page faults per call); with
+    KILN_MALLOC_TUNING=0 glibc's defaults apply and the setting is off."""
+    script = tmp_path / "faults.py"
+    script.write_text(_FAULTS_SCRIPT)
+    env = dict(os.environ, KILN_CACHE_DIR=str(tmp_path / "cache"))
+    out = subprocess.run([sys.executable, str(script)], env=env, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    tuned, faults = out.stdout.split()
+    assert tuned == "True"
+    # 4.8 MB of fresh pages would be ~1200 faults per call.
+    assert float(faults) < 100, out.stdout
+    out = subprocess.run([sys.executable, str(script)], env=dict(env, KILN_MALLOC_TUNING="0"),
+                         capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split()[0] == "False"
