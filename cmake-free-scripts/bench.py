@@ -700,7 +700,8 @@ def write_docs(path: str, header: list[str], table: list[str], compile_table: li
 
 # The optimization passes in the order the ablation adds them back.
 OPTIMIZATIONS = ("kiln-linalg-to-blas", "kiln-reassociate-reductions", "kiln-expand-exp",
-                 "kiln-elementwise-in-place", "kiln-flatten-copies")
+                 "kiln-elementwise-in-place", "kiln-flatten-copies", "kiln-fuse-insert-slices",
+                 "kiln-version-small-dims", "kiln-parallelize")
 
 
 def ablation_pipelines() -> list[tuple[str, Any]]:
