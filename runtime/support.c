@@ -198,6 +198,23 @@ static int64_t kiln_env_int(const char *name, int64_t fallback) {
   return (*end == '\0' && v >= 0) ? (int64_t)v : fallback;
 }
 
+/* Settings read once from the environment (the pool starts later, at the
+ * first loop that runs in parallel). */
+static pthread_once_t kiln_settings_once = PTHREAD_ONCE_INIT;
+static int64_t kiln_settings_threads, kiln_settings_min_work;
+
+static void kiln_read_settings(void) {
+  long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+#ifdef CPU_COUNT
+  cpu_set_t set;
+  if (sched_getaffinity(0, sizeof(set), &set) == 0 && CPU_COUNT(&set) > 0)
+    cpus = CPU_COUNT(&set);
+#endif
+  int64_t want = kiln_env_int("KILN_NUM_THREADS", cpus > 0 ? cpus : 1);
+  kiln_settings_threads = want < 1 ? 1 : (want > KILN_MAX_THREADS ? KILN_MAX_THREADS : want);
+  kiln_settings_min_work = kiln_env_int("KILN_PARALLEL_MIN_WORK", 32768);
+}
+
 static void kiln_pool_after_fork(void) {
   /* The child has only the forking thread: forget the workers. */
   kiln_pool.nthreads = 1;
@@ -208,18 +225,9 @@ static void kiln_pool_after_fork(void) {
 }
 
 static void kiln_pool_start(void) {
-  long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-#ifdef CPU_COUNT
-  cpu_set_t set;
-  if (sched_getaffinity(0, sizeof(set), &set) == 0 && CPU_COUNT(&set) > 0)
-    cpus = CPU_COUNT(&set);
-#endif
-  int64_t want = kiln_env_int("KILN_NUM_THREADS", cpus > 0 ? cpus : 1);
-  if (want < 1)
-    want = 1;
-  if (want > KILN_MAX_THREADS)
-    want = KILN_MAX_THREADS;
-  kiln_pool.min_work = kiln_env_int("KILN_PARALLEL_MIN_WORK", 32768);
+  pthread_once(&kiln_settings_once, kiln_read_settings);
+  int64_t want = kiln_settings_threads;
+  kiln_pool.min_work = kiln_settings_min_work;
   kiln_pool.nthreads = 1;
   for (int w = 1; w < want; w++) {
     pthread_t thread;
@@ -233,6 +241,13 @@ static void kiln_pool_start(void) {
     kiln_pool.nthreads = w + 1;
   }
   pthread_atfork(NULL, NULL, kiln_pool_after_fork);
+}
+
+/* The least work (innermost iterations) a loop needs to be handed to
+ * kiln_parallel_for; compiled code runs smaller loops inline. */
+int64_t kiln_parallel_min_work(void) {
+  pthread_once(&kiln_settings_once, kiln_read_settings);
+  return kiln_settings_threads < 2 ? INT64_MAX : kiln_settings_min_work;
 }
 
 /* The number of threads parallel loops of this library use (1 = serial). */

@@ -17,13 +17,19 @@ views (`memref.subview`, reshapes, casts) and index arithmetic are cloned
 into the body instead, so LLVM sees that two views share a base pointer
 (and forms interleaved loads) and folds constant sizes. The loop is replaced by
 
-    func.call @kiln_parallel_for(@body, %ctx, lb0, ub0, work)
+    scf.if (work >= func.call @kiln_parallel_min_work()) {
+      (stores into the context)
+      func.call @kiln_parallel_for(@body, %ctx, lb0, ub0, work)
+    } else {
+      (the original nest, inline)
+    }
 
 where `work` estimates the innermost iterations (the product of the
 parallel dims times the trip counts of inner loops with outer bounds).
-`runtime/support.c` splits [lb0, ub0) over a thread pool, or calls the body
-once when the work is small (`KILN_PARALLEL_MIN_WORK`, default 32768) or
-`KILN_NUM_THREADS=1`.
+`runtime/support.c` splits [lb0, ub0) over a thread pool. Small work
+(below `KILN_PARALLEL_MIN_WORK`, default 32768; everything with
+`KILN_NUM_THREADS=1`) runs the inline copy: no call, and a small nest inside
+a loop stays visible to LLVM.
 
 Loops stay serial (inline) when their bounds are constants with fewer than
 `min-work` (default 4096) iterations, and in functions that call BLAS:
@@ -47,6 +53,9 @@ from kiln.compiler.passes import register_pass
 from kiln.compiler.passes._util import collect_ops
 
 RUNTIME_CALLEE = "kiln_parallel_for"
+# Work below this many iterations (KILN_PARALLEL_MIN_WORK; no limit with
+# one thread) runs inline.
+MIN_WORK_CALLEE = "kiln_parallel_min_work"
 # Sibling nests over the same rows run in blocks of rows of about this many
 # elements per nest (a few tens of KiB: the rows stay in L1/L2 between nests).
 ROW_BLOCK_ELEMENTS = 8192
@@ -190,14 +199,17 @@ class _Nest:
 
 
 def _declare_runtime(module: ir.Module) -> None:
-    for op in module.body.operations:
-        if op.operation.name == "func.func" and ir.StringAttr(op.attributes["sym_name"]).value == RUNTIME_CALLEE:
-            return
+    declared = {ir.StringAttr(op.attributes["sym_name"]).value for op in module.body.operations
+                if op.operation.name == "func.func"}
     ptr = ir.Type.parse("!llvm.ptr")
     i64 = ir.IntegerType.get_signless(64)
-    with ir.InsertionPoint.at_block_begin(module.body):
-        decl = func.FuncOp(RUNTIME_CALLEE, ir.FunctionType.get([ptr, ptr, i64, i64, i64], []))
-        decl.attributes["sym_visibility"] = ir.StringAttr.get("private")
+    signatures = {RUNTIME_CALLEE: ([ptr, ptr, i64, i64, i64], []), MIN_WORK_CALLEE: ([], [i64])}
+    for name, (inputs, outputs) in signatures.items():
+        if name in declared:
+            continue
+        with ir.InsertionPoint.at_block_begin(module.body):
+            decl = func.FuncOp(name, ir.FunctionType.get(inputs, outputs))
+            decl.attributes["sym_visibility"] = ir.StringAttr.get("private")
 
 
 def _enclosing_function(op: ir.Operation) -> ir.Operation:
@@ -239,13 +251,6 @@ def _outline(module: ir.Module, nest: _Nest, name: str) -> None:
                                   attributes={"elem_type": ir.TypeAttr.get(struct_type),
                                               "alignment": ir.IntegerAttr.get(i64, 16)}).result
     with ir.InsertionPoint(op), op.location:
-        for i, value in enumerate(nest.captures):
-            stored = value
-            if isinstance(value.type, ir.MemRefType):
-                stored = _cast(value, fields[i])
-            elif isinstance(value.type, ir.IndexType):
-                stored = arith.index_cast(i64, value)
-            ir.Operation.create("llvm.store", operands=[stored, _field_pointer(ctx, struct_type, i)])
         # work = rows * (iterations per row, summed over the nests).
         rows = arith.subi(upper0, lower0)
         per_row = None
@@ -266,7 +271,22 @@ def _outline(module: ir.Module, nest: _Nest, name: str) -> None:
         if inner is not None:
             inner = arith.maxsi(inner, arith.constant(index, 1))
             per_row = inner if per_row is None else arith.muli(per_row, inner)
-        work = rows if per_row is None else arith.muli(rows, per_row)
+        work = arith.index_cast(i64, rows if per_row is None else arith.muli(rows, per_row))
+        # Small work runs the nests inline (no call, and LLVM sees the loop in place).
+        min_work = func.CallOp([i64], ir.FlatSymbolRefAttr.get(MIN_WORK_CALLEE), []).results[0]
+        branch = scf.IfOp(arith.cmpi(arith.CmpIPredicate.sge, work, min_work), [], has_else=True)
+    with ir.InsertionPoint(branch.else_block), op.location:
+        serial_yield = scf.YieldOp([])
+    for member in nest.ops:
+        member.clone(ip=ir.InsertionPoint(serial_yield))
+    with ir.InsertionPoint(branch.then_block), op.location:
+        for i, value in enumerate(nest.captures):
+            stored = value
+            if isinstance(value.type, ir.MemRefType):
+                stored = _cast(value, fields[i])
+            elif isinstance(value.type, ir.IndexType):
+                stored = arith.index_cast(i64, value)
+            ir.Operation.create("llvm.store", operands=[stored, _field_pointer(ctx, struct_type, i)])
         if len(nest.ops) > 1:
             # Rows per block: about ROW_BLOCK_ELEMENTS elements of each nest.
             per_row_or_1 = per_row if per_row is not None else arith.constant(index, 1)
@@ -278,8 +298,8 @@ def _outline(module: ir.Module, nest: _Nest, name: str) -> None:
         fn_ptr = ir.Operation.create("llvm.mlir.addressof", results=[ptr],
                                      attributes={"global_name": ir.FlatSymbolRefAttr.get(name)}).result
         func.CallOp([], ir.FlatSymbolRefAttr.get(RUNTIME_CALLEE),
-                    [fn_ptr, ctx, arith.index_cast(i64, lower0), arith.index_cast(i64, upper0),
-                     arith.index_cast(i64, work)])
+                    [fn_ptr, ctx, arith.index_cast(i64, lower0), arith.index_cast(i64, upper0), work])
+        scf.YieldOp([])
 
     # Body: reload the captures, run the nest over [lo, hi).
     replacements = []

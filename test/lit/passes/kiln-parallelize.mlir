@@ -6,10 +6,13 @@
 // which runs the nest for [lo, hi) of its first dim; the values it uses
 // from outside are stored in a context struct (llvm.alloca in the entry
 // block) and loaded back in the body; constants and index values are
-// recomputed there. The loop becomes a call to
-// @kiln_parallel_for(body, ctx, lb0, ub0, work), declared once.
+// recomputed there. The loop becomes
+// `scf.if (work >= @kiln_parallel_min_work()) { stores; call
+// @kiln_parallel_for(body, ctx, lb0, ub0, work) } else { the nest, inline }`,
+// both runtime functions declared once.
 
-// CHECK: func.func private @kiln_parallel_for(!llvm.ptr, !llvm.ptr, i64, i64, i64)
+// CHECK-DAG: func.func private @kiln_parallel_for(!llvm.ptr, !llvm.ptr, i64, i64, i64)
+// CHECK-DAG: func.func private @kiln_parallel_min_work() -> i64
 // CHECK-NOT: func.func private @kiln_parallel_for
 
 // Struct fields (in the order the nest uses them): a's descriptor, s, b's
@@ -22,8 +25,15 @@
 // CHECK-DAG: %[[C0:.*]] = arith.constant 0 : index
 // CHECK-DAG: %[[N:.*]] = memref.dim %[[A]], %[[C0]] : memref<?x?xf32>
 // CHECK-DAG: %[[M:.*]] = memref.dim %[[A]], %{{.*}} : memref<?x?xf32>
-// CHECK-NOT: scf.parallel
-// CHECK: %[[DA:.*]] = builtin.unrealized_conversion_cast %[[A]] : memref<?x?xf32> to !llvm.struct<(ptr, ptr, i64, array<2 x i64>, array<2 x i64>)>
+// work = (n - 0) * (m - 0), compared with the runtime's threshold
+// CHECK: %[[R0:.*]] = arith.subi %[[N]], %[[C0]] : index
+// CHECK-NEXT: %[[R1:.*]] = arith.subi %[[M]], %[[C0]] : index
+// CHECK-NEXT: %[[WORK:.*]] = arith.muli %[[R0]], %[[R1]] : index
+// CHECK-NEXT: %[[W:.*]] = arith.index_cast %[[WORK]] : index to i64
+// CHECK-NEXT: %[[THRESH:.*]] = call @kiln_parallel_min_work() : () -> i64
+// CHECK-NEXT: %[[BIG:.*]] = arith.cmpi sge, %[[W]], %[[THRESH]] : i64
+// CHECK-NEXT: scf.if %[[BIG]] {
+// CHECK-NEXT: %[[DA:.*]] = builtin.unrealized_conversion_cast %[[A]] : memref<?x?xf32> to !llvm.struct<(ptr, ptr, i64, array<2 x i64>, array<2 x i64>)>
 // CHECK-NEXT: %[[P0:.*]] = llvm.getelementptr %[[CTX]][0, 0]
 // CHECK-NEXT: llvm.store %[[DA]], %[[P0]] : !llvm.struct<(ptr, ptr, i64, array<2 x i64>, array<2 x i64>)>, !llvm.ptr
 // CHECK-NEXT: %[[P1:.*]] = llvm.getelementptr %[[CTX]][0, 1]
@@ -31,16 +41,14 @@
 // CHECK-NEXT: %[[DB:.*]] = builtin.unrealized_conversion_cast %[[B]] : memref<?x?xf32> to !llvm.struct<(ptr, ptr, i64, array<2 x i64>, array<2 x i64>)>
 // CHECK-NEXT: %[[P2:.*]] = llvm.getelementptr %[[CTX]][0, 2]
 // CHECK-NEXT: llvm.store %[[DB]], %[[P2]]
-// work = (n - 0) * (m - 0)
-// CHECK-NEXT: %[[R0:.*]] = arith.subi %[[N]], %[[C0]] : index
-// CHECK-NEXT: %[[R1:.*]] = arith.subi %[[M]], %[[C0]] : index
-// CHECK-NEXT: %[[WORK:.*]] = arith.muli %[[R0]], %[[R1]] : index
 // CHECK-NEXT: %[[FN:.*]] = llvm.mlir.addressof @scale_parallel0 : !llvm.ptr
 // CHECK-NEXT: %[[LB:.*]] = arith.index_cast %[[C0]] : index to i64
 // CHECK-NEXT: %[[UB:.*]] = arith.index_cast %[[N]] : index to i64
-// CHECK-NEXT: %[[W:.*]] = arith.index_cast %[[WORK]] : index to i64
-// CHECK-NEXT: call @kiln_parallel_for(%[[FN]], %[[CTX]], %[[LB]], %[[UB]], %[[W]]) : (!llvm.ptr, !llvm.ptr, i64, i64, i64) -> ()
-// CHECK-NEXT: return
+// CHECK-NEXT: func.call @kiln_parallel_for(%[[FN]], %[[CTX]], %[[LB]], %[[UB]], %[[W]]) : (!llvm.ptr, !llvm.ptr, i64, i64, i64) -> ()
+// The serial path: the original nest, inline.
+// CHECK-NEXT: } else {
+// CHECK-NEXT: scf.parallel (%{{.*}}, %{{.*}}) = (%[[C0]], %[[C0]]) to (%[[N]], %[[M]])
+// CHECK: return
 // CHECK-NEXT: }
 // CHECK-NEXT: llvm.func @scale_parallel0(%[[BCTX:[^:]*]]: !llvm.ptr, %[[LO:[^:]*]]: i64, %[[HI:[^:]*]]: i64) {
 // CHECK-NEXT: %[[Q0:.*]] = llvm.getelementptr %[[BCTX]][0, 0]
@@ -88,22 +96,26 @@ func.func @scale(%a: memref<?x?xf32>, %b: memref<?x?xf32>, %s: f32) {
 // CHECK-NOT: llvm.alloca
 // CHECK: %[[N:.*]] = memref.dim %[[A]]
 // CHECK-NEXT: scf.for
-// CHECK-NEXT: %[[K64:.*]] = arith.index_cast %[[K]] : index to i64
-// CHECK-NEXT: %[[P0:.*]] = llvm.getelementptr %[[CTX]][0, 0]
-// CHECK-NEXT: llvm.store %[[K64]], %[[P0]] : i64, !llvm.ptr
-// CHECK: llvm.store %{{.*}}, %{{.*}} : !llvm.struct<(ptr, ptr, i64, array<1 x i64>, array<1 x i64>)>, !llvm.ptr
 // CHECK-NEXT: %[[OUTER:.*]] = arith.subi %[[N]], %[[C1:.*]] : index
 // CHECK-NEXT: %[[TRIP:.*]] = arith.subi %[[K]], %{{.*}} : index
 // CHECK-NEXT: %[[ATLEAST1:.*]] = arith.constant 1 : index
 // CHECK-NEXT: %[[INNER:.*]] = arith.maxsi %[[TRIP]], %[[ATLEAST1]] : index
 // CHECK-NEXT: %[[WORK:.*]] = arith.muli %[[OUTER]], %[[INNER]] : index
+// CHECK-NEXT: %[[W:.*]] = arith.index_cast %[[WORK]] : index to i64
+// CHECK-NEXT: %[[THRESH:.*]] = func.call @kiln_parallel_min_work() : () -> i64
+// CHECK-NEXT: %[[BIG:.*]] = arith.cmpi sge, %[[W]], %[[THRESH]] : i64
+// CHECK-NEXT: scf.if %[[BIG]] {
+// CHECK-NEXT: %[[K64:.*]] = arith.index_cast %[[K]] : index to i64
+// CHECK-NEXT: %[[P0:.*]] = llvm.getelementptr %[[CTX]][0, 0]
+// CHECK-NEXT: llvm.store %[[K64]], %[[P0]] : i64, !llvm.ptr
+// CHECK: llvm.store %{{.*}}, %{{.*}} : !llvm.struct<(ptr, ptr, i64, array<1 x i64>, array<1 x i64>)>, !llvm.ptr
 // CHECK-NEXT: llvm.mlir.addressof @in_loop_parallel0
 // CHECK-NEXT: %[[LB:.*]] = arith.index_cast %[[C1]] : index to i64
 // CHECK-NEXT: %[[UB:.*]] = arith.index_cast %[[N]] : index to i64
-// CHECK-NEXT: %[[W:.*]] = arith.index_cast %[[WORK]] : index to i64
 // CHECK-NEXT: func.call @kiln_parallel_for(%{{.*}}, %[[CTX]], %[[LB]], %[[UB]], %[[W]])
-// CHECK-NEXT: }
-// CHECK-NEXT: return
+// CHECK-NEXT: } else {
+// CHECK-NEXT: scf.parallel
+// CHECK: return
 // CHECK: llvm.func @in_loop_parallel0(%[[BCTX:[^:]*]]: !llvm.ptr, %[[LO:[^:]*]]: i64, %[[HI:[^:]*]]: i64)
 // CHECK-NEXT: %[[Q0:.*]] = llvm.getelementptr %[[BCTX]][0, 0]
 // CHECK-NEXT: %[[BK64:.*]] = llvm.load %[[Q0]] : !llvm.ptr -> i64
@@ -188,10 +200,18 @@ func.func @views_sunk(%a: memref<?xf64>, %b: memref<?xf64>, %off: index) {
 // CHECK: scf.parallel
 // CHECK-NEXT: memref.store %[[CST]], %[[BA]]
 // CHECK-NOT: @small_and_large_parallel1
+// With min-work=1 both nests are outlined; each keeps its inline copy for
+// work below the runtime's threshold.
 // MIN-LABEL: func.func @small_and_large
-// MIN-NOT: scf.parallel
-// MIN-COUNT-2: call @kiln_parallel_for(
-// MIN-NOT: scf.parallel
+// MIN: scf.if
+// MIN: call @kiln_parallel_for(
+// MIN-NEXT: } else {
+// MIN-NEXT: scf.parallel
+// MIN: scf.if
+// MIN: call @kiln_parallel_for(
+// MIN-NEXT: } else {
+// MIN-NEXT: scf.parallel
+// MIN-NOT: call @kiln_parallel_for(
 // MIN: return
 // MIN-DAG: llvm.func @small_and_large_parallel0(
 // MIN-DAG: llvm.func @small_and_large_parallel1(
