@@ -81,6 +81,7 @@ DEFAULT_PIPELINE: Pipeline = [
         "cse",
         "kiln-version-small-dims",
         "kiln-parallelize",
+        "kiln-version-small-dims{bodies=true}",
     ]),
     ("llvm", [
         "convert-complex-to-standard",

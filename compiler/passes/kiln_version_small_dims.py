@@ -19,6 +19,13 @@ of their own metadata; a `memref.cast` would be folded into the loads). With sta
 sizes and strides LLVM unrolls the channel loop and vectorizes the loop
 around it with interleaved loads and stores; with a dynamic innermost
 extent of 3 it runs scalar. One compile still serves every size.
+
+With `bodies=true` (run after kiln-parallelize) the pass versions the
+outlined parallel bodies instead: a body that reads columns of arrays
+(`memref.subview`s of rank >= 2 buffers whose last dim is dynamic, such as
+`boxes[:, 2]` of an (N, 4) array) gets versions for a last dim of 2, 3 and
+4 (all such buffers at once), in which the columns' row stride is static
+and LLVM loads a row's columns with one interleaved vector load.
 """
 
 from __future__ import annotations
@@ -95,16 +102,20 @@ class _Specializer:
     """Values of a nest version with dim `axis` of the versioned buffers
     known to be `size`."""
 
-    def __init__(self, buffers: list[ir.Value], axis: int, size: int, before: ir.Operation):
-        self.buffers, self.axis, self.size, self.before = buffers, axis, size, before
+    def __init__(self, buffers: list[tuple[ir.Value, int]], size: int, before: ir.Operation):
+        self.buffers, self.size, self.before = buffers, size, before
         self.memo: list[tuple[ir.Value, ir.Value]] = []
 
-    def _versioned(self, value: ir.Value) -> bool:
-        return any(value == b for b in self.buffers)
+    def _axis(self, value: ir.Value) -> int | None:
+        """The versioned axis of `value`, or None if it is not a versioned buffer."""
+        return next((axis for b, axis in self.buffers if value == b), None)
 
-    def _static_type(self, t: ir.MemRefType) -> ir.MemRefType:
+    def _versioned(self, value: ir.Value) -> bool:
+        return self._axis(value) is not None
+
+    def _static_type(self, t: ir.MemRefType, axis: int) -> ir.MemRefType:
         shape = list(t.shape)
-        shape[self.axis] = self.size
+        shape[axis] = self.size
         return ir.MemRefType.get(shape, t.element_type, memory_space=t.memory_space)
 
     def __call__(self, value: ir.Value) -> ir.Value:
@@ -119,11 +130,10 @@ class _Specializer:
 
     def _compute(self, value: ir.Value) -> ir.Value:
         with ir.InsertionPoint(self.before), self.before.location:
-            if self._versioned(value):
-                t = ir.MemRefType(value.type)
-                shape = list(t.shape)
-                shape[self.axis] = self.size
-                return _static_view(value, shape, _static_strides(self._static_type(t)))
+            axis = self._axis(value)
+            if axis is not None:
+                static = self._static_type(ir.MemRefType(value.type), axis)
+                return _static_view(value, list(static.shape), _static_strides(static))
             owner = value.owner
             if isinstance(owner, ir.Block):
                 return value
@@ -143,7 +153,7 @@ class _Specializer:
         owner = value.owner
         if not isinstance(owner, ir.Block):
             if owner.name == "memref.dim" and self._versioned(owner.operands[0]) \
-                    and _constant(owner.operands[1]) == self.axis:
+                    and _constant(owner.operands[1]) == self._axis(owner.operands[0]):
                 result = index_value(self.size)
             elif owner.name.startswith("arith.") and not owner.regions and owner.name != "arith.constant":
                 result = self._rebuild(owner, value, range(len(owner.operands)))
@@ -171,7 +181,7 @@ class _Specializer:
         value = self._rebuild(subview, value, range(1, len(subview.operands)))
         subview = value.owner
         source_type = ir.MemRefType(subview.operands[0].type)
-        strides = _static_strides(self._static_type(source_type))
+        strides = _static_strides(self._static_type(source_type, self._axis(subview.operands[0])))
         static_strides = list(ir.DenseI64ArrayAttr(subview.attributes["static_strides"]))
         if any(s != 1 for s in static_strides):
             return value
@@ -261,14 +271,11 @@ def _inside(value: ir.Value, op: ir.Operation) -> bool:
     return False
 
 
-def _static_nest(op: ir.Operation, buffers: list, axis: int, size: int) -> None:
-    """Clone the nest at the current insertion point with the extent fixed."""
-    with op.location:
-        bound = index_value(size)
+def _specialized_clone(op: ir.Operation, buffers: list[tuple[ir.Value, int]], size: int) -> ir.Operation:
+    """Clone `op` at the current insertion point; the values it uses from
+    outside are specialized for the versioned dims being `size`."""
     clone = op.clone(ip=ir.InsertionPoint.current)
-    n = len(clone.regions[0].blocks[0].arguments)
-    clone.operands[2 * n - 1] = bound
-    specialize = _Specializer(buffers, axis, size, clone)
+    specialize = _Specializer(buffers, size, clone)
     inner = []
 
     def visit(o):
@@ -282,6 +289,14 @@ def _static_nest(op: ir.Operation, buffers: list, axis: int, size: int) -> None:
                 new = specialize(operand)
                 if new != operand:
                     o.operands[i] = new
+    return clone
+
+
+def _static_nest(op: ir.Operation, buffers: list, axis: int, size: int) -> None:
+    """Clone the nest at the current insertion point with the extent fixed
+    (its bound is `memref.dim` of a versioned buffer, so it specializes to
+    the constant with the rest)."""
+    _specialized_clone(op, [(b, axis) for b in buffers], size)
 
 
 def _versions(op: ir.Operation, extent: ir.Value, buffers: list, axis: int, sizes: tuple) -> None:
@@ -298,9 +313,59 @@ def _versions(op: ir.Operation, extent: ir.Value, buffers: list, axis: int, size
             op.move_before(scf.YieldOp([]))
 
 
+def _versions_of_body(loop: ir.Operation, dims: list[ir.Value], buffers: list, sizes: tuple) -> None:
+    condition = None
+    for dim in dims:
+        equal = arith.cmpi(arith.CmpIPredicate.eq, dim, index_value(sizes[0]))
+        condition = equal if condition is None else arith.andi(condition, equal)
+    if_op = scf.IfOp(condition, [], has_else=True)
+    with ir.InsertionPoint(if_op.then_block):
+        _specialized_clone(loop, buffers, sizes[0])
+        scf.YieldOp([])
+    with ir.InsertionPoint(if_op.else_block):
+        if len(sizes) > 1:
+            _versions_of_body(loop, dims, buffers, sizes[1:])
+            scf.YieldOp([])
+        else:
+            loop.move_before(scf.YieldOp([]))
+
+
+def version_parallel_bodies(module: ir.Module) -> None:
+    """Bodies outlined by kiln-parallelize that read columns of arrays
+    (subviews of rank >= 2 buffers whose last dim is dynamic): versions for
+    a last dim of 2, 3 and 4, where the columns' row stride is static."""
+    for fn in list(module.body.operations):
+        if fn.operation.name != "llvm.func" or "_parallel" not in ir.StringAttr(fn.attributes["sym_name"]).value:
+            continue
+        entry = fn.regions[0].blocks[0]
+        ops = list(entry.operations)
+        loops = [o for o in ops if o.name in ("scf.for", "scf.parallel")]
+        if len(loops) != 1:
+            continue
+        buffers = []
+        for o in ops:
+            if o.name != "builtin.unrealized_conversion_cast" or not isinstance(o.results[0].type, ir.MemRefType):
+                continue
+            value = o.results[0]
+            t = ir.MemRefType(value.type)
+            if t.rank < 2 or not _identity_layout(t) or not t.is_dynamic_dim(t.rank - 1):
+                continue
+            if any(use.owner.operation.name == "memref.subview" for use in value.uses):
+                buffers.append((value, t.rank - 1))
+        if not buffers:
+            continue
+        loop = loops[0]
+        with ir.InsertionPoint(loop), loop.location:
+            dims = [memref.dim(b, index_value(axis)) for b, axis in buffers]
+            _versions_of_body(loop, dims, buffers, VERSIONS)
+
+
 @register_pass("kiln-version-small-dims")
 def version_small_dims(module: ir.Module, options: dict) -> None:
     """Version loop nests on a small innermost extent (2, 3, 4) so sizes and strides become static."""
+    if options.get("bodies", "false") == "true":
+        version_parallel_bodies(module)
+        return
     for op in collect_ops(module, {"scf.parallel"}):
         if any(parent.operation.name in ("scf.parallel", "llvm.func") for parent in _ancestors(op)):
             continue
@@ -313,3 +378,6 @@ def version_small_dims(module: ir.Module, options: dict) -> None:
         buffers = _buffers_with_extent(op, buffer, axis, extent)
         with ir.InsertionPoint(op), op.location:
             _versions(op, extent, buffers, axis, VERSIONS)
+
+
+version_small_dims.pass_options = ("bodies",)

@@ -106,8 +106,7 @@ func.func @normalize(%img: memref<?x?x?xf32>, %mean: memref<?xf32>) -> memref<?x
 // CHECK: arith.cmpi eq, %[[C]], %{{.*}} : index
 // CHECK-NEXT: scf.if
 // CHECK-NEXT: %[[B2:.*]] = arith.constant 2 : index
-// CHECK-NEXT: %[[TWO:.*]] = arith.constant 2 : index
-// CHECK-NEXT: %[[LAST:.*]] = arith.subi %[[TWO]], %[[ONE]] : index
+// CHECK-NEXT: %[[LAST:.*]] = arith.subi %[[B2]], %[[ONE]] : index
 // CHECK: %[[IMG2:.*]] = memref.reinterpret_cast %[[IMG]] {{.*}} to memref<?x?x2xf32, strided<[?, 2, 1]>>
 // CHECK-NEXT: %[[SV:.*]] = memref.subview %[[IMG]][0, 0, 1] [%[[H]], %[[W]], %[[LAST]]] [1, 1, 1]
 // CHECK-NEXT: %{{.*}}, %{{.*}}, %[[SSZ:.*]]:3, %[[SST:.*]]:3 = memref.extract_strided_metadata %[[SV]]
