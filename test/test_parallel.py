@@ -617,3 +617,30 @@ def test_pool_runs_each_iteration_once_before_returning(tmp_path):
                                   timeout=60)
             runs += 1
             assert proc.returncode == 0, f"KILN_NUM_THREADS={threads}, run {runs}: {proc.stdout}{proc.stderr}"
+
+
+@kiln.qjit
+def _columns(x, y):
+    return x[:, 0] * 2.0 + x[:, -1] - y[:, 1] * x[:, 1 % x.shape[1]]
+
+
+@kiln.qjit
+def _stack_columns(x):
+    return np.stack([x[:, 0] + 1.0, x[:, -1] * 2.0], axis=1)
+
+
+@pytest.mark.parametrize("rows", [0, 5, 1000, 100_001])
+def test_column_reads_match_numpy_for_every_width(rows):
+    """Bodies reading columns of (n, c) arrays are versioned for c = 2, 3, 4
+    (static row stride); every width, including the fallback ones and a
+    strided input, gives NumPy's result, from one compile."""
+    rng = np.random.default_rng(rows)
+    for c in (2, 3, 4, 5, 7):
+        x = rng.standard_normal((rows, c))
+        y = rng.standard_normal((rows, c))
+        np.testing.assert_array_equal(_columns(x, y), x[:, 0] * 2.0 + x[:, -1] - y[:, 1] * x[:, 1 % c])
+        np.testing.assert_array_equal(_stack_columns(x), np.stack([x[:, 0] + 1.0, x[:, -1] * 2.0], axis=1))
+        strided = rng.standard_normal((rows, 2 * c))[:, ::2]
+        np.testing.assert_array_equal(_stack_columns(strided),
+                                      np.stack([strided[:, 0] + 1.0, strided[:, -1] * 2.0], axis=1))
+    assert _columns.num_compiles == 1 and _stack_columns.num_compiles == 1
