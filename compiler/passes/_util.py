@@ -20,6 +20,23 @@ def collect_ops(module: ir.Module, names: Container[str]) -> list[ir.Operation]:
     return found
 
 
+def constant_int(value: ir.Value) -> int | None:
+    """The integer of an `arith.constant` value, else None."""
+    owner = value.owner
+    if isinstance(owner, ir.Block) or owner.name != "arith.constant":
+        return None
+    attr = owner.attributes["value"]
+    return ir.IntegerAttr(attr).value if isinstance(attr, ir.IntegerAttr) else None
+
+
+def ancestors(op: ir.Operation):
+    """The operations enclosing `op`, innermost first."""
+    parent = op.parent
+    while parent is not None:
+        yield parent
+        parent = parent.parent
+
+
 def index_value(i: int) -> ir.Value:
     return arith.constant(ir.IndexType.get(), i)
 

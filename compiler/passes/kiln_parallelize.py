@@ -50,7 +50,7 @@ from __future__ import annotations
 
 from kiln.compiler.mlir import arith, func, ir, scf
 from kiln.compiler.passes import register_pass
-from kiln.compiler.passes._util import collect_ops
+from kiln.compiler.passes._util import ancestors, collect_ops, constant_int
 
 RUNTIME_CALLEE = "kiln_parallel_for"
 # Work below this many iterations (KILN_PARALLEL_MIN_WORK; no limit with
@@ -71,12 +71,6 @@ _SINKABLE_OPS = ("arith.constant", "memref.subview", "memref.collapse_shape", "m
 _SERIAL_OPS = ("func.call", "func.call_indirect", "llvm.call", "memref.alloc", "memref.realloc",
                "memref.dealloc", "memref.alloca", "scf.parallel")
 
-
-def _ancestors(op: ir.Operation):
-    parent = op.parent
-    while parent is not None:
-        yield parent
-        parent = parent.parent
 
 
 def _descriptor_type(memref_type: ir.MemRefType) -> ir.Type:
@@ -213,7 +207,7 @@ def _declare_runtime(module: ir.Module) -> None:
 
 
 def _enclosing_function(op: ir.Operation) -> ir.Operation:
-    for parent in _ancestors(op):
+    for parent in ancestors(op):
         if parent.operation.name in ("func.func", "llvm.func"):
             return parent
     raise ValueError("scf.parallel outside a function")
@@ -349,20 +343,13 @@ def _outline(module: ir.Module, nest: _Nest, name: str) -> None:
         member.move_before(yield_op)
 
 
-def _constant_int(value: ir.Value) -> int | None:
-    owner = value.owner
-    if isinstance(owner, ir.Block) or owner.name != "arith.constant":
-        return None
-    attr = owner.attributes["value"]
-    return ir.IntegerAttr(attr).value if isinstance(attr, ir.IntegerAttr) else None
-
 
 def _static_work(op: ir.Operation) -> int | None:
     """The iteration count of a loop nest whose bounds are all constants."""
     n_dims = len(op.regions[0].blocks[0].arguments)
     total = 1
     for d in range(n_dims):
-        lower, upper = _constant_int(op.operands[d]), _constant_int(op.operands[n_dims + d])
+        lower, upper = constant_int(op.operands[d]), constant_int(op.operands[n_dims + d])
         if lower is None or upper is None:
             return None
         total *= max(0, upper - lower)
@@ -422,10 +409,10 @@ def _resolve_size(v: ir.Value):
     if isinstance(owner, ir.Block):
         return v
     if owner.name == "arith.constant":
-        return _constant_int(v)
-    if owner.name != "memref.dim" or _constant_int(owner.operands[1]) is None:
+        return constant_int(v)
+    if owner.name != "memref.dim" or constant_int(owner.operands[1]) is None:
         return v
-    return _resolve_buffer_dim(owner.operands[0], _constant_int(owner.operands[1]))
+    return _resolve_buffer_dim(owner.operands[0], constant_int(owner.operands[1]))
 
 
 def _resolve_buffer_dim(buffer: ir.Value, axis: int):
@@ -537,8 +524,8 @@ def _same_rows(a: ir.Operation, b: ir.Operation) -> bool:
         return op.operands[0], op.operands[n], op.operands[2 * n]
     la, ua, sa = rows(a)
     lb, ub, sb = rows(b)
-    return (_constant_int(la) == 0 and _constant_int(lb) == 0 and _constant_int(sa) == 1
-            and _constant_int(sb) == 1 and _same_size(ua, ub))
+    return (constant_int(la) == 0 and constant_int(lb) == 0 and constant_int(sa) == 1
+            and constant_int(sb) == 1 and _same_size(ua, ub))
 
 
 def _group_siblings(ops: list[ir.Operation]) -> list[list[ir.Operation]]:
@@ -568,7 +555,7 @@ def parallelize(module: ir.Module, options: dict) -> None:
     candidates = []
     blas_users: dict = {}
     for op in collect_ops(module, {"scf.parallel"}):
-        if any(parent.name in ("scf.parallel", "llvm.func") for parent in _ancestors(op)):
+        if any(parent.name in ("scf.parallel", "llvm.func") for parent in ancestors(op)):
             continue
         if len(op.results):
             continue

@@ -32,7 +32,7 @@ from __future__ import annotations
 
 from kiln.compiler.mlir import arith, ir, memref, scf
 from kiln.compiler.passes import register_pass
-from kiln.compiler.passes._util import collect_ops, index_value
+from kiln.compiler.passes._util import ancestors, collect_ops, constant_int, index_value
 
 VERSIONS = (2, 3, 4)
 # Column widths the outlined bodies are versioned for (each version is a
@@ -40,19 +40,6 @@ VERSIONS = (2, 3, 4)
 BODY_VERSIONS = (3, 4)
 
 
-def _constant(value: ir.Value) -> int | None:
-    owner = value.owner
-    if isinstance(owner, ir.Block) or owner.name != "arith.constant":
-        return None
-    attr = owner.attributes["value"]
-    return ir.IntegerAttr(attr).value if isinstance(attr, ir.IntegerAttr) else None
-
-
-def _ancestors(op: ir.Operation):
-    parent = op.parent
-    while parent is not None:
-        yield parent
-        parent = parent.parent
 
 
 def _identity_layout(t: ir.MemRefType) -> bool:
@@ -67,12 +54,12 @@ def _candidate(op: ir.Operation) -> tuple[ir.Value, int, ir.Value] | None:
         return None
     operands = list(op.operands)
     lower, upper, step = operands[n - 1], operands[2 * n - 1], operands[3 * n - 1]
-    if _constant(lower) != 0 or _constant(step) != 1 or _constant(upper) is not None:
+    if constant_int(lower) != 0 or constant_int(step) != 1 or constant_int(upper) is not None:
         return None
     owner = upper.owner
     if isinstance(owner, ir.Block) or owner.name != "memref.dim":
         return None
-    buffer, axis = owner.operands[0], _constant(owner.operands[1])
+    buffer, axis = owner.operands[0], constant_int(owner.operands[1])
     if axis is None or not isinstance(buffer.type, ir.MemRefType) or not _identity_layout(buffer.type):
         return None
     iv = op.regions[0].blocks[0].arguments[n - 1]
@@ -156,7 +143,7 @@ class _Specializer:
         owner = value.owner
         if not isinstance(owner, ir.Block):
             if owner.name == "memref.dim" and self._versioned(owner.operands[0]) \
-                    and _constant(owner.operands[1]) == self._axis(owner.operands[0]):
+                    and constant_int(owner.operands[1]) == self._axis(owner.operands[0]):
                 result = index_value(self.size)
             elif owner.name.startswith("arith.") and not owner.regions and owner.name != "arith.constant":
                 result = self._rebuild(owner, value, range(len(owner.operands)))
@@ -231,8 +218,8 @@ def _same_dim(a: ir.Value, b: ir.Value) -> bool:
     oa, ob = a.owner, b.owner
     if isinstance(oa, ir.Block) or isinstance(ob, ir.Block) or oa.name != "memref.dim" or ob.name != "memref.dim":
         return False
-    axis = _constant(oa.operands[1])
-    return oa.operands[0] == ob.operands[0] and axis is not None and axis == _constant(ob.operands[1])
+    axis = constant_int(oa.operands[1])
+    return oa.operands[0] == ob.operands[0] and axis is not None and axis == constant_int(ob.operands[1])
 
 
 def _buffers_with_extent(op: ir.Operation, buffer: ir.Value, axis: int, extent: ir.Value) -> list[ir.Value]:
@@ -372,7 +359,7 @@ def version_small_dims(module: ir.Module, options: dict) -> None:
         version_parallel_bodies(module)
         return
     for op in collect_ops(module, {"scf.parallel"}):
-        if any(parent.operation.name in ("scf.parallel", "llvm.func") for parent in _ancestors(op)):
+        if any(parent.operation.name in ("scf.parallel", "llvm.func") for parent in ancestors(op)):
             continue
         if len(op.results):
             continue
