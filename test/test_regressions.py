@@ -499,3 +499,22 @@ def test_array_sizes_are_weakly_typed_like_python_ints():
     mean_like = kiln.qjit(lambda x: x / x.shape[0])
     assert scale(np.arange(3, dtype=np.int8)).dtype == np.int8
     assert mean_like(np.ones(4, np.float32)).dtype == np.float32
+
+
+def test_float16_mean_accumulates_in_float32_like_numpy():
+    """Fuzzing (seed 45): np.mean of float16 differed from NumPy by an ulp;
+    NumPy sums float16 in float32 and rounds the mean back to float16."""
+    import kiln
+
+    def f(x):
+        return np.mean(np.sin(x), axis=None, keepdims=False)
+
+    def g(x):
+        return x.mean(axis=1)
+
+    for n in (1, 3, 1000):
+        x = np.arange(n, dtype=np.int8) - 1
+        got = kiln.qjit(f)(x)
+        assert got.dtype == np.float16 and got == f(x)
+    h = np.random.default_rng(0).random((5, 700)).astype(np.float16)
+    np.testing.assert_array_equal(kiln.qjit(g)(h), g(h))

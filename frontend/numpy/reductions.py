@@ -117,13 +117,18 @@ def all(x: Any, axis: Any = None, keepdims: bool = False) -> Tracer:
 
 
 def mean(x: Any, axis: Any = None, dtype: Any = None, keepdims: bool = False) -> Tracer:
-    """Sum over the count; ints average in float64 as NumPy (empty gives nan)."""
+    """Sum over the count; ints average in float64 as NumPy (empty gives nan),
+    float16 in float32 with a float16 result (NumPy's rule too)."""
     x = operand(x)
     axes = _axes(x, axis)
     acc = dtype or (x.aval.dtype if x.aval.dtype.kind in "fc" else np.dtype(np.float64))
+    half = dtype is None and x.aval.dtype == np.float16
+    if half:
+        acc = np.dtype(np.float32)
     total = sum(convert(x, acc), axis=axes, keepdims=keepdims)
     count = shape_product([x.aval.shape[a] for a in axes])
-    return total / (convert(operand(count), acc) if not is_static_dim(count) else float(count))
+    result = total / (convert(operand(count), acc) if not is_static_dim(count) else float(count))
+    return convert(result, np.dtype(np.float16)) if half else result
 
 
 def var(x: Any, axis: Any = None, dtype: Any = None, ddof: int = 0, keepdims: bool = False) -> Tracer:
