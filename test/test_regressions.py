@@ -518,3 +518,32 @@ def test_float16_mean_accumulates_in_float32_like_numpy():
         assert got.dtype == np.float16 and got == f(x)
     h = np.random.default_rng(0).random((5, 700)).astype(np.float16)
     np.testing.assert_array_equal(kiln.qjit(g)(h), g(h))
+
+
+def test_scalar_element_refuses_an_array_value_like_numpy():
+    """Fuzzing (seed 25): `x[0, 0] = t` with t of shape (1, 1) is a
+    ValueError in NumPy ("setting an array element with a sequence"); kiln
+    broadcast it. A scalar value, or a row of a 2-d array, still assigns."""
+    import kiln
+
+    def f(x):
+        t = -x
+        x[0, 0] = t
+        return t
+
+    with pytest.raises(ValueError, match="setting an array element with a sequence"):
+        np_x = np.ones((1, 1), np.float32)
+        f(np_x)
+    x = np.ones((1, 1), np.float32)
+    with pytest.raises(ValueError, match="setting an array element with a sequence"):
+        kiln.qjit(f)(x)
+    assert np.array_equal(x, np.ones((1, 1), np.float32))
+
+    def g(x):
+        x[0, 1] = x[1, 0]
+        x[1] = 5.0
+        x[0] = x[1] * 2
+        return x
+
+    a = np.arange(6.0).reshape(2, 3)
+    np.testing.assert_array_equal(kiln.qjit(g)(a.copy()), g(a.copy()))

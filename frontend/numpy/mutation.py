@@ -167,6 +167,15 @@ def setitem(x: Any, idx: Any, value: Any) -> None:
         _multi_array_assign(target, entries, value)
         return
     if not any(e is not None and indexing._is_array_index(e) for e in entries):
+        # One element selected by integers only: NumPy refuses an array value
+        # (even of size 1) instead of broadcasting it.
+        parts = idx if isinstance(idx, tuple) else (idx,)
+        shape = value.aval.shape if isinstance(value, Tracer) else np.shape(value)
+        if shape and len(parts) == target.aval.ndim and all(indexing._is_scalar_index(p) for p in parts):
+            raise KilnValueError(
+                f"x[idx] = value: setting an array element with a sequence (idx selects one element, "
+                f"value has shape {shape}); assign a scalar, e.g. value.reshape(()) or "
+                f"value[(0,) * value.ndim]")
         # getitem parses (and bounds-checks) the index: parsing it here too would check it twice.
         assign(indexing.getitem(target, idx), value, "x[idx] = value")
         return
