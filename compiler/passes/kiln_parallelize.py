@@ -451,8 +451,14 @@ def _same_size(a: ir.Value, b: ir.Value) -> bool:
 
 
 def _view_root(v: ir.Value) -> ir.Value:
-    while not isinstance(v.owner, ir.Block) and v.owner.name in _VIEW_OPS:
-        v = v.owner.operands[0]
+    """The buffer `v` is a view of: through every op that makes a memref
+    from a memref (subview, transpose, reshapes, casts, ...), up to an
+    allocation or a block argument."""
+    while not isinstance(v.owner, ir.Block) and v.owner.name != "memref.alloc":
+        sources = [o for o in v.owner.operands if isinstance(o.type, ir.MemRefType)]
+        if not sources:
+            break
+        v = sources[0]
     return v
 
 

@@ -301,3 +301,29 @@ func.func @with_blas(%a: memref<?xf64>, %p: !llvm.ptr) {
   return
 }
 func.func private @cblas_dscal(i32, f64, !llvm.ptr, i32)
+
+// Two nests over the same rows are not merged when the second reads the
+// first's buffer through a transposed view (row i of the view is column i
+// of the buffer): each gets its own body.
+// MIN-LABEL: func.func @transposed
+// MIN-COUNT-2: call @kiln_parallel_for(
+// MIN-DAG: llvm.func @transposed_parallel0(
+// MIN-DAG: llvm.func @transposed_parallel1(
+func.func @transposed(%x: memref<?x?xf32>, %out: memref<?x?xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %n = memref.dim %x, %c0 : memref<?x?xf32>
+  %a = memref.alloc(%n, %n) : memref<?x?xf32>
+  %t = memref.transpose %a (i, j) -> (j, i) : memref<?x?xf32> to memref<?x?xf32, strided<[1, ?]>>
+  scf.parallel (%i, %j) = (%c0, %c0) to (%n, %n) step (%c1, %c1) {
+    %v = memref.load %x[%i, %j] : memref<?x?xf32>
+    memref.store %v, %a[%i, %j] : memref<?x?xf32>
+    scf.reduce
+  }
+  scf.parallel (%i, %j) = (%c0, %c0) to (%n, %n) step (%c1, %c1) {
+    %v = memref.load %t[%i, %j] : memref<?x?xf32, strided<[1, ?]>>
+    memref.store %v, %out[%i, %j] : memref<?x?xf32>
+    scf.reduce
+  }
+  return
+}
