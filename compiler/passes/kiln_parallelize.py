@@ -17,19 +17,25 @@ views (`memref.subview`, reshapes, casts) and index arithmetic are cloned
 into the body instead, so LLVM sees that two views share a base pointer
 (and forms interleaved loads) and folds constant sizes. The loop is replaced by
 
+    (stores into the context)
+    func.call @kiln_parallel_for(@body, %ctx, lb0, ub0, work)
+
+and, for a nest inside an scf.for / scf.while, by
+
     scf.if (work >= func.call @kiln_parallel_min_work()) {
-      (stores into the context)
-      func.call @kiln_parallel_for(@body, %ctx, lb0, ub0, work)
+      (the same)
     } else {
       (the original nest, inline)
     }
 
 where `work` estimates the innermost iterations (the product of the
 parallel dims times the trip counts of inner loops with outer bounds).
-`runtime/support.c` splits [lb0, ub0) over a thread pool. Small work
-(below `KILN_PARALLEL_MIN_WORK`, default 32768; everything with
-`KILN_NUM_THREADS=1`) runs the inline copy: no call, and a small nest inside
-a loop stays visible to LLVM.
+`runtime/support.c` splits [lb0, ub0) over a thread pool, or runs the
+body in the calling thread for small work (below `KILN_PARALLEL_MIN_WORK`,
+default 32768; everything with `KILN_NUM_THREADS=1`). In a loop, small work
+takes the inline copy instead: no call per iteration, and the nest stays
+visible to LLVM. Outside loops the copy is left out (it would only add to
+LLVM's compile time).
 
 Loops stay serial (inline) when their bounds are constants with fewer than
 `min-work` (default 4096) iterations, and in functions that call BLAS:
@@ -266,14 +272,20 @@ def _outline(module: ir.Module, nest: _Nest, name: str) -> None:
             inner = arith.maxsi(inner, arith.constant(index, 1))
             per_row = inner if per_row is None else arith.muli(per_row, inner)
         work = arith.index_cast(i64, rows if per_row is None else arith.muli(rows, per_row))
-        # Small work runs the nests inline (no call, and LLVM sees the loop in place).
-        min_work = func.CallOp([i64], ir.FlatSymbolRefAttr.get(MIN_WORK_CALLEE), []).results[0]
-        branch = scf.IfOp(arith.cmpi(arith.CmpIPredicate.sge, work, min_work), [], has_else=True)
-    with ir.InsertionPoint(branch.else_block), op.location:
-        serial_yield = scf.YieldOp([])
-    for member in nest.ops:
-        member.clone(ip=ir.InsertionPoint(serial_yield))
-    with ir.InsertionPoint(branch.then_block), op.location:
+        # Inside a loop, small work runs an inline copy of the nests (no
+        # call per iteration, and LLVM sees the loop in place); elsewhere
+        # kiln_parallel_for runs small work serially itself, and one copy
+        # less keeps LLVM's compile time down.
+        in_loop = any(parent.operation.name in ("scf.for", "scf.while") for parent in ancestors(op))
+        if in_loop:
+            min_work = func.CallOp([i64], ir.FlatSymbolRefAttr.get(MIN_WORK_CALLEE), []).results[0]
+            branch = scf.IfOp(arith.cmpi(arith.CmpIPredicate.sge, work, min_work), [], has_else=True)
+    if in_loop:
+        with ir.InsertionPoint(branch.else_block), op.location:
+            serial_yield = scf.YieldOp([])
+        for member in nest.ops:
+            member.clone(ip=ir.InsertionPoint(serial_yield))
+    with ir.InsertionPoint(branch.then_block if in_loop else op), op.location:
         for i, value in enumerate(nest.captures):
             stored = value
             if isinstance(value.type, ir.MemRefType):
@@ -293,7 +305,8 @@ def _outline(module: ir.Module, nest: _Nest, name: str) -> None:
                                      attributes={"global_name": ir.FlatSymbolRefAttr.get(name)}).result
         func.CallOp([], ir.FlatSymbolRefAttr.get(RUNTIME_CALLEE),
                     [fn_ptr, ctx, arith.index_cast(i64, lower0), arith.index_cast(i64, upper0), work])
-        scf.YieldOp([])
+        if in_loop:
+            scf.YieldOp([])
 
     # Body: reload the captures, run the nest over [lo, hi).
     replacements = []

@@ -6,10 +6,10 @@
 // which runs the nest for [lo, hi) of its first dim; the values it uses
 // from outside are stored in a context struct (llvm.alloca in the entry
 // block) and loaded back in the body; constants and index values are
-// recomputed there. The loop becomes
-// `scf.if (work >= @kiln_parallel_min_work()) { stores; call
-// @kiln_parallel_for(body, ctx, lb0, ub0, work) } else { the nest, inline }`,
-// both runtime functions declared once.
+// recomputed there. The loop becomes stores and a call to
+// @kiln_parallel_for(body, ctx, lb0, ub0, work); inside an scf.for or
+// scf.while, `scf.if (work >= @kiln_parallel_min_work()) { that } else
+// { the nest, inline }`. Both runtime functions are declared once.
 
 // CHECK-DAG: func.func private @kiln_parallel_for(!llvm.ptr, !llvm.ptr, i64, i64, i64)
 // CHECK-DAG: func.func private @kiln_parallel_min_work() -> i64
@@ -25,14 +25,12 @@
 // CHECK-DAG: %[[C0:.*]] = arith.constant 0 : index
 // CHECK-DAG: %[[N:.*]] = memref.dim %[[A]], %[[C0]] : memref<?x?xf32>
 // CHECK-DAG: %[[M:.*]] = memref.dim %[[A]], %{{.*}} : memref<?x?xf32>
-// work = (n - 0) * (m - 0), compared with the runtime's threshold
+// work = (n - 0) * (m - 0); outside loops there is no inline copy
+// (kiln_parallel_for runs small work serially itself).
 // CHECK: %[[R0:.*]] = arith.subi %[[N]], %[[C0]] : index
 // CHECK-NEXT: %[[R1:.*]] = arith.subi %[[M]], %[[C0]] : index
 // CHECK-NEXT: %[[WORK:.*]] = arith.muli %[[R0]], %[[R1]] : index
 // CHECK-NEXT: %[[W:.*]] = arith.index_cast %[[WORK]] : index to i64
-// CHECK-NEXT: %[[THRESH:.*]] = call @kiln_parallel_min_work() : () -> i64
-// CHECK-NEXT: %[[BIG:.*]] = arith.cmpi sge, %[[W]], %[[THRESH]] : i64
-// CHECK-NEXT: scf.if %[[BIG]] {
 // CHECK-NEXT: %[[DA:.*]] = builtin.unrealized_conversion_cast %[[A]] : memref<?x?xf32> to !llvm.struct<(ptr, ptr, i64, array<2 x i64>, array<2 x i64>)>
 // CHECK-NEXT: %[[P0:.*]] = llvm.getelementptr %[[CTX]][0, 0]
 // CHECK-NEXT: llvm.store %[[DA]], %[[P0]] : !llvm.struct<(ptr, ptr, i64, array<2 x i64>, array<2 x i64>)>, !llvm.ptr
@@ -44,11 +42,8 @@
 // CHECK-NEXT: %[[FN:.*]] = llvm.mlir.addressof @scale_parallel0 : !llvm.ptr
 // CHECK-NEXT: %[[LB:.*]] = arith.index_cast %[[C0]] : index to i64
 // CHECK-NEXT: %[[UB:.*]] = arith.index_cast %[[N]] : index to i64
-// CHECK-NEXT: func.call @kiln_parallel_for(%[[FN]], %[[CTX]], %[[LB]], %[[UB]], %[[W]]) : (!llvm.ptr, !llvm.ptr, i64, i64, i64) -> ()
-// The serial path: the original nest, inline.
-// CHECK-NEXT: } else {
-// CHECK-NEXT: scf.parallel (%{{.*}}, %{{.*}}) = (%[[C0]], %[[C0]]) to (%[[N]], %[[M]])
-// CHECK: return
+// CHECK-NEXT: call @kiln_parallel_for(%[[FN]], %[[CTX]], %[[LB]], %[[UB]], %[[W]]) : (!llvm.ptr, !llvm.ptr, i64, i64, i64) -> ()
+// CHECK-NEXT: return
 // CHECK-NEXT: }
 // CHECK-NEXT: llvm.func @scale_parallel0(%[[BCTX:[^:]*]]: !llvm.ptr, %[[LO:[^:]*]]: i64, %[[HI:[^:]*]]: i64) {
 // CHECK-NEXT: %[[Q0:.*]] = llvm.getelementptr %[[BCTX]][0, 0]
@@ -200,18 +195,11 @@ func.func @views_sunk(%a: memref<?xf64>, %b: memref<?xf64>, %off: index) {
 // CHECK: scf.parallel
 // CHECK-NEXT: memref.store %[[CST]], %[[BA]]
 // CHECK-NOT: @small_and_large_parallel1
-// With min-work=1 both nests are outlined; each keeps its inline copy for
-// work below the runtime's threshold.
+// With min-work=1 both nests are outlined.
 // MIN-LABEL: func.func @small_and_large
-// MIN: scf.if
-// MIN: call @kiln_parallel_for(
-// MIN-NEXT: } else {
-// MIN-NEXT: scf.parallel
-// MIN: scf.if
-// MIN: call @kiln_parallel_for(
-// MIN-NEXT: } else {
-// MIN-NEXT: scf.parallel
-// MIN-NOT: call @kiln_parallel_for(
+// MIN-NOT: scf.parallel
+// MIN-COUNT-2: call @kiln_parallel_for(
+// MIN-NOT: scf.parallel
 // MIN: return
 // MIN-DAG: llvm.func @small_and_large_parallel0(
 // MIN-DAG: llvm.func @small_and_large_parallel1(
