@@ -547,3 +547,19 @@ def test_scalar_element_refuses_an_array_value_like_numpy():
 
     a = np.arange(6.0).reshape(2, 3)
     np.testing.assert_array_equal(kiln.qjit(g)(a.copy()), g(a.copy()))
+
+
+def test_slice_of_a_statically_empty_dim_compiles():
+    """Fuzzing (runs 3 and 4): a strided slice of an array whose dim is
+    statically 0 (`x[0:0][::2]`) failed MLIR's slice verifier."""
+    import kiln
+
+    def f(x):
+        t = x[0:0]
+        t = np.negative(t)
+        return t[::2], t[::-1] * 2, x[1:1, ::3][::2]
+
+    for shape in [(5, 4), (0, 4), (3, 7)]:
+        x = np.arange(np.prod(shape), dtype=np.float32).reshape(shape)
+        for got, want in zip(kiln.qjit(f)(x), f(x)):
+            assert got.shape == want.shape and got.dtype == want.dtype

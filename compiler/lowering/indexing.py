@@ -5,6 +5,8 @@ axis -> `stablehlo.gather` (static slice sizes) or `stablehlo.dynamic_gather`.
 
 from __future__ import annotations
 
+import numpy as np
+
 from kiln.compiler.lowering import lowering, tensor_type
 from kiln.compiler.mlir import GatherDimensionNumbers, ir
 from kiln.core import is_static_dim
@@ -19,6 +21,10 @@ def _slice(ctx, eqn, x, *dyn):
     n_dyn_starts = sum(s is None for s in starts_p)
     dyn_starts = iter(eqn.invars[1 : 1 + n_dyn_starts])
     starts = [s if s is not None else next(dyn_starts) for s in starts_p]
+    if out.is_static and 0 in out.shape:
+        # An empty result is a constant: MLIR's extract_slice verifier
+        # refuses any offset into a dim of static size 0 (`x[0:0][::2]`).
+        return [hlo.constant(np.zeros(out.shape, dtype=out.dtype))]
     if all(is_static_dim(s) for s in starts) and out.is_static:
         # An empty axis starts at 0: linalg's extract_slice refuses an offset equal to the dim size.
         starts = [s if n else 0 for s, n in zip(starts, out.shape)]
