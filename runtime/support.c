@@ -115,14 +115,13 @@ static struct {
   pthread_mutex_t sleep_lock;
   pthread_cond_t wake;
   int nthreads;
-  int64_t min_work;
   /* The current job; stable while any of its chunks is unfinished. */
   kiln_body_fn fn;
   void *ctx;
   int64_t lo, hi;
   _Atomic uint64_t claim;    /* see KILN_GEN_SHIFT */
   _Atomic int64_t finished;  /* chunks of the current job done */
-} kiln_pool = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 1, 32768};
+} kiln_pool = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 1};
 
 static pthread_once_t kiln_pool_once = PTHREAD_ONCE_INIT;
 static __thread int kiln_in_parallel_body;
@@ -227,7 +226,6 @@ static void kiln_pool_after_fork(void) {
 static void kiln_pool_start(void) {
   pthread_once(&kiln_settings_once, kiln_read_settings);
   int64_t want = kiln_settings_threads;
-  kiln_pool.min_work = kiln_settings_min_work;
   kiln_pool.nthreads = 1;
   for (int w = 1; w < want; w++) {
     pthread_t thread;
@@ -262,7 +260,7 @@ void kiln_parallel_for(kiln_body_fn fn, void *ctx, int64_t lo, int64_t hi, int64
     return;
   }
   pthread_once(&kiln_pool_once, kiln_pool_start);
-  if (kiln_pool.nthreads < 2 || work < kiln_pool.min_work || pthread_mutex_trylock(&kiln_pool.dispatch) != 0) {
+  if (kiln_pool.nthreads < 2 || work < kiln_settings_min_work || pthread_mutex_trylock(&kiln_pool.dispatch) != 0) {
     fn(ctx, lo, hi);
     return;
   }

@@ -20,6 +20,11 @@ def collect_ops(module: ir.Module, names: Container[str]) -> list[ir.Operation]:
     return found
 
 
+def all_parallel(op: ir.Operation) -> bool:
+    """Whether every loop of a linalg op is parallel."""
+    return all("parallel" in str(t) for t in op.attributes["iterator_types"])
+
+
 def constant_int(value: ir.Value) -> int | None:
     """The integer of an `arith.constant` value, else None."""
     owner = value.owner

@@ -15,11 +15,8 @@ from __future__ import annotations
 
 from kiln.compiler.mlir import ir
 from kiln.compiler.passes import register_pass
-from kiln.compiler.passes._util import collect_ops
+from kiln.compiler.passes._util import all_parallel, collect_ops
 
-
-def _all_parallel(op: ir.Operation) -> bool:
-    return all("parallel" in str(t) for t in op.attributes["iterator_types"])
 
 
 def _single_use(value: ir.Value) -> bool:
@@ -53,7 +50,7 @@ def _defined_in(value: ir.Value, block: ir.Block) -> bool:
 def elementwise_in_place(module: ir.Module, options: dict) -> None:
     """Let elementwise generics overwrite a dead input instead of a new tensor."""
     for op in collect_ops(module, {"linalg.generic"}):
-        if not _all_parallel(op) or len(op.results) != 1:
+        if not all_parallel(op) or len(op.results) != 1:
             continue
         operands = list(op.operands)
         inputs, init = operands[:-1], operands[-1]

@@ -27,28 +27,16 @@ from __future__ import annotations
 
 from kiln.compiler.mlir import arith, ir, linalg, scf, tensor
 from kiln.compiler.passes import register_pass
-from kiln.compiler.passes._util import collect_ops, index_value
-from kiln.compiler.passes.kiln_simplify_shapes import _dim_of, _strip_casts
+from kiln.compiler.passes._util import all_parallel, collect_ops, index_value
+from kiln.compiler.passes.kiln_simplify_shapes import _resolve_dim, _same_dim_value
 
 def _dynamic() -> int:
     return ir.ShapedType.get_dynamic_size()
 
 
-def _all_parallel(op: ir.Operation) -> bool:
-    return all("parallel" in str(t) for t in op.attributes["iterator_types"])
-
 
 def _readers(value: ir.Value) -> list:
     return [use for use in value.uses if use.owner.operation.name != "tensor.dim"]
-
-
-def _shape_root(value: ir.Value) -> ir.Value:
-    """The tensor whose dims `value` has: through insert_slice destinations and casts."""
-    while not isinstance(value.owner, ir.Block) and value.owner.operation.name in ("tensor.insert_slice",
-                                                                                   "tensor.cast"):
-        operands = list(value.owner.operation.operands)
-        value = operands[1] if value.owner.operation.name == "tensor.insert_slice" else operands[0]
-    return value
 
 
 def _mixed(op: ir.Operation, static_name: str, first_operand: int) -> tuple[list, int]:
@@ -80,19 +68,9 @@ def _slice_geometry(insert: ir.Operation):
     return source, dest, offsets, sizes
 
 
-def _size_is_whole_dim(source: ir.Value, axis: int, base_root: ir.Value) -> bool:
-    """Whether the source's size along `axis` is provably the base's dim."""
-    src_type = ir.RankedTensorType(source.type)
-    base_type = ir.RankedTensorType(base_root.type)
-    if not src_type.is_dynamic_dim(axis):
-        return not base_type.is_dynamic_dim(axis) and base_type.shape[axis] == src_type.shape[axis]
-    owner = source.owner
-    if isinstance(owner, ir.Block) or owner.operation.name != "tensor.extract_slice":
-        return False
-    sizes, _ = _mixed(owner.operation, "static_sizes",
-                      1 + sum(1 for o in ir.DenseI64ArrayAttr(owner.attributes["static_offsets"]) if o == _dynamic()))
-    known = _dim_of(sizes[axis]) if isinstance(sizes[axis], ir.Value) else None
-    return isinstance(known, tuple) and _shape_root(known[0]) == base_root and known[1] == axis
+def _size_is_whole_dim(source: ir.Value, dest: ir.Value, axis: int) -> bool:
+    """Whether the inserted tensor's size along `axis` is provably the destination's."""
+    return _same_dim_value(_resolve_dim(source, axis), _resolve_dim(dest, axis))
 
 
 def _as_value(v) -> ir.Value:
@@ -111,7 +89,6 @@ def _fuse_one(generic: ir.Operation, position: int) -> bool:
     if geometry is None:
         return False
     source, dest, offsets, _ = geometry
-    base_root = _shape_root(dest)
     block = generic.regions[0].blocks[0]
     arg = block.arguments[position]
     uses = [(use.owner, use.operand_number) for use in arg.uses]
@@ -122,7 +99,7 @@ def _fuse_one(generic: ir.Operation, position: int) -> bool:
         condition = None
         for d in range(rank):
             offset = offsets[d]
-            if offset == 0 and _size_is_whole_dim(source, d, base_root):
+            if offset == 0 and _size_is_whole_dim(source, dest, d):
                 continue
             size = (ir.RankedTensorType(source.type).shape[d] if not ir.RankedTensorType(source.type).is_dynamic_dim(d)
                     else tensor.dim(source, index_value(d)))
@@ -154,7 +131,7 @@ def _fuse_one(generic: ir.Operation, position: int) -> bool:
 def fuse_insert_slices(module: ir.Module, options: dict) -> None:
     """Read insert_slice chains element by element inside elementwise consumers instead of materializing them."""
     for generic in collect_ops(module, {"linalg.generic"}):
-        if not _all_parallel(generic):
+        if not all_parallel(generic):
             continue
         n_inputs = len(list(generic.operands)) - len(generic.results)
         maps = list(ir.ArrayAttr(generic.attributes["indexing_maps"]))

@@ -150,11 +150,14 @@ def _dim_of(v: ir.Value) -> tuple[ir.Value, int] | int | None:
 
 
 def _resolve_dim(t: ir.Value, axis: int):
-    """What dim `axis` of tensor `t` is known to equal: the size operand it
-    was created with (tensor.empty, extract_slice; through the init of a
-    linalg op and casts) as a Value, else ("dim", tensor, axis)."""
+    """What dim `axis` of tensor `t` is known to equal: its static size, the
+    size operand it was created with (tensor.empty, extract_slice; through
+    the init of a linalg op, the destination of an insert_slice and casts)
+    as a Value, else ("dim", tensor, axis)."""
     dynamic = ir.ShapedType.get_dynamic_size()
     while True:
+        if not ir.RankedTensorType(t.type).is_dynamic_dim(axis):
+            return ir.RankedTensorType(t.type).shape[axis]
         owner = t.owner
         if isinstance(owner, ir.Block):
             return ("dim", t, axis)
@@ -170,6 +173,9 @@ def _resolve_dim(t: ir.Value, axis: int):
             return _resolve_value(list(owner.operands)[1 + n_offsets + sum(1 for d in sizes[:axis] if d == dynamic)])
         if name == "tensor.cast":
             t = owner.operands[0]
+            continue
+        if name == "tensor.insert_slice":
+            t = owner.operands[1]
             continue
         if name.startswith("linalg.") and len(owner.results):
             # Destination-style: a result has its init's shape.
@@ -197,22 +203,6 @@ def _same_dim_value(a, b) -> bool:
     if isinstance(a, tuple) or isinstance(b, tuple):
         return False
     return a == b
-
-
-def _is_slice_size(source: ir.Value, axis: int, entry: ir.Value) -> bool:
-    """Whether `source` is a `tensor.extract_slice` whose size along `axis`
-    is the value `entry` (through integer casts)."""
-    owner = source.owner
-    if isinstance(owner, ir.Block) or owner.name != "tensor.extract_slice":
-        return False
-    sizes = list(ir.DenseI64ArrayAttr(owner.attributes["static_sizes"]))
-    if sizes[axis] != ir.ShapedType.get_dynamic_size():
-        return False
-    n_offsets = sum(1 for o in ir.DenseI64ArrayAttr(owner.attributes["static_offsets"])
-                    if o == ir.ShapedType.get_dynamic_size())
-    dynamic_before = sum(1 for d in sizes[:axis] if d == ir.ShapedType.get_dynamic_size())
-    size_value = list(owner.operands)[1 + n_offsets + dynamic_before]
-    return _strip_casts(entry) == _strip_casts(size_value)
 
 
 def _constant_element(op: ir.Operation) -> ir.Attribute | None:

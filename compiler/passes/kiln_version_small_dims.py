@@ -282,28 +282,10 @@ def _specialized_clone(op: ir.Operation, buffers: list[tuple[ir.Value, int]], si
     return clone
 
 
-def _static_nest(op: ir.Operation, buffers: list, axis: int, size: int) -> None:
-    """Clone the nest at the current insertion point with the extent fixed
-    (its bound is `memref.dim` of a versioned buffer, so it specializes to
-    the constant with the rest)."""
-    _specialized_clone(op, [(b, axis) for b in buffers], size)
-
-
-def _versions(op: ir.Operation, extent: ir.Value, buffers: list, axis: int, sizes: tuple) -> None:
-    condition = arith.cmpi(arith.CmpIPredicate.eq, extent, index_value(sizes[0]))
-    if_op = scf.IfOp(condition, [], has_else=True)
-    with ir.InsertionPoint(if_op.then_block):
-        _static_nest(op, buffers, axis, sizes[0])
-        scf.YieldOp([])
-    with ir.InsertionPoint(if_op.else_block):
-        if len(sizes) > 1:
-            _versions(op, extent, buffers, axis, sizes[1:])
-            scf.YieldOp([])
-        else:
-            op.move_before(scf.YieldOp([]))
-
-
-def _versions_of_body(loop: ir.Operation, dims: list[ir.Value], buffers: list, sizes: tuple) -> None:
+def _versions(loop: ir.Operation, dims: list[ir.Value], buffers: list[tuple[ir.Value, int]], sizes: tuple) -> None:
+    """`scf.if (every dim == sizes[0]) {specialized clone} else {...}`, ending
+    with `loop` itself. In a nest version the bound is `memref.dim` of a
+    versioned buffer, so it specializes to the constant with the rest."""
     condition = None
     for dim in dims:
         equal = arith.cmpi(arith.CmpIPredicate.eq, dim, index_value(sizes[0]))
@@ -314,7 +296,7 @@ def _versions_of_body(loop: ir.Operation, dims: list[ir.Value], buffers: list, s
         scf.YieldOp([])
     with ir.InsertionPoint(if_op.else_block):
         if len(sizes) > 1:
-            _versions_of_body(loop, dims, buffers, sizes[1:])
+            _versions(loop, dims, buffers, sizes[1:])
             scf.YieldOp([])
         else:
             loop.move_before(scf.YieldOp([]))
@@ -349,7 +331,7 @@ def version_parallel_bodies(module: ir.Module) -> None:
         loop = loops[0]
         with ir.InsertionPoint(loop), loop.location:
             dims = [memref.dim(b, index_value(axis)) for b, axis in buffers]
-            _versions_of_body(loop, dims, buffers, BODY_VERSIONS)
+            _versions(loop, dims, buffers, BODY_VERSIONS)
 
 
 @register_pass("kiln-version-small-dims")
@@ -369,7 +351,7 @@ def version_small_dims(module: ir.Module, options: dict) -> None:
         buffer, axis, extent = found
         buffers = _buffers_with_extent(op, buffer, axis, extent)
         with ir.InsertionPoint(op), op.location:
-            _versions(op, extent, buffers, axis, VERSIONS)
+            _versions(op, [extent], [(b, axis) for b in buffers], VERSIONS)
 
 
 version_small_dims.pass_options = ("bodies",)
