@@ -55,7 +55,7 @@ failure unwinds the same way).
 from __future__ import annotations
 
 from kiln.compiler.mlir import arith, func, ir, scf
-from kiln.compiler.passes import register_pass
+from kiln.compiler.passes import ModulePass, option, register_pass
 from kiln.compiler.passes._util import ancestors, collect_ops, constant_int
 
 RUNTIME_CALLEE = "kiln_parallel_for"
@@ -567,40 +567,42 @@ def _group_siblings(ops: list[ir.Operation]) -> list[list[ir.Operation]]:
     return groups
 
 
-@register_pass("kiln-parallelize")
-def parallelize(module: ir.Module, options: dict) -> None:
+@register_pass
+class KilnParallelize(ModulePass):
     """Run outermost parallel loops on a thread pool (runtime/support.c's kiln_parallel_for)."""
-    min_work = int(options.get("min-work", SERIAL_WORK))
-    candidates = []
-    blas_users: dict = {}
-    for op in collect_ops(module, {"scf.parallel"}):
-        if any(parent.name in ("scf.parallel", "llvm.func") for parent in ancestors(op)):
-            continue
-        if len(op.results):
-            continue
-        static = _static_work(op)
-        if static is not None and static < min_work:
-            continue
-        function = _enclosing_function(op)
-        if function not in blas_users:
-            blas_users[function] = _calls_blas(function)
-        if blas_users[function]:
-            continue
-        nest = _Nest([op])
-        if nest.serial_reason is None:
-            candidates.append(nest)
-    if not candidates:
-        return
-    candidates = [_Nest(group) for group in _group_siblings([c.op for c in candidates])]
-    with module.context, ir.Location.unknown():
-        _declare_runtime(module)
-    counters: dict[str, int] = {}
-    for nest in candidates:
-        owner = _enclosing_function(nest.op)
-        base = ir.StringAttr(owner.attributes["sym_name"]).value
-        counters[base] = counters.get(base, -1) + 1
+
+    name = "kiln-parallelize"
+    min_work: int = option(SERIAL_WORK, "nests with constant bounds and fewer iterations stay inline", minimum=0)
+
+    def apply(self, module: ir.Module) -> None:
+        candidates = []
+        blas_users: dict = {}
+        for op in collect_ops(module, {"scf.parallel"}):
+            if any(parent.name in ("scf.parallel", "llvm.func") for parent in ancestors(op)):
+                continue
+            if len(op.results):
+                continue
+            static = _static_work(op)
+            if static is not None and static < self.min_work:
+                continue
+            function = _enclosing_function(op)
+            if function not in blas_users:
+                blas_users[function] = _calls_blas(function)
+            if blas_users[function]:
+                continue
+            nest = _Nest([op])
+            if nest.serial_reason is None:
+                candidates.append(nest)
+        if not candidates:
+            return
+        candidates = [_Nest(group) for group in _group_siblings([c.op for c in candidates])]
         with module.context, ir.Location.unknown():
-            _outline(module, nest, f"{base}_parallel{counters[base]}")
+            _declare_runtime(module)
+        counters: dict[str, int] = {}
+        for nest in candidates:
+            owner = _enclosing_function(nest.op)
+            base = ir.StringAttr(owner.attributes["sym_name"]).value
+            counters[base] = counters.get(base, -1) + 1
+            with module.context, ir.Location.unknown():
+                _outline(module, nest, f"{base}_parallel{counters[base]}")
 
-
-parallelize.pass_options = ("min-work",)
