@@ -81,6 +81,7 @@ DEFAULT_PIPELINE: Pipeline = [
         "canonicalize",
         "cse",
         "kiln-version-small-dims",
+        "kiln-block-rows",
         "kiln-parallelize",
         "kiln-version-small-dims{bodies=true}",
     ]),

@@ -1,4 +1,4 @@
-"""Pass `kiln-check-alloc-sizes` (stage "bufferized", last).
+"""Pass `kiln-check-alloc-sizes` (stage "bufferized", after kiln-expand-exp).
 
 In: `memref.alloc` ops, whose byte size `finalize-memref-to-llvm` computes
 with wrapping 64-bit multiplications.

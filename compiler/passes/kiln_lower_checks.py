@@ -1,4 +1,4 @@
-"""Pass `kiln-lower-checks` (stage "linalg", first).
+"""Pass `kiln-lower-checks` (stage "linalg", after kiln-dims-from-shapes).
 
 In: `stablehlo.custom_call @kiln.check(%ok: tensor<i1>, %v...: tensor<i64>)`
 with the check id in `backend_config`.

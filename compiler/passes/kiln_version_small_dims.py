@@ -1,4 +1,4 @@
-"""Pass `kiln-version-small-dims` (stage "bufferized", before kiln-parallelize).
+"""Pass `kiln-version-small-dims` (stage "bufferized", before kiln-block-rows; `bodies=true` after kiln-parallelize).
 
 In: an `scf.parallel` loop nest (from an elementwise linalg op) whose
 innermost loop runs from 0 to a dynamic `memref.dim %m, q` that is likely

@@ -1,4 +1,4 @@
-"""Pass `tensorssa-block-propagation` (stage "functionalized", after rewrite-mutation).
+"""Pass `tensorssa-block-propagation` (stage "functionalized", after tensorssa-rewrite-mutation).
 
 In: `tensorssa.update(new, old)` markers, some inside the regions of
 `stablehlo.while` / `stablehlo.if` / `stablehlo.case` for an `old` defined

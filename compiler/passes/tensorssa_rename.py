@@ -1,4 +1,4 @@
-"""Pass `tensorssa-rename` (stage "functionalized", after block propagation).
+"""Pass `tensorssa-rename` (stage "functionalized", after tensorssa-block-propagation).
 
 In: `tensorssa.update(new, old)` markers, each in the region where `old`
 is defined (see tensorssa-block-propagation).
