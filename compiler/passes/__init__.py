@@ -69,9 +69,13 @@ class PassOption:
             return "an integer" if self.minimum is None else f"an integer >= {self.minimum}"
         return "a string"
 
+    @property
+    def default_text(self) -> str:
+        """The default as a spec spells it (`true`, `4096`)."""
+        return str(self.default).lower() if self.type is bool else str(self.default)
+
     def describe(self) -> str:
-        default = str(self.default).lower() if self.type is bool else self.default
-        return f"{self.spelling}: {self.type.__name__} = {default}"
+        return f"{self.spelling}: {self.type.__name__} = {self.default_text}"
 
 
 def option(default: Any, doc: str, minimum: int | None = None) -> Any:
