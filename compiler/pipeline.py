@@ -24,7 +24,7 @@ from typing import Any, Sequence
 
 from kiln.compiler.mlir import ir, passmanager
 from kiln.compiler.passes import PassSpecError, load_all, parse_pass_spec, split_spec
-from kiln.core import KilnValueError
+from kiln.errors import KilnValueError
 
 Pipeline = list[tuple[str, list[str]]]
 

@@ -31,12 +31,14 @@ import typing
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
+from kiln.errors import KilnInternalError, KilnValueError
+
 PASSES: dict[str, type[ModulePass]] = {}
 OPTION_TYPES = (bool, int, str)
 _BOOL_WORDS = {"true": True, "1": True, "false": False, "0": False}
 
 
-class PassSpecError(ValueError):
+class PassSpecError(KilnValueError):
     """A spec names a kiln pass with an option it does not declare, twice,
     or with a value of the wrong type or range."""
 
@@ -100,14 +102,15 @@ def register_pass(cls: type[ModulePass]) -> type[ModulePass]:
     A malformed declaration is a bug in kiln, reported at import."""
     cls = dataclass(frozen=True)(cls)
     if not cls.name:
-        raise TypeError(f"pass class {cls.__name__} has no `name`")
+        raise KilnInternalError(f"pass class {cls.__name__} has no `name`")
     if cls.name in PASSES and PASSES[cls.name] is not cls:
-        raise TypeError(f"pass {cls.name!r} is registered twice ({PASSES[cls.name].__module__}, {cls.__module__})")
+        raise KilnInternalError(f"pass {cls.name!r} is registered twice "
+                                f"({PASSES[cls.name].__module__}, {cls.__module__})")
     for opt in pass_options(cls).values():
         if opt.type not in OPTION_TYPES or type(opt.default) is not opt.type or not opt.doc:
-            raise TypeError(f"pass {cls.name!r}: option {opt.spelling!r} needs a type among "
-                            f"{', '.join(t.__name__ for t in OPTION_TYPES)}, a default of that type and a doc "
-                            f"(`option(default, doc)`)")
+            raise KilnInternalError(f"pass {cls.name!r}: option {opt.spelling!r} needs a type among "
+                                    f"{', '.join(t.__name__ for t in OPTION_TYPES)}, a default of that type "
+                                    "and a doc (`option(default, doc)`)")
     PASSES[cls.name] = cls
     return cls
 
@@ -174,7 +177,7 @@ def parse_pass_spec(spec: str) -> PassSpec:
     >>> parse_pass_spec("kiln-parallelize{min-work=1}").kiln_pass.min_work
     1
 
-    Raises PassSpecError (a ValueError) naming the pass, the option, the
+    Raises PassSpecError (a KilnValueError) naming the pass, the option, the
     value and what is accepted, for an undeclared, repeated or bad option.
     """
     name, items = split_spec(spec)

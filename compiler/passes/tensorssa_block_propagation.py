@@ -118,7 +118,8 @@ class TensorssaBlockPropagation(ModulePass):
                 if parent.name == "func.func" or defined_inside(old, parent) or PROPAGATED in update.attributes:
                     continue
                 if parent.name not in CONTROL_OPS:
-                    raise KilnInternalError(f"tensorssa-block-propagation: a write inside {parent.name} is not supported")
+                    raise KilnInternalError(
+                        f"tensorssa-block-propagation: a write inside {parent.name} is not supported")
                 pending = (parent, old)
                 break
             if pending is None:
