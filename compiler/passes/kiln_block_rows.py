@@ -35,7 +35,7 @@ from kiln.compiler.passes.kiln_parallelize import SERIAL_WORK, parallel_candidat
 # elements per nest (a few tens of KiB: the rows stay in L1/L2 between nests).
 ROW_BLOCK_ELEMENTS = 8192
 
-# Ops that may sit between two sibling nests run as one body: they neither
+# Ops that may sit between two sibling nests blocked together: they neither
 # read nor write buffer contents, so the earlier nest may run after them.
 _BETWEEN_OPS = ("memref.dim", "memref.alloc", "memref.subview", "memref.cast", "memref.collapse_shape",
                 "memref.expand_shape", "memref.reinterpret_cast", "memref.extract_strided_metadata",
@@ -206,7 +206,7 @@ def _same_rows(a: ir.Operation, b: ir.Operation) -> bool:
 def _group_siblings(ops: list[ir.Operation]) -> list[list[ir.Operation]]:
     """Consecutive nests of one block over the same rows, with only
     `_may_sit_between` ops between them and row-local accesses, form one
-    group (run as one body); others are groups of one."""
+    group (blocked together); others are groups of one."""
     groups: list[list[ir.Operation]] = []
     for op in ops:
         if groups:
