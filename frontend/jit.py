@@ -38,7 +38,6 @@ class CompiledEntry:
     jaxpr: Jaxpr
     executable: Any
     out_tree: Any
-    num_implicit_in: int
     num_implicit_out: int
     # for each implicit input: (flat arg index, axis) it is read from
     dim_sources: list
@@ -318,7 +317,6 @@ class QJIT:
                                      keep_intermediate=self.keep_intermediate)
         self.workspace = entry.get("workspace")
         compiled = CompiledEntry(sig, jaxpr, entry["executable"], out_tree,
-                                 sum(1 for e in jaxpr.in_explicit if not e),
                                  sum(1 for e in jaxpr.out_explicit if not e),
                                  dim_sources, {"jaxpr": jaxpr.pretty(), **entry["stages"]},
                                  {"jaxpr": trace_seconds, **entry["seconds"]}, entry["cache_hit"])
