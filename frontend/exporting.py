@@ -13,7 +13,7 @@ import os
 from typing import Any
 
 from kiln import tree
-from kiln.core import KilnTypeError
+from kiln.errors import KilnTypeError
 from kiln.jit import QJIT
 from kiln.runtime import aot
 from kiln.signatures import DimClasses, annotation_sig

@@ -16,7 +16,8 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from kiln import tree
-from kiln.core import SUPPORTED_DTYPES, Jaxpr, KilnTypeError, KilnValueError
+from kiln.core import SUPPORTED_DTYPES, Jaxpr
+from kiln.errors import KilnTypeError, KilnValueError
 from kiln.signatures import (
     annotated_signature,
     check_named_axes,

@@ -14,7 +14,8 @@ from typing import Any, Callable
 
 import numpy as np
 
-from kiln.core import SUPPORTED_DTYPES, KilnTypeError, KilnValueError
+from kiln.core import SUPPORTED_DTYPES
+from kiln.errors import KilnTypeError, KilnValueError
 from kiln.tracing import Tracer
 
 

@@ -20,7 +20,7 @@ from typing import Any, Callable, Sequence
 from kiln.autograph import runtime
 from kiln.autograph.normalization import FreshNames, Normalizer
 from kiln.autograph.transform import CONTEXT_NAME, CallWrapper, Converter, ExpressionConverter, arguments_node
-from kiln.core import KilnTypeError
+from kiln.errors import KilnTypeError
 
 
 class _Context:

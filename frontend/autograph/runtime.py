@@ -14,7 +14,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from kiln.core import KilnError, KilnTypeError, KilnValueError
+from kiln.errors import KilnError, KilnTypeError, KilnValueError
 from kiln.tracing import Tracer
 
 
