@@ -15,6 +15,9 @@ from kiln.autograph.analysis import find_first, unconvertible_reason
 
 
 class FreshNames:
+    """Names for the variables and functions autograph adds (`skip__1`,
+    `for_body__2`): `__` and a counter keep them apart from the user's."""
+
     def __init__(self):
         self.counter = itertools.count(1)
 

@@ -116,9 +116,13 @@ class CallWrapper(ast.NodeTransformer):
 
 
 class Converter:
+    """Rewrites each if/for/while of a function body (and of nested defs)
+    into nested functions and an `ag__` call that carries the live names."""
+
     def __init__(self, filename: str, names: FreshNames):
         self.filename = filename
         self.names = names
+        self.scoped: set = set()  # global/nonlocal names of the function being converted
 
     def where(self, node: ast.AST) -> str:
         return f"{self.filename}:{node.lineno}"
@@ -132,7 +136,7 @@ class Converter:
         for node in walk_scope(fn.body):
             if isinstance(node, (ast.Global, ast.Nonlocal)):
                 scoped.update(node.names)
-        saved, self.scoped = getattr(self, "scoped", set()), scoped
+        saved, self.scoped = self.scoped, scoped
         fn.body = self.block(fn.body, params)
         self.scoped = saved
 
