@@ -245,7 +245,7 @@ class Builder:
         self.unresolved_aliases: set[int] = set()
         # Copies standing for NumPy scalars (`x[0]` of a vector): immutable.
         self.scalars: set[int] = set()
-        # For each view: (primitive name, base, params), to ask whether it
+        # For each view: (primitive, base, params), to ask whether it
         # may be contiguous at run time (see `may_be_contiguous`).
         self.view_steps: dict[int, tuple[str, Tracer, dict]] = {}
         # Dim tracers (by id) known never to be 1 at run time: argument dims
@@ -322,12 +322,13 @@ class Builder:
 
     def _record_view(self, prim: Primitive, base: Tracer, view: Tracer, params: dict) -> None:
         self.alias_parent[id(view)] = base
-        self.view_steps[id(view)] = (prim.name, base, params)
+        self.view_steps[id(view)] = (prim, base, params)
         if id(base) in self.readonly:
             self.readonly.add(id(view))
         if id(base) in self.unresolved_aliases:
             self.unresolved_aliases.add(id(view))
-        if id(base) in self.noncontiguous or not _view_keeps_contiguity(prim.name, base.aval, view.aval, params):
+        if id(base) in self.noncontiguous or not prim.view.keeps_contiguity(base.aval, view.aval, params,
+                                                                           _is_static_unit):
             self.noncontiguous.add(id(view))
 
     def alias_root(self, x: Tracer) -> Tracer:
@@ -369,8 +370,8 @@ class Builder:
         """Whether `x` is C-contiguous for some run-time sizes (dims of
         size 1 make any stride along them irrelevant)."""
         while id(x) in self.view_steps:
-            name, base, params = self.view_steps[id(x)]
-            if not _view_keeps_contiguity(name, base.aval, x.aval, params, self.may_be_unit):
+            prim, base, params = self.view_steps[id(x)]
+            if not prim.view.keeps_contiguity(base.aval, x.aval, params, self.may_be_unit):
                 return False
             x = base
         source = self.outer_source(x)
@@ -380,8 +381,8 @@ class Builder:
         """Whether `x` is a contiguous array seen through transposes and
         reshapes only (no slices or reversals)."""
         while id(x) in self.view_steps:
-            name, base, _ = self.view_steps[id(x)]
-            if name not in ("transpose", "reshape", "match_dims"):
+            prim, base, _ = self.view_steps[id(x)]
+            if not prim.view.regroups_only:
                 return False
             x = base
         source = self.outer_source(x)
@@ -474,35 +475,6 @@ _AMBIGUOUS_RESHAPE = (
 
 def _is_static_unit(d: Any) -> bool:
     return is_static_dim(d) and d == 1
-
-
-def _view_keeps_contiguity(name: str, base: DShapedArray, view: DShapedArray, params: dict,
-                           is_unit=_is_static_unit) -> bool:
-    """Whether a view of a C-contiguous array is C-contiguous too, when the
-    dims for which `is_unit` holds are 1 (by default: static 1s only)."""
-    if name in ("reshape", "match_dims"):
-        return True
-    if name == "transpose":
-        moved = [p for p in params["permutation"] if not is_unit(base.shape[p])]
-        return moved == sorted(moved)
-    if name == "reverse":
-        return all((is_static_dim(base.shape[d]) and base.shape[d] <= 1) or is_unit(base.shape[d])
-                   for d in params["dimensions"])
-    if name == "slice":
-        if any(s != 1 and not is_unit(size) for s, size in zip(params["strides"], view.shape)):
-            return False
-        # After the first axis of size > 1, every axis must be taken whole.
-        first = True
-        for axis, (dim, size) in enumerate(zip(base.shape, view.shape)):
-            if is_unit(size):
-                continue
-            whole = params["starts"][axis] == 0 and (
-                size is dim or (is_static_dim(size) and is_static_dim(dim) and size == dim))
-            if not first and not whole:
-                return False
-            first = False
-        return True
-    return False
 
 
 class _ScopeStack(threading.local):

@@ -68,7 +68,9 @@ def dispatch_ufunc(ufunc: np.ufunc, method: str, inputs: tuple, kwargs: dict) ->
     if method == "accumulate" and name in ("maximum", "minimum"):
         from kiln.numpy.reductions import running_extreme
 
-        return running_extreme("cummax" if name == "maximum" else "cummin", *inputs, **kwargs)
+        from kiln.primitives.reduction import cummax_p, cummin_p
+
+        return running_extreme(cummax_p if name == "maximum" else cummin_p, *inputs, **kwargs)
     if method == "accumulate" and name in _ACCUMULATE_METHODS:
         axis = kwargs.pop("axis", 0)
         return getattr(knp, _ACCUMULATE_METHODS[name])(*inputs, axis=axis, **kwargs)

@@ -184,7 +184,7 @@ def _count(span: Any, step: int) -> Any:
     if step == 1:
         return knp.maximum(span, 0)
     # The numerator is clamped non-negative first, so truncating division is ceil.
-    return bind(elementwise.binary["div"], convert(knp.maximum(span + (step - 1), 0), INDEX_DTYPE),
+    return bind(elementwise.div_p, convert(knp.maximum(span + (step - 1), 0), INDEX_DTYPE),
                 literal(step, INDEX_DTYPE))
 
 
