@@ -35,7 +35,12 @@ from kiln.core import (
 
 
 class Tracer:
-    """A traced array value. `shape` entries are ints or scalar int tracers."""
+    """A traced array value. `shape` entries are ints or scalar int tracers.
+
+    Its NumPy surface (operators, methods such as `x.sum()`, `x.T`, indexing,
+    `__array_ufunc__` / `__array_function__`) is installed by kiln.numpy,
+    which declares each next to its implementation.
+    """
 
     __array_priority__ = 1000
     __slots__ = ("builder", "aval", "__weakref__")
@@ -56,18 +61,6 @@ class Tracer:
     @property
     def ndim(self) -> int:
         return self.aval.ndim
-
-    @property
-    def size(self):
-        from kiln.numpy import _shape_product
-
-        return _shape_product(self.shape)
-
-    @property
-    def T(self):
-        from kiln import numpy as knp
-
-        return knp.transpose(self)
 
     def __len__(self) -> int:
         if not self.shape:
@@ -127,91 +120,8 @@ class Tracer:
             "supports) on traced values."
         )
 
-    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
-        from kiln import numpy as knp
-
-        return knp._dispatch_ufunc(ufunc, method, inputs, kwargs)
-
-    def __array_function__(self, func, types, args, kwargs):
-        from kiln import numpy as knp
-
-        return knp._dispatch_function(func, args, kwargs)
-
     def __getattr__(self, name):
-        from kiln import numpy as knp
-
-        method = knp._TRACER_METHODS.get(name)
-        if method is None:
-            raise AttributeError(f"traced array has no attribute {name!r}")
-        return method.__get__(self)
-
-
-def _install_operators():
-    """Arithmetic dunders delegate to kiln.numpy (imported lazily)."""
-    binary = {
-        "add": "add", "sub": "subtract", "mul": "multiply", "truediv": "true_divide",
-        "floordiv": "floor_divide", "mod": "mod", "pow": "power", "matmul": "matmul",
-        "and": "bitwise_and", "or": "bitwise_or", "xor": "bitwise_xor",
-        "lshift": "left_shift", "rshift": "right_shift",
-    }
-
-    def make(name, swap):
-        def op(self, other):
-            from kiln import numpy as knp
-
-            fn = getattr(knp, name)
-            return fn(other, self) if swap else fn(self, other)
-
-        return op
-
-    for dunder, name in binary.items():
-        setattr(Tracer, f"__{dunder}__", make(name, False))
-        setattr(Tracer, f"__r{dunder}__", make(name, True))
-        setattr(Tracer, f"__i{dunder}__", _make_inplace(name))
-    def pow_(self, other):
-        from kiln import numpy as knp
-
-        # ndarray.__pow__ computes `x ** 2` as np.square(x): a bool array gives int8, not int64.
-        if type(other) is int and other == 2:
-            return knp.square(self)
-        return knp.power(self, other)
-
-    Tracer.__pow__ = pow_
-    for dunder, name in {"lt": "less", "le": "less_equal", "gt": "greater", "ge": "greater_equal",
-                         "eq": "equal", "ne": "not_equal"}.items():
-        setattr(Tracer, f"__{dunder}__", make(name, False))
-    for dunder, name in {"neg": "negative", "pos": "positive", "abs": "absolute", "invert": "invert"}.items():
-        def unary(self, _name=name):
-            from kiln import numpy as knp
-
-            return getattr(knp, _name)(self)
-
-        setattr(Tracer, f"__{dunder}__", unary)
-
-    def getitem(self, idx):
-        from kiln import numpy as knp
-
-        return knp._getitem(self, idx)
-
-    def setitem(self, idx, value):
-        from kiln import numpy as knp
-
-        knp._setitem(self, idx, value)
-
-    Tracer.__getitem__ = getitem
-    Tracer.__setitem__ = setitem
-
-
-def _make_inplace(name):
-    def op(self, other):
-        from kiln import numpy as knp
-
-        return knp._inplace(name, self, other)
-
-    return op
-
-
-_install_operators()
+        raise AttributeError(f"traced array has no attribute {name!r}")
 
 
 # --------------------------------------------------------------------------

@@ -16,18 +16,12 @@ import numpy as np
 
 from kiln.core import KilnTypeError, KilnValueError, is_static_dim
 from kiln.numpy._base import broadcast_to, convert, materialize, operand
+from kiln.numpy._bindings import numpy_function, tracer_method
 from kiln.primitives import mutation
 from kiln.primitives import shape as shape_prims
 from kiln.tracing import Tracer, bind, current_builder
 
-_INPLACE_UFUNCS = {
-    "add": "add", "subtract": "subtract", "multiply": "multiply", "true_divide": "true_divide",
-    "floor_divide": "floor_divide", "mod": "remainder", "power": "power", "matmul": "matmul",
-    "bitwise_and": "bitwise_and", "bitwise_or": "bitwise_or", "bitwise_xor": "bitwise_xor",
-    "left_shift": "left_shift", "right_shift": "right_shift",
-}
-
-
+@numpy_function("copy", method="copy")
 def copy(x: Any) -> Tracer:
     """`np.copy`: a fresh array that aliases nothing."""
     x = operand(x)
@@ -154,6 +148,7 @@ def _expand_run_time_units(value: Any, shape: tuple, what: str) -> Any:
     return value
 
 
+@tracer_method("__setitem__")
 def setitem(x: Any, idx: Any, value: Any) -> None:
     """`x[idx] = value` with NumPy's basic and integer-array indexing."""
     from kiln.numpy import indexing
@@ -244,20 +239,12 @@ def _masked_assign(target: Tracer, mask: Any, value: Any) -> None:
     assign(target, knp.where(mask, value, target), "x[mask] = value")
 
 
-def inplace(name: str, x: Tracer, other: Any) -> Tracer:
-    """`x op= other`: in place for arrays, a new value for 0-d (NumPy scalars are immutable)."""
-    from kiln.numpy import ufuncs
-
-    ufunc = _INPLACE_UFUNCS[name]
-    if ufunc == "matmul":
-        from kiln.numpy.linalg import matmul
-
-        result = matmul(x, other)
-    else:
-        result = ufuncs.apply_ufunc(ufunc, x, other)
+def inplace(x: Tracer, result: Any, op_name: str) -> Tracer:
+    """`x op= other`, given `result = x op other`: written into x for arrays,
+    the new value for 0-d (NumPy scalars are immutable)."""
     if x.aval.ndim == 0:
         return result
-    return assign(x, result, f"augmented assignment ({ufunc})", casting="same_kind")
+    return assign(x, result, f"augmented assignment ({op_name})", casting="same_kind")
 
 
 def write_out(fn: str, result: Any, out: Any) -> Any:
@@ -265,6 +252,7 @@ def write_out(fn: str, result: Any, out: Any) -> Any:
     return assign(out, result, f"{fn}(..., out=...)", casting="same_kind")
 
 
+@numpy_function("copyto")
 def copyto(dst: Any, src: Any, casting: str = "same_kind", where: Any = True) -> None:
     """`np.copyto(dst, src)`."""
     if where is not True:
@@ -274,6 +262,7 @@ def copyto(dst: Any, src: Any, casting: str = "same_kind", where: Any = True) ->
     assign(dst, src, "np.copyto", casting=casting)
 
 
+@tracer_method("fill")
 def fill(x: Any, value: Any) -> None:
     """`x.fill(value)`."""
     assign(x, value, "x.fill(value)")

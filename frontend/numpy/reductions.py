@@ -1,4 +1,5 @@
-"""Stage "jaxpr": reductions (sum, prod, max, min, mean, argmax, any, all, cumsum).
+"""Stage "jaxpr": reductions (sum, prod, max, min, mean, argmax, any, all, cumsum)
+and the ufunc methods `np.add.reduce`, `np.maximum.accumulate`, ....
 
 In: a traced array, `axis` (None, int or tuple), `keepdims`, `dtype`.
 Out: a tracer with NumPy's result dtype; reductions without identity
@@ -14,6 +15,7 @@ import numpy as np
 
 from kiln.core import INDEX_DTYPE, KilnValueError, Primitive, is_static_dim
 from kiln.numpy._base import check, convert, dims_equal, operand, shape_product
+from kiln.numpy._bindings import numpy_function, ufunc_method
 from kiln.primitives import reduction
 from kiln.tracing import Tracer, bind
 
@@ -62,11 +64,15 @@ def _reduce(prim: Primitive, x: Any, axis: Any, dtype: Any, keepdims: bool) -> T
     return _keep(x, result, axes, keepdims)
 
 
+@numpy_function("sum", method="sum")
+@ufunc_method("add", "reduce")
 def sum(x: Any, axis: Any = None, dtype: Any = None, keepdims: bool = False) -> Tracer:
     x = operand(x)
     return _reduce(reduction.reduce_sum_p, x, axis, dtype or _sum_dtype(x.aval.dtype), keepdims)
 
 
+@numpy_function("prod", method="prod")
+@ufunc_method("multiply", "reduce")
 def prod(x: Any, axis: Any = None, dtype: Any = None, keepdims: bool = False) -> Tracer:
     x = operand(x)
     return _reduce(reduction.reduce_prod_p, x, axis, dtype or _sum_dtype(x.aval.dtype), keepdims)
@@ -84,6 +90,8 @@ def _require_nonempty(x: Tracer, axes: tuple, fn: str) -> None:
           f"zero-size array to reduction operation {fn} which has no identity (reduced size {{}})", size)
 
 
+@numpy_function("max", "amax", method="max")
+@ufunc_method("maximum", "reduce")
 def max(x: Any, axis: Any = None, keepdims: bool = False, initial: Any = None) -> Tracer:
     x = operand(x)
     if initial is None:
@@ -96,6 +104,8 @@ def max(x: Any, axis: Any = None, keepdims: bool = False, initial: Any = None) -
     return result
 
 
+@numpy_function("min", "amin", method="min")
+@ufunc_method("minimum", "reduce")
 def min(x: Any, axis: Any = None, keepdims: bool = False, initial: Any = None) -> Tracer:
     x = operand(x)
     if initial is None:
@@ -108,14 +118,19 @@ def min(x: Any, axis: Any = None, keepdims: bool = False, initial: Any = None) -
     return result
 
 
+@numpy_function("any", method="any")
+@ufunc_method("logical_or", "reduce")
 def any(x: Any, axis: Any = None, keepdims: bool = False) -> Tracer:
     return _reduce(reduction.reduce_or_p, convert(operand(x), np.bool_), axis, None, keepdims)
 
 
+@numpy_function("all", method="all")
+@ufunc_method("logical_and", "reduce")
 def all(x: Any, axis: Any = None, keepdims: bool = False) -> Tracer:
     return _reduce(reduction.reduce_and_p, convert(operand(x), np.bool_), axis, None, keepdims)
 
 
+@numpy_function("mean", method="mean")
 def mean(x: Any, axis: Any = None, dtype: Any = None, keepdims: bool = False) -> Tracer:
     """Sum over the count; ints average in float64 as NumPy (empty gives nan),
     float16 in float32 with a float16 result (NumPy's rule too)."""
@@ -131,6 +146,7 @@ def mean(x: Any, axis: Any = None, dtype: Any = None, keepdims: bool = False) ->
     return convert(result, np.dtype(np.float16)) if half else result
 
 
+@numpy_function("var", method="var")
 def var(x: Any, axis: Any = None, dtype: Any = None, ddof: int = 0, keepdims: bool = False) -> Tracer:
     x = operand(x)
     axes = _axes(x, axis)
@@ -147,6 +163,7 @@ def var(x: Any, axis: Any = None, dtype: Any = None, ddof: int = 0, keepdims: bo
     return total / convert(knp.maximum(count, 0), acc)
 
 
+@numpy_function("std", method="std")
 def std(x: Any, axis: Any = None, dtype: Any = None, ddof: int = 0, keepdims: bool = False) -> Tracer:
     from kiln import numpy as knp
 
@@ -174,10 +191,12 @@ def _arg(prim: Primitive, fn: str, x: Any, axis: Any, keepdims: bool) -> Tracer:
     return _keep(x, result, axes, keepdims)
 
 
+@numpy_function("argmax", method="argmax")
 def argmax(x: Any, axis: Any = None, keepdims: bool = False) -> Tracer:
     return _arg(reduction.argmax_p, "argmax", x, axis, keepdims)
 
 
+@numpy_function("argmin", method="argmin")
 def argmin(x: Any, axis: Any = None, keepdims: bool = False) -> Tracer:
     return _arg(reduction.argmin_p, "argmin", x, axis, keepdims)
 
@@ -193,10 +212,12 @@ def _cumulative(prim: Primitive, x: Any, axis: Any, dtype: Any) -> Tracer:
     return bind(prim, x, axis=axis)
 
 
+@numpy_function("cumsum", method="cumsum")
 def cumsum(x: Any, axis: Any = None, dtype: Any = None) -> Tracer:
     return _cumulative(reduction.cumsum_p, x, axis, dtype)
 
 
+@numpy_function("cumprod", method="cumprod")
 def cumprod(x: Any, axis: Any = None, dtype: Any = None) -> Tracer:
     return _cumulative(reduction.cumprod_p, x, axis, dtype)
 
@@ -212,3 +233,23 @@ def running_extreme(prim: Primitive, x: Any, axis: int = 0, dtype: Any = None) -
         scanned = bind(prim, convert(x, np.int8), axis=axis)
         return convert(scanned, np.bool_)
     return bind(prim, x, axis=axis)
+
+
+@ufunc_method("add", "accumulate")
+def _add_accumulate(x: Any, axis: int = 0, dtype: Any = None) -> Tracer:
+    return cumsum(x, axis=axis, dtype=dtype)
+
+
+@ufunc_method("multiply", "accumulate")
+def _multiply_accumulate(x: Any, axis: int = 0, dtype: Any = None) -> Tracer:
+    return cumprod(x, axis=axis, dtype=dtype)
+
+
+@ufunc_method("maximum", "accumulate")
+def _maximum_accumulate(x: Any, axis: int = 0, dtype: Any = None) -> Tracer:
+    return running_extreme(reduction.cummax_p, x, axis, dtype)
+
+
+@ufunc_method("minimum", "accumulate")
+def _minimum_accumulate(x: Any, axis: int = 0, dtype: Any = None) -> Tracer:
+    return running_extreme(reduction.cummin_p, x, axis, dtype)
