@@ -340,7 +340,7 @@ def _getitem_operator(x: Tracer, idx: Any) -> Tracer:
         # (`v = x[0]; x[0] = 5` leaves v alone), and it takes no writes itself.
         # x[..., 0] stays a 0-d view.
         scalar = copy(result)
-        current_builder().scalars.add(id(scalar))
+        current_builder().aliases.scalars.add(id(scalar))
         return scalar
     return result
 

@@ -77,14 +77,14 @@ def reshape(x: Any, *shape: Any, order: str = "C") -> Tracer:
     if isinstance(x, Tracer) and not _only_unit_dims_change(x.aval.shape, shape):
         builder = current_builder()
         x = builder.lift(x)
-        if not builder.is_contiguous(x):
+        if not builder.aliases.is_contiguous(x):
             # NumPy gives a view only when the elements are contiguous; else a copy.
             source = x
             x = copy(x)
             if not _numpy_surely_copies(builder, source, shape):
                 # NumPy may return a view here (when the strides allow it,
                 # depending on run-time sizes): writes to either are refused.
-                builder.ambiguous_copies[id(x)] = builder.alias_root(source)
+                builder.aliases.ambiguous_copies[id(x)] = builder.aliases.root(source)
     return _reshape_view(x, shape)
 
 
@@ -92,7 +92,7 @@ def _numpy_surely_copies(builder, x: Tracer, shape: Sequence[Any]) -> bool:
     """NumPy's reshape copies a non-contiguous `x` whatever the run-time
     sizes: flattening an axis permutation of a contiguous array that no
     size of 1 makes contiguous (`x.T.reshape(-1)`, `x.T.ravel()`)."""
-    return len(shape) == 1 and builder.only_permuted(x) and not builder.may_be_contiguous(x)
+    return len(shape) == 1 and builder.aliases.only_regrouped(x) and not builder.aliases.may_be_contiguous(x)
 
 
 def _reshape_view(x: Any, shape: Sequence[Any]) -> Tracer:
@@ -311,7 +311,7 @@ def _broadcast_to(x: Any, shape: Any) -> Any:
     """A read-only view, as NumPy's broadcast_to."""
     result = materialize(broadcast_to(x, shape))
     if isinstance(result, Tracer) and result is not x:
-        current_builder().readonly.add(id(result))
+        current_builder().aliases.readonly.add(id(result))
     return result
 
 
