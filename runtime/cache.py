@@ -135,11 +135,13 @@ def _with_fallback(write: Callable[[], str]) -> str:
     """Run `write` (which finds its paths through `cache_dir()`); if the
     directory refuses the write (read-only, disk full, removed), switch to
     the private cache and write there."""
+    started_in = cache_dir()
     try:
         return write()
     except OSError as e:
-        if not (_private and cache_dir() == _private[0]):
-            fall_back(str(e))
+        if not (_private and started_in == _private[0]):
+            if cache_dir() == started_in:
+                fall_back(str(e))
             try:
                 return write()
             except OSError as again:
