@@ -25,13 +25,18 @@ import os
 import shutil
 import tempfile
 import threading
+import time
 import warnings
 from dataclasses import dataclass
-from typing import Callable
+from typing import Callable, TypeVar
 
 from kiln.errors import ToolchainError
 
+T = TypeVar("T")
 FORMAT_VERSION = 1
+# An entry used this recently may be about to be loaded by another process:
+# eviction leaves it.
+RECENT_SECONDS = 10
 DEFAULT_MAX_BYTES = 2 << 30
 # Toolchain files at the top of the cache directory (see runtime/toolchain.py).
 _TOOLCHAIN_PREFIXES = ("kiln_support_", "libkiln_support_", "kiln_fastcall-")
@@ -131,7 +136,7 @@ def fall_back(reason: str) -> str:
         return _private[0]
 
 
-def _with_fallback(write: Callable[[], str]) -> str:
+def _with_fallback(write: Callable[[], T]) -> T:
     """Run `write` (which finds its paths through `cache_dir()`); if the
     directory refuses the write (read-only, disk full, removed), switch to
     the private cache and write there."""
@@ -195,6 +200,7 @@ def _publish(path: str, fill: Callable[[str], None]) -> None:
     """Write `path` through a temporary file in its directory (`fill(tmp)`
     writes it) and move it into place with `os.replace`."""
     directory, name = os.path.split(path)
+    os.makedirs(directory, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=directory, prefix=f".{name}.", suffix=".tmp")
     os.close(fd)
     try:
@@ -229,7 +235,6 @@ def toolchain_file(name: str, build: Callable[[str], None]) -> str:
             return target
         if os.path.exists(target):
             _STATS["rejected"] += 1
-        os.makedirs(os.path.dirname(target), exist_ok=True)
         # Built outside the cache: a full cache disk must not look like a compiler error.
         build_dir = tempfile.mkdtemp(prefix="kiln-toolchain-")
         try:
@@ -350,7 +355,7 @@ def lookup_index(jaxpr_key: str) -> tuple[str, str] | None:
 
 def store_index(jaxpr_key: str, symbol: str, key: str) -> None:
     record = json.dumps({"jaxpr_key": jaxpr_key, "symbol": symbol, "key": key})
-    _with_fallback(lambda: _publish_text(_index_path(jaxpr_key), record) or "")
+    _with_fallback(lambda: _publish_text(_index_path(jaxpr_key), record))
 
 
 # --------------------------------------------------------------------------
@@ -378,7 +383,7 @@ def _entries() -> list[tuple[float, int, str, str]]:
     """Every function entry as (last use, bytes, symbol, key)."""
     folder = library_dir()
     groups: dict[str, list[str]] = {}
-    for name in os.listdir(folder):
+    for name in (os.listdir(folder) if os.path.isdir(folder) else ()):
         stem, ext = os.path.splitext(name)
         if ext in (".so", ".json") and not name.startswith("."):
             groups.setdefault(stem, []).append(os.path.join(folder, name))
@@ -396,14 +401,16 @@ def _entries() -> list[tuple[float, int, str, str]]:
 def evict(cap: int | None = None) -> int:
     """Remove least recently used function entries until they take at most
     `cap` bytes (default `max_bytes()`), keeping every entry this process
-    has loaded; index records of removed entries go too. Returns how many
-    entries were removed."""
+    has loaded and every entry used in the last RECENT_SECONDS (another
+    process may be loading it); index records of removed entries go too.
+    Returns how many entries were removed."""
     cap = max_bytes() if cap is None else cap
     entries = sorted(_entries())
     total = sum(size for _, size, _, _ in entries)
+    recent = time.time() - RECENT_SECONDS
     removed = 0
-    for _, size, symbol, key in entries:
-        if total <= cap:
+    for last_use, size, symbol, key in entries:
+        if total <= cap or last_use > recent:
             break
         if (symbol, key) in _in_use:
             continue
@@ -418,7 +425,7 @@ def evict(cap: int | None = None) -> int:
 
 def _drop_dangling_index_records() -> None:
     folder = os.path.join(cache_dir(), "index")
-    for name in os.listdir(folder):
+    for name in (os.listdir(folder) if os.path.isdir(folder) else ()):
         path = os.path.join(folder, name)
         try:
             with open(path) as f:
@@ -463,7 +470,8 @@ def clear() -> int:
     removed = 0
     targets = [os.path.join(root, sub, name) for sub in ("lib", "index")
                if os.path.isdir(os.path.join(root, sub)) for name in os.listdir(os.path.join(root, sub))]
-    targets += [os.path.join(root, name) for name in os.listdir(root) if name.startswith(_TOOLCHAIN_PREFIXES)]
+    targets += [os.path.join(root, name) for name in os.listdir(root)
+                if name.startswith(_TOOLCHAIN_PREFIXES) or (name.startswith(".") and name.endswith(".tmp"))]
     for path in targets:
         if os.path.isdir(path):
             removed += sum(len(files) for _, _, files in os.walk(path))
