@@ -383,7 +383,8 @@ def test_missing_compiler_is_a_toolchain_error(tmp_path):
     assert "command: /nonexistent/cc " in proc.stdout and "set CC to a working C compiler" in proc.stdout
 
 
-def test_failing_compiler_is_a_toolchain_error(monkeypatch):
+def test_failing_compiler_is_a_toolchain_error(tmp_path, monkeypatch):
+    monkeypatch.setenv("KILN_CACHE_DIR", str(tmp_path))  # nothing cached: the compiler must run
     monkeypatch.setenv("CC", shutil.which("false") or "/bin/false")
 
     @kiln.qjit
