@@ -23,11 +23,6 @@ from kiln.runtime import cache
 SUPPORT_SOURCE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "support.c")
 
 
-def cache_dir() -> str:
-    """The compile cache directory in use (see `runtime/cache.py`)."""
-    return cache.cache_dir()
-
-
 def c_compiler() -> str:
     """`CC`, else the first of `cc`, `gcc`, `clang` on PATH."""
     cc = os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc") or shutil.which("clang")
