@@ -16,6 +16,7 @@ import numpy as np
 from kiln import tree
 from kiln.core import INDEX_DTYPE, DShapedArray, Jaxpr, is_static_dim
 from kiln.signatures import ArgSig
+from kiln.trace_namespace import trace_namespace
 from kiln.tracing import Builder, Tracer, scope
 from kiln.typecheck import dead_code_elimination, typecheck_jaxpr
 
@@ -30,7 +31,9 @@ def trace_function(fn: Callable, leaves_sig: tuple[ArgSig, ...], in_tree: Any, s
     from kiln.numpy._base import runtime_checks_enabled
 
     builder = Builder()
-    with scope(builder), runtime_checks_enabled(runtime_checks):
+    with scope(builder), runtime_checks_enabled(runtime_checks), trace_namespace() as names:
+        # NumPy names in fn (and the user functions it reaches) take their traced meaning.
+        fn = names.function(fn)
         dim_tracers: dict[int, Tracer] = {}
         dim_sources: list = []
         for i, sig in enumerate(leaves_sig):

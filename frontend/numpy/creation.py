@@ -6,7 +6,7 @@ Out: tracers of the requested shape and dtype.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
@@ -20,8 +20,10 @@ from kiln.numpy._base import (
     operand,
     split_shape,
 )
-from kiln.numpy._bindings import numpy_function
+from kiln.errors import KilnTypeError, KilnValueError
+from kiln.numpy._bindings import FUNCTIONS, numpy_function, traced
 from kiln.primitives import shape as shape_prims
+from kiln.trace_namespace import replace_in_traced_code
 from kiln.tracing import Tracer, bind
 
 
@@ -37,26 +39,40 @@ def _default_dtype(value: Any) -> np.dtype:
     return np.asarray(value).dtype
 
 
-@numpy_function("full")
-def full(shape: Any, fill_value: Any, dtype: Any = None) -> Tracer:
+def _creation(*names: str) -> Callable[[Callable], Callable]:
+    """Declare a NumPy function that takes sizes or values, not arrays:
+    `np.zeros(n)` never reaches `__array_function__`, so traced code sees
+    kiln's function under NumPy's name (kiln/trace_namespace.py)."""
+
+    def register(impl: Callable) -> Callable:
+        numpy_function(*names)(impl)
+        for name in names:
+            replace_in_traced_code(getattr(np, name), FUNCTIONS[name])
+        return impl
+
+    return register
+
+
+@_creation("full")
+def full(shape: Any, fill_value: Any, dtype: Any = None, order: str = "C", *, like: Any = None) -> Tracer:
     """`np.full` with traced sizes: `full((n, 3), 0.5)`."""
     dtype = canonical_dtype(dtype if dtype is not None else _default_dtype(fill_value))
     value = convert(operand(fill_value), dtype)
     return materialize(broadcast_to(value, _as_shape(shape)))
 
 
-@numpy_function("zeros")
-def zeros(shape: Any, dtype: Any = float) -> Tracer:
+@_creation("zeros")
+def zeros(shape: Any, dtype: Any = float, order: str = "C", *, like: Any = None) -> Tracer:
     return full(shape, 0, dtype)
 
 
-@numpy_function("ones")
-def ones(shape: Any, dtype: Any = float) -> Tracer:
+@_creation("ones")
+def ones(shape: Any, dtype: Any = float, order: str = "C", *, like: Any = None) -> Tracer:
     return full(shape, 1, dtype)
 
 
-@numpy_function("empty")
-def empty(shape: Any, dtype: Any = float) -> Tracer:
+@_creation("empty")
+def empty(shape: Any, dtype: Any = float, order: str = "C", *, like: Any = None) -> Tracer:
     """Like NumPy's `empty`, but the contents are defined (zeros)."""
     return full(shape, 0, dtype)
 
@@ -66,25 +82,26 @@ def _like(x: Any, dtype: Any, shape: Any) -> tuple:
     return (x.aval.shape if shape is None else shape), (x.aval.dtype if dtype is None else dtype)
 
 
-@numpy_function("full_like")
-def full_like(x: Any, fill_value: Any, dtype: Any = None, shape: Any = None) -> Tracer:
+@_creation("full_like")
+def full_like(x: Any, fill_value: Any, dtype: Any = None, order: str = "K", subok: bool = True,
+              shape: Any = None) -> Tracer:
     shape, dtype = _like(x, dtype, shape)
     return full(shape, fill_value, dtype)
 
 
-@numpy_function("zeros_like")
-def zeros_like(x: Any, dtype: Any = None, shape: Any = None) -> Tracer:
-    return full_like(x, 0, dtype, shape)
+@_creation("zeros_like")
+def zeros_like(x: Any, dtype: Any = None, order: str = "K", subok: bool = True, shape: Any = None) -> Tracer:
+    return full_like(x, 0, dtype, shape=shape)
 
 
-@numpy_function("ones_like")
-def ones_like(x: Any, dtype: Any = None, shape: Any = None) -> Tracer:
-    return full_like(x, 1, dtype, shape)
+@_creation("ones_like")
+def ones_like(x: Any, dtype: Any = None, order: str = "K", subok: bool = True, shape: Any = None) -> Tracer:
+    return full_like(x, 1, dtype, shape=shape)
 
 
-@numpy_function("empty_like")
-def empty_like(x: Any, dtype: Any = None, shape: Any = None) -> Tracer:
-    return full_like(x, 0, dtype, shape)
+@_creation("empty_like")
+def empty_like(x: Any, dtype: Any = None, order: str = "K", subok: bool = True, shape: Any = None) -> Tracer:
+    return full_like(x, 0, dtype, shape=shape)
 
 
 def iota(size: Any, dtype: Any = INDEX_DTYPE) -> Tracer:
@@ -93,20 +110,19 @@ def iota(size: Any, dtype: Any = INDEX_DTYPE) -> Tracer:
     return bind(shape_prims.iota_p, *dyn, dtype=canonical_dtype(dtype), shape=static, dimension=0)
 
 
-@numpy_function("arange")
-def arange(start: Any, stop: Any = None, step: Any = 1, dtype: Any = None) -> Tracer:
+@_creation("arange")
+def arange(start: Any, stop: Any = None, step: Any = None, dtype: Any = None, *, like: Any = None) -> Tracer:
     """`np.arange` with traced bounds; the length is ceil((stop - start) / step)."""
     from kiln import numpy as knp
 
     if stop is None:
         start, stop = 0, start
-    if all(is_static_dim(v) or isinstance(v, float) for v in (start, stop, step)):
+    step = 1 if step is None else step
+    if all(is_static_dim(v) or isinstance(v, (float, np.floating)) for v in (start, stop, step)):
         values = np.arange(start, stop, step, dtype=dtype)
         return convert(operand(values), values.dtype) if values.size else zeros((0,), values.dtype)
     ops = [operand(v) for v in (start, stop, step)]
-    result = dtype or np.result_type(*[o.aval.dtype if not o.aval.weak_type else
-                                       {"i": 0, "u": 0, "b": 0, "f": 0.0}[o.aval.dtype.kind] for o in ops])
-    result = canonical_dtype(result)
+    result = canonical_dtype(dtype or np.result_type(*[_discovered_dtype(o) for o in ops]))
     if all(o.aval.dtype.kind in "iub" for o in ops):
         length = knp.maximum(0, -knp.floor_divide(ops[0] - ops[1], ops[2]))
     else:
@@ -115,47 +131,88 @@ def arange(start: Any, stop: Any = None, step: Any = 1, dtype: Any = None) -> Tr
     return convert(ops[0], result) + idx * convert(ops[2], result)
 
 
-@numpy_function("linspace")
-def linspace(start: Any, stop: Any, num: Any = 50, endpoint: bool = True, dtype: Any = None) -> Tracer:
-    """`np.linspace` with a traced `num`."""
+@_creation("linspace")
+def linspace(start: Any, stop: Any, num: Any = 50, endpoint: bool = True, retstep: bool = False,
+             dtype: Any = None, axis: int = 0) -> Any:
+    """`np.linspace` with a traced `num` (scalar `start` and `stop`)."""
     from kiln import numpy as knp
 
-    dtype = canonical_dtype(dtype or np.float64)
+    if axis != 0:
+        raise KilnTypeError("np.linspace: kiln supports axis=0 only; transpose the result instead")
     num = dim_operand(num)
+    if is_static_dim(num) and num < 0:
+        raise KilnValueError(f"np.linspace: number of samples, {num}, must be non-negative")
     idx = iota(num, np.float64)
     div = (num - 1) if endpoint else num
     div_f = knp.maximum(convert(operand(div), np.float64), 1.0) if not is_static_dim(div) else float(max(div, 1))
     start_f, stop_f = asarray(start, np.float64), asarray(stop, np.float64)
-    values = start_f + idx * ((stop_f - start_f) / div_f)
+    step = (stop_f - start_f) / div_f
+    values = start_f + idx * step
     if endpoint:
         # The last value is exactly `stop`, as NumPy guarantees, unless it is
         # also the first (num == 1 gives [start]).
         is_last = knp.logical_and(knp.equal(idx, convert(operand(num - 1), np.float64)), knp.greater(idx, 0.0))
         values = knp.where(is_last, stop_f, values)
-    return values.astype(dtype)
+    values = values.astype(canonical_dtype(dtype or np.float64))
+    return (values, step) if retstep else values
 
 
-@numpy_function("eye")
-def eye(N: Any, M: Any = None, k: int = 0, dtype: Any = float) -> Tracer:
-    """`np.eye` with traced sizes."""
+@_creation("eye")
+def eye(N: Any, M: Any = None, k: int = 0, dtype: Any = float, order: str = "C", *, like: Any = None) -> Tracer:
+    """`np.eye` with traced sizes (and a traced diagonal offset `k`)."""
+    from kiln import numpy as knp
+    from kiln.numpy.shape_ops import expand_dims
+
     if M is None:
         M = N
-    rows = broadcast_to(_column(iota(N)), (N, M))
+    rows = broadcast_to(expand_dims(iota(N), 1), (N, M))
     cols = broadcast_to(iota(M), (N, M))
-    from kiln import numpy as knp
-
     return knp.equal(rows + k, cols).astype(dtype)
 
 
-def _column(v: Tracer) -> Tracer:
-    from kiln.numpy.shape_ops import expand_dims
+@_creation("identity")
+def identity(n: Any, dtype: Any = None, *, like: Any = None) -> Tracer:
+    """`np.identity(n)`: the n x n identity, n may be traced."""
+    return eye(n, dtype=float if dtype is None else dtype)
 
-    return expand_dims(v, 1)
+
+def _discovered_dtype(x: Any) -> np.dtype:
+    """The dtype `np.array` gives an element: Python numbers are not weak
+    here (`np.array([f32_scalar, 1.0])` is float64)."""
+    if isinstance(x, (Tracer, Literal)):
+        if x.aval.weak_type:
+            return np.dtype({"b": np.bool_, "i": np.int64, "u": np.int64, "f": np.float64,
+                             "c": np.complex128}[x.aval.dtype.kind])
+        return x.aval.dtype
+    return np.asarray(x).dtype
 
 
-@numpy_function("asarray")
-def asarray(x: Any, dtype: Any = None) -> Tracer:
-    """A traced array for `x` (no copy of a traced value)."""
+def _nested_leaves(x: Any) -> list:
+    if isinstance(x, (list, tuple)):
+        return [leaf for e in x for leaf in _nested_leaves(e)]
+    return [x]
+
+
+def _from_nested(x: Any, dtype: np.dtype) -> Tracer:
+    """A list (of lists ...) of numbers and traced values as one array of `dtype`."""
+    from kiln.numpy.shape_ops import stack
+
+    if isinstance(x, (list, tuple)):
+        if not x:
+            return zeros((0,), dtype)
+        return stack([_from_nested(e, dtype) for e in x])
+    return materialize(convert(operand(x), dtype))
+
+
+@_creation("asarray")
+def asarray(x: Any, dtype: Any = None, order: Any = None, *, copy: Any = None, device: Any = None,
+            like: Any = None) -> Tracer:
+    """A traced array for `x` (no copy of a traced value); lists may hold traced values."""
+    if isinstance(x, (list, tuple)) and traced(*x):
+        leaves = _nested_leaves(x)
+        chosen = canonical_dtype(dtype) if dtype is not None else canonical_dtype(
+            np.result_type(*[_discovered_dtype(operand(leaf)) for leaf in leaves]))
+        return _from_nested(x, chosen)
     x = operand(x)
     if isinstance(x, Literal):
         x = materialize(x)
@@ -164,13 +221,48 @@ def asarray(x: Any, dtype: Any = None) -> Tracer:
     return x
 
 
-@numpy_function("array")
-def array(x: Any, dtype: Any = None, copy: bool = True) -> Tracer:
+@_creation("array")
+def array(x: Any, dtype: Any = None, *, copy: bool = True, order: str = "K", subok: bool = False,
+          ndmin: int = 0, like: Any = None) -> Tracer:
     """`np.array`: a new array (a copy of a traced value)."""
+    from kiln.numpy.shape_ops import expand_dims
+
     result = asarray(x, dtype)
-    if copy:
+    if copy and isinstance(x, Tracer):
         from kiln.numpy.mutation import copy as copy_fn
 
-        return copy_fn(result)
-    return result
+        result = copy_fn(result)
+    missing = ndmin - len(result.aval.shape)
+    return expand_dims(result, tuple(range(missing))) if missing > 0 else result
 
+
+@_creation("asanyarray")
+def asanyarray(x: Any, dtype: Any = None, order: Any = None, *, like: Any = None) -> Tracer:
+    return asarray(x, dtype)
+
+
+@_creation("ascontiguousarray")
+def ascontiguousarray(x: Any, dtype: Any = None, *, like: Any = None) -> Tracer:
+    """Contiguous already: kiln lays out every array it makes in C order."""
+    return asarray(x, dtype)
+
+
+@numpy_function("meshgrid")
+def meshgrid(*xi: Any, copy: bool = True, sparse: bool = False, indexing: str = "xy") -> tuple:
+    """`np.meshgrid` of traced (or constant) 1-D coordinate arrays."""
+    from kiln.numpy.shape_ops import expand_dims, reshape
+
+    if indexing not in ("xy", "ij"):
+        raise KilnValueError(f"np.meshgrid: indexing must be 'xy' or 'ij', got {indexing!r}")
+    count = len(xi)
+    axes = list(range(count))
+    if indexing == "xy" and count > 1:
+        axes[0], axes[1] = 1, 0
+    grids = []
+    for x, axis in zip(xi, axes):
+        flat = reshape(asarray(x), (-1,))
+        grids.append(expand_dims(flat, tuple(a for a in range(count) if a != axis)) if count > 1 else flat)
+    if sparse:
+        return tuple(grids)
+    shape = tuple(grids[axes.index(a)].aval.shape[a] for a in range(count))
+    return tuple(materialize(broadcast_to(g, shape)) for g in grids)
