@@ -13,6 +13,7 @@ import importlib.util
 import json
 import sys
 import time
+import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
@@ -153,9 +154,12 @@ class Outcome:
         return self.stage == "ok"
 
 
-def _first_line(e: BaseException) -> str:
+def _first_line(e: BaseException, folder: Path) -> str:
+    """The error's type and first line, and the kernel's innermost line on its way."""
     text = str(e).strip().splitlines()
-    return f"{type(e).__name__}: {text[0] if text else ''}"
+    inside = [f for f in traceback.extract_tb(e.__traceback__) if f.filename.startswith(str(folder))]
+    where = f" [at {Path(inside[-1].filename).name}:{inside[-1].lineno}]" if inside else ""
+    return f"{where.strip()} {type(e).__name__}: {text[0] if text else ''}".strip()
 
 
 def run_kernel(kernel: Kernel, compile_fn: Callable[[Callable], Any]) -> Outcome:
@@ -174,7 +178,7 @@ def run_kernel(kernel: Kernel, compile_fn: Callable[[Callable], Any]) -> Outcome
             got = kernel.outputs(compiled(*args), args)
         except Exception as e:  # the harness reports any failure of the compiled kernel
             outcome.stage = "compile" if label == "S" else "second size"
-            outcome.error = _first_line(e)
+            outcome.error = _first_line(e, kernel.folder)
             outcome.details.append(e)
             break
         problems = mismatches(kernel, reference, got)
