@@ -28,12 +28,14 @@ PUBLIC_NAMES = {
     "round", "shape", "sign", "sin", "sinh", "size", "sqrt", "square", "squeeze", "stack", "std",
     "subtract", "sum", "swapaxes", "take", "tan", "tanh", "transpose", "true_divide", "trunc", "uint16",
     "uint32", "uint64", "uint8", "var", "vdot", "where", "zeros", "zeros_like",
+    # issue 14: creation on traced sizes and values, np.repeat
+    "asanyarray", "ascontiguousarray", "identity", "meshgrid", "repeat",
 }
 
 TRACER_METHODS = {
     "all", "any", "argmax", "argmin", "astype", "clip", "conj", "conjugate", "copy", "cumprod", "cumsum",
     "dot", "fill", "flatten", "max", "mean", "min", "prod", "ravel", "reshape", "round", "squeeze", "std",
-    "sum", "swapaxes", "take", "transpose", "var",
+    "sum", "swapaxes", "take", "transpose", "var", "repeat",
 }
 
 

@@ -205,3 +205,31 @@ def test_a_global_random_generator_is_refused():
 
     with pytest.raises(kiln.KilnTypeError, match=r"random generator Generator\.normal is called inside"):
         kiln.qjit(f)(np.ones(3))
+
+
+def test_functions_without_source_and_nonlocal_cells():
+    namespace = {"np": np}
+    exec("def made(x, n):\n    return np.zeros(n) + x[0]\n", namespace)
+    assert_same(kiln.qjit(namespace["made"])(sized(3), 4), namespace["made"](sized(3), 4))
+    assert_same(kiln.qjit(lambda n: np.arange(n) * 2)(5), np.arange(5) * 2)
+
+    calls = 0
+
+    def f(x, n):
+        nonlocal calls
+        calls += 1
+        return np.ones(n) * x[0]
+
+    assert_same(kiln.qjit(f)(sized(3), 6), f(sized(3), 6))
+    assert calls == 2  # the trace's increment reached the enclosing function's cell
+
+
+@pytest.mark.parametrize("n", SIZES)
+def test_repeat_with_a_traced_count(n):
+    # np.repeat(x, k) with a traced k (NPBench stockham_fft) sizes its result at run time.
+    def f(x, k):
+        m = x.reshape(-1, 1)
+        return np.repeat(x, k), np.repeat(m, k, axis=1), m.repeat(2, axis=0), np.repeat(x, 3)
+
+    check(f, sized(n), 3)
+    check(f, sized(n), 0)

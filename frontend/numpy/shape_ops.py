@@ -10,7 +10,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from kiln.core import KilnValueError, is_static_dim, same_dim
+from kiln.core import KilnTypeError, KilnValueError, is_static_dim, same_dim
 from kiln.numpy._base import (
     broadcast_shapes,
     broadcast_to,
@@ -304,6 +304,25 @@ def _transposed(self):
 @tracer_method("flatten")
 def _flatten(self):
     return ravel(copy(self))  # copy first: never a view
+
+
+@numpy_function("repeat", method="repeat")
+def repeat(x: Any, repeats: Any, axis: int | None = None) -> Tracer:
+    """`np.repeat` with one count (static or traced) for every element:
+    each element is followed by its copies along `axis` (flattened when None)."""
+    if isinstance(repeats, (list, tuple, np.ndarray)) or (isinstance(repeats, Tracer) and repeats.aval.shape != ()):
+        raise KilnTypeError("np.repeat: kiln supports one repeat count for every element (an int or a traced "
+                            "integer scalar), not a count per element")
+    if is_static_dim(repeats) and repeats < 0:
+        raise KilnValueError(f"np.repeat: repeats may not contain negative values (got {repeats})")
+    x = operand(x)
+    if axis is None:
+        x, axis = reshape(x, -1), 0
+    axis = _normalize_axis(axis, x.aval.ndim, "repeat")
+    count = dim_operand(repeats)
+    shape = list(x.aval.shape)
+    copies = broadcast_to(expand_dims(x, axis + 1), shape[:axis + 1] + [count] + shape[axis + 1:])
+    return reshape(copies, *shape[:axis], shape[axis] * count, *shape[axis + 1:])
 
 
 @numpy_function("broadcast_to")
