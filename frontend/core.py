@@ -37,6 +37,10 @@ class KilnIndexError(KilnError, IndexError):
     """An index out of bounds."""
 
 
+class KilnOverflowError(KilnError, OverflowError):
+    """A Python int that does not fit the integer dtype it must take."""
+
+
 # --------------------------------------------------------------------------
 # de Bruijn indices: how types name dims across scopes.
 

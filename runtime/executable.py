@@ -25,7 +25,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from kiln.core import KilnIndexError, KilnValueError
+from kiln.core import KilnIndexError, KilnOverflowError, KilnValueError
 from kiln.runtime import toolchain
 from kiln.runtime.memref import (
     GLOBAL_ALLOCATED,
@@ -232,7 +232,5 @@ class Executable:
         kind, message = self.checks[check_id - 1]
         text = message.format(v0, v1)
         if kind == "OverflowError":
-            from kiln.numpy._base import KilnOverflowError
-
             return KilnOverflowError(text)
         return KilnIndexError(text) if kind == "IndexError" else KilnValueError(text)

@@ -1,6 +1,42 @@
-"""pytest configuration: a private compile cache per test session."""
+"""pytest configuration: a private compile cache per test session, and the
+`execution` parameter that runs the value tests of a few modules twice:
+compiled, and through the reference interpreter (`kiln.interpret`).
+
+In those modules every call of a `kiln.qjit` function goes through
+`kiln.interpret` in the `interpreted` variant. A test that checks facts
+only compiled code has (stages, compile counts, IR text) is marked
+`@pytest.mark.compiled_only` and runs once.
+"""
 
 import os
 import tempfile
 
+import pytest
+
 os.environ.setdefault("KILN_CACHE_DIR", tempfile.mkdtemp(prefix="kiln-test-cache-"))
+
+import kiln  # noqa: E402
+
+RUN_BOTH_WAYS = {"test_numpy_surface", "test_mutation", "test_control_flow", "test_autograph"}
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "compiled_only: the test checks facts of compiled code; no interpreted run")
+
+
+def pytest_generate_tests(metafunc):
+    if metafunc.module.__name__.rpartition(".")[2] not in RUN_BOTH_WAYS:
+        return
+    compiled_only = metafunc.definition.get_closest_marker("compiled_only") is not None
+    metafunc.parametrize("execution", ["compiled"] if compiled_only else ["compiled", "interpreted"],
+                         indirect=True)
+
+
+@pytest.fixture(autouse=True)
+def execution(request, monkeypatch):
+    """'compiled' (the default) or 'interpreted': then calls of qjit
+    functions run the reference interpreter on the traced jaxpr."""
+    mode = getattr(request, "param", "compiled")
+    if mode == "interpreted":
+        monkeypatch.setattr(kiln.QJIT, "__call__", lambda f, *args, **kwargs: kiln.interpret(f)(*args, **kwargs))
+    return mode

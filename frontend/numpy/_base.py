@@ -15,8 +15,8 @@ import numpy as np
 
 from kiln.core import (
     INDEX_DTYPE,
-    KilnError,
     KilnIndexError,
+    KilnOverflowError,
     SUPPORTED_DTYPES,
     KilnTypeError,
     KilnValueError,
@@ -88,10 +88,6 @@ def result_dtype(*operands: Any) -> tuple[np.dtype, bool]:
     if not strong:
         return np.result_type(*weak), True
     return np.result_type(*strong, *weak), False
-
-
-class KilnOverflowError(KilnError, OverflowError):
-    """A Python int that does not fit the integer dtype it must take."""
 
 
 def int_literal_fits(x: Any, dtype: np.dtype) -> bool:

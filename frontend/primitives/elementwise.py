@@ -100,3 +100,93 @@ imag_p.def_abstract_eval(_part_rule)
 
 PRIMITIVES = [*unary.values(), *binary.values(), *compare.values(), select_p, convert_element_type_p, real_p,
               imag_p]
+
+
+# --------------------------------------------------------------------------
+# Interpreter rules (kiln.interpreter): StableHLO's semantics on NumPy
+# values; the numpy layer builds NumPy's semantics from these.
+
+from kiln.interpreter import interpret_rule  # noqa: E402
+
+
+def _shift_amount_in_range(x, y):
+    bits = 8 * x.dtype.itemsize
+    return (y >= 0) & (y < bits), np.clip(y, 0, bits - 1).astype(x.dtype)
+
+
+def _shift_left(x, y):
+    ok, amount = _shift_amount_in_range(x, y)
+    return np.where(ok, np.left_shift(x, amount), np.zeros_like(x))
+
+
+def _shift_right_arithmetic(x, y):
+    ok, amount = _shift_amount_in_range(x, y)
+    # A shift by the width or more leaves only copies of the sign bit.
+    return np.where(ok, np.right_shift(x, amount), np.right_shift(x, 8 * x.dtype.itemsize - 1))
+
+
+def _shift_right_logical(x, y):
+    unsigned = np.dtype(f"u{x.dtype.itemsize}")
+    ok, amount = _shift_amount_in_range(x, y)
+    shifted = np.right_shift(x.astype(unsigned), amount.astype(unsigned))
+    return np.where(ok, shifted.astype(x.dtype), np.zeros_like(x))
+
+
+def _divide(x, y):
+    if x.dtype.kind not in "iu":
+        return np.true_divide(x, y)
+    # Integer division truncates toward zero (C, StableHLO), not floor.
+    q = np.floor_divide(x, y)
+    inexact = (np.remainder(x, y) != 0) & ((x < 0) != (y < 0))
+    return np.where(inexact, q + 1, q)
+
+
+def _power(x, y):
+    if x.dtype.kind not in "iu":
+        return np.power(x, y)
+    # Integer powers with a negative exponent: 1, +-1 for x = +-1, else 0.
+    result = np.power(x, np.maximum(y, 0))
+    if x.dtype.kind == "u":
+        return result
+    negative_power = np.where(x == 1, 1, np.where(x == -1, np.where(y % 2 == 0, 1, -1), 0)).astype(x.dtype)
+    return np.where(y < 0, negative_power, result)
+
+
+def _logistic(x):
+    return np.exp(-np.logaddexp(0, -x)) if x.dtype.kind == "f" else 1 / (1 + np.exp(-x))
+
+
+_UNARY_RULES = {
+    "neg": np.negative, "exp": np.exp, "log": np.log, "sqrt": np.sqrt, "rsqrt": lambda x: 1 / np.sqrt(x),
+    "cbrt": np.cbrt, "tanh": np.tanh, "sin": np.sin, "cos": np.cos, "tan": np.tan, "logistic": _logistic,
+    "abs": np.abs, "sign": np.sign, "floor": np.floor, "ceil": np.ceil, "round": np.rint, "log1p": np.log1p,
+    "expm1": np.expm1, "not": np.invert, "is_finite": np.isfinite,
+}
+_BINARY_RULES = {
+    "add": np.add, "sub": np.subtract, "mul": np.multiply, "div": _divide, "rem": np.fmod, "pow": _power,
+    "max": np.maximum, "min": np.minimum, "atan2": np.arctan2, "and": np.bitwise_and, "or": np.bitwise_or,
+    "xor": np.bitwise_xor, "shift_left": _shift_left, "shift_right_arithmetic": _shift_right_arithmetic,
+    "shift_right_logical": _shift_right_logical,
+}
+_COMPARE_RULES = {"eq": np.equal, "ne": np.not_equal, "lt": np.less, "le": np.less_equal, "gt": np.greater,
+                  "ge": np.greater_equal}
+
+for _rules, _prims in ((_UNARY_RULES, unary), (_BINARY_RULES, binary), (_COMPARE_RULES, compare)):
+    for _name, _rule in _rules.items():
+        interpret_rule(_prims[_name])(_rule)
+
+
+@interpret_rule(select_p)
+def _select_value(pred, on_true, on_false):
+    return np.where(pred, on_true, on_false)
+
+
+@interpret_rule(convert_element_type_p)
+def _convert_value(x, *, new_dtype, weak_type=False):
+    if x.dtype.kind == "c" and np.dtype(new_dtype).kind != "c":
+        x = x.real  # StableHLO's convert keeps the real part
+    return x.astype(new_dtype)
+
+
+interpret_rule(real_p)(np.real)
+interpret_rule(imag_p)(np.imag)
