@@ -45,7 +45,8 @@ class Interpreted:
         self.qjit = qjit
         # signature key -> (jaxpr, out_tree, dim_sources)
         self.traces: dict[Any, tuple] = {}
-        self.last_jaxpr: Jaxpr | None = None
+        # The jaxpr of the last call (as `QJIT.jaxpr` is the last compiled one).
+        self.jaxpr: Jaxpr | None = None
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         q = self.qjit
@@ -69,7 +70,7 @@ class Interpreted:
         if key not in self.traces:
             self.traces[key] = self._trace(sigs, in_tree, static, positions)
         jaxpr, out_tree, dim_sources = self.traces[key]
-        self.last_jaxpr = jaxpr
+        self.jaxpr = jaxpr
         return tree.unflatten(out_tree, run_jaxpr(jaxpr, dim_sources, leaves))
 
     def _trace(self, sigs: tuple, in_tree: Any, static: dict, positions: list) -> tuple:

@@ -3,9 +3,10 @@
 compiled, and through the reference interpreter (`kiln.interpret`).
 
 In those modules every call of a `kiln.qjit` function goes through
-`kiln.interpret` in the `interpreted` variant. A test that checks facts
-only compiled code has (stages, compile counts, IR text) is marked
-`@pytest.mark.compiled_only` and runs once.
+`kiln.interpret` in the `interpreted` variant; `f.jaxpr` is then the last
+traced jaxpr and `f.num_compiles` counts traces (one per signature, as
+compiles are). A test that checks facts only compiled code has (stages,
+IR text) is marked `@pytest.mark.compiled_only` and runs once.
 """
 
 import os
@@ -38,5 +39,14 @@ def execution(request, monkeypatch):
     functions run the reference interpreter on the traced jaxpr."""
     mode = getattr(request, "param", "compiled")
     if mode == "interpreted":
-        monkeypatch.setattr(kiln.QJIT, "__call__", lambda f, *args, **kwargs: kiln.interpret(f)(*args, **kwargs))
+        monkeypatch.setattr(kiln.QJIT, "__call__", _interpreted_call)
+        monkeypatch.setattr(kiln.QJIT, "jaxpr", property(lambda f: kiln.interpret(f).jaxpr))
     return mode
+
+
+def _interpreted_call(f, *args, **kwargs):
+    runner = kiln.interpret(f)
+    try:
+        return runner(*args, **kwargs)
+    finally:
+        f.num_compiles = len(runner.traces)

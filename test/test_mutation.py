@@ -846,6 +846,7 @@ def test_zero_d_element_write():
 # Stages
 
 
+@pytest.mark.compiled_only
 def test_stablehlo_stage_has_no_tensorssa_or_immut():
     @kiln.qjit
     def f(x, flag):
