@@ -28,4 +28,4 @@ def test_primitive_has_every_rule(prim):
     missing = [what for what, present in (("abstract-eval rule", prim.abstract_eval is not None),
                                           ("lowering", prim in LOWERINGS),
                                           ("interpreter rule", prim in INTERPRET_RULES)) if not present]
-    assert not missing, f"primitive {prim.name} has no {", no ".join(missing)}"
+    assert not missing, f"primitive {prim.name} has no {', no '.join(missing)}"
