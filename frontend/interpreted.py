@@ -23,7 +23,8 @@ from kiln.api import (
     signature_of,
     trace_function,
 )
-from kiln.core import Jaxpr, KilnTypeError
+from kiln.core import Jaxpr
+from kiln.errors import KilnTypeError
 from kiln.interpreter import eval_jaxpr
 
 

@@ -16,16 +16,8 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from kiln.core import (
-    KilnIndexError,
-    KilnInternalError,
-    KilnOverflowError,
-    KilnValueError,
-    Jaxpr,
-    Literal,
-    Primitive,
-    is_static_dim,
-)
+from kiln.core import Jaxpr, Literal, Primitive, is_static_dim
+from kiln.errors import KilnIndexError, KilnInternalError, KilnOverflowError, KilnValueError
 
 # rule(*operand values, **eqn.params) -> one value, or a list when the
 # primitive has multiple results. Operands are NumPy arrays (0-d for scalars).

@@ -25,7 +25,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from kiln.core import KilnIndexError, KilnOverflowError, KilnValueError
+from kiln.errors import KilnIndexError, KilnOverflowError, KilnValueError
 from kiln.runtime import toolchain
 from kiln.runtime.memref import (
     GLOBAL_ALLOCATED,

@@ -16,7 +16,6 @@ import numpy as np
 from kiln.core import (
     INDEX_DTYPE,
     KilnIndexError,
-    KilnOverflowError,
     SUPPORTED_DTYPES,
     KilnTypeError,
     KilnValueError,
@@ -24,6 +23,7 @@ from kiln.core import (
     is_static_dim,
     same_dim,
 )
+from kiln.errors import KilnOverflowError
 from kiln.primitives import checks, elementwise, shape
 from kiln.tracing import Tracer, as_operand, bind, is_tracing, literal
 
