@@ -18,7 +18,10 @@ os.environ.setdefault("KILN_CACHE_DIR", tempfile.mkdtemp(prefix="kiln-test-cache
 
 import kiln  # noqa: E402
 
-RUN_BOTH_WAYS = {"test_numpy_surface", "test_mutation", "test_control_flow", "test_autograph"}
+# The modules whose tests run both ways (the interpreter needs no compile:
+# the interpreted half adds about 30 s to the suite).
+RUN_BOTH_WAYS = {"test_numpy_surface", "test_mutation", "test_control_flow", "test_autograph",
+                 "test_runtime_checks", "test_regressions", "test_bad_inputs"}
 
 
 def pytest_configure(config):
