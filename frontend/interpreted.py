@@ -14,15 +14,9 @@ from typing import Any, Callable
 import numpy as np
 
 from kiln import tree
-from kiln.api import (
-    QJIT,
-    _check_named_axes,
-    _check_writable,
-    _conform,
-    _leaf_to_array,
-    signature_of,
-    trace_function,
-)
+from kiln.jit import QJIT, _check_writable
+from kiln.signatures import check_named_axes, conform, leaf_to_array, named_axes_of, signature_of, static_key
+from kiln.trace_entry import trace_function
 from kiln.core import Jaxpr
 from kiln.errors import KilnTypeError
 from kiln.interpreter import eval_jaxpr
@@ -55,19 +49,19 @@ class Interpreted:
         if q._aot is not None:
             sigs = q._aot[0]
             named: dict[int, int] = {}
-            leaves = [_conform(x, sig, f"{q.__name__}: argument {i} ({q.params[i]!r})", named)
+            leaves = [conform(x, sig, f"{q.__name__}: argument {i} ({q.params[i]!r})", named)
                       for i, (x, sig) in enumerate(zip(dynamic, sigs))]
             in_tree = tree.flatten(tuple(range(len(sigs))))[1]
             key = ("aot", sigs)
         else:
             leaves, in_tree = tree.flatten(tuple(dynamic))
             names = [f"argument {i}" for i in range(len(leaves))]
-            leaves = [_leaf_to_array(x, n) for x, n in zip(leaves, names)]
+            leaves = [leaf_to_array(x, n) for x, n in zip(leaves, names)]
             per_arg = [len(tree.flatten(a)[0]) for a in dynamic]
-            axes_names = q._axes_names(dynamic, per_arg)
+            axes_names = named_axes_of(q.abstracted_axes, dynamic, per_arg)
             sigs = signature_of(leaves, names, axes_names, q.share_equal_dims, q.specialize_unit_dims)
-            _check_named_axes(leaves, axes_names)
-            key = (sigs, str(in_tree), tuple(sorted((k, (type(v).__name__, v)) for k, v in static.items())))
+            check_named_axes(leaves, axes_names)
+            key = (sigs, str(in_tree), tuple(sorted((k, static_key(v)) for k, v in static.items())))
         if key not in self.traces:
             self.traces[key] = self._trace(sigs, in_tree, static, positions)
         jaxpr, out_tree, dim_sources = self.traces[key]
