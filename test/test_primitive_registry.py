@@ -5,15 +5,7 @@ primitive, so a missing rule fails by the primitive's name."""
 
 import pytest
 
-import kiln.compiler.lowering.checks  # noqa: F401  (the lowering modules register their rules)
-import kiln.compiler.lowering.control_flow  # noqa: F401
-import kiln.compiler.lowering.elementwise  # noqa: F401
-import kiln.compiler.lowering.indexing  # noqa: F401
-import kiln.compiler.lowering.linalg  # noqa: F401
-import kiln.compiler.lowering.mutation  # noqa: F401
-import kiln.compiler.lowering.reduction  # noqa: F401
-import kiln.compiler.lowering.shape  # noqa: F401
-from kiln.compiler.lowering import LOWERINGS
+from kiln.compiler.lowering import LOWERINGS  # imports every lowering module of the package
 from kiln.interpreter import INTERPRET_RULES
 from kiln.primitives import ALL_PRIMITIVES
 

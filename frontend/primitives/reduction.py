@@ -7,15 +7,22 @@ Out: the operand's shape without the reduced axes (argmax/argmin give
 
 from __future__ import annotations
 
-
 from kiln.core import DShapedArray, KilnInternalError, Primitive
 
-REDUCE_NAMES = ("reduce_sum", "reduce_prod", "reduce_max", "reduce_min", "reduce_and", "reduce_or")
-reduce = {name: Primitive(name) for name in REDUCE_NAMES}
+reduce_sum_p = Primitive("reduce_sum")
+reduce_prod_p = Primitive("reduce_prod")
+reduce_max_p = Primitive("reduce_max")
+reduce_min_p = Primitive("reduce_min")
+reduce_and_p = Primitive("reduce_and")
+reduce_or_p = Primitive("reduce_or")
+REDUCE = (reduce_sum_p, reduce_prod_p, reduce_max_p, reduce_min_p, reduce_and_p, reduce_or_p)
 argmax_p = Primitive("argmax")
 argmin_p = Primitive("argmin")
-CUMULATIVE_NAMES = ("cumsum", "cumprod", "cummax", "cummin")
-cumulative = {name: Primitive(name) for name in CUMULATIVE_NAMES}
+cumsum_p = Primitive("cumsum")
+cumprod_p = Primitive("cumprod")
+cummax_p = Primitive("cummax")
+cummin_p = Primitive("cummin")
+CUMULATIVE = (cumsum_p, cumprod_p, cummax_p, cummin_p)
 
 
 def _check_axes(name, aval, axes):
@@ -49,15 +56,14 @@ def _cumulative_rule(name):
     return rule
 
 
-for _name, _p in reduce.items():
-    _p.def_abstract_eval(_reduce_rule(_name))
+for _p in REDUCE:
+    _p.def_abstract_eval(_reduce_rule(_p.name))
 argmax_p.def_abstract_eval(_arg_rule("argmax"))
 argmin_p.def_abstract_eval(_arg_rule("argmin"))
-for _name, _p in cumulative.items():
-    _p.def_abstract_eval(_cumulative_rule(_name))
+for _p in CUMULATIVE:
+    _p.def_abstract_eval(_cumulative_rule(_p.name))
 
-PRIMITIVES = [*reduce.values(), argmax_p, argmin_p, *cumulative.values()]
-
+PRIMITIVES = [*REDUCE, argmax_p, argmin_p, *CUMULATIVE]
 
 
 # --------------------------------------------------------------------------
@@ -69,28 +75,28 @@ import numpy as np  # noqa: E402
 
 from kiln.interpreter import interpret_rule  # noqa: E402
 
-_REDUCE_UFUNCS = {"reduce_sum": np.add, "reduce_prod": np.multiply, "reduce_max": np.maximum,
-                  "reduce_min": np.minimum, "reduce_and": np.bitwise_and, "reduce_or": np.bitwise_or}
+_REDUCE_UFUNCS = {reduce_sum_p: np.add, reduce_prod_p: np.multiply, reduce_max_p: np.maximum,
+                  reduce_min_p: np.minimum, reduce_and_p: np.bitwise_and, reduce_or_p: np.bitwise_or}
 
 
-def _reduce_initial(name, dtype):
-    if name in ("reduce_sum", "reduce_or"):
+def _reduce_initial(prim, dtype):
+    if prim in (reduce_sum_p, reduce_or_p):
         return dtype.type(0)
-    if name in ("reduce_prod", "reduce_and"):
+    if prim in (reduce_prod_p, reduce_and_p):
         return dtype.type(1)
     if dtype.kind == "f":
-        return dtype.type(-np.inf if name == "reduce_max" else np.inf)
+        return dtype.type(-np.inf if prim is reduce_max_p else np.inf)
     info = np.iinfo(dtype)
-    return dtype.type(info.min if name == "reduce_max" else info.max)
+    return dtype.type(info.min if prim is reduce_max_p else info.max)
 
 
-def _reduce_value(name):
-    ufunc = _REDUCE_UFUNCS[name]
+def _reduce_value(prim):
+    ufunc = _REDUCE_UFUNCS[prim]
 
     def rule(x, *, axes):
         if not axes:
             return x.copy()
-        return ufunc.reduce(x, axis=tuple(axes), dtype=x.dtype, initial=_reduce_initial(name, x.dtype))
+        return ufunc.reduce(x, axis=tuple(axes), dtype=x.dtype, initial=_reduce_initial(prim, x.dtype))
 
     return rule
 
@@ -105,13 +111,16 @@ def _arg_value(is_max):
     return rule
 
 
-def _cumulative_value(name):
-    def scan(x, axis):
-        if name == "cumsum":
-            return np.cumsum(x, axis=axis, dtype=x.dtype)
-        if name == "cumprod":
-            return np.cumprod(x, axis=axis, dtype=x.dtype)
-        return (np.maximum if name == "cummax" else np.minimum).accumulate(x, axis=axis)
+_SCANS = {
+    cumsum_p: lambda x, axis: np.cumsum(x, axis=axis, dtype=x.dtype),
+    cumprod_p: lambda x, axis: np.cumprod(x, axis=axis, dtype=x.dtype),
+    cummax_p: lambda x, axis: np.maximum.accumulate(x, axis=axis),
+    cummin_p: lambda x, axis: np.minimum.accumulate(x, axis=axis),
+}
+
+
+def _cumulative_value(prim):
+    scan = _SCANS[prim]
 
     def rule(x, *, axis, reverse=False):
         if not reverse:
@@ -121,9 +130,9 @@ def _cumulative_value(name):
     return rule
 
 
-for _name, _p in reduce.items():
-    interpret_rule(_p)(_reduce_value(_name))
+for _p in REDUCE:
+    interpret_rule(_p)(_reduce_value(_p))
 interpret_rule(argmax_p)(_arg_value(True))
 interpret_rule(argmin_p)(_arg_value(False))
-for _name, _p in cumulative.items():
-    interpret_rule(_p)(_cumulative_value(_name))
+for _p in CUMULATIVE:
+    interpret_rule(_p)(_cumulative_value(_p))
