@@ -29,7 +29,7 @@ from kiln.core import Jaxpr
 from kiln.runtime import cache, toolchain
 from kiln.runtime.executable import Executable, ValueSpec
 
-KILN_ABI_VERSION = "2"
+KILN_ABI_VERSION = "3"
 
 
 def _symbol_name(name: str) -> str:
@@ -184,7 +184,7 @@ def _compile_with_mlir(jaxpr: Jaxpr, symbol: str, pipelines: Any, keep_intermedi
         validate_pipeline(pipelines, ctx)
     log_stage("jaxpr", jaxpr.pretty())
     start = time.perf_counter()
-    module, checks = lower_jaxpr_to_module(jaxpr, symbol, ctx)
+    module = lower_jaxpr_to_module(jaxpr, symbol, ctx)
     record.seconds["mlir"] = time.perf_counter() - start
     record.texts["mlir"] = str(module)
     log_stage("mlir", record.texts["mlir"])
@@ -213,7 +213,7 @@ def _compile_with_mlir(jaxpr: Jaxpr, symbol: str, pipelines: Any, keep_intermedi
             record.seconds["llvmir"] = time.perf_counter() - start
             log_stage("llvmir", record.texts["llvmir"])
         stored_stages = {k: v for k, v in record.texts.items() if k != "jaxpr"}
-        library = cache.store(symbol, key, built, checks, stored_stages)
+        library = cache.store(symbol, key, built, stored_stages)
         if index_key is not None:
             cache.store_index(index_key, symbol, key)
         if workspace:
@@ -221,7 +221,7 @@ def _compile_with_mlir(jaxpr: Jaxpr, symbol: str, pipelines: Any, keep_intermedi
     finally:
         if not workspace:
             shutil.rmtree(build_dir, ignore_errors=True)
-    executable = Executable(library, symbol, args, results, checks)
+    executable = Executable(library, symbol, args, results)
     return {"executable": executable, "stages": record.texts, "seconds": record.seconds,
             "cache_hit": False, "workspace": workspace}
 
@@ -233,7 +233,7 @@ def _load_from_cache(symbol: str, key: str, args: list, results: list, texts: di
     if entry is None:
         return None
     try:
-        executable = Executable(entry.library, symbol, args, results, entry.checks)
+        executable = Executable(entry.library, symbol, args, results)
     except (OSError, AttributeError):  # unloadable library or missing entry point
         cache.discard(symbol, key)
         return None
@@ -242,19 +242,19 @@ def _load_from_cache(symbol: str, key: str, args: list, results: list, texts: di
     return executable
 
 
-def build_library(jaxpr: Jaxpr, symbol: str, output: str, wrapper: Callable[[list], str],
-                  include_dirs: Sequence[str] = ()) -> list:
+def build_library(jaxpr: Jaxpr, symbol: str, output: str, wrapper: Callable[[], str],
+                  include_dirs: Sequence[str] = ()) -> None:
     """Compile `jaxpr` as the kernel `symbol` into the shared library
-    `output` (no cache), linked with the C source that `wrapper(checks)`
-    writes and returns the path of. Returns the run-time check table."""
+    `output` (no cache), linked with the C source that `wrapper()` writes
+    and returns the path of."""
     from kiln.compiler import codegen
     from kiln.compiler.lowering import lower_jaxpr_to_module
     from kiln.compiler.mlir import new_context
     from kiln.compiler.pipeline import DEFAULT_PIPELINE, StageRecord, run_pipeline
 
     ctx = new_context()
-    module, checks = lower_jaxpr_to_module(jaxpr, symbol, ctx)
-    source = wrapper(checks)
+    module = lower_jaxpr_to_module(jaxpr, symbol, ctx)
+    source = wrapper()
     build_dir = tempfile.mkdtemp(prefix="kiln-export-")
     try:
         wrapper_object = toolchain.compile_object(source, os.path.join(build_dir, "wrapper.o"), list(include_dirs))
@@ -265,7 +265,6 @@ def build_library(jaxpr: Jaxpr, symbol: str, output: str, wrapper: Callable[[lis
         os.replace(output + ".tmp", output)
     finally:
         shutil.rmtree(build_dir, ignore_errors=True)
-    return checks
 
 
 def _write_workspace(workspace: str, symbol: str, texts: dict[str, str]) -> None:

@@ -2,10 +2,10 @@
 
 In: a cache key (from `compiler/driver.py`: hash of the `mlir` stage text,
 the pipeline and the toolchain fingerprint), the entry's symbol, and on a
-miss the freshly linked library with its run-time check table and stage
-texts.
-Out: `<symbol>-<key>.so` plus `<symbol>-<key>.json` (checks, stage texts,
-the library's sha256). Both are written to temporary files and moved into
+miss the freshly linked library with its stage texts (the library holds its
+run-time check messages itself).
+Out: `<symbol>-<key>.so` plus `<symbol>-<key>.json` (stage texts, the
+library's sha256). Both are written to temporary files and moved into
 place with `os.replace`, so readers never see a partial file; an entry whose
 metadata is unreadable or whose library does not match its recorded sha256
 is discarded and compiled again.
@@ -26,7 +26,7 @@ from dataclasses import dataclass
 
 from kiln.runtime import toolchain
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
 
 
 @dataclass
@@ -34,7 +34,6 @@ class CacheEntry:
     """A validated cache entry: the library to load and its metadata."""
 
     library: str
-    checks: list
     stages: dict
 
 
@@ -86,7 +85,7 @@ def lookup(symbol: str, key: str) -> CacheEntry | None:
             meta = json.load(f)
         valid = (isinstance(meta, dict) and meta.get("format") == FORMAT_VERSION and meta.get("key") == key
                  and meta.get("symbol") == symbol and meta.get("library_sha256") == _sha256(library)
-                 and isinstance(meta.get("checks"), list) and isinstance(meta.get("stages"), dict))
+                 and isinstance(meta.get("stages"), dict))
     except (OSError, ValueError):
         valid = False
     if not valid:
@@ -95,7 +94,7 @@ def lookup(symbol: str, key: str) -> CacheEntry | None:
         _STATS["misses"] += 1
         return None
     _STATS["hits"] += 1
-    return CacheEntry(library, [tuple(c) for c in meta["checks"]], meta["stages"])
+    return CacheEntry(library, meta["stages"])
 
 
 def discard(symbol: str, key: str) -> None:
@@ -107,7 +106,7 @@ def discard(symbol: str, key: str) -> None:
             pass
 
 
-def store(symbol: str, key: str, built_library: str, checks: list, stages: dict) -> str:
+def store(symbol: str, key: str, built_library: str, stages: dict) -> str:
     """Move (or copy, if `built_library` must be kept) a linked library
     into the cache with its metadata; returns the cached library's path."""
     library, meta_path = entry_paths(symbol, key)
@@ -122,7 +121,7 @@ def store(symbol: str, key: str, built_library: str, checks: list, stages: dict)
         if os.path.exists(tmp):
             os.unlink(tmp)
     meta = {"format": FORMAT_VERSION, "key": key, "symbol": symbol, "library_sha256": digest,
-            "checks": [list(c) for c in checks], "stages": stages}
+            "stages": stages}
     fd, tmp = tempfile.mkstemp(dir=directory, suffix=".json.tmp")
     try:
         with os.fdopen(fd, "w") as f:

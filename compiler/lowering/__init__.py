@@ -65,15 +65,9 @@ class LoweringContext:
     def __init__(self, module: ir.Module):
         self.module = module
         self.env: dict[int, ir.Value] = {}
-        # (kind, message) of each run-time check, indexed by its check id.
-        self.checks: list[tuple[str, str]] = []
         # True when the function writes to arrays: views then lower to
         # tensorssa ops with reference semantics (see lowering/mutation.py).
         self.reference_semantics = False
-
-    def register_check(self, kind: str, message: str) -> int:
-        self.checks.append((kind, message))
-        return len(self.checks)
 
     # --- values
     def bind_var(self, var: Var, value: ir.Value) -> None:
@@ -166,9 +160,8 @@ def has_writes(jaxpr: Jaxpr) -> bool:
     return False
 
 
-def lower_jaxpr_to_module(jaxpr: Jaxpr, name: str, ctx: ir.Context) -> tuple[ir.Module, list]:
-    """The `mlir` stage of a top-level jaxpr (its consts become constants),
-    and the (kind, message) table of its run-time checks."""
+def lower_jaxpr_to_module(jaxpr: Jaxpr, name: str, ctx: ir.Context) -> ir.Module:
+    """The `mlir` stage of a top-level jaxpr (its consts become constants)."""
     from kiln.compiler.lowering import (  # noqa: F401  (register the rules)
         checks, control_flow, elementwise, indexing, linalg, mutation, reduction, shape,
     )
@@ -206,4 +199,4 @@ def lower_jaxpr_to_module(jaxpr: Jaxpr, name: str, ctx: ir.Context) -> tuple[ir.
                 consts = [hlo.constant(np.asarray(c)) for c in jaxpr.consts]
                 outs = lctx.lower_jaxpr_body(jaxpr, consts + list(entry.arguments))
                 func.ReturnOp(outs)
-    return module, lctx.checks
+    return module

@@ -1,7 +1,7 @@
 """Stage "mlir": reductions -> `stablehlo.reduce` with a one-op body; argmax /
 argmin -> a two-operand `stablehlo.reduce` (value, index) keeping NumPy's
 first-occurrence and NaN-first rules; cumsum / cumprod / cummax / cummin ->
-`stablehlo.custom_call @kiln.cumulative` (lowered by kiln-legalize-dynamic).
+`kiln.scan` (lowered by kiln-legalize-dynamic).
 """
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ import numpy as np
 from kiln.compiler.lowering import element_type, lowering, tensor_type
 from kiln.compiler.lowering.elementwise import compare_type
 from kiln.compiler.mlir import ir
+from kiln.dialects import kiln as kiln_dialect
 from kiln.dialects import stablehlo as hlo
 from kiln.primitives import reduction as rp
 
@@ -123,21 +124,23 @@ lowering(rp.argmin_p)(_arg_rule(False))
 
 
 # A scan along a dynamic axis has no StableHLO op (`reduce_window` needs a
-# static window), so it travels as a custom call that kiln-legalize-dynamic
-# turns into a loop; `backend_config` reads "KIND axis=A reverse=R".
-CUMULATIVE_TARGET = "kiln.cumulative"
+# static window), so it travels as `kiln.scan`, which kiln-legalize-dynamic
+# turns into a loop.
+SCAN_COMBINER = {"cumsum": "add", "cumprod": "mul", "cummax": "max", "cummin": "min"}
 
 
 def _cumulative_rule(name):
+    combiner = SCAN_COMBINER[name]
+
     def rule(ctx, eqn, x):
         aval = eqn.invars[0].aval
         if any(isinstance(d, int) and d == 0 for d in aval.shape):
             # An empty scan is its (empty) operand; the scan's slices of a static size-0
             # dim would not verify ("offset 0 is out-of-bounds: 0 >= 0").
             return [hlo.one("convert", tensor_type(aval), x)]
-        config = f"{name} axis={eqn.params['axis']} reverse={int(eqn.params.get('reverse', False))}"
+        axis, reverse = eqn.params["axis"], bool(eqn.params.get("reverse", False))
         if aval.dtype.kind != "u":
-            return [_cumulative_call(x, tensor_type(aval), config)]
+            return [kiln_dialect.scan(x, combiner, axis, reverse)]
         # The loop is built from signless arith ops: scan unsigned values as
         # signed ones of the same width (sums and products wrap alike), with
         # the sign bit flipped for max/min so the signed order is the unsigned one.
@@ -145,20 +148,15 @@ def _cumulative_rule(name):
         signed_aval = aval.update(dtype=signed)
         signed_type = tensor_type(signed_aval)
         y = hlo.convert(x, element_type(signed))
-        if name in ("cumsum", "cumprod"):
-            y = _cumulative_call(y, signed_type, config)
+        if combiner in ("add", "mul"):
+            y = kiln_dialect.scan(y, combiner, axis, reverse)
             return [hlo.convert(y, element_type(aval.dtype))]
         sign_bit = ctx.broadcast(hlo.constant(np.array(np.iinfo(signed).min, signed)), signed_aval.update(shape=()),
                                  signed_aval, ())
-        y = _cumulative_call(hlo.one("xor", signed_type, y, sign_bit), signed_type, config)
+        y = kiln_dialect.scan(hlo.one("xor", signed_type, y, sign_bit), combiner, axis, reverse)
         return [hlo.convert(hlo.one("xor", signed_type, y, sign_bit), element_type(aval.dtype))]
 
     return rule
-
-
-def _cumulative_call(x, result_type, config: str):
-    return hlo.op("custom_call", [result_type], [x], call_target_name=ir.StringAttr.get(CUMULATIVE_TARGET),
-                  backend_config=ir.StringAttr.get(config)).result
 
 
 for _name, _prim in rp.cumulative.items():
