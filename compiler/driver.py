@@ -72,8 +72,8 @@ def toolchain_fingerprint() -> str:
 
 
 def cache_key(mlir_text: str, pipeline: Any) -> str:
-    """The cache key of a library: the `mlir` stage text, the pipeline and
-    the toolchain fingerprint."""
+    """The cache key of a library: the `mlir` stage text (with locations),
+    the pipeline and the toolchain fingerprint."""
     h = hashlib.sha256()
     for part in (toolchain_fingerprint(), repr(pipeline), mlir_text):
         h.update(part.encode())
@@ -97,10 +97,11 @@ def jaxpr_key(jaxpr: Jaxpr, symbol: str, pipelines: Any) -> str:
 
 
 def _hash_params(jaxpr: Jaxpr, h) -> None:
-    """Feed every equation's parameters (recursively) into `h`: the printer
-    may abbreviate them, the key must not."""
+    """Feed every equation's parameters and source line (recursively) into
+    `h`: the printer may abbreviate them, the key must not (a run-time
+    check's message names its line)."""
     for eqn in jaxpr.eqns:
-        h.update(eqn.primitive.name.encode())
+        h.update(f"{eqn.primitive.name}@{eqn.source_info!r}".encode())
         for name in sorted(eqn.params):
             value = eqn.params[name]
             h.update(name.encode())
@@ -188,7 +189,8 @@ def _compile_with_mlir(jaxpr: Jaxpr, symbol: str, pipelines: Any, keep_intermedi
     record.seconds["mlir"] = time.perf_counter() - start
     record.texts["mlir"] = str(module)
     log_stage("mlir", record.texts["mlir"])
-    key = cache_key(record.texts["mlir"], pipeline)
+    # Keyed with locations: a check's message names its source line.
+    key = cache_key(module.operation.get_asm(enable_debug_info=True), pipeline)
     if not _cache_bypassed(keep_intermediate):
         start = time.perf_counter()
         executable = _load_from_cache(symbol, key, args, results, record.texts)

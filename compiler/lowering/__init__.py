@@ -124,9 +124,7 @@ class LoweringContext:
             rule = LOWERINGS.get(eqn.primitive)
             if rule is None:
                 raise KilnInternalError(f"primitive {eqn.primitive.name} has no lowering rule")
-            loc = ir.Location.name(f"{eqn.primitive.name}", ir.Location.unknown()) if eqn.source_info is None \
-                else _source_location(eqn)
-            with loc:
+            with _source_location(eqn):
                 outs = rule(self, eqn, *[self.read(x) for x in eqn.invars])
             if len(outs) != len(eqn.outvars):
                 raise KilnInternalError(f"lowering of {eqn.primitive.name} gave {len(outs)} results")
@@ -138,11 +136,10 @@ class LoweringContext:
 
 
 def _source_location(eqn) -> ir.Location:
-    filename, _, line = eqn.source_info.rpartition(":")
-    try:
-        file_loc = ir.Location.file(filename, int(line), 0)
-    except ValueError:
-        file_loc = ir.Location.unknown()
+    """`loc("prim"("file.py":line:col))`: the user's line that made the
+    equation, named by its primitive (every op the rule builds carries it)."""
+    where = eqn.source_info
+    file_loc = ir.Location.unknown() if where is None else ir.Location.file(where.filename, where.line, where.column)
     return ir.Location.name(eqn.primitive.name, file_loc)
 
 

@@ -36,7 +36,8 @@ def report_failure(kind_code: int, message: ir.Value, values: list[ir.Value]) ->
     """Call the failure hook (at the insertion point) with two i64 values,
     missing ones as zeros."""
     i64 = ir.IntegerType.get_signless(64)
-    values = list(values) + [arith.constant(i64, 0)] * (MAX_CHECK_VALUES - len(values))
+    if len(values) < MAX_CHECK_VALUES:
+        values = list(values) + [arith.constant(i64, 0)] * (MAX_CHECK_VALUES - len(values))
     func.CallOp([], ir.FlatSymbolRefAttr.get(FAILURE_CALLEE), [arith.constant(i64, kind_code), message, *values])
 
 
