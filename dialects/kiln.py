@@ -19,9 +19,11 @@ IRDL cannot express (at most two check values) by `kiln-lower-checks`.
 
 from __future__ import annotations
 
+from kiln.errors import CHECK_ERRORS
+
 # The exception a failed check raises, by `kind`; its position + 1 is the
 # kind's code in the failure record of runtime/support.c (`kiln_check_failed`).
-from kiln.primitives.checks import CHECK_KINDS
+CHECK_KINDS = tuple(CHECK_ERRORS)
 MAX_CHECK_VALUES = 2
 SCAN_COMBINERS = ("add", "mul", "max", "min")
 

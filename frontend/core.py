@@ -14,28 +14,7 @@ from typing import Any, Callable, NamedTuple, Sequence
 
 import numpy as np
 
-
-class KilnError(Exception):
-    """Base class of every error kiln raises on purpose."""
-
-
-class KilnInternalError(KilnError, AssertionError):
-    """A broken internal invariant: this is a bug in kiln, please report it."""
-
-    def __init__(self, message: str):
-        super().__init__(f"internal error (this is a bug in kiln): {message}")
-
-
-class KilnTypeError(KilnError, TypeError):
-    """A Python construct or value kiln cannot trace."""
-
-
-class KilnValueError(KilnError, ValueError):
-    """Shapes, sizes or values that break a rule."""
-
-
-class KilnIndexError(KilnError, IndexError):
-    """An index out of bounds."""
+from kiln.errors import KilnError, KilnIndexError, KilnInternalError, KilnTypeError, KilnValueError  # noqa: F401
 
 
 # --------------------------------------------------------------------------

@@ -19,7 +19,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from kiln import tree
-from kiln.core import KilnTypeError, KilnValueError
+from kiln.errors import KilnTypeError, KilnValueError
 from kiln.runtime.executable import Executable, ValueSpec
 
 FORMAT_VERSION = 2

@@ -25,8 +25,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from kiln.core import KilnIndexError, KilnInternalError, KilnValueError
-from kiln.primitives.checks import CHECK_KINDS
+from kiln.errors import CHECK_ERRORS, KilnInternalError, KilnValueError
 from kiln.runtime import toolchain
 from kiln.runtime.memref import (
     GLOBAL_ALLOCATED,
@@ -231,13 +230,8 @@ def check_error(failure: Sequence[int]) -> Exception:
             return MemoryError("compiled code could not allocate an array: a size computed at run time needs "
                                "more than 2**62 bytes")
         return MemoryError(f"compiled code could not allocate {v0} bytes (malloc failed)")
-    if not 1 <= kind <= len(CHECK_KINDS) or not message_address:
-        return KilnInternalError(f"a run-time check failed with an unknown kind {kind} or no message; this is a "
-                                 "bug in kiln (the library and the runtime disagree on kiln_check_failed)")
-    text = ctypes.string_at(message_address).decode().format(v0, v1)
-    exception_name = CHECK_KINDS[kind - 1]
-    if exception_name == "OverflowError":
-        from kiln.numpy._base import KilnOverflowError
-
-        return KilnOverflowError(text)
-    return KilnIndexError(text) if exception_name == "IndexError" else KilnValueError(text)
+    if not 1 <= kind <= len(CHECK_ERRORS) or not message_address:
+        return KilnInternalError(f"a run-time check failed with an unknown kind {kind} or no message (the "
+                                 "library and the runtime disagree on kiln_check_failed)")
+    error = list(CHECK_ERRORS.values())[kind - 1]
+    return error(ctypes.string_at(message_address).decode().format(v0, v1))

@@ -3,7 +3,7 @@
  * kiln_invoke calls a compiled entry point (its packed form, void **args)
  * under setjmp; a failed run-time check calls kiln_check_failed, which
  * records the check's kind code (1 + the position of its exception in
- * kiln.primitives.checks.CHECK_KINDS), two values and the address of its
+ * kiln.errors.CHECK_ERRORS), two values and the address of its
  * message (a NUL-terminated constant of the compiled library) and unwinds back
  * to kiln_invoke, so no code after a failed check runs. State is per thread.
  */

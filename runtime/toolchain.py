@@ -14,13 +14,9 @@ import subprocess
 import sys
 import tempfile
 
-from kiln.core import KilnError
+from kiln.errors import ToolchainError
 
 SUPPORT_SOURCE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "support.c")
-
-
-class ToolchainError(KilnError, RuntimeError):
-    """The system C compiler is missing or failed."""
 
 
 def cache_dir() -> str:

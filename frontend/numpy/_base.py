@@ -15,7 +15,6 @@ import numpy as np
 
 from kiln.core import (
     INDEX_DTYPE,
-    KilnError,
     KilnIndexError,
     SUPPORTED_DTYPES,
     KilnTypeError,
@@ -24,6 +23,7 @@ from kiln.core import (
     is_static_dim,
     same_dim,
 )
+from kiln.errors import KilnOverflowError
 from kiln.primitives import checks, elementwise, shape
 from kiln.tracing import Tracer, as_operand, bind, is_tracing, literal
 
@@ -88,10 +88,6 @@ def result_dtype(*operands: Any) -> tuple[np.dtype, bool]:
     if not strong:
         return np.result_type(*weak), True
     return np.result_type(*strong, *weak), False
-
-
-class KilnOverflowError(KilnError, OverflowError):
-    """A Python int that does not fit the integer dtype it must take."""
 
 
 def int_literal_fits(x: Any, dtype: np.dtype) -> bool:

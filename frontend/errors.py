@@ -1,0 +1,45 @@
+"""Every error class kiln raises on purpose, in one leaf module.
+
+In: nothing (imports no other kiln module, so every layer may import it).
+Out: `KilnError` and its subclasses; each also subclasses the natural Python
+exception (a shape error is a `ValueError`, an index error an `IndexError`).
+"""
+
+from __future__ import annotations
+
+
+class KilnError(Exception):
+    """Base class of every error kiln raises on purpose."""
+
+
+class KilnInternalError(KilnError, AssertionError):
+    """A broken internal invariant: this is a bug in kiln, please report it."""
+
+    def __init__(self, message: str):
+        super().__init__(f"internal error (this is a bug in kiln): {message}")
+
+
+class KilnTypeError(KilnError, TypeError):
+    """A Python construct or value kiln cannot trace."""
+
+
+class KilnValueError(KilnError, ValueError):
+    """Shapes, sizes or values that break a rule."""
+
+
+class KilnIndexError(KilnError, IndexError):
+    """An index out of bounds."""
+
+
+class KilnOverflowError(KilnError, OverflowError):
+    """A Python int that does not fit the integer dtype it must take."""
+
+
+class ToolchainError(KilnError, RuntimeError):
+    """The system C compiler is missing or failed."""
+
+
+# The errors a run-time check raises, by the `kind` the `check` primitive and
+# the `kiln.check` op name them with; a kind's position + 1 is its code in
+# the failure record of runtime/support.c.
+CHECK_ERRORS = {"ValueError": KilnValueError, "IndexError": KilnIndexError, "OverflowError": KilnOverflowError}
