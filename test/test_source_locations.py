@@ -85,6 +85,19 @@ def test_jaxpr_prints_source_lines_on_request():
     assert f"# {HERE}:{line_of('index-out-of-bounds')}" in with_lines
 
 
+@kiln.qjit
+def total_through_numpy(x):
+    return np.sum(x)  # numpy-dispatch
+
+
+def test_numpy_dispatch_frames_are_not_the_users_line():
+    """`np.sum` runs NumPy's Python dispatch code before kiln's: the
+    recorded line is still the caller's."""
+    total_through_numpy(np.ones(3))
+    (eqn,) = [e for e in total_through_numpy.jaxpr.eqns if e.primitive.name == "reduce_sum"]
+    assert (eqn.source_info.filename, eqn.source_info.line) == (__file__, line_of("numpy-dispatch"))
+
+
 def test_every_equation_op_carries_the_users_location():
     add_then_index(np.ones(2), np.ones(2), 0)
     lines = {line_of("shape-mismatch"), line_of("index-out-of-bounds")}
