@@ -9,7 +9,10 @@ dynamic dimensions and in-place mutation.
 (4,)
 """
 
-from kiln.api import QJIT, ShapeDtype, export, get_compilation_stage, load, qjit
+from kiln.jit import QJIT, get_compilation_stage, qjit
+from kiln.signatures import ShapeDtype
+from kiln.exporting import export
+from kiln.runtime.aot import load
 from kiln.core import (
     DBIdx,
     DShapedArray,

@@ -317,3 +317,14 @@ def read_metadata(directory: str, name: str | None = None) -> dict:
     if meta.get("format") != FORMAT_VERSION:
         raise KilnValueError(f"kiln.load: {path} has format {meta.get('format')}, this kiln reads {FORMAT_VERSION}")
     return meta
+
+
+def load(path: str, name: str | None = None) -> LoadedFunction:
+    """Load a function exported with `kiln.export` from the folder `path`
+    (no tracing, no MLIR): a callable taking NumPy arrays and scalars.
+
+    >>> saxpy = kiln.load("out")  # doctest: +SKIP
+    >>> saxpy(2.0, np.ones(3), np.ones(3))  # doctest: +SKIP
+    array([3., 3., 3.])
+    """
+    return LoadedFunction(path, read_metadata(path, name))

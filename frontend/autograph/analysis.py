@@ -1,0 +1,219 @@
+"""Autograph, analysis: facts about a function's AST that the rewriting needs.
+
+In: statements of one function body (ast nodes).
+Out: the names a statement binds or reads, liveness annotations on each
+if/for/while (`kiln_live_out`, `kiln_live_head`, `kiln_exposed`), and why a
+statement must stay Python (`unconvertible_reason`).
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import Sequence
+
+
+def stored_names(nodes: Sequence[ast.AST]) -> set:
+    """Names bound in this scope by `nodes` (not inside nested functions,
+    lambdas, classes or comprehensions)."""
+    found: set = set()
+
+    def visit(node: ast.AST) -> None:
+        if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
+            found.add(node.id)
+            return
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            found.add(node.name)
+            return
+        if isinstance(node, (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)):
+            return
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            found.update((a.asname or a.name).split(".")[0] for a in node.names)
+            return
+        if isinstance(node, ast.ExceptHandler) and node.name:
+            found.add(node.name)
+        if isinstance(node, ast.NamedExpr):
+            found.add(node.target.id)
+        for child in ast.iter_child_nodes(node):
+            visit(child)
+
+    for n in nodes:
+        visit(n)
+    return found
+
+
+def loaded_names(node: ast.AST | None) -> set:
+    """Names read anywhere in `node` (nested scopes included: an over-approximation)."""
+    if node is None:
+        return set()
+    found = {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+    for n in ast.walk(node):
+        if isinstance(n, ast.AugAssign) and isinstance(n.target, ast.Name):
+            found.add(n.target.id)
+    return found
+
+
+def _kills(stmt: ast.stmt) -> set:
+    """Names an unconditional simple statement surely overwrites."""
+    targets: list = []
+    if isinstance(stmt, ast.Assign):
+        targets = stmt.targets
+    elif isinstance(stmt, ast.AnnAssign) and stmt.value is not None:
+        targets = [stmt.target]
+    names = set()
+    for t in targets:
+        for n in ast.walk(t):
+            if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):
+                names.add(n.id)
+    return names
+
+
+class Liveness:
+    """Backward liveness over one function body. Annotates each If/For/While
+    with `kiln_live_out` (names read after it) and loops with
+    `kiln_live_head` (names live at the top of each iteration)."""
+
+    def __init__(self, annotate: bool):
+        self.annotate = annotate
+        self.loops: list = []  # (live after the loop, live at its head)
+
+    def block(self, stmts: Sequence[ast.stmt], live_out: set) -> set:
+        live = set(live_out)
+        for s in reversed(stmts):
+            live = self.stmt(s, live)
+        return live
+
+    def stmt(self, s: ast.stmt, live: set) -> set:
+        if isinstance(s, ast.If):
+            if self.annotate:
+                s.kiln_live_out = set(live)
+                quiet = Liveness(annotate=False)
+                s.kiln_exposed = quiet.block(s.body, set()) | quiet.block(s.orelse, set())
+            return loaded_names(s.test) | self.block(s.body, live) | self.block(s.orelse, live)
+        if isinstance(s, (ast.For, ast.While)):
+            return self.loop(s, live)
+        if isinstance(s, ast.Break):
+            return set(self.loops[-1][0]) if self.loops else set(live)
+        if isinstance(s, ast.Continue):
+            return set(self.loops[-1][1]) if self.loops else set(live)
+        if isinstance(s, (ast.Return, ast.Raise)):
+            return loaded_names(s)
+        if isinstance(s, ast.Try):
+            final = self.block(s.finalbody, live)
+            handlers = set()
+            for h in s.handlers:
+                handlers |= self.block(h.body, final) | loaded_names(h.type)
+            body = self.block(s.body, self.block(s.orelse, final) | handlers)
+            return body | handlers
+        if isinstance(s, (ast.With, ast.AsyncWith)):
+            inner = self.block(s.body, live) - stored_names([i.optional_vars for i in s.items if i.optional_vars])
+            return inner | set().union(*(loaded_names(i.context_expr) for i in s.items))
+        if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            return (live - {s.name}) | loaded_names(s)
+        return (live - _kills(s)) | loaded_names(s)
+
+    def loop(self, s: ast.For | ast.While, live: set) -> set:
+        exit_live = self.block(s.orelse, live) | live
+        head = set(exit_live)
+        if isinstance(s, ast.While):
+            head |= loaded_names(s.test)
+        if getattr(s, "kiln_break_flag", None):
+            head.add(s.kiln_break_flag)  # read by for_stmt after every iteration
+        while True:
+            self.loops.append((live, head))
+            body_in = self.block(s.body, head)
+            self.loops.pop()
+            if isinstance(s, ast.For):
+                body_in = (body_in - stored_names([s.target])) | loaded_names(s.target)
+            new_head = head | body_in
+            if new_head == head:
+                break
+            head = new_head
+        if self.annotate:
+            s.kiln_live_out = set(live)
+            s.kiln_live_head = set(head)
+            # Re-run once with the final head so nested statements carry it.
+            self.loops.append((live, head))
+            self.block(s.body, head)
+            self.loops.pop()
+        return head | (loaded_names(s.iter) if isinstance(s, ast.For) else set())
+
+
+def definitely_assigned(s: ast.stmt) -> set:
+    """Names surely bound after `s` runs (conservative)."""
+    if isinstance(s, (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Import, ast.ImportFrom,
+                      ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return stored_names([s])
+    if isinstance(s, (ast.With, ast.AsyncWith)):
+        return stored_names([i.optional_vars for i in s.items if i.optional_vars]) | _block_assigned(s.body)
+    if isinstance(s, ast.If):
+        return _block_assigned(s.body) & _block_assigned(s.orelse)
+    return set()
+
+
+def _block_assigned(stmts: Sequence[ast.stmt]) -> set:
+    out: set = set()
+    for s in stmts:
+        out |= definitely_assigned(s)
+    return out
+
+
+def walk_scope(nodes: Sequence[ast.AST]):
+    """ast.walk over statements, not entering nested functions or classes."""
+    stack = list(nodes)
+    while stack:
+        node = stack.pop()
+        yield node
+        for child in ast.iter_child_nodes(node):
+            if not isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+                stack.append(child)
+
+
+def find_first(nodes: Sequence[ast.AST], kinds: tuple, stop_at_loops: bool = False) -> ast.AST | None:
+    """The first node of `kinds` in this scope (optionally not inside nested loops)."""
+    stack = list(nodes)
+    while stack:
+        node = stack.pop(0)
+        if isinstance(node, kinds):
+            return node
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+                continue
+            if stop_at_loops and isinstance(child, (ast.For, ast.While, ast.AsyncFor)):
+                continue
+            stack.append(child)
+    return None
+
+
+def unconvertible_reason(body: Sequence[ast.stmt]) -> str | None:
+    """Why a statement with this body must stay Python, or None."""
+    checks = (((ast.Return,), "it contains `return`"), ((ast.Raise,), "it contains `raise`"),
+              ((ast.Yield, ast.YieldFrom), "it contains `yield`"),
+              ((ast.Global, ast.Nonlocal), "it declares global/nonlocal names"),
+              ((ast.Try,), "it contains `try`"))
+    for kinds, reason in checks:
+        if find_first(body, kinds) is not None:
+            return reason
+    return None
+
+
+def tail_returns(stmts: Sequence[ast.stmt]) -> bool:
+    """Every path ends in a `return`, and `return` appears nowhere else."""
+    if not stmts:
+        return False
+    *rest, last = stmts
+    if find_first(rest, (ast.Return,)) is not None:
+        return False
+    if isinstance(last, ast.Return):
+        return True
+    return isinstance(last, ast.If) and tail_returns(last.body) and tail_returns(last.orelse)
+
+
+def tail_returns_bodies(s: ast.If) -> list:
+    """The statements of a returning `if` other than its tail returns/ifs."""
+    out: list = []
+    for block in (s.body, s.orelse):
+        *rest, last = block
+        out.extend(rest)
+        if isinstance(last, ast.If):
+            out.extend(tail_returns_bodies(last))
+    return out

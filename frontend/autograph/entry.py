@@ -1,0 +1,203 @@
+"""Autograph, entry: `convert`, which qjit calls on the user's function.
+
+In: a Python function (and which called modules/functions to convert too).
+Out: the function recompiled from its rewritten AST (normalization, then
+transform), with the same globals, closure cells, file and line numbers.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import inspect
+import os
+import sys
+import textwrap
+import types
+import weakref
+from typing import Any, Callable, Sequence
+
+from kiln.autograph import runtime
+from kiln.autograph.normalization import FreshNames, Normalizer
+from kiln.autograph.transform import CONTEXT_NAME, CallWrapper, Converter, ExpressionConverter, arguments_node
+from kiln.errors import KilnTypeError
+
+
+class _Context:
+    """The `ag__` object of converted code: the helpers, and the options
+    that decide which called functions are converted too."""
+
+    def __init__(self, include: tuple, exclude: tuple):
+        self.include = include
+        self.exclude = exclude
+
+    ld = staticmethod(runtime.ld)
+    and_ = staticmethod(runtime.and_)
+    or_ = staticmethod(runtime.or_)
+    not_ = staticmethod(runtime.not_)
+    py_cond = staticmethod(runtime.py_cond)
+    py_iter = staticmethod(runtime.py_iter)
+    range_ = staticmethod(runtime.range_)
+    enumerate_ = staticmethod(runtime.enumerate_)
+    zip_ = staticmethod(runtime.zip_)
+    for_stmt = staticmethod(runtime.for_stmt)
+    while_stmt = staticmethod(runtime.while_stmt)
+    if_stmt = staticmethod(runtime.if_stmt)
+    ifexp = staticmethod(runtime.ifexp)
+
+    def call(self, fn: Any) -> Any:
+        """`fn`, converted when it is a user function."""
+        if fn is builtins.len:
+            return runtime.len_
+        if not isinstance(fn, types.FunctionType) or not _should_convert(fn, self.include, self.exclude):
+            return fn
+        try:
+            return _convert(fn, self.include, self.exclude)
+        except _NoSource:
+            return fn
+
+
+_CONVERTED_CODE: "weakref.WeakSet[types.CodeType]" = weakref.WeakSet()
+_LIBRARY_ROOTS = {"kiln", "numpy", "scipy", "jax", "jaxlib", "numba", "pytest", "_pytest", "torch_mlir"}
+_LIBRARY_DIRS = tuple(
+    os.path.normcase(os.path.realpath(p)) + os.sep
+    for p in {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix})
+
+
+def _matches(module: str, qualname: str, patterns: tuple) -> bool:
+    full = f"{module}.{qualname}"
+    for p in patterns:
+        if module == p or module.startswith(p + ".") or full == p or full.startswith(p + "."):
+            return True
+    return False
+
+
+def _should_convert(fn: types.FunctionType, include: tuple, exclude: tuple) -> bool:
+    if fn.__code__ in _CONVERTED_CODE or fn.__name__ == "<lambda>":
+        return False
+    module = fn.__module__ or ""
+    if _matches(module, fn.__qualname__, exclude):
+        return False
+    if _matches(module, fn.__qualname__, include):
+        return True
+    root = module.split(".")[0]
+    if root in _LIBRARY_ROOTS or root in sys.stdlib_module_names:
+        return False
+    filename = os.path.normcase(os.path.realpath(fn.__code__.co_filename))
+    if "site-packages" in filename or "dist-packages" in filename:
+        return False
+    return not any(filename.startswith(d) for d in _LIBRARY_DIRS)
+
+
+class _NoSource(KilnTypeError):
+    pass
+
+
+_CACHE: "weakref.WeakKeyDictionary[types.FunctionType, dict]" = weakref.WeakKeyDictionary()
+
+
+def convert(fn: Callable, include: Sequence[str] = (), exclude: Sequence[str] = ()) -> Callable:
+    """Rewrite `fn`'s Python control flow so it works on traced values.
+
+    `include` / `exclude` list modules or qualified function names whose
+    functions are (or are not) converted when the converted code calls them;
+    by default user functions are converted and library ones are not.
+
+    >>> def f(x, n):
+    ...     acc = 0.0
+    ...     for i in range(n):
+    ...         acc = acc + x[i]
+    ...     return acc
+    >>> g = convert(f)   # g(x, n) traces a kiln.for_loop when n is traced
+    """
+    if not isinstance(fn, types.FunctionType):
+        raise KilnTypeError(f"autograph can only convert Python functions, got a {type(fn).__name__}; "
+                            "pass autograph=False or wrap the callable in a def")
+    try:
+        return _convert(fn, tuple(include), tuple(exclude))
+    except _NoSource as e:
+        raise KilnTypeError(str(e)) from None
+
+
+def _convert(fn: types.FunctionType, include: tuple, exclude: tuple) -> types.FunctionType:
+    if fn.__code__ in _CONVERTED_CODE:
+        return fn
+    per_options = _CACHE.setdefault(fn, {})
+    key = (include, exclude)
+    if key not in per_options:
+        per_options[key] = _build(fn, _Context(include, exclude))
+    return per_options[key]
+
+
+def _build(fn: types.FunctionType, context: _Context) -> types.FunctionType:
+    name = fn.__qualname__
+    if fn.__name__ == "<lambda>":
+        raise _NoSource(f"autograph cannot convert the lambda {name}; use a def")
+    try:
+        lines, first_line = inspect.getsourcelines(fn)
+    except (OSError, TypeError):
+        raise _NoSource(f"autograph needs the source code of {name}, which is not available (functions "
+                        "typed into an interactive prompt or built with exec have none); define it in a "
+                        "file or pass autograph=False") from None
+    source = "".join(lines)
+    indent = len(lines[0]) - len(lines[0].lstrip())
+    try:
+        module = ast.parse(textwrap.dedent(source))
+    except SyntaxError as e:
+        raise _NoSource(f"autograph could not parse the source of {name} ({e.msg}); pass autograph=False") from None
+    node = module.body[0]
+    if not isinstance(node, ast.FunctionDef) or node.name != fn.__name__:
+        raise _NoSource(f"autograph could not find the definition of {name} in its source")
+    for n in ast.walk(module):
+        if hasattr(n, "col_offset") and n.col_offset is not None:
+            n.col_offset += indent
+            if getattr(n, "end_col_offset", None) is not None:
+                n.end_col_offset += indent
+    ast.increment_lineno(module, first_line - 1)
+    node.decorator_list = []
+
+    filename = fn.__code__.co_filename
+    names = FreshNames()
+    Normalizer(names).function(node)
+    Converter(filename, names).function(node)
+    ExpressionConverter(filename).visit(node)
+    CallWrapper().visit(node)
+
+    freevars = fn.__code__.co_freevars
+    factory = ast.FunctionDef(name="kiln_autograph_factory__", args=arguments_node([CONTEXT_NAME, *freevars]),
+                              body=[node, ast.Return(ast.Name(node.name, ast.Load()))], decorator_list=[],
+                              returns=None, type_comment=None)
+    ast.copy_location(factory, node)
+    module = ast.Module([factory], type_ignores=[])
+    ast.fix_missing_locations(module)
+    code = compile(module, filename, "exec", dont_inherit=True)
+    factory_code = _child_code(code, factory.name)
+    fn_code = _child_code(factory_code, node.name)
+
+    cells = dict(zip(freevars, fn.__closure__ or ()))
+    cells[CONTEXT_NAME] = types.CellType(context)
+    closure = tuple(cells[v] for v in fn_code.co_freevars)
+    new = types.FunctionType(fn_code, fn.__globals__, fn.__name__, fn.__defaults__, closure)
+    new.__kwdefaults__ = fn.__kwdefaults__
+    new.__qualname__ = fn.__qualname__
+    new.__module__ = fn.__module__
+    new.__doc__ = fn.__doc__
+    new.__annotations__ = dict(getattr(fn, "__annotations__", {}))
+    new.__dict__.update(fn.__dict__)
+    new.kiln_autograph_source = ast.unparse(node)
+    _register(fn_code)
+    return new
+
+
+def _child_code(code: types.CodeType, name: str) -> types.CodeType:
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType) and const.co_name == name:
+            return const
+    raise KilnTypeError(f"autograph: compiled code has no function {name!r} (this is a bug in kiln)")
+
+
+def _register(code: types.CodeType) -> None:
+    _CONVERTED_CODE.add(code)
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            _register(const)

@@ -1,0 +1,162 @@
+"""Autograph, normalization: the first rewrite of a function's AST.
+
+In: a parsed function definition.
+Out: the same definition, where break/continue under `if`s became flags, a
+loop's `else` an `if` after it, and code after an early `return` the other branch.
+"""
+
+from __future__ import annotations
+
+import ast
+import itertools
+from typing import Sequence
+
+from kiln.autograph.analysis import find_first, unconvertible_reason
+
+
+class FreshNames:
+    """Names for the variables and functions autograph adds (`skip__1`,
+    `for_body__2`): `__` and a counter keep them apart from the user's."""
+
+    def __init__(self):
+        self.counter = itertools.count(1)
+
+    def fresh(self, kind: str) -> str:
+        return f"{kind}__{next(self.counter)}"
+
+
+def _assign(name: str, value: bool, at: ast.AST) -> ast.stmt:
+    return ast.copy_location(ast.Assign([ast.Name(name, ast.Store())], ast.Constant(value)), at)
+
+
+def _not_name(name: str, at: ast.AST) -> ast.expr:
+    return ast.copy_location(ast.UnaryOp(ast.Not(), ast.Name(name, ast.Load())), at)
+
+
+def _always_exits(stmts: Sequence[ast.stmt]) -> bool:
+    """The block ends in `return` on every path."""
+    if not stmts:
+        return False
+    last = stmts[-1]
+    if isinstance(last, ast.Return):
+        return True
+    if isinstance(last, ast.If):
+        return _always_exits(last.body) and _always_exits(last.orelse)
+    return False
+
+
+class Normalizer:
+    """Rewrites a function body so that structured control flow can express it."""
+
+    def __init__(self, names: FreshNames):
+        self.names = names
+
+    def function(self, fn: ast.FunctionDef) -> None:
+        body = fn.body
+        if find_first(body, (ast.Return,)) is not None and not _always_exits(body):
+            body = body + [ast.copy_location(ast.Return(ast.Constant(None)), body[-1])]
+        fn.body = self.block(body)
+
+    def block(self, stmts: Sequence[ast.stmt]) -> list:
+        out: list = []
+        stmts = list(stmts)
+        for k, s in enumerate(stmts):
+            if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                self.function(s)
+                out.append(s)
+            elif isinstance(s, ast.If):
+                rest = stmts[k + 1:]
+                if rest and _always_exits(s.body) and not _always_exits(s.orelse):
+                    s.orelse = s.orelse + rest
+                    rest = []
+                elif rest and _always_exits(s.orelse) and not _always_exits(s.body):
+                    s.body = s.body + rest
+                    rest = []
+                s.body = self.block(s.body)
+                s.orelse = self.block(s.orelse)
+                out.append(s)
+                if not rest:
+                    return out
+            elif isinstance(s, (ast.For, ast.While)):
+                s.body = self.block(s.body)
+                s.orelse = self.block(s.orelse)
+                out.extend(self.loop(s))
+            elif isinstance(s, (ast.With, ast.AsyncWith)):
+                s.body = self.block(s.body)
+                out.append(s)
+            elif isinstance(s, ast.Try):
+                s.body, s.orelse, s.finalbody = self.block(s.body), self.block(s.orelse), self.block(s.finalbody)
+                for h in s.handlers:
+                    h.body = self.block(h.body)
+                out.append(s)
+            else:
+                out.append(s)
+        return out
+
+    def loop(self, s: ast.For | ast.While) -> list:
+        """break/continue → flags (when they only sit under `if`s), loop else → an `if` after."""
+        exits = self._exits(s.body)
+        if exits is None or unconvertible_reason(s.body) is not None:
+            return [s]  # stays a Python loop, with its own break/continue/else
+        has_break, has_continue = exits
+        before: list = []
+        after: list = []
+        if has_break or has_continue:
+            skip = self.names.fresh("skip")
+            brk = self.names.fresh("broke") if has_break else None
+            s.body = [_assign(skip, False, s)] + self._guard(s.body, skip, brk)
+            if brk is not None:
+                before.append(_assign(brk, False, s))
+                if isinstance(s, ast.While):
+                    s.test = ast.copy_location(ast.BoolOp(ast.And(), [_not_name(brk, s), s.test]), s.test)
+                else:
+                    s.kiln_break_flag = brk
+        if s.orelse:
+            if has_break:
+                after.append(ast.copy_location(ast.If(_not_name(brk, s), s.orelse, []), s.orelse[0]))
+            else:
+                after.extend(s.orelse)
+            s.orelse = []
+        return before + [s] + after
+
+    def _exits(self, body: Sequence[ast.stmt]) -> tuple | None:
+        """(has break, has continue) of this loop, or None when one sits
+        somewhere other than under `if`s (then the loop stays Python)."""
+        has_break = has_continue = False
+        stack = [(s, True) for s in body]
+        while stack:
+            node, reachable_by_ifs = stack.pop()
+            if isinstance(node, (ast.For, ast.While, ast.AsyncFor, ast.FunctionDef, ast.AsyncFunctionDef,
+                                 ast.ClassDef, ast.Lambda)):
+                continue
+            if isinstance(node, (ast.Break, ast.Continue)):
+                if not reachable_by_ifs:
+                    return None
+                has_break |= isinstance(node, ast.Break)
+                has_continue |= isinstance(node, ast.Continue)
+                continue
+            nested_ok = reachable_by_ifs and isinstance(node, ast.If)
+            for child in ast.iter_child_nodes(node):
+                stack.append((child, nested_ok))
+        return has_break, has_continue
+
+    def _guard(self, stmts: Sequence[ast.stmt], skip: str, brk: str | None) -> list:
+        out: list = []
+        stmts = list(stmts)
+        for k, s in enumerate(stmts):
+            if isinstance(s, ast.Break):
+                out += [_assign(brk, True, s), _assign(skip, True, s)]
+                return out
+            if isinstance(s, ast.Continue):
+                out.append(_assign(skip, True, s))
+                return out
+            if isinstance(s, ast.If) and find_first([s], (ast.Break, ast.Continue), stop_at_loops=True) is not None:
+                s.body = self._guard(s.body, skip, brk)
+                s.orelse = self._guard(s.orelse, skip, brk)
+                out.append(s)
+                rest = self._guard(stmts[k + 1:], skip, brk)
+                if rest:
+                    out.append(ast.copy_location(ast.If(_not_name(skip, s), rest, []), rest[0]))
+                return out
+            out.append(s)
+        return out

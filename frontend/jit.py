@@ -1,0 +1,405 @@
+"""The public entry point: `@kiln.qjit`, compiled once per signature, then called.
+
+In: a Python function and its call arguments (NumPy arrays, scalars, pytrees of them).
+Out: NumPy results; a new signature traces, lowers, runs the pipeline and links a
+library, and later calls of that signature go straight to it, whatever the sizes.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from kiln import tree
+from kiln.core import SUPPORTED_DTYPES, Jaxpr
+from kiln.errors import KilnTypeError, KilnValueError
+from kiln.signatures import (
+    annotated_signature,
+    check_named_axes,
+    conform,
+    leaf_to_array,
+    named_axes_of,
+    signature_of,
+    static_key,
+)
+from kiln.trace_entry import trace_function
+
+
+@dataclass
+class CompiledEntry:
+    """One compiled signature of a qjit function: its jaxpr, its library
+    and the stage texts and times of its compile."""
+
+    signature: tuple
+    jaxpr: Jaxpr
+    executable: Any
+    out_tree: Any
+    num_implicit_out: int
+    # for each implicit input: (flat arg index, axis) it is read from
+    dim_sources: list
+    stages: dict = field(default_factory=dict)
+    seconds: dict = field(default_factory=dict)
+    cache_hit: bool = False
+
+    def __post_init__(self):
+        self._single_leaf = self.out_tree == ("leaf",)
+        self._flat_tuple = self.out_tree[0] == "tuple" and all(c == ("leaf",) for c in self.out_tree[1])
+
+    def call(self, leaves: Sequence) -> Any:
+        """Run on flat leaves that match `signature` (arrays in any layout,
+        scalars); implicit dims are read off the leaves' shapes."""
+        if self.jaxpr.writeback:
+            _check_writable(self.jaxpr.writeback, leaves)
+        values = [leaves[i].shape[axis] for i, axis in self.dim_sources]
+        values += leaves
+        results = self.executable(values)
+        if self.num_implicit_out:
+            results = results[self.num_implicit_out:]
+        if self.jaxpr.writeback:
+            results = _write_back(self.jaxpr.writeback, leaves, results)
+        if self._single_leaf:
+            return results[0]
+        if self._flat_tuple:
+            return tuple(results)
+        return tree.unflatten(self.out_tree, results)
+
+
+def _check_writable(positions: tuple, leaves: Sequence) -> None:
+    """Before running: every argument the function writes must be a writable
+    NumPy array that shares no memory with another argument."""
+    for position in positions:
+        arr = leaves[position]
+        if not isinstance(arr, np.ndarray):
+            raise KilnTypeError(
+                f"argument {position} is written by the function but is a {type(arr).__name__}; "
+                "pass a NumPy array to receive the writes")
+        if not arr.flags.writeable:
+            raise KilnValueError(
+                f"argument {position} is read-only but the function writes to it; pass a writable "
+                "array (for example arr.copy())")
+        for other, leaf in enumerate(leaves):
+            if other != position and isinstance(leaf, np.ndarray) and np.shares_memory(arr, leaf):
+                raise KilnValueError(
+                    f"argument {position} is written by the function and overlaps argument {other} in "
+                    "memory; kiln would not see the write through the other argument — pass a copy "
+                    "of one of them")
+
+
+def _write_back(positions: tuple, leaves: Sequence, results: list) -> list:
+    """Copy the final contents of written arguments into the caller's arrays."""
+    count = len(positions)
+    for position, final in zip(positions, results[-count:]):
+        np.copyto(leaves[position], final)
+    return results[:-count]
+
+
+_SCALAR_TYPES = frozenset([bool, int, float] + [np.dtype(d).type for d in SUPPORTED_DTYPES])
+# Distinct argument shapes remembered per function before the fast cache restarts.
+_FAST_CACHE_SIZE = 4096
+
+
+class _NotFast(Exception):
+    """A call argument the fast path does not key (the general path handles it)."""
+
+
+def _tree_key(x: Any, leaves: list) -> Any:
+    """The fast-path key of a pytree argument; appends its leaves to
+    `leaves` in `tree.flatten` order (dict keys sorted)."""
+    t = type(x)
+    if t is np.ndarray:
+        leaves.append(x)
+        return (x.dtype, x.shape)
+    if t in _SCALAR_TYPES:
+        leaves.append(x)
+        return t
+    if t is tuple or t is list:
+        return (t, tuple([_tree_key(e, leaves) for e in x]))
+    if t is dict:
+        keys = sorted(x)
+        return (dict, tuple(keys), tuple([_tree_key(x[k], leaves) for k in keys]))
+    raise _NotFast
+
+
+class QJIT:
+    """A function compiled by kiln on first call per signature.
+
+    >>> @qjit
+    ... def f(x, y):
+    ...     return np.exp(x) * 2.0 + y
+    >>> f(np.ones(3), np.ones(3)).shape
+    (3,)
+    """
+
+    def __init__(self, fn: Callable, *, static_argnums: Sequence[int] = (), static_argnames: Sequence[str] = (),
+                 abstracted_axes: Any = None, share_equal_dims: bool = False, specialize_unit_dims: bool = True,
+                 pipelines: Any = None, keep_intermediate: bool = False, autograph: bool = False,
+                 autograph_include: Sequence[str] = (), autograph_exclude: Sequence[str] = (),
+                 runtime_checks: bool = True):
+        functools.update_wrapper(self, fn)
+        self.fn = fn
+        self.signature = inspect.signature(fn)
+        self.params = list(self.signature.parameters)
+        self.static_argnums = {i % len(self.params) if self.params else i for i in static_argnums}
+        self.static_argnums |= {self.params.index(n) for n in static_argnames if n in self.params}
+        self.abstracted_axes = abstracted_axes
+        self.share_equal_dims = share_equal_dims
+        self.specialize_unit_dims = specialize_unit_dims
+        self.pipelines = pipelines
+        self.keep_intermediate = keep_intermediate
+        self.runtime_checks = runtime_checks
+        self.autograph = autograph
+        self.autograph_include = tuple(autograph_include)
+        self.autograph_exclude = tuple(autograph_exclude)
+        self.cache: dict[Any, CompiledEntry] = {}
+        self.num_compiles = 0
+        self.last: CompiledEntry | None = None
+        self.workspace: str | None = None
+        # Calls whose arguments are all arrays/scalars skip signature work:
+        # (dtype, shape) per argument -> entry.
+        self._fast_cache: dict[tuple, CompiledEntry] = {}
+        self._dynamic_positions = [i for i in range(len(self.params)) if i not in self.static_argnums]
+        self._fast_eligible = all(
+            p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) for p in self.signature.parameters.values())
+        self._keywords_positional = self._fast_eligible and all(
+            p.kind == p.POSITIONAL_OR_KEYWORD for p in self.signature.parameters.values())
+        self._aot = self._compile_ahead_of_time()
+
+    # --- ahead of time
+    def _compile_ahead_of_time(self) -> tuple | None:
+        """With every parameter annotated (int, float, bool, a NumPy scalar
+        type or kiln.ShapeDtype) compile at decoration; calls must then match
+        the annotations. Returns (signature, entry) or None."""
+        sigs = annotated_signature(self.fn, self.static_argnums)
+        if sigs is None:
+            return None
+        in_tree = tree.flatten(tuple(range(len(sigs))))[1]
+        entry = self._compile(sigs, in_tree, {}, list(range(len(sigs))), ("aot", sigs))
+        self.last = entry
+        return sigs, entry
+
+    def _call_ahead_of_time(self, args: tuple, kwargs: dict) -> Any:
+        sigs, entry = self._aot
+        dynamic, _, _ = self._split_args(args, kwargs)
+        named: dict[int, int] = {}
+        leaves = []
+        for i, (x, sig) in enumerate(zip(dynamic, sigs)):
+            leaves.append(conform(x, sig, f"{self.__name__}: argument {i} ({self.params[i]!r})", named))
+        self.last = entry
+        return entry.call(leaves)
+
+    # --- calling
+    def _split_args(self, args: tuple, kwargs: dict) -> tuple[list, dict, list]:
+        try:
+            bound = self.signature.bind(*args, **kwargs)
+        except TypeError as e:
+            raise KilnTypeError(f"{self.__name__}: {e}") from None
+        bound.apply_defaults()
+        values = list(bound.arguments.values())
+        static = {}
+        dynamic = []
+        for i, v in enumerate(values):
+            if i in self.static_argnums:
+                try:
+                    hash(v)
+                except TypeError:
+                    raise KilnTypeError(f"{self.__name__}: static argument {self.params[i]!r} must be hashable, "
+                                        f"got {type(v).__name__}") from None
+                static[i] = v
+            else:
+                dynamic.append(v)
+        return dynamic, static, list(range(len(values)))
+
+    def __call__(self, *args, **kwargs):
+        if kwargs and self._keywords_positional:
+            # f(x, y=y) with every remaining parameter by keyword: the same
+            # call as f(x, y), which the fast path handles.
+            rest = self.params[len(args):]
+            if len(kwargs) == len(rest) and all(p in kwargs for p in rest):
+                args, kwargs = args + tuple(kwargs[p] for p in rest), {}
+        fast_key, fast_leaves = self._fast_key(args) if not kwargs else (None, None)
+        if fast_key is not None:
+            entry = self._fast_cache.get(fast_key)
+            if entry is not None:
+                self.last = entry
+                return entry.call(fast_leaves)
+        if self._aot is not None:
+            result = self._call_ahead_of_time(args, kwargs)
+            if fast_key is not None:  # these dtypes and shapes conform to the annotations
+                self._remember(fast_key, self._aot[1])
+            return result
+        dynamic, static, positions = self._split_args(args, kwargs)
+        leaves, in_tree = tree.flatten(tuple(dynamic))
+        names = [f"argument {i}" for i in range(len(leaves))]
+        leaves = [leaf_to_array(x, n) for x, n in zip(leaves, names)]
+        per_arg = [len(tree.flatten(a)[0]) for a in dynamic]
+        axes_names = named_axes_of(self.abstracted_axes, dynamic, per_arg)
+        sig = signature_of(leaves, names, axes_names, self.share_equal_dims, self.specialize_unit_dims)
+        check_named_axes(leaves, axes_names)
+        key = (sig, str(in_tree), tuple(sorted((k, static_key(v)) for k, v in static.items())))
+        entry = self.cache.get(key)
+        if entry is None:
+            entry = self._compile(sig, in_tree, static, positions, key)
+        if fast_key is not None:
+            self._remember(fast_key, entry)
+        self.last = entry
+        return entry.call(leaves)
+
+    def _remember(self, fast_key: tuple, entry: CompiledEntry) -> None:
+        if len(self._fast_cache) >= _FAST_CACHE_SIZE:
+            self._fast_cache.clear()
+        self._fast_cache[fast_key] = entry
+
+    def _fast_key(self, args: tuple) -> tuple:
+        """(key, flat leaves) for a call with every parameter passed
+        positionally as NumPy arrays, scalars, tuples/lists/dicts of them,
+        or hashable static arguments; the key holds the tree structure,
+        dtypes and exact shapes (which fix the signature, unit dims and
+        equal-dim pattern included), scalar types and static values.
+        (None, None) when the call needs the general path."""
+        if not self._fast_eligible or len(args) != len(self.params):
+            return None, None
+        key = []
+        statics = self.static_argnums
+        for i, a in enumerate(args):
+            t = type(a)
+            if statics and i in statics:
+                try:
+                    hash(a)
+                except TypeError:
+                    return None, None
+                key.append((t, a))
+            elif t is np.ndarray:
+                key.append((a.dtype, a.shape))
+            elif t in _SCALAR_TYPES:
+                key.append(t)
+            elif t is tuple or t is list or t is dict:
+                return self._tree_fast_key(args)
+            else:
+                return None, None
+        if statics:
+            return tuple(key), [args[i] for i in self._dynamic_positions]
+        return tuple(key), args
+
+    def _tree_fast_key(self, args: tuple) -> tuple:
+        """`_fast_key` for calls with pytree arguments."""
+        key: list = []
+        leaves: list = []
+        try:
+            for i, a in enumerate(args):
+                if i in self.static_argnums:
+                    hash(a)
+                    key.append((type(a), a))
+                else:
+                    key.append(_tree_key(a, leaves))
+        except (_NotFast, TypeError):
+            return None, None
+        return tuple(key), leaves
+
+    def _compile(self, sig, in_tree, static, positions, key) -> CompiledEntry:
+        from kiln.compiler import driver
+
+        start = time.perf_counter()
+        fn = self.fn
+        if self.autograph:
+            from kiln.autograph import convert
+
+            fn = convert(fn, include=self.autograph_include, exclude=self.autograph_exclude)
+        jaxpr, out_tree, dim_sources = trace_function(
+            fn, sig, in_tree, static, positions,
+            unit_dims_specialized=self.specialize_unit_dims and self.abstracted_axes is None,
+            runtime_checks=self.runtime_checks)
+        trace_seconds = time.perf_counter() - start
+        entry = driver.compile_jaxpr(jaxpr, self.__name__, pipelines=self.pipelines,
+                                     keep_intermediate=self.keep_intermediate)
+        self.workspace = entry.get("workspace")
+        compiled = CompiledEntry(sig, jaxpr, entry["executable"], out_tree,
+                                 sum(1 for e in jaxpr.out_explicit if not e),
+                                 dim_sources, {"jaxpr": jaxpr.pretty(), **entry["stages"]},
+                                 {"jaxpr": trace_seconds, **entry["seconds"]}, entry["cache_hit"])
+        self.cache[key] = compiled
+        self.num_compiles += 1
+        return compiled
+
+    # --- introspection
+    def _require_compiled(self) -> CompiledEntry:
+        if self.last is None:
+            raise KilnValueError(f"{self.__name__} has not been compiled yet: call it once first")
+        return self.last
+
+    @property
+    def jaxpr(self) -> Jaxpr:
+        return self._require_compiled().jaxpr
+
+    @property
+    def mlir(self) -> str:
+        return self.stage("mlir")
+
+    @property
+    def mlir_opt(self) -> str:
+        """The module after the last MLIR stage of the pipeline (`llvm` by default)."""
+        return self.stage(self.pipelines[-1][0] if self.pipelines else "llvm")
+
+    @property
+    def llvmir(self) -> str:
+        return self.stage("llvmir")
+
+    @property
+    def stage_times(self) -> dict:
+        """Seconds per stage of the last compile (`jaxpr` is tracing; `cache`
+        the lookup and load when the library came from the cache)."""
+        return dict(self._require_compiled().seconds)
+
+    def print_stage_times(self, file: Any = None) -> None:
+        """Print `stage_times` as a table (ms and share per stage).
+
+        >>> f.print_stage_times()  # doctest: +SKIP
+        stage             ms       %
+        jaxpr           0.68     0.3
+        ...
+        """
+        from kiln.compiler.driver import format_stage_times
+
+        print(f"{self.__name__}: compile times\n" + format_stage_times(self.stage_times), file=file)
+
+    def stage(self, name: str) -> str:
+        entry = self._require_compiled()
+        if name not in entry.stages:
+            known = ", ".join(entry.stages)
+            raise KilnValueError(f"no stage named {name!r} for {self.__name__}; stages: {known}")
+        return entry.stages[name]
+
+    def __repr__(self) -> str:
+        return f"<kiln.qjit {self.__name__} compiled {self.num_compiles}x>"
+
+
+def qjit(fn: Callable | None = None, **options: Any):
+    """Compile `fn` with kiln. Usable as `@qjit` or `@qjit(option=...)`.
+
+    Options: static_argnums, static_argnames, abstracted_axes,
+    share_equal_dims (default False: one dim variable per argument dim,
+    except dims named alike in abstracted_axes / ShapeDtype annotations;
+    True makes dims of equal size at the call share one variable, and a
+    call whose equal-size pattern differs compiles again),
+    specialize_unit_dims (default True), pipelines, keep_intermediate,
+    autograph (default False; see docs/autograph.md), autograph_include /
+    autograph_exclude (module or function names whose functions autograph
+    does / does not convert when the compiled function calls them),
+    runtime_checks (default True; False leaves out the run-time checks of
+    sizes and indices: a mismatch or an out-of-bounds index is then
+    undefined behaviour — see docs/runtime.md).
+    """
+    if fn is None:
+        return lambda f: qjit(f, **options)
+    return QJIT(fn, **options)
+
+
+def get_compilation_stage(fn: QJIT, stage: str) -> str:
+    """The text of a stage (`jaxpr`, `mlir`, ..., `llvmir`) of the last compile of `fn`."""
+    if not isinstance(fn, QJIT):
+        raise KilnTypeError("get_compilation_stage expects a @kiln.qjit function")
+    return fn.stage(stage)

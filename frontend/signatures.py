@@ -1,0 +1,226 @@
+"""Stage "jaxpr", before tracing: the signature a compiled function is specialized on.
+
+In: the flat arguments of a call (arrays, scalars) with qjit's options
+(abstracted_axes, share_equal_dims, specialize_unit_dims), or the parameter
+annotations of a function compiled ahead of time (ShapeDtype, float/int/bool).
+Out: one ArgSig per flat argument (dtype; per dim a static size or a dim class).
+"""
+
+from __future__ import annotations
+
+import inspect
+from dataclasses import dataclass
+from typing import Any, Callable
+
+import numpy as np
+
+from kiln.core import SUPPORTED_DTYPES
+from kiln.errors import KilnTypeError, KilnValueError
+from kiln.tracing import Tracer
+
+
+@dataclass(frozen=True)
+class ShapeDtype:
+    """An array annotation for ahead-of-time compilation: ints are static
+    dims, strings name dynamic dims (equal names share one dim).
+
+    >>> ShapeDtype(("n", 3), "float64")
+    ShapeDtype(shape=('n', 3), dtype='float64')
+    """
+
+    shape: tuple
+    dtype: Any
+
+
+@dataclass(frozen=True)
+class ArgSig:
+    """How one flat argument is traced: an array with per-dim specs
+    (`("static", k)` or `("dim", class)`), or a scalar."""
+
+    kind: str  # "array" | "scalar"
+    dtype: str
+    dims: tuple = ()
+    weak: bool = False
+
+
+def leaf_to_array(x: Any, where: str) -> Any:
+    """A call argument as a NumPy array or scalar (lists become arrays)."""
+    if isinstance(x, np.ndarray):
+        return x
+    if isinstance(x, (bool, int, float, np.generic)):
+        return x
+    if isinstance(x, Tracer):
+        raise KilnTypeError(f"{where}: a traced value was passed to a compiled function from inside a trace")
+    try:
+        return np.asarray(x)
+    except Exception:
+        raise KilnTypeError(f"{where}: cannot pass a {type(x).__name__} to a compiled function; "
+                            "pass NumPy arrays, Python scalars, or tuples/lists/dicts of them") from None
+
+
+def _check_dtype(dtype: np.dtype, where: str) -> np.dtype:
+    if dtype not in SUPPORTED_DTYPES:
+        raise KilnTypeError(f"{where}: dtype {dtype} is not supported; convert it with .astype() to one of "
+                            + ", ".join(sorted(str(d) for d in SUPPORTED_DTYPES)))
+    return dtype
+
+
+class DimClasses:
+    """Assigns dims to classes: named axes by name, other dims by value."""
+
+    def __init__(self):
+        self.classes: dict[Any, int] = {}
+
+    def cls(self, key: Any) -> int:
+        if key not in self.classes:
+            self.classes[key] = len(self.classes)
+        return self.classes[key]
+
+
+def _python_scalar_sig(x: Any) -> ArgSig:
+    if isinstance(x, bool):
+        return ArgSig("scalar", "bool", weak=True)
+    if isinstance(x, int):
+        return ArgSig("scalar", "int64", weak=True)
+    return ArgSig("scalar", "float64", weak=True)
+
+
+def signature_of(leaves: list, names: list[str], axes_names: list[dict], share_equal: bool,
+                 specialize_unit_dims: bool) -> tuple[ArgSig, ...]:
+    """The signature of a call's flat arguments: dims named alike share a
+    class; others share one when `share_equal` and their sizes are equal; a
+    size-1 dim is static 1 when `specialize_unit_dims`."""
+    classes = DimClasses()
+    sigs = []
+    for x, where, named in zip(leaves, names, axes_names):
+        if isinstance(x, (bool, int, float)) and not isinstance(x, np.generic):  # np.float64 is a float, not weak
+            sigs.append(_python_scalar_sig(x))
+            continue
+        arr = np.asarray(x)
+        dtype = _check_dtype(arr.dtype, where)
+        if arr.ndim == 0:
+            sigs.append(ArgSig("scalar", dtype.str))
+            continue
+        dims = []
+        for axis, size in enumerate(arr.shape):
+            if axis in named:
+                dims.append(("dim", classes.cls(("name", named[axis]))))
+            elif size == 1 and specialize_unit_dims:
+                dims.append(("static", 1))
+            else:
+                key = ("size", size) if share_equal else ("arg", where, axis)
+                dims.append(("dim", classes.cls(key)))
+        sigs.append(ArgSig("array", dtype.str, tuple(dims)))
+    return tuple(sigs)
+
+
+def named_axes_of(abstracted_axes: Any, dynamic: list, leaves_per_arg: list[int]) -> list[dict]:
+    """The named axes (`{axis: name}`) of each flat argument, from qjit's
+    `abstracted_axes` (one dict for every argument, or one per argument)."""
+    if abstracted_axes is None:
+        return [{}] * sum(leaves_per_arg)
+    if isinstance(abstracted_axes, dict):
+        abstracted_axes = (abstracted_axes,) * len(dynamic)
+    out = []
+    for spec, count in zip(abstracted_axes, leaves_per_arg):
+        spec = spec or {}
+        out.extend([dict(spec)] * count)
+    return out
+
+
+def static_key(v: Any) -> Any:
+    """The cache-key form of a static argument (equal values of other types differ)."""
+    return (type(v).__name__, v)
+
+
+def check_named_axes(leaves: list, axes_names: list[dict]) -> None:
+    """Axes that share a name must have one size across the arguments."""
+    seen: dict[str, tuple[int, int, int]] = {}
+    for i, (x, named) in enumerate(zip(leaves, axes_names)):
+        shape = np.shape(x)
+        for axis, name in named.items():
+            if axis >= len(shape):
+                raise KilnValueError(f"abstracted_axes: argument {i} has no axis {axis} (shape {shape})")
+            size = shape[axis]
+            if name in seen and seen[name][2] != size:
+                j, ax, other = seen[name]
+                raise KilnValueError(
+                    f"abstracted_axes: axis {name!r} has size {size} in argument {i} (axis {axis}) but "
+                    f"{other} in argument {j} (axis {ax}); arrays sharing a named axis must agree")
+            seen.setdefault(name, (i, axis, size))
+
+
+# --- from parameter annotations (compiled ahead of time)
+
+_SCALAR_ANNOTATIONS = (bool, int, float)
+
+
+def annotation_sig(annotation: Any, where: str, dim_classes: DimClasses) -> tuple[ArgSig, dict]:
+    """The ArgSig of one annotated parameter and its JSON description."""
+    if annotation in _SCALAR_ANNOTATIONS:
+        sig = _python_scalar_sig(annotation())
+        return sig, {"dtype": np.dtype(sig.dtype).name, "shape": []}
+    if isinstance(annotation, type) and issubclass(annotation, np.generic):
+        annotation = ShapeDtype((), annotation)
+    if not isinstance(annotation, ShapeDtype):
+        raise KilnTypeError(f"kiln.export: {where} needs an annotation kiln.ShapeDtype(shape, dtype) (or "
+                            f"float/int/bool for a scalar), got {annotation!r}")
+    dtype = _check_dtype(np.dtype(annotation.dtype), where)
+    shape = list(annotation.shape)
+    dims = []
+    for axis, d in enumerate(shape):
+        if isinstance(d, str):
+            dims.append(("dim", dim_classes.cls(("name", d))))
+        elif isinstance(d, (int, np.integer)) and d >= 0:
+            dims.append(("static", int(d)))
+        else:
+            raise KilnTypeError(f"kiln.export: {where}, axis {axis}: a dim is an int (static) or a str "
+                                f"(a named dynamic dim), got {d!r}")
+    kind = "array" if shape else "scalar"
+    return ArgSig(kind, dtype.str, tuple(dims)), {"dtype": dtype.name, "shape": [
+        int(d) if not isinstance(d, str) else d for d in shape]}
+
+
+def annotated_signature(fn: Callable, static_argnums: set) -> tuple | None:
+    """ArgSigs from the parameter annotations when every parameter has a
+    supported one (and none is static), else None."""
+    if static_argnums:
+        return None
+    try:
+        params = list(inspect.signature(fn, eval_str=True).parameters.values())
+    except (NameError, TypeError, ValueError):
+        return None
+    if not params:
+        return None
+    for p in params:
+        a = p.annotation
+        supported = a in _SCALAR_ANNOTATIONS or isinstance(a, ShapeDtype) or (
+            isinstance(a, type) and issubclass(a, np.generic))
+        if not supported or p.kind not in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD):
+            return None
+    classes = DimClasses()
+    return tuple(annotation_sig(p.annotation, f"parameter {p.name!r}", classes)[0] for p in params)
+
+
+def conform(x: Any, sig: ArgSig, where: str, named: dict) -> Any:
+    """Check an argument against its ahead-of-time signature; return the leaf to pass."""
+    if sig.kind == "scalar" and sig.weak:
+        expected = {"bool": (bool, np.bool_), "int64": (int, np.integer), "float64": (float, int, np.floating,
+                                                                                     np.integer)}
+        if isinstance(x, bool) and sig.dtype != "bool" or not isinstance(x, expected[np.dtype(sig.dtype).name]):
+            raise KilnTypeError(f"{where}: expected a {np.dtype(sig.dtype).name} scalar as annotated "
+                                f"(compiled ahead of time), got {type(x).__name__}")
+        return x
+    arr = np.asarray(x)
+    want = np.dtype(sig.dtype)
+    if arr.dtype != want or arr.ndim != len(sig.dims):
+        raise KilnTypeError(f"{where}: expected a {want.name} array of rank {len(sig.dims)} as annotated "
+                            f"(compiled ahead of time), got {arr.dtype.name} of rank {arr.ndim}")
+    for axis, (kind, value) in enumerate(sig.dims):
+        size = arr.shape[axis]
+        if kind == "static" and size != value:
+            raise KilnValueError(f"{where}: axis {axis} must have size {value} as annotated, got {size}")
+        if kind == "dim" and named.setdefault(value, size) != size:
+            raise KilnValueError(f"{where}: axis {axis} has size {size}, but a dim of the same name has size "
+                                 f"{named[value]} in an earlier argument")
+    return arr
