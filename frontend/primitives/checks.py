@@ -13,8 +13,7 @@ import numpy as np
 from kiln.core import KilnInternalError, Primitive
 from kiln.errors import CHECK_ERRORS
 
-check_p = Primitive("check", multiple_results=True)
-check_p.effectful = True
+check_p = Primitive("check", multiple_results=True, effectful=True)
 
 CHECK_KINDS = tuple(CHECK_ERRORS)
 
