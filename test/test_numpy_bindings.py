@@ -74,3 +74,21 @@ def test_numpy_protocols_reach_kiln_on_traced_arrays():
     x = np.array([1.0, 3.0, 2.0])
     expected = np.cumprod(x) + np.add.reduce(x) + np.maximum.accumulate(x) + np.add.accumulate(x)
     np.testing.assert_allclose(f(x), expected)
+
+
+def test_the_tracer_does_not_import_kiln_numpy():
+    """kiln.numpy installs what the Tracer needs; the tracer and its alias
+    tracking know nothing of it (no import, not even inside a function)."""
+    import ast
+    import pathlib
+
+    import kiln.aliasing
+    import kiln.tracing
+
+    for module in (kiln.tracing, kiln.aliasing):
+        tree = ast.parse(pathlib.Path(module.__file__).read_text())
+        imported = [node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)]
+        imported += [alias.name for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names]
+        assert not [m for m in imported if m and m.startswith("kiln.numpy")], module.__name__
+        assert not [node for node in ast.walk(tree) if isinstance(node, ast.ImportFrom) and node.module == "kiln"
+                    and any(alias.name == "numpy" for alias in node.names)], module.__name__

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from kiln.compiler.lowering import lowering, tensor_type
-from kiln.compiler.mlir import GatherDimensionNumbers, ir
+from kiln.compiler.mlir import GatherDimensionNumbers
 from kiln.core import is_static_dim
 from kiln.dialects import stablehlo as hlo
 from kiln.dialects import tensorssa

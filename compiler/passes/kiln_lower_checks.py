@@ -1,4 +1,4 @@
-"""Pass `kiln-lower-checks` (stage "linalg", first).
+"""Pass `kiln-lower-checks` (stage "linalg", after kiln-dims-from-shapes).
 
 In: `kiln.check(%ok: tensor<i1>, %v...: tensor<i64>) {kind, message}`.
 Out: `scf.if (!ok) { func.call @kiln_check_failed(kind code, message, v0, v1) }`
@@ -13,7 +13,7 @@ follow it).
 from __future__ import annotations
 
 from kiln.compiler.mlir import arith, func, ir, llvm, scf, source_position, tensor
-from kiln.compiler.passes import register_pass
+from kiln.compiler.passes import ModulePass, register_pass
 from kiln.compiler.passes._util import collect_ops
 from kiln.dialects.kiln import CHECK_KINDS, MAX_CHECK_VALUES
 
@@ -80,8 +80,7 @@ def _check_operands(op: ir.Operation) -> list[ir.Value]:
     return values
 
 
-@register_pass("kiln-lower-checks")
-def lower_checks(module: ir.Module, options: dict) -> None:
+def lower_checks(module: ir.Module) -> None:
     """Turn `kiln.check` ops into branches that report the failure and its message."""
     checks = collect_ops(module, {"kiln.check"})
     if not checks:
@@ -103,3 +102,13 @@ def lower_checks(module: ir.Module, options: dict) -> None:
                 report_failure(kind_code, message, [tensor.extract(v, []) for v in values])
                 scf.YieldOp([])
         op.erase()
+
+
+@register_pass
+class KilnLowerChecks(ModulePass):
+    """Turn `kiln.check` ops into branches that report the failure and its message."""
+
+    name = "kiln-lower-checks"
+
+    def apply(self, module: ir.Module) -> None:
+        lower_checks(module)

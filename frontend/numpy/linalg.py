@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from kiln.core import KilnValueError, is_static_dim, same_dim
-from kiln.numpy._base import broadcast_shapes, broadcast_to, operand, promote, require_equal_dims
+from kiln.numpy._base import broadcast_shapes, broadcast_to, promote, require_equal_dims
 from kiln.numpy._bindings import numpy_function, tracer_method
 from kiln.numpy.mutation import inplace
 from kiln.primitives import linalg

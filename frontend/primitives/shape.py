@@ -8,8 +8,6 @@ Out: one value whose dims are ints or those operands. `reshape`,
 
 from __future__ import annotations
 
-import numpy as np
-
 from kiln.core import DShapedArray, KilnInternalError, Primitive, ViewRule, is_static_dim, same_dim
 from kiln.primitives._rules import shape_with_dynamic
 
