@@ -82,6 +82,7 @@ def demo() -> int:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="kiln", description="kiln: NumPy-style Python to native code via MLIR")
+    parser.add_argument("--version", action="version", version=f"kiln {kiln.__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
     sub.add_parser("demo", help="compile example programs, show their jaxprs and stage times, check vs NumPy")
     args = parser.parse_args(argv)
