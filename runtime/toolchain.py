@@ -35,7 +35,12 @@ def c_compiler() -> str:
 
 
 def _run(cmd: list[str]) -> None:
-    proc = subprocess.run(cmd, capture_output=True, text=True)
+    try:
+        proc = subprocess.run(cmd, capture_output=True, text=True)
+    except FileNotFoundError:
+        raise ToolchainError(f"C compiler {cmd[0]!r} not found (kiln links every compiled function with it); "
+                             "install gcc or set CC, or send the compiled libraries with the function "
+                             "(qjit(pickle_libraries=True), see docs/distributed.md)") from None
     if proc.returncode != 0:
         raise ToolchainError(f"{' '.join(cmd)} failed:\n{proc.stderr.strip()}")
 
