@@ -203,7 +203,8 @@ def _compile_with_mlir(jaxpr: Jaxpr, symbol: str, pipelines: Any, keep_intermedi
         if parent:
             os.makedirs(parent, exist_ok=True)
         workspace = tempfile.mkdtemp(prefix=f"kiln-{symbol}-", dir=parent)
-    build_dir = workspace or tempfile.mkdtemp(prefix="kiln-build-", dir=cache.library_dir())
+    # Built outside the cache: a full cache disk must not fail the compile (store falls back).
+    build_dir = workspace or tempfile.mkdtemp(prefix="kiln-build-")
     try:
         with ctx:
             run_pipeline(module, pipeline, record)

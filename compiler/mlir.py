@@ -25,8 +25,6 @@ from torch_mlir.dialects import (  # noqa: F401
 )
 from torch_mlir.execution_engine import ExecutionEngine  # noqa: F401
 
-PROVIDER = "torch-mlir==20261001"
-
 # StableHLO attribute classes the lowering and passes build or read.
 GatherDimensionNumbers = _stablehlo.GatherDimensionNumbers
 ScatterDimensionNumbers = _stablehlo.ScatterDimensionNumbers

@@ -25,8 +25,8 @@ from dataclasses import dataclass
 from typing import Sequence, TextIO
 
 from kiln.compiler.mlir import ir, new_context, passmanager
-from kiln.compiler.passes import PASS_DOCS, load_all
-from kiln.compiler.pipeline import DEFAULT_PIPELINE, PipelineError, is_kiln_pass, run_passes, split_spec
+from kiln.compiler.passes import PassSpecError, load_all, parse_pass_spec, pass_description, pass_options
+from kiln.compiler.pipeline import DEFAULT_PIPELINE, PipelineError, is_kiln_pass, run_passes
 
 SPLIT_MARKER = "// -----"
 # `--stage mlir` is the input of the default pipeline: it runs no pass.
@@ -91,21 +91,6 @@ def specs_from_pass_pipeline(text: str) -> list[str]:
     return split_top_level(body) if body.strip() else []
 
 
-def _check_kiln_pass_options(specs: Sequence[str]) -> None:
-    """Kiln passes accept only the options they declare (`fn.pass_options`)."""
-    passes = load_all()
-    for spec in specs:
-        name, options = split_spec(spec)
-        if name not in passes:
-            continue
-        accepted = set(getattr(passes[name], "pass_options", ()))
-        unknown = sorted(set(options) - accepted)
-        if unknown:
-            allowed = ", ".join(sorted(accepted)) or "none"
-            raise OptError(f"error: pass '{name}' has no option {', '.join(map(repr, unknown))} "
-                           f"(accepted options: {allowed})")
-
-
 def _kiln_pass_inside(spec: str) -> str | None:
     """A kiln pass named inside an upstream spec, e.g. `func.func(kiln-x)`."""
     passes = load_all()
@@ -114,7 +99,11 @@ def _kiln_pass_inside(spec: str) -> str | None:
 
 def check_pipeline(specs: Sequence[str], ctx: ir.Context) -> None:
     """Reject unknown passes and bad options before reading any input."""
-    _check_kiln_pass_options(specs)
+    for spec in specs:
+        try:
+            parse_pass_spec(spec)
+        except PassSpecError as e:
+            raise OptError(f"error: {e}") from None
     upstream = [spec for spec in specs if not is_kiln_pass(spec)]
     if not upstream:
         return
@@ -342,7 +331,9 @@ def list_passes(out: TextIO) -> None:
     width = max(map(len, passes), default=0)
     print("kiln passes:", file=out)
     for name in sorted(passes):
-        print(f"  {name:<{width}}  {PASS_DOCS.get(name, '')}", file=out)
+        print(f"  {name:<{width}}  {pass_description(passes[name])}", file=out)
+        for opt in pass_options(passes[name]).values():
+            print(f"  {'':<{width}}    {opt.describe()}  {opt.doc}", file=out)
     print("\nUpstream MLIR and StableHLO passes are accepted by name too "
           "(e.g. canonicalize, cse, func.func(stablehlo-legalize-to-linalg)).", file=out)
     print("\nStages of the default pipeline (--stage NAME runs up to and including NAME):", file=out)

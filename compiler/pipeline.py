@@ -6,7 +6,8 @@ library (`compiler/codegen.py`).
 
 A pass spec is an upstream/StableHLO pipeline element (`canonicalize`,
 `func.func(stablehlo-legalize-to-linalg)`, `one-shot-bufferize{...}`) or the
-name of a kiln pass (with `{key=value}` options). Consecutive upstream
+name of a kiln pass (with `{key=value}` options, parsed and checked by
+`kiln.compiler.passes.parse_pass_spec`). Consecutive upstream
 specs run in one PassManager; kiln passes run as Python functions.
 `qjit(pipelines=...)` replaces the whole list for one function
 (`validate_pipeline` checks it first). `KILN_LOG` prints IR as it goes.
@@ -24,8 +25,8 @@ from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 from kiln.compiler.mlir import ir, passmanager
-from kiln.compiler.passes import load_all
-from kiln.core import KilnValueError
+from kiln.compiler.passes import PassSpecError, load_all, parse_pass_spec, split_spec
+from kiln.errors import KilnValueError
 
 Pipeline = list[tuple[str, list[str]]]
 
@@ -82,6 +83,7 @@ DEFAULT_PIPELINE: Pipeline = [
         "canonicalize",
         "cse",
         "kiln-version-small-dims",
+        "kiln-block-rows",
         "kiln-parallelize",
         "kiln-version-small-dims{bodies=true}",
     ]),
@@ -110,18 +112,6 @@ class PipelineError(RuntimeError):
     MLIR's diagnostics."""
 
 
-def split_spec(spec: str) -> tuple[str, dict[str, str]]:
-    """`name{a=1 b}` -> ("name", {"a": "1", "b": ""})."""
-    if "{" not in spec:
-        return spec.strip(), {}
-    name, _, rest = spec.partition("{")
-    options = {}
-    for item in rest.rstrip("}").split():
-        key, _, value = item.partition("=")
-        options[key] = value
-    return name.strip(), options
-
-
 def is_kiln_pass(spec: str) -> bool:
     return split_spec(spec)[0] in load_all()
 
@@ -136,7 +126,6 @@ def validate_pipeline(pipeline: Any, context: ir.Context) -> None:
                   "start from a copy of kiln.compiler.pipeline.DEFAULT_PIPELINE")
     if not isinstance(pipeline, (list, tuple)):
         raise KilnValueError(f"pipelines: {shape_hint}, got a {type(pipeline).__name__}")
-    passes = load_all()
     seen: set[str] = set()
     for position, entry in enumerate(pipeline):
         if not (isinstance(entry, (list, tuple)) and len(entry) == 2 and isinstance(entry[0], str)
@@ -149,13 +138,11 @@ def validate_pipeline(pipeline: Any, context: ir.Context) -> None:
                                  f"(not {', '.join(FIXED_STAGES)})")
         seen.add(stage)
         for spec in specs:
-            name, options = split_spec(spec)
-            if name in passes:
-                unknown = sorted(set(options) - set(getattr(passes[name], "pass_options", ())))
-                if unknown:
-                    raise KilnValueError(f"pipelines: stage {stage!r}: kiln pass {name!r} has no option "
-                                         f"{', '.join(map(repr, unknown))}")
-                continue
+            try:
+                if parse_pass_spec(spec).kiln_pass is not None:
+                    continue
+            except PassSpecError as e:
+                raise KilnValueError(f"pipelines: stage {stage!r}: kiln {e}") from None
             try:
                 passmanager.PassManager.parse(f"builtin.module({spec})", context=context)
             except ValueError as e:
@@ -210,8 +197,9 @@ def log_stage(stage: str, text: Any) -> None:
 
 
 def run_passes(module: ir.Module, specs: Sequence[str], stage: str = "kiln-opt") -> None:
-    """Run pass specs on `module` in place; raise PipelineError on failure."""
-    passes = load_all()
+    """Run pass specs on `module` in place; raise PipelineError on failure
+    (a kiln pass spec with a bad option raises PassSpecError before any pass runs)."""
+    parsed = [parse_pass_spec(spec) for spec in specs]
     upstream: list[str] = []
 
     def flush():
@@ -228,22 +216,21 @@ def run_passes(module: ir.Module, specs: Sequence[str], stage: str = "kiln-opt")
             raise PipelineError(f"stage {stage!r}, passes {', '.join(upstream)}: {e}") from None
         upstream.clear()
 
-    for spec in specs:
-        name, options = split_spec(spec)
-        if name in passes:
+    for spec in parsed:
+        if spec.kiln_pass is not None:
             flush()
             try:
                 with module.context, ir.Location.unknown():
-                    passes[name](module, options)
+                    spec.kiln_pass.apply(module)
             except ir.MLIRError as e:
-                raise PipelineError(f"stage {stage!r}, pass {name}: {e}") from None
+                raise PipelineError(f"stage {stage!r}, pass {spec.name}: {e}") from None
             if not module.operation.verify():
-                raise PipelineError(f"stage {stage!r}, pass {name}: the result does not verify")
+                raise PipelineError(f"stage {stage!r}, pass {spec.name}: the result does not verify")
         else:
-            upstream.append(spec)
-        if _pass_logged(spec):
+            upstream.append(spec.text)
+        if _pass_logged(spec.text):
             flush()  # the IR after this pass, not after the rest of its upstream batch
-            print(f"// -----// IR after {spec} (stage {stage}) //----- //\n{module}", file=sys.stderr)
+            print(f"// -----// IR after {spec.text} (stage {stage}) //----- //\n{module}", file=sys.stderr)
     flush()
 
 

@@ -11,7 +11,7 @@ from typing import Sequence
 
 import numpy as np
 
-from kiln.compiler.mlir import dynamic_size, ir
+from kiln.compiler.mlir import ir
 
 
 def op(name: str, result_types: Sequence[ir.Type], operands: Sequence[ir.Value], **attributes) -> ir.Operation:
@@ -98,10 +98,6 @@ def shape_tensor(dims: Sequence[ir.Value | int]) -> ir.Value:
         return parts[0]
     t = ir.RankedTensorType.get([len(parts)], i64())
     return op("concatenate", [t], parts, dimension=ir.IntegerAttr.get(i64(), 0)).result
-
-
-def result_shape(dims: Sequence[ir.Value | int]) -> list[int]:
-    return [d if isinstance(d, int) else dynamic_size() for d in dims]
 
 
 def comparison(direction: str, x: ir.Value, y: ir.Value, compare_type: str | None = None) -> ir.Value:

@@ -1,5 +1,6 @@
 """The `kiln` command: `kiln demo` compiles example programs, prints their
-jaxprs and per-stage compile times, and checks results against NumPy.
+jaxprs and per-stage compile times, and checks results against NumPy;
+`kiln cache info` describes the compile cache, `kiln cache clear` empties it.
 
 In: command-line arguments. Out: a report on stdout; exit status 1 if any
 example disagrees with NumPy.
@@ -80,14 +81,42 @@ def demo() -> int:
     return 1 if failures else 0
 
 
+def _mib(size: int) -> str:
+    return f"{size} bytes ({size / 2**20:.1f} MiB)"
+
+
+def cache_command(action: str) -> int:
+    from kiln.runtime import cache
+
+    if action == "clear":
+        path = cache.cache_dir()
+        print(f"removed {cache.clear()} files from {path}")
+        return 0
+    info = cache.info()
+    print(f"path:    {info['path']}")
+    if info["fallback_reason"]:
+        print(f"         (a private temporary cache: {info['requested']} cannot be used, "
+              f"{info['fallback_reason']}; set KILN_CACHE_DIR to a writable directory)")
+    print(f"entries: {info['entries']} compiled functions, {_mib(info['entry_bytes'])}")
+    print(f"bytes:   {_mib(info['bytes'])} in all (with the support code and the fastcall extension)")
+    print(f"cap:     {_mib(info['cap'])} for compiled functions (KILN_CACHE_MAX_BYTES); "
+          "the least recently used are evicted beyond it")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="kiln", description="kiln: NumPy-style Python to native code via MLIR")
     parser.add_argument("--version", action="version", version=f"kiln {kiln.__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
     sub.add_parser("demo", help="compile example programs, show their jaxprs and stage times, check vs NumPy")
+    cache_parser = sub.add_parser("cache", help="the compile cache (KILN_CACHE_DIR): `info` describes it, "
+                                  "`clear` deletes every file in it")
+    cache_parser.add_argument("action", choices=["info", "clear"])
     args = parser.parse_args(argv)
     if args.command == "demo":
         return demo()
+    if args.command == "cache":
+        return cache_command(args.action)
     return 2
 
 

@@ -476,8 +476,8 @@ def _mark_branch_aliases(traced: list, results: list) -> None:
     for k, result in enumerate(results):
         for builder, outs, _ in traced:
             out = outs[k]
-            if isinstance(out, Tracer) and any(builder.alias_root(out) is c for c in builder.constvars):
-                outer.unresolved_aliases.add(id(result))
+            if isinstance(out, Tracer) and any(builder.aliases.root(out) is c for c in builder.constvars):
+                outer.aliases.unresolved.add(id(result))
 
 
 def _dim_kind(builder: Builder, d: Any, const_index: dict, branch: int) -> tuple:

@@ -142,10 +142,6 @@ class ShapedArray(DShapedArray):
         super().__init__(shape, dtype, weak_type)
 
 
-def scalar_aval(dtype: Any, weak_type: bool = False) -> DShapedArray:
-    return DShapedArray((), dtype, weak_type)
-
-
 # --------------------------------------------------------------------------
 # Jaxpr IR
 
@@ -178,18 +174,45 @@ class Literal:
         return f"Literal({self.val})"
 
 
-class Primitive:
-    """An operation of the Jaxpr IR. Its abstract-evaluation rule is attached
-    by the family module that defines it (`frontend/primitives/*.py`)."""
+@dataclass(frozen=True)
+class ViewRule:
+    """What a view primitive says about the memory layout of its result.
 
-    def __init__(self, name: str, multiple_results: bool = False):
+    `keeps_contiguity(base, view, params, is_unit)`: whether a view of a
+    C-contiguous operand (aval `base`) is C-contiguous too, when the dims for
+    which `is_unit(d)` holds are 1 (the tracer asks with static 1s only, and
+    again with every dim that may be 1 at run time).
+    `regroups_only`: the view holds every element of its operand in C order
+    or an axis permutation of it (transpose, reshape), nothing skipped or
+    reversed (a slice, a reversal).
+    """
+
+    keeps_contiguity: Callable[[DShapedArray, DShapedArray, dict, Callable[[Any], bool]], bool]
+    regroups_only: bool = False
+
+
+class Primitive:
+    """An operation of the Jaxpr IR, declared once in its family module
+    (`frontend/primitives/*.py`) with the facts every stage needs.
+
+    `effectful`: its equations (checks, writes) are never removed or merged.
+    `view`: a `ViewRule` when the result is an alias of operand 0
+    (reference semantics: writes through either are seen by both).
+
+    >>> reverse_p = Primitive("reverse", view=ViewRule(keeps_contiguity=...))
+    """
+
+    def __init__(self, name: str, *, multiple_results: bool = False, effectful: bool = False,
+                 view: ViewRule | None = None):
         self.name = name
         self.multiple_results = multiple_results
-        # Effectful equations (checks, writes) are never removed or merged.
-        self.effectful = False
-        # View primitives return an alias of operand 0 (reference semantics).
-        self.is_view = False
+        self.effectful = effectful
+        self.view = view
         self.abstract_eval: Callable[..., Any] | None = None
+
+    @property
+    def is_view(self) -> bool:
+        return self.view is not None
 
     def def_abstract_eval(self, rule: Callable[..., Any]) -> Callable[..., Any]:
         self.abstract_eval = rule

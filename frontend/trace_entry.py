@@ -39,7 +39,7 @@ def trace_function(fn: Callable, leaves_sig: tuple[ArgSig, ...], in_tree: Any, s
                     dim_tracers[value] = builder.new_arg(DShapedArray((), INDEX_DTYPE, weak_type=True), explicit=False)
                     dim_sources.append((i, axis))
         if unit_dims_specialized:
-            builder.never_unit_dims.update(id(t) for t in dim_tracers.values())
+            builder.aliases.never_unit_dims.update(id(t) for t in dim_tracers.values())
         arg_tracers = []
         for sig in leaves_sig:
             if sig.kind == "scalar":
@@ -65,7 +65,7 @@ def trace_function(fn: Callable, leaves_sig: tuple[ArgSig, ...], in_tree: Any, s
                     implicit.append(d)
         # Arguments written through any alias go back to the caller: their
         # final contents are extra outputs.
-        written = [i for i, t in enumerate(arg_tracers) if id(t) in builder.written_roots]
+        written = [i for i, t in enumerate(arg_tracers) if id(t) in builder.aliases.written_roots]
         written_leaves = [arg_tracers[i] for i in written]
         jaxpr = builder.build(implicit + out_leaves + written_leaves,
                               [False] * len(implicit) + [True] * (len(out_leaves) + len(written_leaves)))

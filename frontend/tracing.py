@@ -4,7 +4,8 @@ In: a Python function and the avals of its arguments (dims may be tracers).
 Out: a `Jaxpr` whose types carry dims as other vars; implicit dim inputs and
 outputs are flagged in `in_explicit` / `out_explicit`.
 
-Each traced scope (the function, a loop body, a branch) has a `Builder`.
+Each traced scope (the function, a loop body, a branch) has a `Builder`
+(its alias tracking, for NumPy's views, is `kiln.aliasing.Aliases`).
 A tracer of an outer scope used in an inner one is *lifted*: it becomes a
 constvar of the inner jaxpr (its dims first), and the control-flow equation
 passes the outer value as an explicit constant operand.
@@ -19,13 +20,13 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from kiln.aliasing import Aliases
 from kiln.core import (
     DShapedArray,
     Jaxpr,
     JaxprEqn,
     KilnInternalError,
     KilnTypeError,
-    KilnValueError,
     Literal,
     OutDBIdx,
     Primitive,
@@ -35,7 +36,12 @@ from kiln.core import (
 
 
 class Tracer:
-    """A traced array value. `shape` entries are ints or scalar int tracers."""
+    """A traced array value. `shape` entries are ints or scalar int tracers.
+
+    Its NumPy surface (operators, methods such as `x.sum()`, `x.T`, indexing,
+    `__array_ufunc__` / `__array_function__`) is installed by kiln.numpy,
+    which declares each next to its implementation.
+    """
 
     __array_priority__ = 1000
     __slots__ = ("builder", "aval", "__weakref__")
@@ -56,18 +62,6 @@ class Tracer:
     @property
     def ndim(self) -> int:
         return self.aval.ndim
-
-    @property
-    def size(self):
-        from kiln.numpy import _shape_product
-
-        return _shape_product(self.shape)
-
-    @property
-    def T(self):
-        from kiln import numpy as knp
-
-        return knp.transpose(self)
 
     def __len__(self) -> int:
         if not self.shape:
@@ -127,91 +121,8 @@ class Tracer:
             "supports) on traced values."
         )
 
-    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
-        from kiln import numpy as knp
-
-        return knp._dispatch_ufunc(ufunc, method, inputs, kwargs)
-
-    def __array_function__(self, func, types, args, kwargs):
-        from kiln import numpy as knp
-
-        return knp._dispatch_function(func, args, kwargs)
-
     def __getattr__(self, name):
-        from kiln import numpy as knp
-
-        method = knp._TRACER_METHODS.get(name)
-        if method is None:
-            raise AttributeError(f"traced array has no attribute {name!r}")
-        return method.__get__(self)
-
-
-def _install_operators():
-    """Arithmetic dunders delegate to kiln.numpy (imported lazily)."""
-    binary = {
-        "add": "add", "sub": "subtract", "mul": "multiply", "truediv": "true_divide",
-        "floordiv": "floor_divide", "mod": "mod", "pow": "power", "matmul": "matmul",
-        "and": "bitwise_and", "or": "bitwise_or", "xor": "bitwise_xor",
-        "lshift": "left_shift", "rshift": "right_shift",
-    }
-
-    def make(name, swap):
-        def op(self, other):
-            from kiln import numpy as knp
-
-            fn = getattr(knp, name)
-            return fn(other, self) if swap else fn(self, other)
-
-        return op
-
-    for dunder, name in binary.items():
-        setattr(Tracer, f"__{dunder}__", make(name, False))
-        setattr(Tracer, f"__r{dunder}__", make(name, True))
-        setattr(Tracer, f"__i{dunder}__", _make_inplace(name))
-    def pow_(self, other):
-        from kiln import numpy as knp
-
-        # ndarray.__pow__ computes `x ** 2` as np.square(x): a bool array gives int8, not int64.
-        if type(other) is int and other == 2:
-            return knp.square(self)
-        return knp.power(self, other)
-
-    Tracer.__pow__ = pow_
-    for dunder, name in {"lt": "less", "le": "less_equal", "gt": "greater", "ge": "greater_equal",
-                         "eq": "equal", "ne": "not_equal"}.items():
-        setattr(Tracer, f"__{dunder}__", make(name, False))
-    for dunder, name in {"neg": "negative", "pos": "positive", "abs": "absolute", "invert": "invert"}.items():
-        def unary(self, _name=name):
-            from kiln import numpy as knp
-
-            return getattr(knp, _name)(self)
-
-        setattr(Tracer, f"__{dunder}__", unary)
-
-    def getitem(self, idx):
-        from kiln import numpy as knp
-
-        return knp._getitem(self, idx)
-
-    def setitem(self, idx, value):
-        from kiln import numpy as knp
-
-        knp._setitem(self, idx, value)
-
-    Tracer.__getitem__ = getitem
-    Tracer.__setitem__ = setitem
-
-
-def _make_inplace(name):
-    def op(self, other):
-        from kiln import numpy as knp
-
-        return knp._inplace(name, self, other)
-
-    return op
-
-
-_install_operators()
+        raise AttributeError(f"traced array has no attribute {name!r}")
 
 
 # --------------------------------------------------------------------------
@@ -233,30 +144,8 @@ class Builder:
         self.eqns: list[JaxprEqn] = []
         # Pairs of dims (by id) a run-time check in this scope proved equal.
         self.proven_equal_dims: set[frozenset] = set()
-        # Aliasing, for NumPy's view semantics: the operand each view was
-        # made from, views whose elements are not contiguous in C order,
-        # read-only views, and the roots (invars/constvars) written to.
-        self.alias_parent: dict[int, Tracer] = {}
-        self.noncontiguous: set[int] = set()
-        self.readonly: set[int] = set()
-        self.written_roots: set[int] = set()
-        # Results that alias an array chosen at run time (a cond branch
-        # returning a view of an outer array): writes through them are refused.
-        self.unresolved_aliases: set[int] = set()
-        # Copies standing for NumPy scalars (`x[0]` of a vector): immutable.
-        self.scalars: set[int] = set()
-        # For each view: (primitive name, base, params), to ask whether it
-        # may be contiguous at run time (see `may_be_contiguous`).
-        self.view_steps: dict[int, tuple[str, Tracer, dict]] = {}
-        # Dim tracers (by id) known never to be 1 at run time: argument dims
-        # when size-1 dims are specialized.
-        self.never_unit_dims: set[int] = set()
-        # Copies made by reshape where NumPy may return a view (depending on
-        # strides and run-time sizes): copy id -> the root it was taken
-        # from. Writes to such a copy are refused; a write to its root makes
-        # it stale, and reading a stale copy is refused.
-        self.ambiguous_copies: dict[int, Tracer] = {}
-        self.stale_copies: set[int] = set()
+        # Which values are views of which arrays (NumPy's view semantics).
+        self.aliases = Aliases(self)
 
     # --- values entering the scope
     def new_arg(self, aval: DShapedArray, explicit: bool = True) -> Tracer:
@@ -300,11 +189,7 @@ class Builder:
 
     # --- equations
     def add_eqn(self, prim: Primitive, ins: list, params: dict) -> list[Tracer]:
-        if self._any_stale():
-            for x in ins:
-                if isinstance(x, Tracer) and self._is_stale(x):
-                    raise KilnValueError(_AMBIGUOUS_RESHAPE + " (the reshaped array is read after a write "
-                                         "to the array it came from)")
+        self.aliases.refuse_stale_reads(ins, "read")
         rule = prim.abstract_eval
         if rule is None:
             raise KilnInternalError(f"primitive {prim.name} has no abstract-evaluation rule")
@@ -317,24 +202,8 @@ class Builder:
             outs.append(Tracer(self, aval.update(shape=shape)))
         self.eqns.append(JaxprEqn(prim, list(ins), outs, dict(params), _user_source_line()))
         if prim.is_view and isinstance(ins[0], Tracer):
-            self._record_view(prim, ins[0], outs[0], params)
+            self.aliases.record_view(prim, ins[0], outs[0], params)
         return outs
-
-    def _record_view(self, prim: Primitive, base: Tracer, view: Tracer, params: dict) -> None:
-        self.alias_parent[id(view)] = base
-        self.view_steps[id(view)] = (prim.name, base, params)
-        if id(base) in self.readonly:
-            self.readonly.add(id(view))
-        if id(base) in self.unresolved_aliases:
-            self.unresolved_aliases.add(id(view))
-        if id(base) in self.noncontiguous or not _view_keeps_contiguity(prim.name, base.aval, view.aval, params):
-            self.noncontiguous.add(id(view))
-
-    def alias_root(self, x: Tracer) -> Tracer:
-        """The array `x` is a view of (following view equations to the end)."""
-        while id(x) in self.alias_parent:
-            x = self.alias_parent[id(x)]
-        return x
 
     def outer_source(self, x: Tracer) -> Tracer | None:
         """The outer-scope tracer that constvar `x` captures, if any."""
@@ -342,86 +211,6 @@ class Builder:
             if const is x and isinstance(source, Tracer) and self.parent is not None:
                 return source
         return None
-
-    def is_contiguous(self, x: Tracer) -> bool:
-        """Whether `x` is C-contiguous whatever the run-time sizes."""
-        if id(x) in self.noncontiguous:
-            return False
-        source = self.outer_source(x)
-        return source is None or self.parent.is_contiguous(source)
-
-    def is_readonly(self, x: Tracer) -> bool:
-        if id(x) in self.readonly:
-            return True
-        source = self.outer_source(self.alias_root(x))
-        return source is not None and self.parent.is_readonly(source)
-
-    def may_be_unit(self, d: Any) -> bool:
-        """Whether dim `d` can be 1 at run time."""
-        if is_static_dim(d):
-            return d == 1
-        if id(d) in self.never_unit_dims:
-            return False
-        source = self.outer_source(d)
-        return source is None or self.parent.may_be_unit(source)
-
-    def may_be_contiguous(self, x: Tracer) -> bool:
-        """Whether `x` is C-contiguous for some run-time sizes (dims of
-        size 1 make any stride along them irrelevant)."""
-        while id(x) in self.view_steps:
-            name, base, params = self.view_steps[id(x)]
-            if not _view_keeps_contiguity(name, base.aval, x.aval, params, self.may_be_unit):
-                return False
-            x = base
-        source = self.outer_source(x)
-        return source is None or self.parent.may_be_contiguous(source)
-
-    def only_permuted(self, x: Tracer) -> bool:
-        """Whether `x` is a contiguous array seen through transposes and
-        reshapes only (no slices or reversals)."""
-        while id(x) in self.view_steps:
-            name, base, _ = self.view_steps[id(x)]
-            if name not in ("transpose", "reshape", "match_dims"):
-                return False
-            x = base
-        source = self.outer_source(x)
-        return source is None or self.parent.only_permuted(source)
-
-    def _any_stale(self) -> bool:
-        builder = self
-        while builder is not None:
-            if builder.stale_copies:
-                return True
-            builder = builder.parent
-        return False
-
-    def _is_stale(self, x: Tracer) -> bool:
-        root = self.alias_root(x)
-        if id(root) in self.stale_copies:
-            return True
-        source = self.outer_source(root)
-        return source is not None and self.parent._is_stale(source)
-
-    def mark_written(self, x: Tracer, child: "Builder | None" = None) -> None:
-        """Record a write through `x`; a captured root marks the outer array
-        too (`child`: the nested scope the write was made in)."""
-        root = self.alias_root(x)
-        if id(root) in self.ambiguous_copies:
-            raise KilnValueError(_AMBIGUOUS_RESHAPE + " (the write is to the reshaped array)")
-        for copy_id, source in self.ambiguous_copies.items():
-            if source is not root:
-                continue
-            self.stale_copies.add(copy_id)
-            # A nested scope (a loop body) that reads the copy may read it
-            # again after this write, in a later iteration.
-            if child is not None and any(isinstance(c, Tracer) and id(self.alias_root(c)) == copy_id
-                                         for c in child.const_sources):
-                raise KilnValueError(_AMBIGUOUS_RESHAPE + " (the reshaped array is read in the loop or "
-                                     "branch that writes to the array it came from)")
-        self.written_roots.add(id(root))
-        for const, source in zip(self.constvars, self.const_sources):
-            if const is root and isinstance(source, Tracer) and self.parent is not None:
-                self.parent.mark_written(source, self)
 
     # --- finishing
     def build(self, outs: Sequence[Any], out_explicit: Sequence[bool] | None = None) -> Jaxpr:
@@ -450,9 +239,8 @@ class Builder:
             for t in eqn.outvars:
                 outvars.append(to_var(t))
             eqns.append(JaxprEqn(eqn.primitive, ins, outvars, eqn.params, eqn.source_info))
-        if self._any_stale() and any(isinstance(o, Tracer) and self._is_stale(self.lift(o)) for o in outs):
-            raise KilnValueError(_AMBIGUOUS_RESHAPE + " (the reshaped array is returned after a write to "
-                                 "the array it came from)")
+        if self.aliases.any_stale():
+            self.aliases.refuse_stale_reads([self.lift(o) for o in outs if isinstance(o, Tracer)], "returned")
         outvars = [read(self.lift(o)) if isinstance(o, Tracer) else o for o in outs]
         jaxpr = Jaxpr(
             constvars,
@@ -463,46 +251,6 @@ class Builder:
             out_explicit=tuple(out_explicit) if out_explicit is not None else (True,) * len(outvars),
         )
         return jaxpr
-
-
-_AMBIGUOUS_RESHAPE = (
-    "reshape (or ravel) of a non-contiguous view: NumPy returns a view or a copy depending on the "
-    "view's strides and the run-time sizes, so whether a write to one array is seen through the other "
-    "is not known when kiln compiles. Copy explicitly before reshaping (v.copy().reshape(...)) to "
-    "always get a copy, or reshape after the writes")
-
-
-def _is_static_unit(d: Any) -> bool:
-    return is_static_dim(d) and d == 1
-
-
-def _view_keeps_contiguity(name: str, base: DShapedArray, view: DShapedArray, params: dict,
-                           is_unit=_is_static_unit) -> bool:
-    """Whether a view of a C-contiguous array is C-contiguous too, when the
-    dims for which `is_unit` holds are 1 (by default: static 1s only)."""
-    if name in ("reshape", "match_dims"):
-        return True
-    if name == "transpose":
-        moved = [p for p in params["permutation"] if not is_unit(base.shape[p])]
-        return moved == sorted(moved)
-    if name == "reverse":
-        return all((is_static_dim(base.shape[d]) and base.shape[d] <= 1) or is_unit(base.shape[d])
-                   for d in params["dimensions"])
-    if name == "slice":
-        if any(s != 1 and not is_unit(size) for s, size in zip(params["strides"], view.shape)):
-            return False
-        # After the first axis of size > 1, every axis must be taken whole.
-        first = True
-        for axis, (dim, size) in enumerate(zip(base.shape, view.shape)):
-            if is_unit(size):
-                continue
-            whole = params["starts"][axis] == 0 and (
-                size is dim or (is_static_dim(size) and is_static_dim(dim) and size == dim))
-            if not first and not whole:
-                return False
-            first = False
-        return True
-    return False
 
 
 class _ScopeStack(threading.local):

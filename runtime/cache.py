@@ -1,14 +1,15 @@
-"""Runtime: the persistent compilation cache under `KILN_CACHE_DIR/lib`.
+"""Runtime: the persistent compilation cache under `KILN_CACHE_DIR`.
 
-In: a cache key (from `compiler/driver.py`: hash of the `mlir` stage text,
-the pipeline and the toolchain fingerprint), the entry's symbol, and on a
-miss the freshly linked library with its run-time check table and stage
-texts.
-Out: `<symbol>-<key>.so` plus `<symbol>-<key>.json` (checks, stage texts,
-the library's sha256). Both are written to temporary files and moved into
-place with `os.replace`, so readers never see a partial file; an entry whose
-metadata is unreadable or whose library does not match its recorded sha256
-is discarded and compiled again.
+In: cache keys and freshly built files: function libraries with their check
+table and stage texts (`compiler/driver.py`), the support code and the
+fastcall extension (`runtime/toolchain.py`).
+Out: paths that are safe to load. Every file is written under a temporary
+name and published with `os.replace`; its sha256 is recorded (a function
+entry's JSON; a `.sha256` sidecar for toolchain files) and checked before
+the file is loaded: a damaged file is never loaded, it is built again. A
+directory that cannot be used falls back to a private temporary cache with
+one warning; function entries beyond `KILN_CACHE_MAX_BYTES` are evicted,
+least recently used first. Layout and rules: docs/runtime.md.
 
 >>> from kiln.runtime import cache
 >>> cache.stats()["hits"] >= 0
@@ -17,16 +18,28 @@ True
 
 from __future__ import annotations
 
+import atexit
 import hashlib
 import json
 import os
 import shutil
 import tempfile
+import threading
+import time
+import warnings
 from dataclasses import dataclass
+from typing import Callable, TypeVar
 
-from kiln.runtime import toolchain
+from kiln.errors import ToolchainError
 
+T = TypeVar("T")
 FORMAT_VERSION = 1
+# An entry used this recently may be about to be loaded by another process:
+# eviction leaves it.
+RECENT_SECONDS = 10
+DEFAULT_MAX_BYTES = 2 << 30
+# Toolchain files at the top of the cache directory (see runtime/toolchain.py).
+_TOOLCHAIN_PREFIXES = ("kiln_support_", "libkiln_support_", "kiln_fastcall-")
 
 
 @dataclass
@@ -39,13 +52,14 @@ class CacheEntry:
 
 
 # Process-wide counters; `stats()` returns a copy, `reset_stats()` zeroes them.
-_STATS = {"hits": 0, "misses": 0, "stores": 0, "rejected": 0}
+_STATS = {"hits": 0, "misses": 0, "stores": 0, "rejected": 0, "evicted": 0}
 
 
 def stats() -> dict:
     """Counters of this process: `hits` (libraries loaded from disk),
-    `misses` (lookups that found nothing usable), `stores`, and `rejected`
-    (entries found corrupt or stale and discarded)."""
+    `misses` (lookups that found nothing usable), `stores`, `rejected`
+    (damaged or stale files discarded and rebuilt) and `evicted` (entries
+    removed to keep the cache under its size cap)."""
     return dict(_STATS)
 
 
@@ -54,16 +68,102 @@ def reset_stats() -> None:
         _STATS[name] = 0
 
 
+# --------------------------------------------------------------------------
+# The directory, and the private fallback when it cannot be used.
+
+_lock = threading.RLock()
+_active: dict[str, str] = {}  # requested directory -> the directory in use
+_fallback_reasons: dict[str, str] = {}  # requested directory -> why it is not used
+_private: list[str] = []  # this process's temporary cache, made on first need
+
+
+def requested_dir() -> str:
+    """`KILN_CACHE_DIR`, else `$XDG_CACHE_HOME/kiln`, else `~/.cache/kiln`."""
+    return os.environ.get("KILN_CACHE_DIR") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"), "kiln")
+
+
+def cache_dir() -> str:
+    """The directory in use: the requested one if kiln can write there, else
+    this process's private temporary cache (with one warning)."""
+    requested = requested_dir()
+    active = _active.get(requested)
+    if active is not None and os.path.isdir(active):
+        return active
+    with _lock:
+        reason = _unusable_because(requested)
+        if reason is None:
+            _active[requested] = requested
+            return requested
+        return fall_back(reason)
+
+
+def _unusable_because(path: str) -> str | None:
+    """Why kiln cannot keep its cache in `path` (None if it can): it must be
+    a directory, or creatable as one, where kiln can create files."""
+    if os.path.exists(path) and not os.path.isdir(path):
+        return "it is a file, not a directory"
+    try:
+        for sub in ("lib", "index"):
+            os.makedirs(os.path.join(path, sub), exist_ok=True)
+        fd, probe = tempfile.mkstemp(dir=path, prefix=".kiln-probe-")
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as e:
+        return str(e)
+    return None
+
+
+def fall_back(reason: str) -> str:
+    """Use a private temporary cache for the rest of this process, instead of
+    the requested directory (unusable for `reason`); warn once per directory."""
+    requested = requested_dir()
+    with _lock:
+        if not _private or not os.path.isdir(_private[0]):
+            private = tempfile.mkdtemp(prefix="kiln-private-cache-")
+            atexit.register(shutil.rmtree, private, ignore_errors=True)
+            _private[:] = [private]
+        for sub in ("lib", "index"):
+            os.makedirs(os.path.join(_private[0], sub), exist_ok=True)
+        if requested not in _fallback_reasons:
+            _fallback_reasons[requested] = reason
+            warnings.warn(
+                f"kiln: cannot use the compile cache directory {requested!r} ({reason}); this process "
+                f"uses a private temporary cache {_private[0]!r}, deleted at exit, so compiled functions "
+                "are not reused by other processes. Set KILN_CACHE_DIR to a writable directory.",
+                RuntimeWarning, stacklevel=3)
+        _active[requested] = _private[0]
+        return _private[0]
+
+
+def _with_fallback(write: Callable[[], T]) -> T:
+    """Run `write` (which finds its paths through `cache_dir()`); if the
+    directory refuses the write (read-only, disk full, removed), switch to
+    the private cache and write there."""
+    started_in = cache_dir()
+    try:
+        return write()
+    except OSError as e:
+        if not (_private and started_in == _private[0]):
+            if cache_dir() == started_in:
+                fall_back(str(e))
+            try:
+                return write()
+            except OSError as again:
+                e = again
+        raise ToolchainError(f"kiln cannot write its compile cache, neither in {requested_dir()!r} nor in a "
+                             f"private temporary directory ({e}); free disk space, or set KILN_CACHE_DIR "
+                             "to a writable directory") from None
+
+
 def library_dir() -> str:
-    path = os.path.join(toolchain.cache_dir(), "lib")
-    os.makedirs(path, exist_ok=True)
-    return path
+    return os.path.join(cache_dir(), "lib")
 
 
-def entry_paths(symbol: str, key: str) -> tuple[str, str]:
-    """(library, metadata) paths of the entry `symbol` / `key`."""
-    stem = os.path.join(library_dir(), f"{symbol}-{key}")
-    return stem + ".so", stem + ".json"
+# --------------------------------------------------------------------------
+# Checksums and atomic writes.
+
+_verified: dict[str, tuple] = {}  # path -> (inode, size, mtime) when its sha256 last matched
 
 
 def _sha256(path: str) -> str:
@@ -74,9 +174,98 @@ def _sha256(path: str) -> str:
     return h.hexdigest()
 
 
+def _stamp(path: str) -> tuple:
+    st = os.stat(path)
+    return st.st_ino, st.st_size, st.st_mtime_ns
+
+
+def _matches(path: str, digest: str | None) -> bool:
+    """Whether the file at `path` has sha256 `digest` (remembered per
+    inode, size and mtime, so a file replaced since is hashed again)."""
+    if not digest:
+        return False
+    try:
+        stamp = _stamp(path)
+        if _verified.get(path) == (stamp, digest):
+            return True
+        if _sha256(path) != digest:
+            return False
+    except OSError:
+        return False
+    _verified[path] = (stamp, digest)
+    return True
+
+
+def _publish(path: str, fill: Callable[[str], None]) -> None:
+    """Write `path` through a temporary file in its directory (`fill(tmp)`
+    writes it) and move it into place with `os.replace`."""
+    directory, name = os.path.split(path)
+    os.makedirs(directory, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=directory, prefix=f".{name}.", suffix=".tmp")
+    os.close(fd)
+    try:
+        fill(tmp)
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+
+
+def _publish_text(path: str, text: str) -> None:
+    def fill(tmp: str) -> None:
+        with open(tmp, "w") as f:
+            f.write(text)
+
+    _publish(path, fill)
+
+
+def toolchain_file(name: str, build: Callable[[str], None]) -> str:
+    """The verified cached file `name` (a path relative to the cache
+    directory), built by `build(output)` when it is absent or its bytes do
+    not match its recorded sha256. Safe to load."""
+
+    def locate() -> str:
+        target = os.path.join(cache_dir(), name)
+        try:
+            with open(target + ".sha256") as f:
+                recorded = f.read().strip()
+        except (OSError, ValueError):
+            recorded = None
+        if _matches(target, recorded):
+            return target
+        if os.path.exists(target):
+            _STATS["rejected"] += 1
+        # Built outside the cache: a full cache disk must not look like a compiler error.
+        build_dir = tempfile.mkdtemp(prefix="kiln-toolchain-")
+        try:
+            built = os.path.join(build_dir, os.path.basename(target))
+            build(built)
+            digest = _sha256(built)
+            _publish(target, lambda tmp: shutil.copyfile(built, tmp))
+            _publish_text(target + ".sha256", digest)
+        finally:
+            shutil.rmtree(build_dir, ignore_errors=True)
+        _verified[target] = (_stamp(target), digest)
+        return target
+
+    return _with_fallback(locate)
+
+
+# --------------------------------------------------------------------------
+# Function entries: lib/<symbol>-<key>.so and lib/<symbol>-<key>.json.
+
+_in_use: set[tuple[str, str]] = set()  # entries this process loaded: never evicted by it
+
+
+def entry_paths(symbol: str, key: str) -> tuple[str, str]:
+    """(library, metadata) paths of the entry `symbol` / `key`."""
+    stem = os.path.join(library_dir(), f"{symbol}-{key}")
+    return stem + ".so", stem + ".json"
+
+
 def lookup(symbol: str, key: str) -> CacheEntry | None:
-    """The valid entry for `symbol` / `key`, or None (absent, or corrupt and
-    removed)."""
+    """The valid entry for `symbol` / `key`, or None (absent, or damaged and
+    removed). A hit marks the entry as recently used."""
     library, meta_path = entry_paths(symbol, key)
     if not (os.path.exists(library) and os.path.exists(meta_path)):
         _STATS["misses"] += 1
@@ -85,7 +274,7 @@ def lookup(symbol: str, key: str) -> CacheEntry | None:
         with open(meta_path) as f:
             meta = json.load(f)
         valid = (isinstance(meta, dict) and meta.get("format") == FORMAT_VERSION and meta.get("key") == key
-                 and meta.get("symbol") == symbol and meta.get("library_sha256") == _sha256(library)
+                 and meta.get("symbol") == symbol and _matches(library, meta.get("library_sha256"))
                  and isinstance(meta.get("checks"), list) and isinstance(meta.get("stages"), dict))
     except (OSError, ValueError):
         valid = False
@@ -95,6 +284,11 @@ def lookup(symbol: str, key: str) -> CacheEntry | None:
         _STATS["misses"] += 1
         return None
     _STATS["hits"] += 1
+    _in_use.add((symbol, key))
+    try:
+        os.utime(meta_path)  # the LRU stamp
+    except OSError:
+        pass
     return CacheEntry(library, [tuple(c) for c in meta["checks"]], meta["stages"])
 
 
@@ -108,83 +302,185 @@ def discard(symbol: str, key: str) -> None:
 
 
 def store(symbol: str, key: str, built_library: str, checks: list, stages: dict) -> str:
-    """Move (or copy, if `built_library` must be kept) a linked library
-    into the cache with its metadata; returns the cached library's path."""
-    library, meta_path = entry_paths(symbol, key)
-    directory = os.path.dirname(library)
-    fd, tmp = tempfile.mkstemp(dir=directory, suffix=".so.tmp")
-    os.close(fd)
-    try:
-        shutil.copyfile(built_library, tmp)
-        digest = _sha256(tmp)
-        os.replace(tmp, library)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-    meta = {"format": FORMAT_VERSION, "key": key, "symbol": symbol, "library_sha256": digest,
-            "checks": [list(c) for c in checks], "stages": stages}
-    fd, tmp = tempfile.mkstemp(dir=directory, suffix=".json.tmp")
-    try:
-        with os.fdopen(fd, "w") as f:
-            json.dump(meta, f)
-        os.replace(tmp, meta_path)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
+    """Copy a linked library into the cache with its metadata (then evict
+    least recently used entries beyond the size cap); returns the cached
+    library's path."""
+
+    def write() -> str:
+        library, meta_path = entry_paths(symbol, key)
+        digest = _sha256(built_library)
+        _publish(library, lambda tmp: shutil.copyfile(built_library, tmp))
+        meta = {"format": FORMAT_VERSION, "key": key, "symbol": symbol, "library_sha256": digest,
+                "checks": [list(c) for c in checks], "stages": stages}
+        _publish_text(meta_path, json.dumps(meta))
+        return library
+
+    library = _with_fallback(write)
     _STATS["stores"] += 1
+    _in_use.add((symbol, key))
+    evict()
     return library
 
 
-# The jaxpr index: `index/<jaxpr key>` names the entry (symbol, key) that a
-# jaxpr compiled to, so a process can find its library without importing
+# --------------------------------------------------------------------------
+# The jaxpr index: `index/<jaxpr key>.json` names the entry (symbol, key) that
+# a jaxpr compiled to, so a process can find its library without importing
 # MLIR or lowering the jaxpr again.
 
 
 def _index_path(jaxpr_key: str) -> str:
-    path = os.path.join(toolchain.cache_dir(), "index")
-    os.makedirs(path, exist_ok=True)
-    return os.path.join(path, f"{jaxpr_key}.json")
+    return os.path.join(cache_dir(), "index", f"{jaxpr_key}.json")
 
 
 def lookup_index(jaxpr_key: str) -> tuple[str, str] | None:
-    """The (symbol, key) recorded for `jaxpr_key`, or None."""
+    """The (symbol, key) recorded for `jaxpr_key`, or None (a damaged
+    record, or another jaxpr's, is removed)."""
+    path = _index_path(jaxpr_key)
     try:
-        with open(_index_path(jaxpr_key)) as f:
+        with open(path) as f:
             data = json.load(f)
-        return str(data["symbol"]), str(data["key"])
-    except (OSError, ValueError, KeyError, TypeError):
+        if data["jaxpr_key"] == jaxpr_key:
+            return str(data["symbol"]), str(data["key"])
+    except FileNotFoundError:
         return None
+    except (OSError, ValueError, KeyError, TypeError):
+        pass
+    _STATS["rejected"] += 1
+    try:
+        os.unlink(path)
+    except OSError:
+        pass
+    return None
 
 
 def store_index(jaxpr_key: str, symbol: str, key: str) -> None:
-    path = _index_path(jaxpr_key)
-    fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path), suffix=".json.tmp")
+    record = json.dumps({"jaxpr_key": jaxpr_key, "symbol": symbol, "key": key})
+    _with_fallback(lambda: _publish_text(_index_path(jaxpr_key), record))
+
+
+# --------------------------------------------------------------------------
+# Size cap, information, clearing.
+
+
+def max_bytes() -> int:
+    """`KILN_CACHE_MAX_BYTES` (default 2 GiB): the size function entries may
+    take before the least recently used are evicted."""
+    text = os.environ.get("KILN_CACHE_MAX_BYTES", "")
+    if not text:
+        return DEFAULT_MAX_BYTES
     try:
-        with os.fdopen(fd, "w") as f:
-            json.dump({"symbol": symbol, "key": key}, f)
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
+        value = int(text)
+        if value >= 0:
+            return value
+    except ValueError:
+        pass
+    warnings.warn(f"kiln: KILN_CACHE_MAX_BYTES={text!r} is not a number of bytes (a non-negative integer); "
+                  f"using the default {DEFAULT_MAX_BYTES}", RuntimeWarning, stacklevel=2)
+    return DEFAULT_MAX_BYTES
+
+
+def _entries() -> list[tuple[float, int, str, str]]:
+    """Every function entry as (last use, bytes, symbol, key)."""
+    folder = library_dir()
+    groups: dict[str, list[str]] = {}
+    for name in (os.listdir(folder) if os.path.isdir(folder) else ()):
+        stem, ext = os.path.splitext(name)
+        if ext in (".so", ".json") and not name.startswith("."):
+            groups.setdefault(stem, []).append(os.path.join(folder, name))
+    found = []
+    for stem, paths in groups.items():
+        symbol, _, key = stem.rpartition("-")
+        try:
+            stats_ = [os.stat(p) for p in paths]
+        except FileNotFoundError:
+            continue
+        found.append((max(s.st_mtime for s in stats_), sum(s.st_size for s in stats_), symbol, key))
+    return found
+
+
+def evict(cap: int | None = None) -> int:
+    """Remove least recently used function entries until they take at most
+    `cap` bytes (default `max_bytes()`), keeping every entry this process
+    has loaded and every entry used in the last RECENT_SECONDS (another
+    process may be loading it); index records of removed entries go too.
+    Returns how many entries were removed."""
+    cap = max_bytes() if cap is None else cap
+    entries = sorted(_entries())
+    total = sum(size for _, size, _, _ in entries)
+    recent = time.time() - RECENT_SECONDS
+    removed = 0
+    for last_use, size, symbol, key in entries:
+        if total <= cap or last_use > recent:
+            break
+        if (symbol, key) in _in_use:
+            continue
+        discard(symbol, key)
+        total -= size
+        removed += 1
+    if removed:
+        _STATS["evicted"] += removed
+        _drop_dangling_index_records()
+    return removed
+
+
+def _drop_dangling_index_records() -> None:
+    folder = os.path.join(cache_dir(), "index")
+    for name in (os.listdir(folder) if os.path.isdir(folder) else ()):
+        path = os.path.join(folder, name)
+        try:
+            with open(path) as f:
+                data = json.load(f)
+            target = entry_paths(str(data["symbol"]), str(data["key"]))[1]
+        except FileNotFoundError:
+            continue
+        except (OSError, ValueError, KeyError, TypeError):
+            target = ""
+        if not os.path.exists(target):
+            try:
+                os.unlink(path)
+            except OSError:
+                pass
+
+
+def info() -> dict:
+    """The cache in use: `path`, `requested` (the configured directory),
+    `fallback_reason` (why `requested` is not used, or None), `entries`
+    (function entries), `entry_bytes`, `bytes` (every file) and `cap`."""
+    path = cache_dir()
+    entries = _entries()
+    total = 0
+    for folder, _, files in os.walk(path):
+        for name in files:
+            try:
+                total += os.path.getsize(os.path.join(folder, name))
+            except OSError:
+                pass
+    requested = requested_dir()
+    return {"path": path, "requested": requested, "fallback_reason": _fallback_reasons.get(requested),
+            "entries": len(entries), "entry_bytes": sum(size for _, size, _, _ in entries), "bytes": total,
+            "cap": max_bytes()}
 
 
 def clear() -> int:
-    """Delete every cached library, its metadata and the jaxpr index;
-    returns how many files were removed. Libraries already loaded by a
-    process stay usable there."""
+    """Delete every cached file (function libraries, their metadata, the
+    jaxpr index, the support code and the fastcall extension); returns how
+    many files were removed. Files already loaded by a process stay usable
+    there; run it when no process is compiling."""
+    root = cache_dir()
     removed = 0
-    for sub in ("lib", "index"):
-        folder = os.path.join(toolchain.cache_dir(), sub)
-        if not os.path.isdir(folder):
+    targets = [os.path.join(root, sub, name) for sub in ("lib", "index")
+               if os.path.isdir(os.path.join(root, sub)) for name in os.listdir(os.path.join(root, sub))]
+    targets += [os.path.join(root, name) for name in os.listdir(root)
+                if name.startswith(_TOOLCHAIN_PREFIXES) or (name.startswith(".") and name.endswith(".tmp"))]
+    for path in targets:
+        if os.path.isdir(path):
+            removed += sum(len(files) for _, _, files in os.walk(path))
+            shutil.rmtree(path, ignore_errors=True)
             continue
-        for name in os.listdir(folder):
-            path = os.path.join(folder, name)
-            if os.path.isdir(path):
-                shutil.rmtree(path, ignore_errors=True)
-                continue
-            try:
-                os.unlink(path)
-                removed += 1
-            except FileNotFoundError:
-                pass
+        try:
+            os.unlink(path)
+            removed += 1
+        except FileNotFoundError:
+            pass
+    _verified.clear()
     return removed

@@ -89,7 +89,7 @@ def test_dask_map_blocks_and_submit(dask_client):
         compiles = dask_client.run(worker_compiles, shifted_square._token)
         assert set(compiles.values()) <= {0, None} and 0 in compiles.values(), compiles
         # Without its libraries a function must compile there, and cannot.
-        with pytest.raises(RuntimeError, match=r"C compiler '/nonexistent/cc' not found"):
+        with pytest.raises(RuntimeError, match=r"the C compiler '/nonexistent/cc' could not be run"):
             dask_client.submit(never_compiled_here, data).result()
     finally:
         dask_client.run(set_worker_compiler, os.environ.get("CC"))

@@ -11,12 +11,13 @@ import random
 import subprocess
 import sys
 import zlib
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
 from kiln.compiler.opt import main, split_top_level
-from kiln.compiler.passes import PASSES
+from kiln.compiler.passes import PASSES, ModulePass
 
 LIT_DIR = Path(__file__).parent / "lit"
 BIN_DIR = Path(sys.executable).parent
@@ -127,6 +128,14 @@ BAD_PIPELINES = {
     "unknown pass": (["-p", "no-such-pass"], "'no-such-pass' does not refer to a registered pass"),
     "bad upstream option": (["-p", "canonicalize{no-such-option=1}"], "no such option no-such-option"),
     "bad kiln option": (["-p", "kiln-lower-checks{x=1}"], "pass 'kiln-lower-checks' has no option 'x'"),
+    "not a bool": (["-p", "kiln-version-small-dims{bodies=maybe}"],
+                   "pass 'kiln-version-small-dims' option 'bodies' expects true or false (or 1 or 0), got 'maybe'"),
+    "not an int": (["-p", "kiln-parallelize{min-work=abc}"],
+                   "pass 'kiln-parallelize' option 'min-work' expects an integer >= 0, got 'abc'"),
+    "below minimum": (["-p", "kiln-parallelize{min-work=-1}"],
+                      "pass 'kiln-parallelize' option 'min-work' expects an integer >= 0, got '-1'"),
+    "option twice": (["-p", "kiln-parallelize{min-work=1 min-work=2}"],
+                     "pass 'kiln-parallelize' option 'min-work' is given twice; give it once"),
     "unbalanced": (["-p", "cse)"], "unbalanced ')'"),
     "unknown stage": (["--stage", "nowhere"], "unknown stage 'nowhere'"),
     "stage and passes": (["--stage", "linalg", "-p", "cse"], "not both"),
@@ -158,10 +167,16 @@ def test_kiln_pass_rejection_is_located(opt):
 
 
 def test_kiln_pass_bug_is_reported_not_raised(opt, monkeypatch):
-    def broken(module, options):
-        return {}["missing"]
+    @dataclass(frozen=True)
+    class BrokenPass(ModulePass):
+        """A pass with a bug."""
 
-    monkeypatch.setitem(PASSES, "test-broken-pass", broken)
+        name = "test-broken-pass"
+
+        def apply(self, module):
+            return {}["missing"]
+
+    monkeypatch.setitem(PASSES, "test-broken-pass", BrokenPass)
     status, out, err = opt(GOOD, "-p", "test-broken-pass")
     assert status == 1 and out == ""
     assert "error: internal error while running test-broken-pass: KeyError" in err

@@ -172,7 +172,7 @@ def test_eye(n):
 # --------------------------------------------------------------------------
 # ufuncs
 
-from kiln.numpy.ufuncs import UFUNCS  # noqa: E402
+from kiln.numpy._ufunc import UFUNCS  # noqa: E402
 
 # Input ranges where NumPy's result is finite (or where the ufunc is meant to
 # be tested); anything not listed draws from [-2, 2].
@@ -204,13 +204,13 @@ def _ufunc_fn(name: str, via_numpy: bool):
     key = (name, via_numpy)
     if key not in _ufunc_cache:
         fn = getattr(np, name) if via_numpy else getattr(knp, name)
-        nin = UFUNCS[name][1].nin
+        nin = UFUNCS[name].np_ufunc.nin
         _ufunc_cache[key] = kiln.qjit((lambda x: fn(x)) if nin == 1 else (lambda x, y: fn(x, y)))
     return _ufunc_cache[key]
 
 
 def _ufunc_inputs(name: str, dtype, n: int):
-    nin = UFUNCS[name][1].nin
+    nin = UFUNCS[name].np_ufunc.nin
     if np.dtype(dtype).kind in "iu":
         domains = _INT_DOMAIN.get(name, (_INT_DEFAULT,) * nin)
         domains = domains if len(domains) == nin else domains * nin
@@ -247,7 +247,7 @@ def test_ufunc_int(name, dtype):
 def test_ufunc_bool(name):
     f = _ufunc_fn(name, True)
     for n in (0, 7):
-        args = [rand(n, np.bool_) for _ in range(UFUNCS[name][1].nin)]
+        args = [rand(n, np.bool_) for _ in range(UFUNCS[name].np_ufunc.nin)]
         compare(f, getattr(np, name), *args)
 
 

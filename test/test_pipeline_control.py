@@ -72,18 +72,24 @@ def test_pipeline_with_renamed_last_stage():
      r"pipelines: stage 'llvm': 'canonicalize\{max-iterations=x\}' is not a kiln pass nor a valid MLIR pass "
      r"spec: failed to add `canonicalize` with options `max-iterations=x`"),
     (_with_pass("linalg", "kiln-lower-checks{fast=1}"),
-     r"pipelines: stage 'linalg': kiln pass 'kiln-lower-checks' has no option 'fast'"),
+     r"pipelines: stage 'linalg': kiln pass 'kiln-lower-checks' has no option 'fast' \(accepted options: none\)"),
+    (_with_pass("bufferized", "kiln-parallelize{min-work=abc}"),
+     r"pipelines: stage 'bufferized': kiln pass 'kiln-parallelize' option 'min-work' expects an integer >= 0, "
+     r"got 'abc'"),
+    (_with_pass("bufferized", "kiln-version-small-dims{bodies=maybe}"),
+     r"pipelines: stage 'bufferized': kiln pass 'kiln-version-small-dims' option 'bodies' expects true or false"),
     ([("linalg", "canonicalize")], r"pipelines: entry 0 is \('linalg', 'canonicalize'\); expected a list of "
                                    r"\(stage name, \[pass specs\]\) pairs"),
     ("canonicalize", r"pipelines: expected a list .* got a str"),
     ([("mlir", ["canonicalize"])] + DEFAULT_PIPELINE, r"pipelines: stage 'mlir' is made outside the pipeline"),
     (DEFAULT_PIPELINE + [("llvm", [])], r"pipelines: stage 'llvm' appears twice"),
-], ids=["unknown-pass", "unknown-nested-pass", "bad-upstream-option", "unknown-option", "specs-not-a-list", "not-a-list",
+], ids=["unknown-pass", "unknown-nested-pass", "bad-upstream-option", "unknown-option", "bad-int-option",
+        "bad-bool-option", "specs-not-a-list", "not-a-list",
         "reserved-stage", "duplicate-stage"])
 def test_bad_pipeline_is_refused_before_it_runs(pipeline, message, capfd, monkeypatch):
     monkeypatch.setenv("KILN_LOG", "all")
     f = kiln.qjit(scaled_exp, pipelines=pipeline)
-    with pytest.raises(ValueError, match=message):
+    with pytest.raises(kiln.KilnValueError, match=message):
         f(*_args())
     assert "// -----// stage functionalized" not in capfd.readouterr().err
 

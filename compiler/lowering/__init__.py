@@ -5,11 +5,14 @@ Out: an `ir.Module` with one public function `@<name>` whose arguments are
 the jaxpr's invars (implicit dims first, scalars as 0-d tensors) and whose
 results are its outvars; every value is a `tensor<...>` with `?` for
 dynamic dims. Lowering rules are registered per primitive with
-`@lowering(prim)` in the family modules of this package.
+`@lowering(prim)` in the family modules of this package, which are all
+imported (found by scanning the package) when it is imported.
 """
 
 from __future__ import annotations
 
+import importlib
+import pkgutil
 from typing import Any, Callable
 
 import numpy as np
@@ -17,6 +20,7 @@ import numpy as np
 from kiln.compiler.mlir import dynamic_size, func, ir
 from kiln.dialects import stablehlo as hlo
 from kiln.core import DShapedArray, Jaxpr, KilnInternalError, Literal, Primitive, Var, is_static_dim
+from kiln.primitives.mutation import WRITE_PRIMITIVES
 
 LoweringRule = Callable[..., list]
 LOWERINGS: dict[Primitive, LoweringRule] = {}
@@ -101,8 +105,6 @@ class LoweringContext:
 
         if not any(aliases(o) for o in outs):
             return outs
-        from kiln.compiler.lowering.mutation import fresh_value
-
         return [fresh_value(o) if aliases(o) else o for o in outs]
 
     def broadcast(self, x: ir.Value, operand_aval: DShapedArray, out_aval: DShapedArray,
@@ -152,10 +154,13 @@ def _source_location(eqn) -> ir.Location:
     return ir.Location.name(eqn.primitive.name, file_loc)
 
 
+def fresh_value(x: ir.Value) -> ir.Value:
+    """A value equal to `x` that is not an alias of it."""
+    return ir.Operation.create("immut.assign", results=[x.type], operands=[x, x]).result
+
+
 def has_writes(jaxpr: Jaxpr) -> bool:
     """Whether `jaxpr` (or a jaxpr nested in it) writes to an array."""
-    from kiln.primitives.mutation import WRITE_PRIMITIVES
-
     for eqn in jaxpr.eqns:
         if eqn.primitive in WRITE_PRIMITIVES:
             return True
@@ -169,10 +174,6 @@ def has_writes(jaxpr: Jaxpr) -> bool:
 def lower_jaxpr_to_module(jaxpr: Jaxpr, name: str, ctx: ir.Context) -> tuple[ir.Module, list]:
     """The `mlir` stage of a top-level jaxpr (its consts become constants),
     and the (kind, message) table of its run-time checks."""
-    from kiln.compiler.lowering import (  # noqa: F401  (register the rules)
-        checks, control_flow, elementwise, indexing, linalg, mutation, reduction, shape,
-    )
-
     with ctx, ir.Location.unknown():
         module = ir.Module.create()
         arg_types = [tensor_type(v.aval) for v in jaxpr.invars]
@@ -207,3 +208,13 @@ def lower_jaxpr_to_module(jaxpr: Jaxpr, name: str, ctx: ir.Context) -> tuple[ir.
                 outs = lctx.lower_jaxpr_body(jaxpr, consts + list(entry.arguments))
                 func.ReturnOp(outs)
     return module, lctx.checks
+
+
+def _import_rule_modules() -> None:
+    """Import every module of this package: each registers its rules with
+    `@lowering`. They only need the names above, so their order is free."""
+    for module in pkgutil.iter_modules(__path__):
+        importlib.import_module(f"{__name__}.{module.name}")
+
+
+_import_rule_modules()

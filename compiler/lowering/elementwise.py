@@ -13,32 +13,34 @@ from kiln.compiler.lowering import element_type, lowering, tensor_type
 from kiln.dialects import stablehlo as hlo
 from kiln.primitives import elementwise as ew
 
-_UNARY_OPS = {
-    "neg": "negate", "exp": "exponential", "log": "log", "sqrt": "sqrt", "rsqrt": "rsqrt",
-    "cbrt": "cbrt", "tanh": "tanh", "sin": "sine", "cos": "cosine", "tan": "tan",
-    "logistic": "logistic", "abs": "abs", "sign": "sign", "floor": "floor", "ceil": "ceil",
-    "round": "round_nearest_even", "log1p": "log_plus_one", "expm1": "exponential_minus_one",
-    "not": "not", "is_finite": "is_finite",
-}
-_BINARY_OPS = {
-    "add": "add", "sub": "subtract", "mul": "multiply", "div": "divide", "rem": "remainder",
-    "pow": "power", "max": "maximum", "min": "minimum", "atan2": "atan2", "and": "and", "or": "or",
-    "xor": "xor", "shift_left": "shift_left", "shift_right_arithmetic": "shift_right_arithmetic",
-    "shift_right_logical": "shift_right_logical",
-}
-_DIRECTIONS = {"eq": "EQ", "ne": "NE", "lt": "LT", "le": "LE", "gt": "GT", "ge": "GE"}
+# Primitives that are one StableHLO op of the same name on every dtype.
+_UNARY_OPS = (
+    (ew.neg_p, "negate"), (ew.exp_p, "exponential"), (ew.log_p, "log"), (ew.sqrt_p, "sqrt"),
+    (ew.rsqrt_p, "rsqrt"), (ew.cbrt_p, "cbrt"), (ew.tanh_p, "tanh"), (ew.sin_p, "sine"), (ew.cos_p, "cosine"),
+    (ew.tan_p, "tan"), (ew.logistic_p, "logistic"), (ew.abs_p, "abs"), (ew.sign_p, "sign"),
+    (ew.floor_p, "floor"), (ew.ceil_p, "ceil"), (ew.round_p, "round_nearest_even"), (ew.not_p, "not"),
+    (ew.is_finite_p, "is_finite"),
+)
+_BINARY_OPS = (
+    (ew.add_p, "add"), (ew.sub_p, "subtract"), (ew.mul_p, "multiply"), (ew.div_p, "divide"),
+    (ew.rem_p, "remainder"), (ew.pow_p, "power"), (ew.max_p, "maximum"), (ew.min_p, "minimum"),
+    (ew.atan2_p, "atan2"), (ew.and_p, "and"), (ew.or_p, "or"), (ew.xor_p, "xor"),
+    (ew.shift_left_p, "shift_left"), (ew.shift_right_arithmetic_p, "shift_right_arithmetic"),
+    (ew.shift_right_logical_p, "shift_right_logical"),
+)
+_DIRECTIONS = ((ew.eq_p, "EQ"), (ew.ne_p, "NE"), (ew.lt_p, "LT"), (ew.le_p, "LE"), (ew.gt_p, "GT"), (ew.ge_p, "GE"))
 
 
-def _unary(name):
+def _unary(op_name):
     def rule(ctx, eqn, x):
-        return [hlo.one(_UNARY_OPS[name], tensor_type(eqn.outvars[0].aval), x)]
+        return [hlo.one(op_name, tensor_type(eqn.outvars[0].aval), x)]
 
     return rule
 
 
-def _binary(name):
+def _binary(op_name):
     def rule(ctx, eqn, x, y):
-        return [hlo.one(_BINARY_OPS[name], tensor_type(eqn.outvars[0].aval), x, y)]
+        return [hlo.one(op_name, tensor_type(eqn.outvars[0].aval), x, y)]
 
     return rule
 
@@ -51,13 +53,14 @@ def compare_type(dtype) -> str:
     return "UNSIGNED"
 
 
-def _compare(name):
+def _compare(direction):
     def rule(ctx, eqn, x, y):
-        return [hlo.comparison(_DIRECTIONS[name], x, y, compare_type(eqn.invars[0].aval.dtype))]
+        return [hlo.comparison(direction, x, y, compare_type(eqn.invars[0].aval.dtype))]
 
     return rule
 
 
+@lowering(ew.log1p_p)
 def _log1p(ctx, eqn, x):
     """log(1 + x) without cancellation for small x (Goldberg): with u = 1 + x
     rounded, log(u) * x / (u - 1) is exact to a few ulps. (MLIR's LLVM
@@ -73,6 +76,7 @@ def _log1p(ctx, eqn, x):
     return [hlo.one("select", t, hlo.comparison("EQ", u, inf, "FLOAT"), u, result)]
 
 
+@lowering(ew.expm1_p)
 def _expm1(ctx, eqn, x):
     """exp(x) - 1 without cancellation for small x (Kahan): with u = exp(x),
     (u - 1) * x / log(u) corrects the rounding of u."""
@@ -94,14 +98,12 @@ def _full_like(ctx, aval, value: float):
     return ctx.broadcast(scalar, aval.update(shape=()), aval, ())
 
 
-_PRECISE_UNARY = {"log1p": _log1p, "expm1": _expm1}
-
-for _name, _prim in ew.unary.items():
-    lowering(_prim)(_PRECISE_UNARY.get(_name) or _unary(_name))
-for _name, _prim in ew.binary.items():
-    lowering(_prim)(_binary(_name))
-for _name, _prim in ew.compare.items():
-    lowering(_prim)(_compare(_name))
+for _prim, _op_name in _UNARY_OPS:
+    lowering(_prim)(_unary(_op_name))
+for _prim, _op_name in _BINARY_OPS:
+    lowering(_prim)(_binary(_op_name))
+for _prim, _direction in _DIRECTIONS:
+    lowering(_prim)(_compare(_direction))
 
 
 @lowering(ew.select_p)

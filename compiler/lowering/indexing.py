@@ -1,6 +1,8 @@
 """Stage "mlir": strided slices -> `stablehlo.slice` (static) or
-`stablehlo.real_dynamic_slice` (dynamic starts or sizes); gather along one
-axis -> `stablehlo.gather` (static slice sizes) or `stablehlo.dynamic_gather`.
+`stablehlo.real_dynamic_slice` (dynamic starts or sizes), or in a function
+that writes (`ctx.reference_semantics`) the view `tensorssa.slice`; gather
+along one axis -> `stablehlo.gather` (static slice sizes) or
+`stablehlo.dynamic_gather`.
 """
 
 from __future__ import annotations
@@ -8,19 +10,23 @@ from __future__ import annotations
 import numpy as np
 
 from kiln.compiler.lowering import lowering, tensor_type
-from kiln.compiler.mlir import GatherDimensionNumbers, ir
+from kiln.compiler.mlir import GatherDimensionNumbers
 from kiln.core import is_static_dim
 from kiln.dialects import stablehlo as hlo
+from kiln.dialects import tensorssa
 from kiln.primitives import indexing as ip
 
 
 @lowering(ip.slice_p)
 def _slice(ctx, eqn, x, *dyn):
-    starts_p, sizes_p, strides = eqn.params["starts"], eqn.params["sizes"], eqn.params["strides"]
+    starts_p, strides = eqn.params["starts"], eqn.params["strides"]
     out = eqn.outvars[0].aval
     n_dyn_starts = sum(s is None for s in starts_p)
     dyn_starts = iter(eqn.invars[1 : 1 + n_dyn_starts])
     starts = [s if s is not None else next(dyn_starts) for s in starts_p]
+    if ctx.reference_semantics:
+        return [tensorssa.view("slice", tensor_type(out), x, hlo.shape_tensor([ctx.dim(s) for s in starts]),
+                               ctx.shape_of(out), strides=hlo.dense_i64_array(strides))]
     if out.is_static and 0 in out.shape:
         # An empty result is a constant: MLIR's extract_slice verifier
         # refuses any offset into a dim of static size 0 (`x[0:0][::2]`).

@@ -14,23 +14,16 @@ from kiln.compiler.mlir import ir
 from kiln.dialects import stablehlo as hlo
 from kiln.primitives import reduction as rp
 
-_BODY_OPS = {"reduce_sum": "add", "reduce_prod": "multiply", "reduce_max": "maximum",
-             "reduce_min": "minimum", "reduce_and": "and", "reduce_or": "or"}
-
-
-def _init_value(name: str, dtype: np.dtype):
-    if name == "reduce_sum":
+def _identity(prim, dtype: np.dtype):
+    """The reduction's init value: the identity of its body op."""
+    if prim in (rp.reduce_sum_p, rp.reduce_or_p):
         return np.zeros((), dtype)
-    if name == "reduce_prod":
+    if prim in (rp.reduce_prod_p, rp.reduce_and_p):
         return np.ones((), dtype)
-    if name == "reduce_and":
-        return np.ones((), dtype)
-    if name == "reduce_or":
-        return np.zeros((), dtype)
     if dtype.kind == "f":
-        return np.array(-np.inf if name == "reduce_max" else np.inf, dtype)
+        return np.array(-np.inf if prim is rp.reduce_max_p else np.inf, dtype)
     info = np.iinfo(dtype)
-    return np.array(info.min if name == "reduce_max" else info.max, dtype)
+    return np.array(info.min if prim is rp.reduce_max_p else info.max, dtype)
 
 
 def _reduce_op(operands, inits, result_types, axes, body_builder):
@@ -44,18 +37,18 @@ def _reduce_op(operands, inits, result_types, axes, body_builder):
     return op
 
 
-def _reduce_rule(name):
+def _reduce_rule(body_op: str):
     def rule(ctx, eqn, x):
         if not eqn.params["axes"]:
             # A reduction over no axes (np.sum of a 0-d array) is the operand; a convert makes it
             # a fresh value (stablehlo.reduce without dimensions does not legalize to linalg).
             return [hlo.one("convert", tensor_type(eqn.outvars[0].aval), x)]
         dtype = eqn.invars[0].aval.dtype
-        init = hlo.constant(_init_value(name, dtype))
+        init = hlo.constant(_identity(eqn.primitive, dtype))
         scalar = ir.RankedTensorType.get([], element_type(dtype))
 
         def body(args):
-            return [hlo.one(_BODY_OPS[name], scalar, args[0], args[1])]
+            return [hlo.one(body_op, scalar, args[0], args[1])]
 
         in_aval, out_aval = eqn.invars[0].aval, eqn.outvars[0].aval
         if 0 in in_aval.shape:
@@ -68,8 +61,9 @@ def _reduce_rule(name):
     return rule
 
 
-for _name, _prim in rp.reduce.items():
-    lowering(_prim)(_reduce_rule(_name))
+for _prim, _body_op in ((rp.reduce_sum_p, "add"), (rp.reduce_prod_p, "multiply"), (rp.reduce_max_p, "maximum"),
+                        (rp.reduce_min_p, "minimum"), (rp.reduce_and_p, "and"), (rp.reduce_or_p, "or")):
+    lowering(_prim)(_reduce_rule(_body_op))
 
 
 def _arg_rule(is_max: bool):
@@ -128,38 +122,32 @@ lowering(rp.argmin_p)(_arg_rule(False))
 CUMULATIVE_TARGET = "kiln.cumulative"
 
 
-def _cumulative_rule(name):
-    def rule(ctx, eqn, x):
-        aval = eqn.invars[0].aval
-        if any(isinstance(d, int) and d == 0 for d in aval.shape):
-            # An empty scan is its (empty) operand; the scan's slices of a static size-0
-            # dim would not verify ("offset 0 is out-of-bounds: 0 >= 0").
-            return [hlo.one("convert", tensor_type(aval), x)]
-        config = f"{name} axis={eqn.params['axis']} reverse={int(eqn.params.get('reverse', False))}"
-        if aval.dtype.kind != "u":
-            return [_cumulative_call(x, tensor_type(aval), config)]
-        # The loop is built from signless arith ops: scan unsigned values as
-        # signed ones of the same width (sums and products wrap alike), with
-        # the sign bit flipped for max/min so the signed order is the unsigned one.
-        signed = np.dtype(f"i{aval.dtype.itemsize}")
-        signed_aval = aval.update(dtype=signed)
-        signed_type = tensor_type(signed_aval)
-        y = hlo.convert(x, element_type(signed))
-        if name in ("cumsum", "cumprod"):
-            y = _cumulative_call(y, signed_type, config)
-            return [hlo.convert(y, element_type(aval.dtype))]
-        sign_bit = ctx.broadcast(hlo.constant(np.array(np.iinfo(signed).min, signed)), signed_aval.update(shape=()),
-                                 signed_aval, ())
-        y = _cumulative_call(hlo.one("xor", signed_type, y, sign_bit), signed_type, config)
-        return [hlo.convert(hlo.one("xor", signed_type, y, sign_bit), element_type(aval.dtype))]
-
-    return rule
+@lowering(*rp.CUMULATIVE)
+def _cumulative(ctx, eqn, x):
+    aval = eqn.invars[0].aval
+    if any(isinstance(d, int) and d == 0 for d in aval.shape):
+        # An empty scan is its (empty) operand; the scan's slices of a static size-0
+        # dim would not verify ("offset 0 is out-of-bounds: 0 >= 0").
+        return [hlo.one("convert", tensor_type(aval), x)]
+    config = f"{eqn.primitive.name} axis={eqn.params['axis']} reverse={int(eqn.params.get('reverse', False))}"
+    if aval.dtype.kind != "u":
+        return [_cumulative_call(x, tensor_type(aval), config)]
+    # The loop is built from signless arith ops: scan unsigned values as
+    # signed ones of the same width (sums and products wrap alike), with
+    # the sign bit flipped for max/min so the signed order is the unsigned one.
+    signed = np.dtype(f"i{aval.dtype.itemsize}")
+    signed_aval = aval.update(dtype=signed)
+    signed_type = tensor_type(signed_aval)
+    y = hlo.convert(x, element_type(signed))
+    if eqn.primitive in (rp.cumsum_p, rp.cumprod_p):
+        y = _cumulative_call(y, signed_type, config)
+        return [hlo.convert(y, element_type(aval.dtype))]
+    sign_bit = ctx.broadcast(hlo.constant(np.array(np.iinfo(signed).min, signed)), signed_aval.update(shape=()),
+                             signed_aval, ())
+    y = _cumulative_call(hlo.one("xor", signed_type, y, sign_bit), signed_type, config)
+    return [hlo.convert(hlo.one("xor", signed_type, y, sign_bit), element_type(aval.dtype))]
 
 
 def _cumulative_call(x, result_type, config: str):
     return hlo.op("custom_call", [result_type], [x], call_target_name=ir.StringAttr.get(CUMULATIVE_TARGET),
                   backend_config=ir.StringAttr.get(config)).result
-
-
-for _name, _prim in rp.cumulative.items():
-    lowering(_prim)(_cumulative_rule(_name))

@@ -1,12 +1,15 @@
 """Stage "mlir": lowering of shape primitives (broadcast, reshape, transpose, iota,
 concatenate, reverse). Static shapes use the static StableHLO ops; dynamic
-ones the `dynamic_*` forms fed by shape tensors built from dim values.
+ones the `dynamic_*` forms fed by shape tensors built from dim values. In a
+function that writes (`ctx.reference_semantics`), the views reshape,
+transpose and reverse lower to `tensorssa` views instead.
 """
 
 from __future__ import annotations
 
 from kiln.compiler.lowering import lowering, tensor_type
 from kiln.dialects import stablehlo as hlo
+from kiln.dialects import tensorssa
 from kiln.compiler.mlir import ir
 from kiln.primitives import shape as sp
 
@@ -19,6 +22,8 @@ def _broadcast_in_dim(ctx, eqn, x, *dyn):
 @lowering(sp.reshape_p)
 def _reshape(ctx, eqn, x, *dyn):
     out = eqn.outvars[0].aval
+    if ctx.reference_semantics:
+        return [tensorssa.view("reshape", tensor_type(out), x, ctx.shape_of(out))]
     if out.is_static and eqn.invars[0].aval.is_static:
         return [hlo.one("reshape", tensor_type(out), x)]
     return [hlo.one("dynamic_reshape", tensor_type(out), x, ctx.shape_of(out))]
@@ -26,8 +31,10 @@ def _reshape(ctx, eqn, x, *dyn):
 
 @lowering(sp.transpose_p)
 def _transpose(ctx, eqn, x):
-    return [hlo.one("transpose", tensor_type(eqn.outvars[0].aval), x,
-                    permutation=hlo.dense_i64_array(eqn.params["permutation"]))]
+    permutation = hlo.dense_i64_array(eqn.params["permutation"])
+    if ctx.reference_semantics:
+        return [tensorssa.view("transpose", tensor_type(eqn.outvars[0].aval), x, permutation=permutation)]
+    return [hlo.one("transpose", tensor_type(eqn.outvars[0].aval), x, permutation=permutation)]
 
 
 @lowering(sp.iota_p)
@@ -48,8 +55,10 @@ def _concatenate(ctx, eqn, *operands):
 
 @lowering(sp.reverse_p)
 def _reverse(ctx, eqn, x):
-    return [hlo.one("reverse", tensor_type(eqn.outvars[0].aval), x,
-                    dimensions=hlo.dense_i64_array(eqn.params["dimensions"]))]
+    dimensions = hlo.dense_i64_array(eqn.params["dimensions"])
+    if ctx.reference_semantics:
+        return [tensorssa.view("reverse", tensor_type(eqn.outvars[0].aval), x, dimensions=dimensions)]
+    return [hlo.one("reverse", tensor_type(eqn.outvars[0].aval), x, dimensions=dimensions)]
 
 
 @lowering(sp.match_dims_p)

@@ -4,7 +4,6 @@ of values and ops across nested regions."""
 from __future__ import annotations
 
 from kiln.compiler.mlir import ir
-from kiln.dialects.tensorssa import VIEW_OPS
 
 CONTROL_OPS = ("stablehlo.while", "stablehlo.if", "stablehlo.case")
 
@@ -36,11 +35,6 @@ def defining_op(value: ir.Value) -> ir.Operation | None:
     if isinstance(owner, ir.Block):
         return None
     return as_operation(owner)
-
-
-def is_view_result(value: ir.Value) -> bool:
-    op = defining_op(value)
-    return op is not None and op.name in VIEW_OPS
 
 
 def is_nested_in(op: ir.Operation, container: ir.Operation) -> bool:

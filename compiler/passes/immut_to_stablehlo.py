@@ -19,7 +19,7 @@ from __future__ import annotations
 import numpy as np
 
 from kiln.compiler.mlir import GatherDimensionNumbers, ScatterDimensionNumbers, dynamic_size, ir
-from kiln.compiler.passes import register_pass
+from kiln.compiler.passes import ModulePass, register_pass
 from kiln.compiler.passes._tensorssa import as_operation
 from kiln.compiler.passes._util import collect_ops
 from kiln.dialects import stablehlo as hlo
@@ -209,12 +209,16 @@ class _ImmutOps:
         return name.startswith("immut.")
 
 
-@register_pass("immut-to-stablehlo")
-def immut_to_stablehlo(module: ir.Module, options: dict) -> None:
+@register_pass
+class ImmutToStablehlo(ModulePass):
     """Lower immut Access/Assign ops to StableHLO."""
-    for op in collect_ops(module, _ImmutOps()):
-        op = as_operation(op)
-        with ir.InsertionPoint(op), op.location:
-            new = _lower(op)
-        op.results[0].replace_all_uses_with(new)
-        op.erase()
+
+    name = "immut-to-stablehlo"
+
+    def apply(self, module: ir.Module) -> None:
+        for op in collect_ops(module, _ImmutOps()):
+            op = as_operation(op)
+            with ir.InsertionPoint(op), op.location:
+                new = _lower(op)
+            op.results[0].replace_all_uses_with(new)
+            op.erase()

@@ -1,4 +1,4 @@
-"""Pass `kiln-check-alloc-sizes` (stage "bufferized", last).
+"""Pass `kiln-check-alloc-sizes` (stage "bufferized", after kiln-expand-exp).
 
 In: `memref.alloc` ops, whose byte size `finalize-memref-to-llvm` computes
 with wrapping 64-bit multiplications.
@@ -16,7 +16,7 @@ from __future__ import annotations
 import math
 
 from kiln.compiler.mlir import arith, func, ir, scf
-from kiln.compiler.passes import register_pass
+from kiln.compiler.passes import ModulePass, register_pass
 from kiln.compiler.passes._util import collect_ops
 from kiln.compiler.passes.kiln_lower_checks import FAILURE_CALLEE, _declare_callee
 
@@ -44,36 +44,40 @@ def _report_failure(code: int) -> None:
                 [arith.constant(i64, OUT_OF_MEMORY_CHECK_ID), arith.constant(i64, code), arith.constant(i64, 0)])
 
 
-@register_pass("kiln-check-alloc-sizes")
-def check_alloc_sizes(module: ir.Module, options: dict) -> None:
+@register_pass
+class KilnCheckAllocSizes(ModulePass):
     """Report allocations with a negative dim or more than 2**62 bytes instead of overrunning them."""
-    allocs = collect_ops(module, {"memref.alloc"})
-    if not allocs:
-        return
-    with module.context, ir.Location.unknown():
-        _declare_callee(module)
-    f64 = ir.F64Type.get()
-    i64 = ir.IntegerType.get_signless(64)
-    for op in allocs:
-        memref_type = ir.MemRefType(op.results[0].type)
-        static = [d for i, d in enumerate(memref_type.shape) if not memref_type.is_dynamic_dim(i)]
-        static_bytes = float(math.prod(static)) * _element_bytes(memref_type)
-        dynamic = list(op.operands)[: sum(memref_type.is_dynamic_dim(i) for i in range(memref_type.rank))]
-        with ir.InsertionPoint(op), op.location:
-            if not dynamic:
-                if static_bytes > MAX_BYTES:
-                    _report_failure(TOO_LARGE)
-                continue
-            total = arith.constant(f64, static_bytes)
-            negative = None
-            for size in dynamic:
-                as_i64 = arith.index_cast(i64, size)
-                below = arith.cmpi(arith.CmpIPredicate.slt, as_i64, arith.constant(i64, 0))
-                negative = below if negative is None else arith.ori(negative, below)
-                total = arith.mulf(total, arith.sitofp(f64, as_i64))
-            too_large = arith.cmpf(arith.CmpFPredicate.OGT, total, arith.constant(f64, MAX_BYTES))
-            for bad, code in ((negative, NEGATIVE_DIM), (too_large, TOO_LARGE)):
-                if_op = scf.IfOp(bad)
-                with ir.InsertionPoint(if_op.then_block):
-                    _report_failure(code)
-                    scf.YieldOp([])
+
+    name = "kiln-check-alloc-sizes"
+
+    def apply(self, module: ir.Module) -> None:
+        allocs = collect_ops(module, {"memref.alloc"})
+        if not allocs:
+            return
+        with module.context, ir.Location.unknown():
+            _declare_callee(module)
+        f64 = ir.F64Type.get()
+        i64 = ir.IntegerType.get_signless(64)
+        for op in allocs:
+            memref_type = ir.MemRefType(op.results[0].type)
+            static = [d for i, d in enumerate(memref_type.shape) if not memref_type.is_dynamic_dim(i)]
+            static_bytes = float(math.prod(static)) * _element_bytes(memref_type)
+            dynamic = list(op.operands)[: sum(memref_type.is_dynamic_dim(i) for i in range(memref_type.rank))]
+            with ir.InsertionPoint(op), op.location:
+                if not dynamic:
+                    if static_bytes > MAX_BYTES:
+                        _report_failure(TOO_LARGE)
+                    continue
+                total = arith.constant(f64, static_bytes)
+                negative = None
+                for size in dynamic:
+                    as_i64 = arith.index_cast(i64, size)
+                    below = arith.cmpi(arith.CmpIPredicate.slt, as_i64, arith.constant(i64, 0))
+                    negative = below if negative is None else arith.ori(negative, below)
+                    total = arith.mulf(total, arith.sitofp(f64, as_i64))
+                too_large = arith.cmpf(arith.CmpFPredicate.OGT, total, arith.constant(f64, MAX_BYTES))
+                for bad, code in ((negative, NEGATIVE_DIM), (too_large, TOO_LARGE)):
+                    if_op = scf.IfOp(bad)
+                    with ir.InsertionPoint(if_op.then_block):
+                        _report_failure(code)
+                        scf.YieldOp([])

@@ -13,7 +13,7 @@ and drop a run-time check that compares a dim with itself.
 from __future__ import annotations
 
 from kiln.compiler.mlir import arith, ir, tensor
-from kiln.compiler.passes import register_pass
+from kiln.compiler.passes import ModulePass, register_pass
 from kiln.compiler.passes._util import index_value
 
 
@@ -30,22 +30,26 @@ def _function_args_dim_of(fn: ir.Operation) -> list[tuple[int, int, int]]:
     return found
 
 
-@register_pass("kiln-dims-from-shapes")
-def dims_from_shapes(module: ir.Module, options: dict) -> None:
+@register_pass
+class KilnDimsFromShapes(ModulePass):
     """Read implicit dim arguments from the dims of the arrays they describe."""
-    for fn in module.body.operations:
-        if fn.operation.name != "func.func" or not fn.regions[0].blocks:
-            continue
-        entry = fn.regions[0].blocks[0]
-        for i, k, axis in _function_args_dim_of(fn):
-            dim_arg, array = entry.arguments[i], entry.arguments[k]
-            dim_type = ir.RankedTensorType(dim_arg.type)
-            if dim_type.rank != 0 or not isinstance(array.type, ir.RankedTensorType):
+
+    name = "kiln-dims-from-shapes"
+
+    def apply(self, module: ir.Module) -> None:
+        for fn in module.body.operations:
+            if fn.operation.name != "func.func" or not fn.regions[0].blocks:
                 continue
-            if not list(dim_arg.uses):
-                continue
-            with ir.InsertionPoint.at_block_begin(entry), fn.location:
-                size = tensor.dim(array, index_value(axis))
-                scalar = arith.index_cast(dim_type.element_type, size)
-                as_tensor = tensor.from_elements(dim_type, [scalar])
-            dim_arg.replace_all_uses_with(as_tensor)
+            entry = fn.regions[0].blocks[0]
+            for i, k, axis in _function_args_dim_of(fn):
+                dim_arg, array = entry.arguments[i], entry.arguments[k]
+                dim_type = ir.RankedTensorType(dim_arg.type)
+                if dim_type.rank != 0 or not isinstance(array.type, ir.RankedTensorType):
+                    continue
+                if not list(dim_arg.uses):
+                    continue
+                with ir.InsertionPoint.at_block_begin(entry), fn.location:
+                    size = tensor.dim(array, index_value(axis))
+                    scalar = arith.index_cast(dim_type.element_type, size)
+                    as_tensor = tensor.from_elements(dim_type, [scalar])
+                dim_arg.replace_all_uses_with(as_tensor)

@@ -14,7 +14,7 @@ loop is never overwritten inside it.
 from __future__ import annotations
 
 from kiln.compiler.mlir import ir
-from kiln.compiler.passes import register_pass
+from kiln.compiler.passes import ModulePass, register_pass
 from kiln.compiler.passes._util import all_parallel, collect_ops
 
 
@@ -46,23 +46,27 @@ def _defined_in(value: ir.Value, block: ir.Block) -> bool:
     return owner.operation.block == block
 
 
-@register_pass("kiln-elementwise-in-place")
-def elementwise_in_place(module: ir.Module, options: dict) -> None:
+@register_pass
+class KilnElementwiseInPlace(ModulePass):
     """Let elementwise generics overwrite a dead input instead of a new tensor."""
-    for op in collect_ops(module, {"linalg.generic"}):
-        if not all_parallel(op) or len(op.results) != 1:
-            continue
-        operands = list(op.operands)
-        inputs, init = operands[:-1], operands[-1]
-        init_owner = init.owner
-        if isinstance(init_owner, ir.Block) or init_owner.operation.name != "tensor.empty":
-            continue
-        body = op.regions[0].blocks[0]
-        if len(list(body.arguments[len(inputs)].uses)) != 0:
-            continue
-        maps = list(op.attributes["indexing_maps"])
-        for i, value in enumerate(inputs):
-            if (value.type == init.type and str(maps[i]) == str(maps[-1]) and _single_use(value)
-                    and not _is_function_argument(value) and _defined_in(value, op.block)):
-                op.operands[len(inputs)] = value
-                break
+
+    name = "kiln-elementwise-in-place"
+
+    def apply(self, module: ir.Module) -> None:
+        for op in collect_ops(module, {"linalg.generic"}):
+            if not all_parallel(op) or len(op.results) != 1:
+                continue
+            operands = list(op.operands)
+            inputs, init = operands[:-1], operands[-1]
+            init_owner = init.owner
+            if isinstance(init_owner, ir.Block) or init_owner.operation.name != "tensor.empty":
+                continue
+            body = op.regions[0].blocks[0]
+            if len(list(body.arguments[len(inputs)].uses)) != 0:
+                continue
+            maps = list(op.attributes["indexing_maps"])
+            for i, value in enumerate(inputs):
+                if (value.type == init.type and str(maps[i]) == str(maps[-1]) and _single_use(value)
+                        and not _is_function_argument(value) and _defined_in(value, op.block)):
+                    op.operands[len(inputs)] = value
+                    break

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 from kiln.compiler.mlir import arith, ir
 from kiln.compiler.mlir import math as mlir_math
-from kiln.compiler.passes import register_pass
+from kiln.compiler.passes import ModulePass, register_pass
 from kiln.compiler.passes._util import collect_ops
 
 
@@ -74,14 +74,18 @@ def _expand(op: ir.Operation, fmt: _Format) -> ir.Value:
     return arith.select(is_nan, x, value)
 
 
-@register_pass("kiln-expand-exp")
-def expand_exp(module: ir.Module, options: dict) -> None:
+@register_pass
+class KilnExpandExp(ModulePass):
     """Expand scalar f32/f64 math.exp into vectorizable arith ops."""
-    for op in collect_ops(module, {"math.exp"}):
-        fmt = FORMATS.get(str(op.result.type))
-        if fmt is None:
-            continue
-        with ir.InsertionPoint(op), op.location:
-            value = _expand(op, fmt)
-        op.result.replace_all_uses_with(value)
-        op.erase()
+
+    name = "kiln-expand-exp"
+
+    def apply(self, module: ir.Module) -> None:
+        for op in collect_ops(module, {"math.exp"}):
+            fmt = FORMATS.get(str(op.result.type))
+            if fmt is None:
+                continue
+            with ir.InsertionPoint(op), op.location:
+                value = _expand(op, fmt)
+            op.result.replace_all_uses_with(value)
+            op.erase()

@@ -11,7 +11,7 @@ not vectorize.
 from __future__ import annotations
 
 from kiln.compiler.mlir import ir, memref
-from kiln.compiler.passes import register_pass
+from kiln.compiler.passes import ModulePass, register_pass
 from kiln.compiler.passes._util import collect_ops
 
 
@@ -37,13 +37,17 @@ def _flat(value: ir.Value) -> ir.Value:
     return memref.CollapseShapeOp(flat_type, value, group).result
 
 
-@register_pass("kiln-flatten-copies")
-def flatten_copies(module: ir.Module, options: dict) -> None:
+@register_pass
+class KilnFlattenCopies(ModulePass):
     """Collapse copies between contiguous multi-dimensional buffers to one dimension."""
-    for op in collect_ops(module, {"memref.copy"}):
-        src, dst = op.operands
-        if not (_contiguous(src.type) and _contiguous(dst.type)):
-            continue
-        with ir.InsertionPoint(op), op.location:
-            memref.copy(_flat(src), _flat(dst))
-        op.erase()
+
+    name = "kiln-flatten-copies"
+
+    def apply(self, module: ir.Module) -> None:
+        for op in collect_ops(module, {"memref.copy"}):
+            src, dst = op.operands
+            if not (_contiguous(src.type) and _contiguous(dst.type)):
+                continue
+            with ir.InsertionPoint(op), op.location:
+                memref.copy(_flat(src), _flat(dst))
+            op.erase()

@@ -26,7 +26,7 @@ constants and the loop vectorizes.
 from __future__ import annotations
 
 from kiln.compiler.mlir import arith, ir, linalg, scf, tensor
-from kiln.compiler.passes import register_pass
+from kiln.compiler.passes import ModulePass, register_pass
 from kiln.compiler.passes._util import all_parallel, collect_ops, index_value
 from kiln.compiler.passes.kiln_simplify_shapes import _resolve_dim, _same_dim_value
 
@@ -127,17 +127,21 @@ def _fuse_one(generic: ir.Operation, position: int) -> bool:
     return True
 
 
-@register_pass("kiln-fuse-insert-slices")
-def fuse_insert_slices(module: ir.Module, options: dict) -> None:
+@register_pass
+class KilnFuseInsertSlices(ModulePass):
     """Read insert_slice chains element by element inside elementwise consumers instead of materializing them."""
-    for generic in collect_ops(module, {"linalg.generic"}):
-        if not all_parallel(generic):
-            continue
-        n_inputs = len(list(generic.operands)) - len(generic.results)
-        maps = list(ir.ArrayAttr(generic.attributes["indexing_maps"]))
-        for i in range(n_inputs):
-            m = ir.AffineMapAttr(maps[i]).value
-            if m != ir.AffineMap.get_identity(m.n_dims) or m.n_dims == 0:
+
+    name = "kiln-fuse-insert-slices"
+
+    def apply(self, module: ir.Module) -> None:
+        for generic in collect_ops(module, {"linalg.generic"}):
+            if not all_parallel(generic):
                 continue
-            while _fuse_one(generic, i):
-                pass
+            n_inputs = len(list(generic.operands)) - len(generic.results)
+            maps = list(ir.ArrayAttr(generic.attributes["indexing_maps"]))
+            for i in range(n_inputs):
+                m = ir.AffineMapAttr(maps[i]).value
+                if m != ir.AffineMap.get_identity(m.n_dims) or m.n_dims == 0:
+                    continue
+                while _fuse_one(generic, i):
+                    pass

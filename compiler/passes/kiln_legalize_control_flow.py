@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Sequence
 
 from kiln.compiler.mlir import arith, ir, tensor
-from kiln.compiler.passes import register_pass
+from kiln.compiler.passes import ModulePass, register_pass
 from kiln.compiler.passes._util import collect_ops
 
 _CONTROL_FLOW = {"stablehlo.while", "stablehlo.if", "stablehlo.case"}
@@ -86,13 +86,17 @@ def _case(op: ir.Operation) -> ir.Operation:
 _RULES = {"stablehlo.while": _while, "stablehlo.if": _if, "stablehlo.case": _case}
 
 
-@register_pass("kiln-legalize-control-flow")
-def legalize_control_flow(module: ir.Module, options: dict) -> None:
+@register_pass
+class KilnLegalizeControlFlow(ModulePass):
     """Rewrite StableHLO while/if/case into scf.while/scf.if/scf.index_switch."""
-    # Innermost first, so each op is rewritten while its own block still holds it.
-    for op in reversed(collect_ops(module, _CONTROL_FLOW)):
-        with ir.InsertionPoint(op), op.location:
-            new = _RULES[op.name](op)
-        for old_result, new_result in zip(op.results, new.results):
-            old_result.replace_all_uses_with(new_result)
-        op.erase()
+
+    name = "kiln-legalize-control-flow"
+
+    def apply(self, module: ir.Module) -> None:
+        # Innermost first, so each op is rewritten while its own block still holds it.
+        for op in reversed(collect_ops(module, _CONTROL_FLOW)):
+            with ir.InsertionPoint(op), op.location:
+                new = _RULES[op.name](op)
+            for old_result, new_result in zip(op.results, new.results):
+                old_result.replace_all_uses_with(new_result)
+            op.erase()

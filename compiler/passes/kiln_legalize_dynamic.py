@@ -14,7 +14,7 @@ along the scanned axis carrying the running slice.
 from __future__ import annotations
 
 from kiln.compiler.mlir import GatherDimensionNumbers, arith, ir, linalg, scf, tensor
-from kiln.compiler.passes import register_pass
+from kiln.compiler.passes import ModulePass, register_pass
 from kiln.compiler.passes._util import collect_ops, dynamic_sizes_from_shape_tensor, index_value
 
 
@@ -247,8 +247,7 @@ def _needs_rewrite(op: ir.Operation) -> bool:
     return op.name in _RULES
 
 
-@register_pass("kiln-legalize-dynamic")
-def legalize_dynamic(module: ir.Module, options: dict) -> None:
+def legalize_dynamic(module: ir.Module) -> None:
     """Lower the dynamic-shape StableHLO ops that stablehlo-legalize-to-linalg leaves."""
     for op in collect_ops(module, _RULES):
         if not _needs_rewrite(op):
@@ -257,3 +256,13 @@ def legalize_dynamic(module: ir.Module, options: dict) -> None:
             new = _RULES[op.name](op)
         op.results[0].replace_all_uses_with(new)
         op.erase()
+
+
+@register_pass
+class KilnLegalizeDynamic(ModulePass):
+    """Lower the dynamic-shape StableHLO ops that stablehlo-legalize-to-linalg leaves."""
+
+    name = "kiln-legalize-dynamic"
+
+    def apply(self, module: ir.Module) -> None:
+        legalize_dynamic(module)

@@ -13,7 +13,7 @@ last write of a duplicated index wins; `tensor.dim` for dimension sizes.
 from __future__ import annotations
 
 from kiln.compiler.mlir import ScatterDimensionNumbers, arith, dynamic_size, ir, scf, tensor
-from kiln.compiler.passes import register_pass
+from kiln.compiler.passes import ModulePass, register_pass
 from kiln.compiler.passes._tensorssa import as_operation
 from kiln.compiler.passes._util import collect_ops, index_value
 
@@ -100,18 +100,22 @@ _RULES = {
 }
 
 
-@register_pass("kiln-legalize-writes")
-def legalize_writes(module: ir.Module, options: dict) -> None:
+@register_pass
+class KilnLegalizeWrites(ModulePass):
     """Lower dynamic_update_slice, one-axis scatter and get_dimension_size to tensor/scf."""
-    for op in collect_ops(module, _RULES):
-        op = as_operation(op)
-        if op.name == "stablehlo.scatter" and not _is_kiln_scatter(op):
-            continue
-        if op.name == "stablehlo.dynamic_update_slice" and all(
-                ir.RankedTensorType(v.type).has_static_shape for v in (op.results[0], op.operands[1])):
-            continue
-        with ir.InsertionPoint(op), op.location:
-            new = _RULES[op.name](op)
-        op.results[0].replace_all_uses_with(new)
-        op.erase()
+
+    name = "kiln-legalize-writes"
+
+    def apply(self, module: ir.Module) -> None:
+        for op in collect_ops(module, _RULES):
+            op = as_operation(op)
+            if op.name == "stablehlo.scatter" and not _is_kiln_scatter(op):
+                continue
+            if op.name == "stablehlo.dynamic_update_slice" and all(
+                    ir.RankedTensorType(v.type).has_static_shape for v in (op.results[0], op.operands[1])):
+                continue
+            with ir.InsertionPoint(op), op.location:
+                new = _RULES[op.name](op)
+            op.results[0].replace_all_uses_with(new)
+            op.erase()
 

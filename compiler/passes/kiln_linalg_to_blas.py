@@ -16,7 +16,7 @@ import glob
 import os
 
 from kiln.compiler.mlir import arith, func, ir, memref
-from kiln.compiler.passes import register_pass
+from kiln.compiler.passes import ModulePass, register_pass
 from kiln.compiler.passes._util import collect_ops, index_value
 
 # CBLAS enum values (cblas.h): CblasRowMajor, CblasNoTrans.
@@ -128,31 +128,35 @@ def _previous(op: ir.Operation) -> ir.Operation | None:
     return None
 
 
-@register_pass("kiln-linalg-to-blas")
-def linalg_to_blas(module: ir.Module, options: dict) -> None:
+@register_pass
+class KilnLinalgToBlas(ModulePass):
     """Rewrite row-major f32/f64 linalg.matmul on memrefs into CBLAS gemm calls."""
-    if blas_library() is None:
-        return
-    i32, i64 = ir.IntegerType.get_signless(32), ir.IntegerType.get_signless(64)
-    for op in collect_ops(module, {"linalg.matmul"}):
-        if not _is_plain_matmul(op):
-            continue
-        a, b, c = op.operands
-        float_type = ir.MemRefType(a.type).element_type
-        symbol = GEMM_SYMBOLS[str(float_type)]
-        _declare(module, symbol, float_type)
-        fill = _zero_fill_before(op, c)
-        with ir.InsertionPoint(op), op.location:
-            pa, m, lda = _matrix(a)
-            pb, k, ldb = _matrix(b)
-            pc, _, ldc = _matrix(c)
-            n = memref.dim(b, index_value(1))
-            order, no_trans = arith.constant(i32, ROW_MAJOR), arith.constant(i32, NO_TRANS)
-            alpha = arith.constant(float_type, 1.0)
-            beta = arith.constant(float_type, 0.0 if fill is not None else 1.0)
-            func.CallOp([], ir.FlatSymbolRefAttr.get(symbol),
-                        [order, no_trans, no_trans, arith.index_cast(i64, m), arith.index_cast(i64, n),
-                         arith.index_cast(i64, k), alpha, pa, lda, pb, ldb, beta, pc, ldc])
-        op.erase()
-        if fill is not None:
-            fill.erase()
+
+    name = "kiln-linalg-to-blas"
+
+    def apply(self, module: ir.Module) -> None:
+        if blas_library() is None:
+            return
+        i32, i64 = ir.IntegerType.get_signless(32), ir.IntegerType.get_signless(64)
+        for op in collect_ops(module, {"linalg.matmul"}):
+            if not _is_plain_matmul(op):
+                continue
+            a, b, c = op.operands
+            float_type = ir.MemRefType(a.type).element_type
+            symbol = GEMM_SYMBOLS[str(float_type)]
+            _declare(module, symbol, float_type)
+            fill = _zero_fill_before(op, c)
+            with ir.InsertionPoint(op), op.location:
+                pa, m, lda = _matrix(a)
+                pb, k, ldb = _matrix(b)
+                pc, _, ldc = _matrix(c)
+                n = memref.dim(b, index_value(1))
+                order, no_trans = arith.constant(i32, ROW_MAJOR), arith.constant(i32, NO_TRANS)
+                alpha = arith.constant(float_type, 1.0)
+                beta = arith.constant(float_type, 0.0 if fill is not None else 1.0)
+                func.CallOp([], ir.FlatSymbolRefAttr.get(symbol),
+                            [order, no_trans, no_trans, arith.index_cast(i64, m), arith.index_cast(i64, n),
+                             arith.index_cast(i64, k), alpha, pa, lda, pb, ldb, beta, pc, ldc])
+            op.erase()
+            if fill is not None:
+                fill.erase()

@@ -1,4 +1,4 @@
-"""Pass `kiln-lower-checks` (stage "linalg", first).
+"""Pass `kiln-lower-checks` (stage "linalg", after kiln-dims-from-shapes).
 
 In: `stablehlo.custom_call @kiln.check(%ok: tensor<i1>, %v...: tensor<i64>)`
 with the check id in `backend_config`.
@@ -11,7 +11,7 @@ runs (no out-of-bounds access can follow it).
 from __future__ import annotations
 
 from kiln.compiler.mlir import arith, func, ir, scf, tensor
-from kiln.compiler.passes import register_pass
+from kiln.compiler.passes import ModulePass, register_pass
 from kiln.compiler.passes._util import collect_ops
 
 FAILURE_CALLEE = "kiln_check_failed"
@@ -36,8 +36,7 @@ def _check_id(op: ir.Operation) -> int:
     return int(config.value)
 
 
-@register_pass("kiln-lower-checks")
-def lower_checks(module: ir.Module, options: dict) -> None:
+def lower_checks(module: ir.Module) -> None:
     """Turn kiln.check custom calls into branches that report the failure."""
     checks = [op for op in collect_ops(module, {"stablehlo.custom_call"})
               if ir.StringAttr(op.attributes["call_target_name"]).value == "kiln.check"]
@@ -58,3 +57,13 @@ def lower_checks(module: ir.Module, options: dict) -> None:
                 func.CallOp([], ir.FlatSymbolRefAttr.get(FAILURE_CALLEE), [arith.constant(i64, check_id), *values])
                 scf.YieldOp([])
         op.erase()
+
+
+@register_pass
+class KilnLowerChecks(ModulePass):
+    """Turn kiln.check custom calls into branches that report the failure."""
+
+    name = "kiln-lower-checks"
+
+    def apply(self, module: ir.Module) -> None:
+        lower_checks(module)

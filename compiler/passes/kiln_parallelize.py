@@ -1,4 +1,4 @@
-"""Pass `kiln-parallelize` (stage "bufferized", last).
+"""Pass `kiln-parallelize` (stage "bufferized", after kiln-block-rows).
 
 In: `scf.parallel` loop nests (from `convert-linalg-to-parallel-loops`) on
 memrefs.
@@ -40,12 +40,9 @@ LLVM's compile time).
 Loops stay serial (inline) when their bounds are constants with fewer than
 `min-work` (default 4096) iterations, and in functions that call BLAS:
 OpenBLAS's own threads keep spinning on the cores after a call returns.
-Consecutive nests of one block over the same rows (row 0 to the same
-count), with nothing between them that reads or writes buffers, whose
-written buffers are allocations accessed only at the nest's own row, become
-one body: for each block of rows (about ROW_BLOCK_ELEMENTS elements per
-nest), every nest in turn. Softmax's max, exp, sum and divide then make one
-pass over memory instead of four.
+Nests inside the outlined one (kiln-block-rows's blocks of sibling nests)
+run serially in the body; their iterations count in `work` (a dim from
+`%s` to `min(%s + %k, ...)` counts %k).
 
 Bodies with calls are left serial: a run-time check in them would unwind
 (longjmp) on a worker thread; so are bodies that allocate (an allocation
@@ -55,16 +52,13 @@ failure unwinds the same way).
 from __future__ import annotations
 
 from kiln.compiler.mlir import arith, func, ir, scf
-from kiln.compiler.passes import register_pass
+from kiln.compiler.passes import ModulePass, option, register_pass
 from kiln.compiler.passes._util import ancestors, collect_ops, constant_int
 
 RUNTIME_CALLEE = "kiln_parallel_for"
 # Work below this many iterations (KILN_PARALLEL_MIN_WORK; no limit with
 # one thread) runs inline.
 MIN_WORK_CALLEE = "kiln_parallel_min_work"
-# Sibling nests over the same rows run in blocks of rows of about this many
-# elements per nest (a few tens of KiB: the rows stay in L1/L2 between nests).
-ROW_BLOCK_ELEMENTS = 8192
 # Nests whose bounds are constants and whose iteration count is below this
 # stay inline (shape computations over a few elements; LLVM folds them).
 SERIAL_WORK = 4096
@@ -75,7 +69,7 @@ _SINKABLE_OPS = ("arith.constant", "memref.subview", "memref.collapse_shape", "m
                  "arith.addi", "arith.subi", "arith.muli", "arith.minsi", "arith.maxsi")
 # Ops that keep a loop nest serial (see the module docstring).
 _SERIAL_OPS = ("func.call", "func.call_indirect", "llvm.call", "memref.alloc", "memref.realloc",
-               "memref.dealloc", "memref.alloca", "scf.parallel")
+               "memref.dealloc", "memref.alloca")
 
 
 
@@ -107,10 +101,6 @@ def _cast(value: ir.Value, to: ir.Type) -> ir.Value:
     return ir.Operation.create("builtin.unrealized_conversion_cast", results=[to], operands=[value]).result
 
 
-def _load_field(ctx: ir.Value, struct_type: ir.Type, index: int, t: ir.Type) -> ir.Value:
-    return ir.Operation.create("llvm.load", results=[t], operands=[_field_pointer(ctx, struct_type, index)]).result
-
-
 def _field_pointer(ctx: ir.Value, struct_type: ir.Type, index: int) -> ir.Value:
     ptr = ir.Type.parse("!llvm.ptr")
     return ir.Operation.create(
@@ -120,29 +110,23 @@ def _field_pointer(ctx: ir.Value, struct_type: ir.Type, index: int) -> ir.Value:
 
 
 class _Nest:
-    """Outermost scf.parallel nests run as one body (one, or several
-    sibling nests over the same rows, see `_row_local`) and the outside
-    values they use."""
+    """An outermost scf.parallel nest run as one body, and the outside
+    values it uses."""
 
-    def __init__(self, ops: list[ir.Operation]):
-        self.ops = ops
-        self.op = ops[-1]
+    def __init__(self, op: ir.Operation):
+        self.op = op
         self.inner: set = set()
         self.serial_reason: str | None = None
-        for op in ops:
-            self._current = op
-            op.walk(self._visit_inner, ir.WalkOrder.PRE_ORDER)
+        op.walk(self._visit_inner, ir.WalkOrder.PRE_ORDER)
         self.captures: list[ir.Value] = []
         # Ops recomputed in the body (constants, views, index arithmetic), operands first.
         self.sunk: list[ir.Operation] = []
         if self.serial_reason is None:
-            for op in ops:
-                self._current = op
-                op.walk(self._visit_operands, ir.WalkOrder.PRE_ORDER)
+            op.walk(self._visit_operands, ir.WalkOrder.PRE_ORDER)
 
     def _visit_inner(self, op):
         self.inner.add(op.operation)
-        if op.name in _SERIAL_OPS and op != self._current:
+        if op.name in _SERIAL_OPS and op != self.op:
             self.serial_reason = op.name
         return ir.WalkResult.ADVANCE
 
@@ -154,7 +138,7 @@ class _Nest:
 
     def _visit_operands(self, op):
         operands = list(op.operands)
-        if op == self._current:
+        if op == self.op:
             # The first dim's bounds become the chunk bounds [lo, hi).
             n_dims = len(op.regions[0].blocks[0].arguments)
             operands = [v for i, v in enumerate(operands) if i not in (0, n_dims)]
@@ -193,9 +177,44 @@ class _Nest:
                     bounds.append((lower, upper))
             return ir.WalkResult.ADVANCE
 
-        for op in self.ops:
-            op.walk(visit, ir.WalkOrder.PRE_ORDER)
+        self.op.walk(visit, ir.WalkOrder.PRE_ORDER)
         return bounds
+
+    def trip_count(self, lower: ir.Value, upper: ir.Value) -> ir.Value | None:
+        """`upper - lower` when both come from outside; `k` for a block
+        `[s, min(s + k, ...))` with `k` from outside; else None (unknown).
+        Emits at the current insertion point (before the nest)."""
+        if not self._defined_inside(lower) and not self._defined_inside(upper):
+            return arith.subi(upper, lower)
+        clamp = upper.owner
+        if isinstance(clamp, ir.Block) or clamp.name != "arith.minsi":
+            return None
+        for operand in clamp.operands:
+            end = operand.owner
+            if isinstance(end, ir.Block) or end.name != "arith.addi" or end.operands[0] != lower:
+                continue
+            size = end.operands[1]
+            if not self._defined_inside(size):
+                return size
+        return None
+
+    def nested_iterations(self) -> ir.Value | None:
+        """Iterations of the nests directly inside the nest's body (summed;
+        each the product of its dims' trip counts), or None when there are none."""
+        total = None
+        for inner in self.op.regions[0].blocks[0].operations:
+            if inner.name != "scf.parallel":
+                continue
+            dims = len(inner.regions[0].blocks[0].arguments)
+            count = None
+            for d in range(dims):
+                trip = self.trip_count(inner.operands[d], inner.operands[dims + d])
+                if trip is not None:
+                    count = trip if count is None else arith.muli(count, trip)
+            if count is None:
+                count = arith.constant(ir.IndexType.get(), 1)
+            total = count if total is None else arith.addi(total, count)
+        return total
 
 
 def _declare_runtime(module: ir.Module) -> None:
@@ -225,8 +244,6 @@ def _outline(module: ir.Module, nest: _Nest, name: str) -> None:
     i64 = ir.IntegerType.get_signless(64)
     ptr = ir.Type.parse("!llvm.ptr")
     fields = [_storage_type(v.type) for v in nest.captures]
-    if len(nest.ops) > 1:
-        fields.append(i64)  # rows per block
     struct_type = ir.Type.parse("!llvm.struct<(" + ", ".join(str(t) for t in fields) + ")>") if fields \
         else ir.Type.parse("!llvm.struct<(i64)>")
     n_dims = len(op.regions[0].blocks[0].arguments)
@@ -251,19 +268,15 @@ def _outline(module: ir.Module, nest: _Nest, name: str) -> None:
                                   attributes={"elem_type": ir.TypeAttr.get(struct_type),
                                               "alignment": ir.IntegerAttr.get(i64, 16)}).result
     with ir.InsertionPoint(op), op.location:
-        # work = rows * (iterations per row, summed over the nests).
+        # work = rows * (iterations per row: the other dims, nested nests).
         rows = arith.subi(upper0, lower0)
         per_row = None
-        for member in nest.ops:
-            dims = len(member.regions[0].blocks[0].arguments)
-            member_row = None
-            for d in range(1, dims):
-                count = arith.subi(member.operands[dims + d], member.operands[d])
-                member_row = count if member_row is None else arith.muli(member_row, count)
-            if member_row is None and len(nest.ops) > 1:
-                member_row = arith.constant(index, 1)
-            if member_row is not None:
-                per_row = member_row if per_row is None else arith.addi(per_row, member_row)
+        for d in range(1, n_dims):
+            count = arith.subi(op.operands[n_dims + d], op.operands[d])
+            per_row = count if per_row is None else arith.muli(per_row, count)
+        nested = nest.nested_iterations()
+        if nested is not None:
+            per_row = nested if per_row is None else arith.muli(per_row, nested)
         inner = None
         for lower, upper in nest.inner_loop_trip_counts():
             count = arith.subi(upper, lower)
@@ -283,8 +296,7 @@ def _outline(module: ir.Module, nest: _Nest, name: str) -> None:
     if in_loop:
         with ir.InsertionPoint(branch.else_block), op.location:
             serial_yield = scf.YieldOp([])
-        for member in nest.ops:
-            member.clone(ip=ir.InsertionPoint(serial_yield))
+        op.clone(ip=ir.InsertionPoint(serial_yield))
     with ir.InsertionPoint(branch.then_block if in_loop else op), op.location:
         for i, value in enumerate(nest.captures):
             stored = value
@@ -293,14 +305,6 @@ def _outline(module: ir.Module, nest: _Nest, name: str) -> None:
             elif isinstance(value.type, ir.IndexType):
                 stored = arith.index_cast(i64, value)
             ir.Operation.create("llvm.store", operands=[stored, _field_pointer(ctx, struct_type, i)])
-        if len(nest.ops) > 1:
-            # Rows per block: about ROW_BLOCK_ELEMENTS elements of each nest.
-            per_row_or_1 = per_row if per_row is not None else arith.constant(index, 1)
-            block = arith.maxsi(arith.divsi(arith.constant(index, ROW_BLOCK_ELEMENTS),
-                                            arith.maxsi(per_row_or_1, arith.constant(index, 1))),
-                                arith.constant(index, 1))
-            ir.Operation.create("llvm.store", operands=[arith.index_cast(i64, block),
-                                                        _field_pointer(ctx, struct_type, len(fields) - 1)])
         fn_ptr = ir.Operation.create("llvm.mlir.addressof", results=[ptr],
                                      attributes={"global_name": ir.FlatSymbolRefAttr.get(name)}).result
         func.CallOp([], ir.FlatSymbolRefAttr.get(RUNTIME_CALLEE),
@@ -335,26 +339,9 @@ def _outline(module: ir.Module, nest: _Nest, name: str) -> None:
                 for use in old.uses if use.owner.operation in nest.inner]
     for owner, number, new in rewrites:
         owner.operands[number] = new
-    if len(nest.ops) == 1:
-        op.operands[0] = lo
-        op.operands[n_dims] = hi
-        op.move_before(ret)
-        return
-    # Sibling nests over the same rows: run them block of rows by block of
-    # rows, so a row computed by one nest is still in cache for the next.
-    with ir.InsertionPoint(ret), op.location:
-        block_rows = arith.index_cast(index, _load_field(ctx_arg, struct_type, len(fields) - 1, i64))
-        rows_loop = scf.ForOp(lo, hi, block_rows)
-    with ir.InsertionPoint(rows_loop.body), op.location:
-        start = rows_loop.induction_variable
-        stop = arith.minsi(arith.addi(start, block_rows), hi)
-        yield_op = scf.YieldOp([])
-    for member in nest.ops:
-        dims = len(member.regions[0].blocks[0].arguments)
-        member.operands[0] = start
-        member.operands[dims] = stop
-        member.move_before(yield_op)
-
+    op.operands[0] = lo
+    op.operands[n_dims] = hi
+    op.move_before(ret)
 
 
 def _static_work(op: ir.Operation) -> int | None:
@@ -381,196 +368,9 @@ def _calls_blas(function: ir.Operation) -> bool:
     return bool(found)
 
 
-# Ops that may sit between two sibling nests run as one body: they neither
-# read nor write buffer contents, so the earlier nest may run after them.
-_BETWEEN_OPS = ("memref.dim", "memref.alloc", "memref.subview", "memref.cast", "memref.collapse_shape",
-                "memref.expand_shape", "memref.reinterpret_cast", "memref.extract_strided_metadata",
-                "llvm.mlir.constant")
-_VIEW_OPS = ("memref.subview", "memref.cast", "memref.collapse_shape", "memref.expand_shape",
-             "memref.reinterpret_cast")
-
-
-def _is_check(op: ir.Operation) -> bool:
-    """`scf.if %bad { func.call @kiln_check_failed(...) }` (reads no buffers)."""
-    if op.name != "scf.if" or len(op.results):
-        return False
-    inner = []
-
-    def visit(o):
-        inner.append(o)
-        return ir.WalkResult.ADVANCE
-
-    op.walk(visit, ir.WalkOrder.PRE_ORDER)
-    for o in inner[1:]:
-        if o.name == "func.call":
-            if ir.FlatSymbolRefAttr(o.attributes["callee"]).value != "kiln_check_failed":
-                return False
-        elif not (o.name in ("scf.yield", "arith.constant")):
-            return False
-    return True
-
-
-def _may_sit_between(op: ir.Operation) -> bool:
-    name = op.name
-    return (name.startswith("arith.") and not op.regions) or name in _BETWEEN_OPS or _is_check(op)
-
-
-def _resolve_size(v: ir.Value):
-    """A dim value seen through `memref.dim` of allocations (their size
-    operands) and of reshapes: a Value, an int, or ("dim", buffer, axis)."""
-    owner = v.owner
-    if isinstance(owner, ir.Block):
-        return v
-    if owner.name == "arith.constant":
-        return constant_int(v)
-    if owner.name != "memref.dim" or constant_int(owner.operands[1]) is None:
-        return v
-    return _resolve_buffer_dim(owner.operands[0], constant_int(owner.operands[1]))
-
-
-def _resolve_buffer_dim(buffer: ir.Value, axis: int):
-    t = ir.MemRefType(buffer.type)
-    if not t.is_dynamic_dim(axis):
-        return t.shape[axis]
-    owner = buffer.owner
-    if isinstance(owner, ir.Block):
-        return ("dim", buffer, axis)
-    dynamic_before = sum(1 for d in range(axis) if t.is_dynamic_dim(d))
-    if owner.name == "memref.alloc":
-        return _resolve_size(list(owner.operands)[dynamic_before])
-    if owner.name == "memref.expand_shape":
-        return _resolve_size(list(owner.operands)[1 + dynamic_before])
-    if owner.name == "memref.collapse_shape":
-        source_type = ir.MemRefType(owner.operands[0].type)
-        groups = [[ir.IntegerAttr(d).value for d in ir.ArrayAttr(g)]
-                  for g in ir.ArrayAttr(owner.attributes["reassociation"])]
-        non_unit = [d for d in groups[axis] if source_type.shape[d] != 1]
-        if len(non_unit) == 1:
-            return _resolve_buffer_dim(owner.operands[0], non_unit[0])
-    if owner.name == "memref.cast":
-        return _resolve_buffer_dim(owner.operands[0], axis)
-    return ("dim", buffer, axis)
-
-
-def _same_size(a: ir.Value, b: ir.Value) -> bool:
-    ra, rb = _resolve_size(a), _resolve_size(b)
-    if isinstance(ra, tuple) and isinstance(rb, tuple):
-        return ra[1] == rb[1] and ra[2] == rb[2]
-    if isinstance(ra, int) or isinstance(rb, int):
-        return ra == rb
-    if isinstance(ra, tuple) or isinstance(rb, tuple):
-        return False
-    return ra == rb
-
-
-def _view_root(v: ir.Value) -> ir.Value:
-    """The buffer `v` is a view of: through every op that makes a memref
-    from a memref (subview, transpose, reshapes, casts, ...), up to an
-    allocation or a block argument."""
-    while not isinstance(v.owner, ir.Block) and v.owner.name != "memref.alloc":
-        sources = [o for o in v.owner.operands if isinstance(o.type, ir.MemRefType)]
-        if not sources:
-            break
-        v = sources[0]
-    return v
-
-
-def _row_view_root(v: ir.Value) -> ir.Value | None:
-    """The buffer `v` views such that index 0 of `v` is row 0 of it (through
-    casts and reshapes that only add or drop unit dims after dim 0), or
-    None when `v` is some other view."""
-    while not isinstance(v.owner, ir.Block) and v.owner.name in _VIEW_OPS:
-        owner = v.owner
-        if owner.name in ("memref.expand_shape", "memref.collapse_shape"):
-            expanded = v if owner.name == "memref.expand_shape" else owner.operands[0]
-            first = [ir.IntegerAttr(d).value for d in ir.ArrayAttr(ir.ArrayAttr(owner.attributes["reassociation"])[0])]
-            shape = ir.MemRefType(expanded.type).shape
-            if first[0] != 0 or any(shape[d] != 1 for d in first[1:]):
-                return None
-        elif owner.name != "memref.cast":
-            return None
-        v = owner.operands[0]
-    return v
-
-
-def _row_local(nests: list[ir.Operation]) -> bool:
-    """Whether running the nests row block by row block is the same as
-    running them one after the other: every buffer a nest writes is an
-    allocation, reached in the nests only through views that keep its rows
-    (unit-dim reshapes, casts), and every access to it is at row = the
-    nest's first induction variable."""
-    accesses = []  # (buffer, first index or None, row iv, is store)
-    for nest in nests:
-        iv = nest.regions[0].blocks[0].arguments[0]
-        found, other = [], []
-
-        def visit(o):
-            if o.name == "memref.load":
-                operands = list(o.operands)
-                found.append((operands[0], operands[1] if len(operands) > 1 else None, iv, False))
-            elif o.name == "memref.store":
-                operands = list(o.operands)
-                found.append((operands[1], operands[2] if len(operands) > 2 else None, iv, True))
-            elif o.name.startswith("memref.") and o.name not in ("memref.dim",) + _VIEW_OPS:
-                other.append(o)
-            return ir.WalkResult.ADVANCE
-
-        nest.walk(visit, ir.WalkOrder.PRE_ORDER)
-        if other:
-            return False
-        accesses.extend(found)
-    written = []
-    for buffer, _, _, is_store in accesses:
-        if is_store:
-            root = _row_view_root(buffer)
-            if root is None or isinstance(root.owner, ir.Block) or root.owner.name != "memref.alloc":
-                return False
-            if not any(root == w for w in written):
-                written.append(root)
-    for buffer, row, iv, _ in accesses:
-        if not any(_view_root(buffer) == w for w in written):
-            continue
-        root = _row_view_root(buffer)
-        if root is None or row is None or row != iv:
-            return False
-    return True
-
-
-def _same_rows(a: ir.Operation, b: ir.Operation) -> bool:
-    """Both nests start at row 0 with step 1 and have the same row count."""
-    def rows(op):
-        n = len(op.regions[0].blocks[0].arguments)
-        return op.operands[0], op.operands[n], op.operands[2 * n]
-    la, ua, sa = rows(a)
-    lb, ub, sb = rows(b)
-    return (constant_int(la) == 0 and constant_int(lb) == 0 and constant_int(sa) == 1
-            and constant_int(sb) == 1 and _same_size(ua, ub))
-
-
-def _group_siblings(ops: list[ir.Operation]) -> list[list[ir.Operation]]:
-    """Consecutive nests of one block over the same rows, with only
-    `_may_sit_between` ops between them and row-local accesses, form one
-    group (run as one body); others are groups of one."""
-    groups: list[list[ir.Operation]] = []
-    for op in ops:
-        if groups:
-            last = groups[-1][-1]
-            if last.block == op.block and _same_rows(groups[-1][0], op):
-                siblings = list(op.block.operations)
-                start = next(i for i, o in enumerate(siblings) if o.operation == last.operation)
-                stop = next(i for i, o in enumerate(siblings) if o.operation == op.operation)
-                between = siblings[start + 1:stop]
-                if all(_may_sit_between(o.operation) for o in between) and _row_local(groups[-1] + [op]):
-                    groups[-1].append(op)
-                    continue
-        groups.append([op])
-    return groups
-
-
-@register_pass("kiln-parallelize")
-def parallelize(module: ir.Module, options: dict) -> None:
-    """Run outermost parallel loops on a thread pool (runtime/support.c's kiln_parallel_for)."""
-    min_work = int(options.get("min-work", SERIAL_WORK))
+def parallel_candidates(module: ir.Module, min_work: int) -> list[ir.Operation]:
+    """The outermost scf.parallel nests this pass outlines, in program
+    order (kiln-block-rows groups the same nests)."""
     candidates = []
     blas_users: dict = {}
     for op in collect_ops(module, {"scf.parallel"}):
@@ -586,21 +386,28 @@ def parallelize(module: ir.Module, options: dict) -> None:
             blas_users[function] = _calls_blas(function)
         if blas_users[function]:
             continue
-        nest = _Nest([op])
-        if nest.serial_reason is None:
-            candidates.append(nest)
-    if not candidates:
-        return
-    candidates = [_Nest(group) for group in _group_siblings([c.op for c in candidates])]
-    with module.context, ir.Location.unknown():
-        _declare_runtime(module)
-    counters: dict[str, int] = {}
-    for nest in candidates:
-        owner = _enclosing_function(nest.op)
-        base = ir.StringAttr(owner.attributes["sym_name"]).value
-        counters[base] = counters.get(base, -1) + 1
+        if _Nest(op).serial_reason is None:
+            candidates.append(op)
+    return candidates
+
+
+@register_pass
+class KilnParallelize(ModulePass):
+    """Run outermost parallel loops on a thread pool (runtime/support.c's kiln_parallel_for)."""
+
+    name = "kiln-parallelize"
+    min_work: int = option(SERIAL_WORK, "nests with constant bounds and fewer iterations stay inline", minimum=0)
+
+    def apply(self, module: ir.Module) -> None:
+        nests = [_Nest(op) for op in parallel_candidates(module, self.min_work)]
+        if not nests:
+            return
         with module.context, ir.Location.unknown():
-            _outline(module, nest, f"{base}_parallel{counters[base]}")
-
-
-parallelize.pass_options = ("min-work",)
+            _declare_runtime(module)
+        counters: dict[str, int] = {}
+        for nest in nests:
+            owner = _enclosing_function(nest.op)
+            base = ir.StringAttr(owner.attributes["sym_name"]).value
+            counters[base] = counters.get(base, -1) + 1
+            with module.context, ir.Location.unknown():
+                _outline(module, nest, f"{base}_parallel{counters[base]}")

@@ -12,7 +12,7 @@ Max/min reductions need nothing: they are exact in any order.
 from __future__ import annotations
 
 from kiln.compiler.mlir import ir
-from kiln.compiler.passes import register_pass
+from kiln.compiler.passes import ModulePass, register_pass
 from kiln.compiler.passes._util import collect_ops
 
 COMBINERS = {"arith.addf", "arith.mulf"}
@@ -23,17 +23,21 @@ def _has_reduction(op: ir.Operation) -> bool:
     return any("reduction" in str(t) for t in op.attributes["iterator_types"])
 
 
-@register_pass("kiln-reassociate-reductions")
-def reassociate_reductions(module: ir.Module, options: dict) -> None:
+@register_pass
+class KilnReassociateReductions(ModulePass):
     """Mark float add/mul reduction combiners reassociable so reductions vectorize."""
-    flags = ir.Attribute.parse(FASTMATH)
-    for op in collect_ops(module, {"linalg.generic"}):
-        if not _has_reduction(op):
-            continue
-        block = op.regions[0].blocks[0]
-        num_inputs = len(block.arguments) - len(op.results)
-        outputs = list(block.arguments)[num_inputs:]
-        for inner in block.operations:
-            inner = inner.operation
-            if inner.name in COMBINERS and any(v == out for v in inner.operands for out in outputs):
-                inner.attributes["fastmath"] = flags
+
+    name = "kiln-reassociate-reductions"
+
+    def apply(self, module: ir.Module) -> None:
+        flags = ir.Attribute.parse(FASTMATH)
+        for op in collect_ops(module, {"linalg.generic"}):
+            if not _has_reduction(op):
+                continue
+            block = op.regions[0].blocks[0]
+            num_inputs = len(block.arguments) - len(op.results)
+            outputs = list(block.arguments)[num_inputs:]
+            for inner in block.operations:
+                inner = inner.operation
+                if inner.name in COMBINERS and any(v == out for v in inner.operands for out in outputs):
+                    inner.attributes["fastmath"] = flags

@@ -13,7 +13,7 @@ per iteration.
 from __future__ import annotations
 
 from kiln.compiler.mlir import ir, tensor
-from kiln.compiler.passes import register_pass
+from kiln.compiler.passes import ModulePass, register_pass
 from kiln.compiler.passes._util import collect_ops
 
 
@@ -97,11 +97,15 @@ def _is_rank0_generic(op: ir.Operation) -> bool:
     return all(_is_rank0(v.type) for v in op.operands) and all(_is_rank0(r.type) for r in op.results)
 
 
-@register_pass("kiln-scalarize-rank0")
-def scalarize_rank0(module: ir.Module, options: dict) -> None:
+@register_pass
+class KilnScalarizeRank0(ModulePass):
     """Turn 0-d tensor computations and 0-d scf.while state into scalars."""
-    for op in collect_ops(module, {"linalg.generic"}):
-        if _is_rank0_generic(op):
-            _scalarize_generic(op)
-    for op in reversed(collect_ops(module, {"scf.while"})):
-        _scalarize_while(op)
+
+    name = "kiln-scalarize-rank0"
+
+    def apply(self, module: ir.Module) -> None:
+        for op in collect_ops(module, {"linalg.generic"}):
+            if _is_rank0_generic(op):
+                _scalarize_generic(op)
+        for op in reversed(collect_ops(module, {"scf.while"})):
+            _scalarize_while(op)

@@ -28,7 +28,7 @@ from __future__ import annotations
 import itertools
 
 from kiln.compiler.mlir import arith, ir, tensor
-from kiln.compiler.passes import register_pass
+from kiln.compiler.passes import ModulePass, option, register_pass
 from kiln.compiler.passes._util import collect_ops, index_value
 
 MAX_ELEMENTS = 16
@@ -325,22 +325,25 @@ def _unit_reshape(op: ir.Operation) -> bool:
     return True
 
 
-@register_pass("kiln-simplify-shapes")
-def simplify_shapes(module: ir.Module, options: dict) -> None:
+@register_pass
+class KilnSimplifyShapes(ModulePass):
     """Scalarize small integer shape tensors; turn unit-dim reshapes into collapse/expand_shape."""
-    for op in collect_ops(module, {"linalg.generic"}):
-        if _scalarizable(op):
-            _scalarize(op)
-    if options.get("reshapes", "true") != "false":
-        for op in collect_ops(module, {"tensor.reshape"}):
-            _unit_reshape(op)
-    for op in collect_ops(module, {"tensor.extract"}):
-        attr = _constant_element(op)
-        if attr is not None:
-            with ir.InsertionPoint(op), op.location:
-                constant = arith.constant(op.results[0].type, attr)
-            op.results[0].replace_all_uses_with(constant)
-            op.erase()
 
+    name = "kiln-simplify-shapes"
+    reshapes: bool = option(True, "also turn reshapes that only add or drop unit dims into collapse/expand_shape")
 
-simplify_shapes.pass_options = ("reshapes",)
+    def apply(self, module: ir.Module) -> None:
+        for op in collect_ops(module, {"linalg.generic"}):
+            if _scalarizable(op):
+                _scalarize(op)
+        if self.reshapes:
+            for op in collect_ops(module, {"tensor.reshape"}):
+                _unit_reshape(op)
+        for op in collect_ops(module, {"tensor.extract"}):
+            attr = _constant_element(op)
+            if attr is not None:
+                with ir.InsertionPoint(op), op.location:
+                    constant = arith.constant(op.results[0].type, attr)
+                op.results[0].replace_all_uses_with(constant)
+                op.erase()
+

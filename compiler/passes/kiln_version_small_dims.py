@@ -1,4 +1,4 @@
-"""Pass `kiln-version-small-dims` (stage "bufferized", before kiln-parallelize).
+"""Pass `kiln-version-small-dims` (stage "bufferized", before kiln-block-rows; `bodies=true` after kiln-parallelize).
 
 In: an `scf.parallel` loop nest (from an elementwise linalg op) whose
 innermost loop runs from 0 to a dynamic `memref.dim %m, q` that is likely
@@ -31,7 +31,7 @@ and LLVM loads a row's columns with one interleaved vector load.
 from __future__ import annotations
 
 from kiln.compiler.mlir import arith, ir, memref, scf
-from kiln.compiler.passes import register_pass
+from kiln.compiler.passes import ModulePass, option, register_pass
 from kiln.compiler.passes._util import ancestors, collect_ops, constant_int, index_value
 
 VERSIONS = (2, 3, 4)
@@ -334,24 +334,27 @@ def version_parallel_bodies(module: ir.Module) -> None:
             _versions(loop, dims, buffers, BODY_VERSIONS)
 
 
-@register_pass("kiln-version-small-dims")
-def version_small_dims(module: ir.Module, options: dict) -> None:
+@register_pass
+class KilnVersionSmallDims(ModulePass):
     """Version loop nests on a small innermost extent (2, 3, 4) so sizes and strides become static."""
-    if options.get("bodies", "false") == "true":
-        version_parallel_bodies(module)
-        return
-    for op in collect_ops(module, {"scf.parallel"}):
-        if any(parent.operation.name in ("scf.parallel", "llvm.func") for parent in ancestors(op)):
-            continue
-        if len(op.results):
-            continue
-        found = _candidate(op)
-        if found is None:
-            continue
-        buffer, axis, extent = found
-        buffers = _buffers_with_extent(op, buffer, axis, extent)
-        with ir.InsertionPoint(op), op.location:
-            _versions(op, [extent], [(b, axis) for b in buffers], VERSIONS)
 
+    name = "kiln-version-small-dims"
+    bodies: bool = option(False, "version the bodies outlined by kiln-parallelize (run after it) instead of loop nests")
 
-version_small_dims.pass_options = ("bodies",)
+    def apply(self, module: ir.Module) -> None:
+        if self.bodies:
+            version_parallel_bodies(module)
+            return
+        for op in collect_ops(module, {"scf.parallel"}):
+            if any(parent.operation.name in ("scf.parallel", "llvm.func") for parent in ancestors(op)):
+                continue
+            if len(op.results):
+                continue
+            found = _candidate(op)
+            if found is None:
+                continue
+            buffer, axis, extent = found
+            buffers = _buffers_with_extent(op, buffer, axis, extent)
+            with ir.InsertionPoint(op), op.location:
+                _versions(op, [extent], [(b, axis) for b in buffers], VERSIONS)
+

@@ -1,4 +1,4 @@
-"""Pass `tensorssa-block-propagation` (stage "functionalized", after rewrite-mutation).
+"""Pass `tensorssa-block-propagation` (stage "functionalized", after tensorssa-rewrite-mutation).
 
 In: `tensorssa.update(new, old)` markers, some inside the regions of
 `stablehlo.while` / `stablehlo.if` / `stablehlo.case` for an `old` defined
@@ -17,7 +17,7 @@ every update is local (nested loops and branches).
 from __future__ import annotations
 
 from kiln.compiler.mlir import ir
-from kiln.compiler.passes import register_pass
+from kiln.compiler.passes import ModulePass, register_pass
 from kiln.compiler.passes._tensorssa import CONTROL_OPS, as_operation, defined_inside, is_nested_in
 from kiln.compiler.passes._util import collect_ops
 from kiln.core import KilnInternalError
@@ -102,21 +102,26 @@ def _region_of(op: ir.Operation, container: ir.Operation) -> int:
         op = parent
 
 
-@register_pass("tensorssa-block-propagation")
-def block_propagation(module: ir.Module, options: dict) -> None:
+@register_pass
+class TensorssaBlockPropagation(ModulePass):
     """Make writes inside loops and branches to outer arrays results of those ops."""
-    while True:
-        pending = None
-        for update in collect_ops(module, {"tensorssa.update"}):
-            update = as_operation(update)
-            parent = as_operation(update.parent)
-            old = update.operands[1]
-            if parent.name == "func.func" or defined_inside(old, parent) or PROPAGATED in update.attributes:
-                continue
-            if parent.name not in CONTROL_OPS:
-                raise KilnInternalError(f"tensorssa-block-propagation: a write inside {parent.name} is not supported")
-            pending = (parent, old)
-            break
-        if pending is None:
-            return
-        _propagate(*pending)
+
+    name = "tensorssa-block-propagation"
+
+    def apply(self, module: ir.Module) -> None:
+        while True:
+            pending = None
+            for update in collect_ops(module, {"tensorssa.update"}):
+                update = as_operation(update)
+                parent = as_operation(update.parent)
+                old = update.operands[1]
+                if parent.name == "func.func" or defined_inside(old, parent) or PROPAGATED in update.attributes:
+                    continue
+                if parent.name not in CONTROL_OPS:
+                    raise KilnInternalError(
+                        f"tensorssa-block-propagation: a write inside {parent.name} is not supported")
+                pending = (parent, old)
+                break
+            if pending is None:
+                return
+            _propagate(*pending)

@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections import deque
 
 from kiln.compiler.mlir import ir
-from kiln.compiler.passes import register_pass
+from kiln.compiler.passes import ModulePass, register_pass
 from kiln.compiler.passes._tensorssa import ancestor_in_block, as_operation, defining_op, visible_before
 from kiln.compiler.passes._util import collect_ops
 from kiln.dialects.immut import ACCESS_OF_VIEW, ASSIGN_OF_VIEW
@@ -116,19 +116,23 @@ def _rewrite_write(write: ir.Operation, index: _AliasIndex) -> None:
         new_of[result] = alias_new
 
 
-@register_pass("tensorssa-rewrite-mutation")
-def rewrite_mutation(module: ir.Module, options: dict) -> None:
+@register_pass
+class TensorssaRewriteMutation(ModulePass):
     """Replace tensorssa writes by immut assign chains plus tensorssa.update markers."""
-    index = _AliasIndex([as_operation(view) for view in collect_ops(module, VIEW_OPS)])
-    writes = [as_operation(write) for write in collect_ops(module, WRITE_OPS)]
-    for write in writes:
-        with ir.InsertionPoint(write), write.location:
-            _rewrite_write(write, index)
-    for write in writes:
-        write.erase()
-    for view in collect_ops(module, VIEW_OPS):
-        view = as_operation(view)
-        with ir.InsertionPoint(view), view.location:
-            access = _create(ACCESS_OF_VIEW[view.name], view.results[0].type, list(view.operands), view.attributes)
-        view.results[0].replace_all_uses_with(access)
-        view.erase()
+
+    name = "tensorssa-rewrite-mutation"
+
+    def apply(self, module: ir.Module) -> None:
+        index = _AliasIndex([as_operation(view) for view in collect_ops(module, VIEW_OPS)])
+        writes = [as_operation(write) for write in collect_ops(module, WRITE_OPS)]
+        for write in writes:
+            with ir.InsertionPoint(write), write.location:
+                _rewrite_write(write, index)
+        for write in writes:
+            write.erase()
+        for view in collect_ops(module, VIEW_OPS):
+            view = as_operation(view)
+            with ir.InsertionPoint(view), view.location:
+                access = _create(ACCESS_OF_VIEW[view.name], view.results[0].type, list(view.operands), view.attributes)
+            view.results[0].replace_all_uses_with(access)
+            view.erase()

@@ -25,21 +25,13 @@ from kiln.core import (
 )
 from kiln.errors import KilnOverflowError
 from kiln.primitives import checks, elementwise, shape
-from kiln.tracing import Tracer, as_operand, bind, is_tracing, literal
+from kiln.tracing import Tracer, as_operand, bind, literal
 
 ArrayLike = Any
 
 
 def is_traced(x: Any) -> bool:
     return isinstance(x, Tracer)
-
-
-def any_traced(*xs: Any) -> bool:
-    return any(isinstance(x, Tracer) for x in xs)
-
-
-def aval_of(x: Any):
-    return as_operand(x).aval
 
 
 def canonical_dtype(dtype: Any) -> np.dtype:
@@ -216,7 +208,7 @@ def dims_equal(a: Any, b: Any) -> Any:
         return True
     if is_static_dim(a) and is_static_dim(b):
         return False
-    return bind(elementwise.compare["eq"], operand(a) if not is_static_dim(a) else literal(int(a), INDEX_DTYPE),
+    return bind(elementwise.eq_p, operand(a) if not is_static_dim(a) else literal(int(a), INDEX_DTYPE),
                 operand(b) if not is_static_dim(b) else literal(int(b), INDEX_DTYPE))
 
 
@@ -337,7 +329,3 @@ def shape_product(dims: Sequence[Any]) -> Any:
             total = total * d
     return total
 
-
-def require_tracing(fn_name: str) -> None:
-    if not is_tracing():
-        raise KilnTypeError(f"kiln.numpy.{fn_name} on traced values must run inside a @kiln.qjit function")

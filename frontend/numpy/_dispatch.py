@@ -1,10 +1,11 @@
-"""Stage "jaxpr": how NumPy calls reach kiln.numpy.
+"""Stage "jaxpr": how NumPy's own calls on traced values reach kiln.numpy.
 
-In: calls of kiln.numpy functions, and NumPy calls that reach a tracer
-through `__array_ufunc__` / `__array_function__`.
-Out: NumPy's own result when nothing is traced and no trace is active, else
-kiln's traced implementation; unsupported functions raise a `TypeError`
-that names them.
+In: `np.<ufunc>(tracer)` and its methods through `__array_ufunc__`, other
+`np.<function>(tracer)` through `__array_function__` (both installed on
+`Tracer` here, when kiln.numpy is imported).
+Out: kiln's traced implementation as declared by the @ufunc /
+@numpy_function / @ufunc_method decorators; unsupported functions raise a
+`TypeError` that names them.
 """
 
 from __future__ import annotations
@@ -14,64 +15,25 @@ from typing import Any
 import numpy as np
 
 from kiln.core import KilnTypeError
-from kiln.tracing import Tracer, is_tracing
-
-_REDUCE_METHODS = {"add": "sum", "multiply": "prod", "maximum": "max", "minimum": "min",
-                   "logical_and": "all", "logical_or": "any"}
-_ACCUMULATE_METHODS = {"add": "cumsum", "multiply": "cumprod"}
+from kiln.numpy._bindings import FUNCTIONS, UFUNC_METHODS, tracer_method
+from kiln.numpy._ufunc import UFUNCS, ufunc_entry
 
 
-def _traced(*xs: Any) -> bool:
-    for x in xs:
-        if isinstance(x, Tracer):
-            return True
-        if isinstance(x, (list, tuple)) and _traced(*x):
-            return True
-    return False
-
-
-def ufunc_entry(name: str, args: tuple, out: Any, kwargs: dict) -> Any:
-    from kiln.numpy import ufuncs
-    from kiln.numpy._base import convert
-    from kiln.numpy.mutation import write_out
-
-    if not is_tracing() and not _traced(*args, out):
-        return getattr(np, name)(*args, out=out, **kwargs)
-    dtype = kwargs.pop("dtype", None)
-    if kwargs:
-        raise KilnTypeError(f"np.{name}: keyword argument(s) {sorted(kwargs)} are not supported on traced values")
-    if dtype is not None:
-        args = tuple(convert(a, dtype) for a in args)
-    result = ufuncs.apply_ufunc(name, *args)
-    if out is not None:
-        return write_out(f"np.{name}", result, out)
-    return result
-
-
-def dispatch_ufunc(ufunc: np.ufunc, method: str, inputs: tuple, kwargs: dict) -> Any:
-    from kiln import numpy as knp
-    from kiln.numpy import ufuncs
-
+@tracer_method("__array_ufunc__")
+def dispatch_ufunc(self: Any, ufunc: np.ufunc, method: str, *inputs: Any, **kwargs: Any) -> Any:
     name = ufunc.__name__
-    if method == "__call__" and name in ufuncs.UFUNCS:
+    if method == "__call__" and name in UFUNCS:
         out = kwargs.pop("out", None)
         if isinstance(out, tuple):
             if len(out) != 1:
                 raise KilnTypeError(f"np.{name}: out= must hold one array")
             out = out[0]
         return ufunc_entry(name, inputs, out, kwargs)
-    if method == "__call__" and name in knp.FUNCTIONS and not kwargs:
+    if method == "__call__" and name in FUNCTIONS and not kwargs:
         # Generalized ufuncs (np.matmul) are plain kiln.numpy functions.
-        return knp.FUNCTIONS[name](*inputs)
-    if method == "reduce" and name in _REDUCE_METHODS:
-        return getattr(knp, _REDUCE_METHODS[name])(*inputs, **kwargs)
-    if method == "accumulate" and name in ("maximum", "minimum"):
-        from kiln.numpy.reductions import running_extreme
-
-        return running_extreme("cummax" if name == "maximum" else "cummin", *inputs, **kwargs)
-    if method == "accumulate" and name in _ACCUMULATE_METHODS:
-        axis = kwargs.pop("axis", 0)
-        return getattr(knp, _ACCUMULATE_METHODS[name])(*inputs, axis=axis, **kwargs)
+        return FUNCTIONS[name](*inputs)
+    if (name, method) in UFUNC_METHODS:
+        return UFUNC_METHODS[name, method](*inputs, **kwargs)
     raise KilnTypeError(
         f"np.{name}{'' if method == '__call__' else '.' + method} is not supported by kiln on traced values; "
         "see docs/numpy.md for the supported NumPy surface."
@@ -85,14 +47,13 @@ def _public_name(func: Any) -> str:
     return ".".join(["np", *submodules, func.__name__])
 
 
-def dispatch_function(func: Any, args: tuple, kwargs: dict) -> Any:
-    from kiln import numpy as knp
-
+@tracer_method("__array_function__")
+def dispatch_function(self: Any, func: Any, types: tuple, args: tuple, kwargs: dict) -> Any:
     name = func.__name__
     public = _public_name(func)
     # np.linalg.matmul / outer are the top-level functions; other submodules'
     # names (np.char.add, np.fft.fft) are different functions.
-    impl = knp.FUNCTIONS.get(name) if public in (f"np.{name}", f"np.linalg.{name}") else None
+    impl = FUNCTIONS.get(name) if public in (f"np.{name}", f"np.linalg.{name}") else None
     if impl is None:
         raise KilnTypeError(
             f"{public} is not supported by kiln on traced values; see docs/numpy.md for the "

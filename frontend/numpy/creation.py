@@ -20,6 +20,7 @@ from kiln.numpy._base import (
     operand,
     split_shape,
 )
+from kiln.numpy._bindings import numpy_function
 from kiln.primitives import shape as shape_prims
 from kiln.tracing import Tracer, bind
 
@@ -36,6 +37,7 @@ def _default_dtype(value: Any) -> np.dtype:
     return np.asarray(value).dtype
 
 
+@numpy_function("full")
 def full(shape: Any, fill_value: Any, dtype: Any = None) -> Tracer:
     """`np.full` with traced sizes: `full((n, 3), 0.5)`."""
     dtype = canonical_dtype(dtype if dtype is not None else _default_dtype(fill_value))
@@ -43,14 +45,17 @@ def full(shape: Any, fill_value: Any, dtype: Any = None) -> Tracer:
     return materialize(broadcast_to(value, _as_shape(shape)))
 
 
+@numpy_function("zeros")
 def zeros(shape: Any, dtype: Any = float) -> Tracer:
     return full(shape, 0, dtype)
 
 
+@numpy_function("ones")
 def ones(shape: Any, dtype: Any = float) -> Tracer:
     return full(shape, 1, dtype)
 
 
+@numpy_function("empty")
 def empty(shape: Any, dtype: Any = float) -> Tracer:
     """Like NumPy's `empty`, but the contents are defined (zeros)."""
     return full(shape, 0, dtype)
@@ -61,19 +66,23 @@ def _like(x: Any, dtype: Any, shape: Any) -> tuple:
     return (x.aval.shape if shape is None else shape), (x.aval.dtype if dtype is None else dtype)
 
 
+@numpy_function("full_like")
 def full_like(x: Any, fill_value: Any, dtype: Any = None, shape: Any = None) -> Tracer:
     shape, dtype = _like(x, dtype, shape)
     return full(shape, fill_value, dtype)
 
 
+@numpy_function("zeros_like")
 def zeros_like(x: Any, dtype: Any = None, shape: Any = None) -> Tracer:
     return full_like(x, 0, dtype, shape)
 
 
+@numpy_function("ones_like")
 def ones_like(x: Any, dtype: Any = None, shape: Any = None) -> Tracer:
     return full_like(x, 1, dtype, shape)
 
 
+@numpy_function("empty_like")
 def empty_like(x: Any, dtype: Any = None, shape: Any = None) -> Tracer:
     return full_like(x, 0, dtype, shape)
 
@@ -84,6 +93,7 @@ def iota(size: Any, dtype: Any = INDEX_DTYPE) -> Tracer:
     return bind(shape_prims.iota_p, *dyn, dtype=canonical_dtype(dtype), shape=static, dimension=0)
 
 
+@numpy_function("arange")
 def arange(start: Any, stop: Any = None, step: Any = 1, dtype: Any = None) -> Tracer:
     """`np.arange` with traced bounds; the length is ceil((stop - start) / step)."""
     from kiln import numpy as knp
@@ -105,6 +115,7 @@ def arange(start: Any, stop: Any = None, step: Any = 1, dtype: Any = None) -> Tr
     return convert(ops[0], result) + idx * convert(ops[2], result)
 
 
+@numpy_function("linspace")
 def linspace(start: Any, stop: Any, num: Any = 50, endpoint: bool = True, dtype: Any = None) -> Tracer:
     """`np.linspace` with a traced `num`."""
     from kiln import numpy as knp
@@ -124,6 +135,7 @@ def linspace(start: Any, stop: Any, num: Any = 50, endpoint: bool = True, dtype:
     return values.astype(dtype)
 
 
+@numpy_function("eye")
 def eye(N: Any, M: Any = None, k: int = 0, dtype: Any = float) -> Tracer:
     """`np.eye` with traced sizes."""
     if M is None:
@@ -141,6 +153,7 @@ def _column(v: Tracer) -> Tracer:
     return expand_dims(v, 1)
 
 
+@numpy_function("asarray")
 def asarray(x: Any, dtype: Any = None) -> Tracer:
     """A traced array for `x` (no copy of a traced value)."""
     x = operand(x)
@@ -151,6 +164,7 @@ def asarray(x: Any, dtype: Any = None) -> Tracer:
     return x
 
 
+@numpy_function("array")
 def array(x: Any, dtype: Any = None, copy: bool = True) -> Tracer:
     """`np.array`: a new array (a copy of a traced value)."""
     result = asarray(x, dtype)

@@ -14,10 +14,12 @@ import numpy as np
 
 from kiln.core import INDEX_DTYPE, KilnIndexError, KilnTypeError, is_static_dim
 from kiln.numpy._base import check, convert, operand, split_shape
+from kiln.numpy._bindings import numpy_function, tracer_method
+from kiln.numpy.mutation import copy
 from kiln.primitives import elementwise
 from kiln.primitives import indexing as index_prims
 from kiln.primitives import shape as shape_prims
-from kiln.tracing import Tracer, bind, literal
+from kiln.tracing import Tracer, bind, current_builder, literal
 
 
 @dataclass
@@ -184,7 +186,7 @@ def _count(span: Any, step: int) -> Any:
     if step == 1:
         return knp.maximum(span, 0)
     # The numerator is clamped non-negative first, so truncating division is ceil.
-    return bind(elementwise.binary["div"], convert(knp.maximum(span + (step - 1), 0), INDEX_DTYPE),
+    return bind(elementwise.div_p, convert(knp.maximum(span + (step - 1), 0), INDEX_DTYPE),
                 literal(step, INDEX_DTYPE))
 
 
@@ -328,3 +330,27 @@ def _normalize_index_array(arr: Any, n: Any, axis: int, what: str = "x[idx]") ->
           f"{what}: an index array has an entry out of bounds for axis {axis} with size {{}}", n)
     return wrapped
 
+
+@tracer_method("__getitem__")
+def _getitem_operator(x: Tracer, idx: Any) -> Tracer:
+    result = getitem(x, idx)
+    parts = idx if isinstance(idx, tuple) else (idx,)
+    if result.aval.ndim == 0 and result is not x and not [p for p in parts if p is Ellipsis]:
+        # NumPy gives a scalar, a copy: a later write to x must not change it
+        # (`v = x[0]; x[0] = 5` leaves v alone), and it takes no writes itself.
+        # x[..., 0] stays a 0-d view.
+        scalar = copy(result)
+        current_builder().aliases.scalars.add(id(scalar))
+        return scalar
+    return result
+
+
+@numpy_function("take", method="take")
+def take(a: Any, indices: Any, axis: Any = None) -> Tracer:
+    from kiln.numpy.shape_ops import ravel
+
+    a = operand(a)
+    if axis is None:
+        return getitem(ravel(a), operand(indices))
+    axis = axis % a.aval.ndim
+    return getitem(a, (slice(None),) * axis + (operand(indices),))

@@ -9,7 +9,9 @@ from __future__ import annotations
 from typing import Any
 
 from kiln.core import KilnValueError, is_static_dim, same_dim
-from kiln.numpy._base import broadcast_shapes, broadcast_to, operand, promote, require_equal_dims
+from kiln.numpy._base import broadcast_shapes, broadcast_to, promote, require_equal_dims
+from kiln.numpy._bindings import numpy_function, tracer_method
+from kiln.numpy.mutation import inplace
 from kiln.primitives import linalg
 from kiln.tracing import Tracer, bind
 
@@ -27,6 +29,7 @@ def _dot_general(lhs, rhs, contract, batch=((), ())):
     return bind(linalg.dot_general_p, lhs, rhs, dimension_numbers=(contract, batch))
 
 
+@numpy_function("matmul")
 def matmul(a: Any, b: Any) -> Tracer:
     """`a @ b` with NumPy's rules for 1-D operands and broadcast batch dims."""
     a, b = promote(a, b)
@@ -52,6 +55,7 @@ def matmul(a: Any, b: Any) -> Tracer:
     return out
 
 
+@numpy_function("dot", method="dot")
 def dot(a: Any, b: Any) -> Tracer:
     a, b = promote(a, b)
     if a.aval.ndim == 0 or b.aval.ndim == 0:
@@ -65,6 +69,7 @@ def dot(a: Any, b: Any) -> Tracer:
     return _dot_general(a, b, ((a.aval.ndim - 1,), (b.aval.ndim - 2,)))
 
 
+@numpy_function("vdot")
 def vdot(a: Any, b: Any) -> Tracer:
     from kiln.numpy.shape_ops import ravel
 
@@ -73,6 +78,7 @@ def vdot(a: Any, b: Any) -> Tracer:
     return dot(a, b)
 
 
+@numpy_function("inner")
 def inner(a: Any, b: Any) -> Tracer:
     a, b = promote(a, b)
     if a.aval.ndim == 0 or b.aval.ndim == 0:
@@ -81,7 +87,23 @@ def inner(a: Any, b: Any) -> Tracer:
     return _dot_general(a, b, ((a.aval.ndim - 1,), (b.aval.ndim - 1,)))
 
 
+@numpy_function("outer")
 def outer(a: Any, b: Any) -> Tracer:
     from kiln.numpy.shape_ops import expand_dims, ravel
 
     return expand_dims(ravel(a), 1) * expand_dims(ravel(b), 0)
+
+
+@tracer_method("__matmul__")
+def _matmul_operator(self, other):
+    return matmul(self, other)
+
+
+@tracer_method("__rmatmul__")
+def _rmatmul_operator(self, other):
+    return matmul(other, self)
+
+
+@tracer_method("__imatmul__")
+def _imatmul_operator(self, other):
+    return inplace(self, matmul(self, other), "matmul")

@@ -16,18 +16,12 @@ import numpy as np
 
 from kiln.core import KilnTypeError, KilnValueError, is_static_dim
 from kiln.numpy._base import broadcast_to, convert, materialize, operand
+from kiln.numpy._bindings import numpy_function, tracer_method
 from kiln.primitives import mutation
 from kiln.primitives import shape as shape_prims
 from kiln.tracing import Tracer, bind, current_builder
 
-_INPLACE_UFUNCS = {
-    "add": "add", "subtract": "subtract", "multiply": "multiply", "true_divide": "true_divide",
-    "floor_divide": "floor_divide", "mod": "remainder", "power": "power", "matmul": "matmul",
-    "bitwise_and": "bitwise_and", "bitwise_or": "bitwise_or", "bitwise_xor": "bitwise_xor",
-    "left_shift": "left_shift", "right_shift": "right_shift",
-}
-
-
+@numpy_function("copy", method="copy")
 def copy(x: Any) -> Tracer:
     """`np.copy`: a fresh array that aliases nothing."""
     x = operand(x)
@@ -41,20 +35,20 @@ def _writable_target(target: Any, what: str) -> Tracer:
         raise KilnTypeError(f"{what}: the destination must be a traced array, got {type(target).__name__}")
     builder = current_builder()
     target = builder.lift(target)
-    if id(target) in builder.unresolved_aliases:
+    if id(target) in builder.aliases.unresolved:
         raise KilnValueError(
             f"{what}: the destination was returned by a kiln.cond branch as a view of an outer array, so "
             "which array the write reaches is only known at run time; write to the outer array inside the "
             "branch, or copy the result (np.copy) before writing to it")
-    if id(target) in builder.scalars:
+    if id(target) in builder.aliases.scalars:
         raise KilnTypeError(
             f"{what}: the destination is a NumPy scalar (indexing every axis with an integer gives a copy, "
             "which does not support item assignment); write through the array instead, e.g. x[i] = v")
-    if builder.is_readonly(target):
+    if builder.aliases.is_readonly(target):
         raise KilnValueError(
             f"{what}: assignment destination is read-only (it is a broadcast_to view); copy it first "
             "(np.array(x) or x.copy())")
-    root = builder.alias_root(target)
+    root = builder.aliases.root(target)
     if builder.parent is not None and any(root is arg for arg in builder.invars):
         raise KilnValueError(
             f"{what}: the destination is a value carried by kiln.for_loop / kiln.while_loop (or a view "
@@ -117,14 +111,14 @@ def assign(target: Any, value: Any, what: str, casting: str = "unsafe") -> Trace
         return target
     from kiln.core import is_static_dim
 
-    root = current_builder().alias_root(target)
+    root = current_builder().aliases.root(target)
     if any(is_static_dim(d) and d == 0 for d in target.aval.shape + root.aval.shape):
         # An empty destination, or a view of an empty array (a loop body that
         # never runs), takes no write; MLIR rejects slices into a buffer of
         # size 0. The index checks stay: running such a write is an IndexError.
         return target
     bind(mutation.assign_p, target, value)
-    current_builder().mark_written(target)
+    current_builder().aliases.mark_written(target)
     return target
 
 
@@ -154,6 +148,7 @@ def _expand_run_time_units(value: Any, shape: tuple, what: str) -> Any:
     return value
 
 
+@tracer_method("__setitem__")
 def setitem(x: Any, idx: Any, value: Any) -> None:
     """`x[idx] = value` with NumPy's basic and integer-array indexing."""
     from kiln.numpy import indexing
@@ -204,7 +199,7 @@ def setitem(x: Any, idx: Any, value: Any) -> None:
         perm = list(range(k, k + axis)) + list(range(k)) + list(range(k + axis, len(layout)))
         updates = bind(shape_prims.transpose_p, updates, permutation=tuple(perm))
     bind(mutation.scatter_p, view, indices, updates, axis=axis)
-    current_builder().mark_written(view)
+    current_builder().aliases.mark_written(view)
 
 
 def _multi_array_assign(target: Tracer, entries: list, value: Any) -> None:
@@ -217,7 +212,7 @@ def _multi_array_assign(target: Tracer, entries: list, value: Any) -> None:
     updates = convert(_python_float_for_int_target(operand(value), merged.aval.dtype, "x[idx] = value"), merged.aval.dtype)
     updates = broadcast_to(_expand_run_time_units(updates, updates_shape, "x[idx] = value"), updates_shape)
     bind(mutation.scatter_p, merged, flat, updates, axis=axis)
-    current_builder().mark_written(merged)
+    current_builder().aliases.mark_written(merged)
 
 
 def _entry_position(entries: list, dim: int) -> int:
@@ -244,20 +239,12 @@ def _masked_assign(target: Tracer, mask: Any, value: Any) -> None:
     assign(target, knp.where(mask, value, target), "x[mask] = value")
 
 
-def inplace(name: str, x: Tracer, other: Any) -> Tracer:
-    """`x op= other`: in place for arrays, a new value for 0-d (NumPy scalars are immutable)."""
-    from kiln.numpy import ufuncs
-
-    ufunc = _INPLACE_UFUNCS[name]
-    if ufunc == "matmul":
-        from kiln.numpy.linalg import matmul
-
-        result = matmul(x, other)
-    else:
-        result = ufuncs.apply_ufunc(ufunc, x, other)
+def inplace(x: Tracer, result: Any, op_name: str) -> Tracer:
+    """`x op= other`, given `result = x op other`: written into x for arrays,
+    the new value for 0-d (NumPy scalars are immutable)."""
     if x.aval.ndim == 0:
         return result
-    return assign(x, result, f"augmented assignment ({ufunc})", casting="same_kind")
+    return assign(x, result, f"augmented assignment ({op_name})", casting="same_kind")
 
 
 def write_out(fn: str, result: Any, out: Any) -> Any:
@@ -265,6 +252,7 @@ def write_out(fn: str, result: Any, out: Any) -> Any:
     return assign(out, result, f"{fn}(..., out=...)", casting="same_kind")
 
 
+@numpy_function("copyto")
 def copyto(dst: Any, src: Any, casting: str = "same_kind", where: Any = True) -> None:
     """`np.copyto(dst, src)`."""
     if where is not True:
@@ -274,6 +262,7 @@ def copyto(dst: Any, src: Any, casting: str = "same_kind", where: Any = True) ->
     assign(dst, src, "np.copyto", casting=casting)
 
 
+@tracer_method("fill")
 def fill(x: Any, value: Any) -> None:
     """`x.fill(value)`."""
     assign(x, value, "x.fill(value)")

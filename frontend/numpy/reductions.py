@@ -1,4 +1,5 @@
-"""Stage "jaxpr": reductions (sum, prod, max, min, mean, argmax, any, all, cumsum).
+"""Stage "jaxpr": reductions (sum, prod, max, min, mean, argmax, any, all, cumsum)
+and the ufunc methods `np.add.reduce`, `np.maximum.accumulate`, ....
 
 In: a traced array, `axis` (None, int or tuple), `keepdims`, `dtype`.
 Out: a tracer with NumPy's result dtype; reductions without identity
@@ -12,8 +13,9 @@ from typing import Any
 
 import numpy as np
 
-from kiln.core import INDEX_DTYPE, KilnValueError, is_static_dim
+from kiln.core import INDEX_DTYPE, KilnValueError, Primitive, is_static_dim
 from kiln.numpy._base import check, convert, dims_equal, operand, shape_product
+from kiln.numpy._bindings import numpy_function, ufunc_method
 from kiln.primitives import reduction
 from kiln.tracing import Tracer, bind
 
@@ -53,23 +55,27 @@ def _sum_dtype(dtype: np.dtype) -> np.dtype:
     return dtype
 
 
-def _reduce(name: str, x: Any, axis: Any, dtype: Any, keepdims: bool) -> Tracer:
+def _reduce(prim: Primitive, x: Any, axis: Any, dtype: Any, keepdims: bool) -> Tracer:
     x = operand(x)
     axes = _axes(x, axis, ufunc_reduce=True)
     if dtype is not None:
         x = convert(x, dtype)
-    result = bind(reduction.reduce[name], x, axes=axes)
+    result = bind(prim, x, axes=axes)
     return _keep(x, result, axes, keepdims)
 
 
+@numpy_function("sum", method="sum")
+@ufunc_method("add", "reduce")
 def sum(x: Any, axis: Any = None, dtype: Any = None, keepdims: bool = False) -> Tracer:
     x = operand(x)
-    return _reduce("reduce_sum", x, axis, dtype or _sum_dtype(x.aval.dtype), keepdims)
+    return _reduce(reduction.reduce_sum_p, x, axis, dtype or _sum_dtype(x.aval.dtype), keepdims)
 
 
+@numpy_function("prod", method="prod")
+@ufunc_method("multiply", "reduce")
 def prod(x: Any, axis: Any = None, dtype: Any = None, keepdims: bool = False) -> Tracer:
     x = operand(x)
-    return _reduce("reduce_prod", x, axis, dtype or _sum_dtype(x.aval.dtype), keepdims)
+    return _reduce(reduction.reduce_prod_p, x, axis, dtype or _sum_dtype(x.aval.dtype), keepdims)
 
 
 def _require_nonempty(x: Tracer, axes: tuple, fn: str) -> None:
@@ -84,11 +90,13 @@ def _require_nonempty(x: Tracer, axes: tuple, fn: str) -> None:
           f"zero-size array to reduction operation {fn} which has no identity (reduced size {{}})", size)
 
 
+@numpy_function("max", "amax", method="max")
+@ufunc_method("maximum", "reduce")
 def max(x: Any, axis: Any = None, keepdims: bool = False, initial: Any = None) -> Tracer:
     x = operand(x)
     if initial is None:
         _require_nonempty(x, _axes(x, axis, ufunc_reduce=True), "maximum")
-    result = _reduce("reduce_max" if x.aval.dtype != np.bool_ else "reduce_or", x, axis, None, keepdims)
+    result = _reduce(reduction.reduce_max_p if x.aval.dtype != np.bool_ else reduction.reduce_or_p, x, axis, None, keepdims)
     if initial is not None:
         from kiln import numpy as knp
 
@@ -96,11 +104,13 @@ def max(x: Any, axis: Any = None, keepdims: bool = False, initial: Any = None) -
     return result
 
 
+@numpy_function("min", "amin", method="min")
+@ufunc_method("minimum", "reduce")
 def min(x: Any, axis: Any = None, keepdims: bool = False, initial: Any = None) -> Tracer:
     x = operand(x)
     if initial is None:
         _require_nonempty(x, _axes(x, axis, ufunc_reduce=True), "minimum")
-    result = _reduce("reduce_min" if x.aval.dtype != np.bool_ else "reduce_and", x, axis, None, keepdims)
+    result = _reduce(reduction.reduce_min_p if x.aval.dtype != np.bool_ else reduction.reduce_and_p, x, axis, None, keepdims)
     if initial is not None:
         from kiln import numpy as knp
 
@@ -108,14 +118,19 @@ def min(x: Any, axis: Any = None, keepdims: bool = False, initial: Any = None) -
     return result
 
 
+@numpy_function("any", method="any")
+@ufunc_method("logical_or", "reduce")
 def any(x: Any, axis: Any = None, keepdims: bool = False) -> Tracer:
-    return _reduce("reduce_or", convert(operand(x), np.bool_), axis, None, keepdims)
+    return _reduce(reduction.reduce_or_p, convert(operand(x), np.bool_), axis, None, keepdims)
 
 
+@numpy_function("all", method="all")
+@ufunc_method("logical_and", "reduce")
 def all(x: Any, axis: Any = None, keepdims: bool = False) -> Tracer:
-    return _reduce("reduce_and", convert(operand(x), np.bool_), axis, None, keepdims)
+    return _reduce(reduction.reduce_and_p, convert(operand(x), np.bool_), axis, None, keepdims)
 
 
+@numpy_function("mean", method="mean")
 def mean(x: Any, axis: Any = None, dtype: Any = None, keepdims: bool = False) -> Tracer:
     """Sum over the count; ints average in float64 as NumPy (empty gives nan),
     float16 in float32 with a float16 result (NumPy's rule too)."""
@@ -131,6 +146,7 @@ def mean(x: Any, axis: Any = None, dtype: Any = None, keepdims: bool = False) ->
     return convert(result, np.dtype(np.float16)) if half else result
 
 
+@numpy_function("var", method="var")
 def var(x: Any, axis: Any = None, dtype: Any = None, ddof: int = 0, keepdims: bool = False) -> Tracer:
     x = operand(x)
     axes = _axes(x, axis)
@@ -147,20 +163,21 @@ def var(x: Any, axis: Any = None, dtype: Any = None, ddof: int = 0, keepdims: bo
     return total / convert(knp.maximum(count, 0), acc)
 
 
+@numpy_function("std", method="std")
 def std(x: Any, axis: Any = None, dtype: Any = None, ddof: int = 0, keepdims: bool = False) -> Tracer:
     from kiln import numpy as knp
 
     return knp.sqrt(var(x, axis=axis, dtype=dtype, ddof=ddof, keepdims=keepdims))
 
 
-def _arg(name: str, fn: str, x: Any, axis: Any, keepdims: bool) -> Tracer:
+def _arg(prim: Primitive, fn: str, x: Any, axis: Any, keepdims: bool) -> Tracer:
     x = operand(x)
     if axis is None:
         from kiln.numpy.shape_ops import ravel
 
         flat = ravel(x)
         _require_nonempty(flat, (0,), fn)
-        result = bind(reduction.argmax_p if name == "argmax" else reduction.argmin_p, flat,
+        result = bind(prim, flat,
                       axis=0, index_dtype=INDEX_DTYPE)
         if keepdims:
             from kiln.numpy.shape_ops import reshape
@@ -169,20 +186,22 @@ def _arg(name: str, fn: str, x: Any, axis: Any, keepdims: bool) -> Tracer:
         return result
     axes = _axes(x, axis)
     _require_nonempty(x, axes, fn)
-    result = bind(reduction.argmax_p if name == "argmax" else reduction.argmin_p, x,
+    result = bind(prim, x,
                   axis=axes[0], index_dtype=INDEX_DTYPE)
     return _keep(x, result, axes, keepdims)
 
 
+@numpy_function("argmax", method="argmax")
 def argmax(x: Any, axis: Any = None, keepdims: bool = False) -> Tracer:
-    return _arg("argmax", "argmax", x, axis, keepdims)
+    return _arg(reduction.argmax_p, "argmax", x, axis, keepdims)
 
 
+@numpy_function("argmin", method="argmin")
 def argmin(x: Any, axis: Any = None, keepdims: bool = False) -> Tracer:
-    return _arg("argmin", "argmin", x, axis, keepdims)
+    return _arg(reduction.argmin_p, "argmin", x, axis, keepdims)
 
 
-def _cumulative(name: str, x: Any, axis: Any, dtype: Any) -> Tracer:
+def _cumulative(prim: Primitive, x: Any, axis: Any, dtype: Any) -> Tracer:
     x = operand(x)
     if axis is None:
         from kiln.numpy.shape_ops import ravel
@@ -190,25 +209,47 @@ def _cumulative(name: str, x: Any, axis: Any, dtype: Any) -> Tracer:
         x, axis = ravel(x), 0
     (axis,) = _axes(x, axis)
     x = convert(x, dtype or _sum_dtype(x.aval.dtype))
-    return bind(reduction.cumulative[name], x, axis=axis)
+    return bind(prim, x, axis=axis)
 
 
+@numpy_function("cumsum", method="cumsum")
 def cumsum(x: Any, axis: Any = None, dtype: Any = None) -> Tracer:
-    return _cumulative("cumsum", x, axis, dtype)
+    return _cumulative(reduction.cumsum_p, x, axis, dtype)
 
 
+@numpy_function("cumprod", method="cumprod")
 def cumprod(x: Any, axis: Any = None, dtype: Any = None) -> Tracer:
-    return _cumulative("cumprod", x, axis, dtype)
+    return _cumulative(reduction.cumprod_p, x, axis, dtype)
 
 
-def running_extreme(name: str, x: Any, axis: int = 0, dtype: Any = None) -> Tracer:
-    """`np.maximum.accumulate` / `np.minimum.accumulate` (name "cummax" or
-    "cummin"): the dtype is kept; bools scan as int8 (False < True)."""
+def running_extreme(prim: Primitive, x: Any, axis: int = 0, dtype: Any = None) -> Tracer:
+    """`np.maximum.accumulate` / `np.minimum.accumulate` (`cummax_p` or
+    `cummin_p`): the dtype is kept; bools scan as int8 (False < True)."""
     x = operand(x)
     if dtype is not None:
         x = convert(x, dtype)
     (axis,) = _axes(x, axis)
     if x.aval.dtype == np.bool_:
-        scanned = bind(reduction.cumulative[name], convert(x, np.int8), axis=axis)
+        scanned = bind(prim, convert(x, np.int8), axis=axis)
         return convert(scanned, np.bool_)
-    return bind(reduction.cumulative[name], x, axis=axis)
+    return bind(prim, x, axis=axis)
+
+
+@ufunc_method("add", "accumulate")
+def _add_accumulate(x: Any, axis: int = 0, dtype: Any = None) -> Tracer:
+    return cumsum(x, axis=axis, dtype=dtype)
+
+
+@ufunc_method("multiply", "accumulate")
+def _multiply_accumulate(x: Any, axis: int = 0, dtype: Any = None) -> Tracer:
+    return cumprod(x, axis=axis, dtype=dtype)
+
+
+@ufunc_method("maximum", "accumulate")
+def _maximum_accumulate(x: Any, axis: int = 0, dtype: Any = None) -> Tracer:
+    return running_extreme(reduction.cummax_p, x, axis, dtype)
+
+
+@ufunc_method("minimum", "accumulate")
+def _minimum_accumulate(x: Any, axis: int = 0, dtype: Any = None) -> Tracer:
+    return running_extreme(reduction.cummin_p, x, axis, dtype)

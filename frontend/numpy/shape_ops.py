@@ -21,9 +21,12 @@ from kiln.numpy._base import (
     operand,
     promote,
     result_dtype,
+    materialize,
     shape_product,
     split_shape,
 )
+from kiln.numpy._bindings import numpy_function, tracer_method, tracer_property
+from kiln.numpy.mutation import copy
 from kiln.primitives import elementwise, shape as shape_prims
 from kiln.tracing import Tracer, bind, current_builder
 
@@ -34,6 +37,7 @@ def _normalize_axis(axis: int, ndim: int, fn: str) -> int:
     return axis % ndim
 
 
+@numpy_function("reshape", method="reshape")
 def reshape(x: Any, *shape: Any, order: str = "C") -> Tracer:
     """`np.reshape` (C order); sizes may be traced and one may be -1."""
     if order != "C":
@@ -73,16 +77,14 @@ def reshape(x: Any, *shape: Any, order: str = "C") -> Tracer:
     if isinstance(x, Tracer) and not _only_unit_dims_change(x.aval.shape, shape):
         builder = current_builder()
         x = builder.lift(x)
-        if not builder.is_contiguous(x):
+        if not builder.aliases.is_contiguous(x):
             # NumPy gives a view only when the elements are contiguous; else a copy.
-            from kiln.numpy.mutation import copy
-
             source = x
             x = copy(x)
             if not _numpy_surely_copies(builder, source, shape):
                 # NumPy may return a view here (when the strides allow it,
                 # depending on run-time sizes): writes to either are refused.
-                builder.ambiguous_copies[id(x)] = builder.alias_root(source)
+                builder.aliases.ambiguous_copies[id(x)] = builder.aliases.root(source)
     return _reshape_view(x, shape)
 
 
@@ -90,7 +92,7 @@ def _numpy_surely_copies(builder, x: Tracer, shape: Sequence[Any]) -> bool:
     """NumPy's reshape copies a non-contiguous `x` whatever the run-time
     sizes: flattening an axis permutation of a contiguous array that no
     size of 1 makes contiguous (`x.T.reshape(-1)`, `x.T.ravel()`)."""
-    return len(shape) == 1 and builder.only_permuted(x) and not builder.may_be_contiguous(x)
+    return len(shape) == 1 and builder.aliases.only_regrouped(x) and not builder.aliases.may_be_contiguous(x)
 
 
 def _reshape_view(x: Any, shape: Sequence[Any]) -> Tracer:
@@ -112,10 +114,12 @@ def _fmt(shape: Sequence[Any]) -> str:
     return "(" + ", ".join(str(d) if is_static_dim(d) else "?" for d in shape) + ")"
 
 
+@numpy_function("ravel", method="ravel")
 def ravel(x: Any) -> Tracer:
     return reshape(x, -1)
 
 
+@numpy_function("transpose")
 def transpose(x: Any, axes: Sequence[int] | None = None) -> Tracer:
     x = operand(x)
     if axes is None:
@@ -128,6 +132,7 @@ def transpose(x: Any, axes: Sequence[int] | None = None) -> Tracer:
     return bind(shape_prims.transpose_p, x, permutation=axes)
 
 
+@numpy_function("swapaxes", method="swapaxes")
 def swapaxes(x: Any, axis1: int, axis2: int) -> Tracer:
     x = operand(x)
     n = x.aval.ndim
@@ -137,6 +142,7 @@ def swapaxes(x: Any, axis1: int, axis2: int) -> Tracer:
     return transpose(x, perm)
 
 
+@numpy_function("moveaxis")
 def moveaxis(x: Any, source: int, destination: int) -> Tracer:
     x = operand(x)
     n = x.aval.ndim
@@ -146,6 +152,7 @@ def moveaxis(x: Any, source: int, destination: int) -> Tracer:
     return transpose(x, perm)
 
 
+@numpy_function("expand_dims")
 def expand_dims(x: Any, axis: int | Sequence[int]) -> Tracer:
     x = operand(x)
     axes = (axis,) if isinstance(axis, (int, np.integer)) else tuple(axis)
@@ -157,6 +164,7 @@ def expand_dims(x: Any, axis: int | Sequence[int]) -> Tracer:
     return reshape(x, *shape) if shape else x
 
 
+@numpy_function("squeeze", method="squeeze")
 def squeeze(x: Any, axis: int | Sequence[int] | None = None) -> Tracer:
     x = operand(x)
     if axis is None:
@@ -176,11 +184,13 @@ def squeeze(x: Any, axis: int | Sequence[int] | None = None) -> Tracer:
     return _reshape_view(x, shape) if len(shape) != x.aval.ndim else x
 
 
+@numpy_function("atleast_1d")
 def atleast_1d(x: Any) -> Tracer:
     x = operand(x)
     return reshape(x, 1) if x.aval.ndim == 0 else x
 
 
+@numpy_function("flip")
 def flip(x: Any, axis: int | Sequence[int] | None = None) -> Tracer:
     """`np.flip`: `x[..., ::-1, ...]` on each axis given (all when None)."""
     from kiln.numpy.indexing import getitem
@@ -191,6 +201,7 @@ def flip(x: Any, axis: int | Sequence[int] | None = None) -> Tracer:
     return getitem(x, tuple(slice(None, None, -1) if i in axes else slice(None) for i in range(x.aval.ndim)))
 
 
+@numpy_function("diff")
 def diff(x: Any, n: int = 1, axis: int = -1) -> Tracer:
     """`np.diff`: the n-th forward difference `x[1:] - x[:-1]` along `axis`."""
     from kiln import numpy as knp
@@ -208,6 +219,7 @@ def diff(x: Any, n: int = 1, axis: int = -1) -> Tracer:
     return x
 
 
+@numpy_function("concatenate")
 def concatenate(arrays: Sequence[Any], axis: int | None = 0) -> Tracer:
     arrays = promote(*arrays)
     if axis is None:
@@ -251,6 +263,7 @@ def _match_other_dims(a: Tracer, like: Tracer, axis: int) -> Tracer:
     return bind(shape_prims.reshape_p, a, *dyn, new_sizes=static)
 
 
+@numpy_function("stack")
 def stack(arrays: Sequence[Any], axis: int = 0) -> Tracer:
     arrays = [operand(a) for a in arrays]
     if not arrays:
@@ -263,6 +276,7 @@ def stack(arrays: Sequence[Any], axis: int = 0) -> Tracer:
     return concatenate(expanded, axis=axis)
 
 
+@numpy_function("where")
 def where(condition: Any, x: Any = None, y: Any = None) -> Tracer:
     if x is None or y is None:
         raise KilnValueError("where: the one-argument form (nonzero) is not supported; pass x and y")
@@ -272,3 +286,50 @@ def where(condition: Any, x: Any = None, y: Any = None) -> Tracer:
     shape = broadcast_shapes([cond.aval.shape, x.aval.shape, y.aval.shape], "np.where")
     return bind(elementwise.select_p, broadcast_to(cond, shape),
                 broadcast_to(convert(x, dtype, weak), shape), broadcast_to(convert(y, dtype, weak), shape))
+
+
+@tracer_method("transpose")
+def _transpose_method(self, *axes):
+    """`x.transpose(1, 0)` and `x.transpose((1, 0))`."""
+    if len(axes) == 1 and not isinstance(axes[0], int):
+        axes = tuple(axes[0])
+    return transpose(self, axes or None)
+
+
+@tracer_property("T")
+def _transposed(self):
+    return transpose(self)
+
+
+@tracer_method("flatten")
+def _flatten(self):
+    return ravel(copy(self))  # copy first: never a view
+
+
+@numpy_function("broadcast_to")
+def _broadcast_to(x: Any, shape: Any) -> Any:
+    """A read-only view, as NumPy's broadcast_to."""
+    result = materialize(broadcast_to(x, shape))
+    if isinstance(result, Tracer) and result is not x:
+        current_builder().aliases.readonly.add(id(result))
+    return result
+
+
+@numpy_function("shape")
+def _shape(a: Any) -> tuple:
+    return operand(a).aval.shape
+
+
+@numpy_function("ndim")
+def _ndim(a: Any) -> int:
+    return operand(a).aval.ndim
+
+
+@numpy_function("size")
+def _size(a: Any) -> Any:
+    return shape_product(operand(a).aval.shape)
+
+
+@tracer_property("size")
+def _size_property(self) -> Any:
+    return shape_product(self.shape)

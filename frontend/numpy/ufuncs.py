@@ -1,9 +1,9 @@
-"""Stage "jaxpr": NumPy ufuncs on traced values.
+"""Stage "jaxpr": the NumPy ufuncs kiln supports, each declared with
+`@ufunc` on its implementation (how a ufunc applies: `_ufunc.py`).
 
-In: operands (tracers, Python scalars, NumPy arrays).
-Out: a tracer. Loop dtypes are NumPy's own (`ufunc.resolve_dtypes`), so
-promotion follows NumPy 2 (NEP 50) exactly; broadcasting as NumPy, with
-run-time checks where dynamic dims must agree.
+In: operands already converted to the ufunc's loop dtypes and broadcast.
+Out: a tracer, from one primitive or a composition where StableHLO has no
+single op.
 """
 
 from __future__ import annotations
@@ -12,26 +12,24 @@ from typing import Any, Callable
 
 import numpy as np
 
-from kiln.core import KilnTypeError, KilnValueError, Literal
-from kiln.numpy._base import broadcast_shapes, broadcast_to, check, convert, int_literal_fits, materialize, operand
-from kiln.primitives import elementwise, mutation
+from kiln.core import Literal, Primitive
+from kiln.numpy._base import broadcast_to, convert
+from kiln.numpy._bindings import FUNCTIONS, tracer_method
+from kiln.numpy._ufunc import ufunc
+from kiln.primitives import elementwise as ew
 from kiln.tracing import bind
 
-_un = elementwise.unary
-_bin = elementwise.binary
-_cmp = elementwise.compare
+
+def _u(prim: Primitive) -> Callable[[Any], Any]:
+    return lambda x: bind(prim, x)
 
 
-def _u(name: str) -> Callable[[Any], Any]:
-    return lambda x: bind(_un[name], x)
+def _b(prim: Primitive) -> Callable[[Any, Any], Any]:
+    return lambda x, y: bind(prim, x, y)
 
 
-def _b(name: str) -> Callable[[Any, Any], Any]:
-    return lambda x, y: bind(_bin[name], x, y)
-
-
-def _c(name: str) -> Callable[[Any, Any], Any]:
-    return lambda x, y: bind(_cmp[name], x, y)
+def _c(prim: Primitive) -> Callable[[Any, Any], Any]:
+    return lambda x, y: bind(prim, x, y)
 
 
 def _const_like(x: Any, value: Any) -> Any:
@@ -41,7 +39,7 @@ def _const_like(x: Any, value: Any) -> Any:
 
 
 def _select(pred, a, b):
-    return bind(elementwise.select_p, pred, a, b)
+    return bind(ew.select_p, pred, a, b)
 
 
 # --- compositions for ufuncs StableHLO has no single op for
@@ -51,12 +49,15 @@ def _is_float(x) -> bool:
     return x.aval.dtype.kind in "fc"
 
 
+@ufunc("floor_divide", operator="__floordiv__", reflected="__rfloordiv__", inplace_operator="__ifloordiv__")
 def _floor_divide(x, y):
     if not _is_float(x):
         return _int_divmod(x, y)[0]
     return _float_divmod(x, y)[0]
 
 
+@ufunc("remainder", inplace_operator="__imod__")
+@ufunc("mod", operator="__mod__", reflected="__rmod__")
 def _remainder(x, y):
     if not _is_float(x):
         return _int_divmod(x, y)[1]
@@ -66,73 +67,79 @@ def _remainder(x, y):
 def _int_divmod(x, y):
     """Floor division and modulo for ints; division by zero gives 0 as NumPy."""
     zero, one = _const_like(x, 0), _const_like(x, 1)
-    y_is_zero = bind(_cmp["eq"], y, zero)
+    y_is_zero = bind(ew.eq_p, y, zero)
     safe_y = _select(y_is_zero, one, y)
-    q = bind(_bin["div"], x, safe_y)
-    r = bind(_bin["rem"], x, safe_y)
+    q = bind(ew.div_p, x, safe_y)
+    r = bind(ew.rem_p, x, safe_y)
     if x.aval.dtype.kind == "i":
         # Truncating division rounds toward zero; floor needs one less when
         # the remainder is nonzero and its sign differs from the divisor's.
-        adjust = bind(_bin["and"], bind(_cmp["ne"], r, zero),
-                      bind(_cmp["ne"], bind(_cmp["lt"], r, zero), bind(_cmp["lt"], safe_y, zero)))
-        q = _select(adjust, bind(_bin["sub"], q, one), q)
-        r = _select(adjust, bind(_bin["add"], r, safe_y), r)
+        adjust = bind(ew.and_p, bind(ew.ne_p, r, zero),
+                      bind(ew.ne_p, bind(ew.lt_p, r, zero), bind(ew.lt_p, safe_y, zero)))
+        q = _select(adjust, bind(ew.sub_p, q, one), q)
+        r = _select(adjust, bind(ew.add_p, r, safe_y), r)
     return _select(y_is_zero, zero, q), _select(y_is_zero, zero, r)
 
 
 def _float_divmod(x, y):
     """NumPy's npy_divmod for floats (floor division and Python-style modulo)."""
     zero = _const_like(x, 0.0)
-    mod = bind(_bin["rem"], x, y)
-    div = bind(_bin["div"], bind(_bin["sub"], x, mod), y)
-    mod_nonzero = bind(_cmp["ne"], mod, zero)
-    sign_differs = bind(_cmp["ne"], bind(_cmp["lt"], y, zero), bind(_cmp["lt"], mod, zero))
-    fix = bind(_bin["and"], mod_nonzero, sign_differs)
-    mod = _select(fix, bind(_bin["add"], mod, y), mod)
-    div = _select(fix, bind(_bin["sub"], div, _const_like(x, 1.0)), div)
-    floordiv = bind(_un["floor"], div)
+    mod = bind(ew.rem_p, x, y)
+    div = bind(ew.div_p, bind(ew.sub_p, x, mod), y)
+    mod_nonzero = bind(ew.ne_p, mod, zero)
+    sign_differs = bind(ew.ne_p, bind(ew.lt_p, y, zero), bind(ew.lt_p, mod, zero))
+    fix = bind(ew.and_p, mod_nonzero, sign_differs)
+    mod = _select(fix, bind(ew.add_p, mod, y), mod)
+    div = _select(fix, bind(ew.sub_p, div, _const_like(x, 1.0)), div)
+    floordiv = bind(ew.floor_p, div)
     floordiv = _select(
-        bind(_cmp["gt"], bind(_bin["sub"], div, floordiv), _const_like(x, 0.5)),
-        bind(_bin["add"], floordiv, _const_like(x, 1.0)), floordiv)
-    y_zero = bind(_cmp["eq"], y, zero)
-    floordiv = _select(y_zero, bind(_bin["div"], x, y), floordiv)
+        bind(ew.gt_p, bind(ew.sub_p, div, floordiv), _const_like(x, 0.5)),
+        bind(ew.add_p, floordiv, _const_like(x, 1.0)), floordiv)
+    y_zero = bind(ew.eq_p, y, zero)
+    floordiv = _select(y_zero, bind(ew.div_p, x, y), floordiv)
     return floordiv, mod
 
 
+@ufunc("fmod")
 def _fmod(x, y):
     if _is_float(x):
-        return bind(_bin["rem"], x, y)
+        return bind(ew.rem_p, x, y)
     # NumPy's integer fmod by zero is 0; StableHLO's remainder is undefined there.
     zero = _const_like(x, 0)
-    y_is_zero = bind(_cmp["eq"], y, zero)
-    return _select(y_is_zero, zero, bind(_bin["rem"], x, _select(y_is_zero, _const_like(x, 1), y)))
+    y_is_zero = bind(ew.eq_p, y, zero)
+    return _select(y_is_zero, zero, bind(ew.rem_p, x, _select(y_is_zero, _const_like(x, 1), y)))
 
 
+@ufunc("sinh")
 def _sinh(x):
     half = _const_like(x, 0.5)
-    return bind(_bin["mul"], half, bind(_bin["sub"], bind(_un["expm1"], x), bind(_un["expm1"], bind(_un["neg"], x))))
+    return bind(ew.mul_p, half, bind(ew.sub_p, bind(ew.expm1_p, x), bind(ew.expm1_p, bind(ew.neg_p, x))))
 
 
+@ufunc("cosh")
 def _cosh(x):
     half = _const_like(x, 0.5)
-    return bind(_bin["mul"], half, bind(_bin["add"], bind(_un["exp"], x), bind(_un["exp"], bind(_un["neg"], x))))
+    return bind(ew.mul_p, half, bind(ew.add_p, bind(ew.exp_p, x), bind(ew.exp_p, bind(ew.neg_p, x))))
 
 
 def _one_minus_square(x):
     one = _const_like(x, 1.0)
-    return bind(_bin["mul"], bind(_bin["sub"], one, x), bind(_bin["add"], one, x))
+    return bind(ew.mul_p, bind(ew.sub_p, one, x), bind(ew.add_p, one, x))
 
 
+@ufunc("arcsin")
 def _arcsin(x):
-    return bind(_bin["atan2"], x, bind(_un["sqrt"], _one_minus_square(x)))
+    return bind(ew.atan2_p, x, bind(ew.sqrt_p, _one_minus_square(x)))
 
 
+@ufunc("arccos")
 def _arccos(x):
-    return bind(_bin["atan2"], bind(_un["sqrt"], _one_minus_square(x)), x)
+    return bind(ew.atan2_p, bind(ew.sqrt_p, _one_minus_square(x)), x)
 
 
+@ufunc("arctan")
 def _arctan(x):
-    return bind(_bin["atan2"], x, _const_like(x, 1.0))
+    return bind(ew.atan2_p, x, _const_like(x, 1.0))
 
 
 # Above this magnitude asinh(x) and acosh(x) are log(2|x|) to the last bit,
@@ -141,342 +148,271 @@ _LARGE = 1e8
 
 
 def _log_twice(ax):
-    return bind(_bin["add"], bind(_un["log"], ax), _const_like(ax, np.log(2.0)))
+    return bind(ew.add_p, bind(ew.log_p, ax), _const_like(ax, np.log(2.0)))
 
 
+@ufunc("arcsinh")
 def _arcsinh(x):
     one = _const_like(x, 1.0)
-    ax = bind(_un["abs"], x)
-    sq = bind(_bin["mul"], ax, ax)
-    root = bind(_un["sqrt"], bind(_bin["add"], one, sq))
-    inner = bind(_bin["add"], ax, bind(_bin["div"], sq, bind(_bin["add"], one, root)))
-    mag = _select(bind(_cmp["gt"], ax, _const_like(x, _LARGE)), _log_twice(ax), bind(_un["log1p"], inner))
-    return _select(bind(_cmp["lt"], x, _const_like(x, 0.0)), bind(_un["neg"], mag), mag)
+    ax = bind(ew.abs_p, x)
+    sq = bind(ew.mul_p, ax, ax)
+    root = bind(ew.sqrt_p, bind(ew.add_p, one, sq))
+    inner = bind(ew.add_p, ax, bind(ew.div_p, sq, bind(ew.add_p, one, root)))
+    mag = _select(bind(ew.gt_p, ax, _const_like(x, _LARGE)), _log_twice(ax), bind(ew.log1p_p, inner))
+    return _select(bind(ew.lt_p, x, _const_like(x, 0.0)), bind(ew.neg_p, mag), mag)
 
 
+@ufunc("arccosh")
 def _arccosh(x):
     one = _const_like(x, 1.0)
-    xm1 = bind(_bin["sub"], x, one)
+    xm1 = bind(ew.sub_p, x, one)
     # log1p(t + sqrt(t * (t + 2))) with t = x - 1 keeps precision near 1.
-    root = bind(_un["sqrt"], bind(_bin["mul"], xm1, bind(_bin["add"], xm1, _const_like(x, 2.0))))
-    near = bind(_un["log1p"], bind(_bin["add"], xm1, root))
-    result = _select(bind(_cmp["gt"], x, _const_like(x, _LARGE)), _log_twice(x), near)
-    return _select(bind(_cmp["lt"], x, one), _const_like(x, np.nan), result)
+    root = bind(ew.sqrt_p, bind(ew.mul_p, xm1, bind(ew.add_p, xm1, _const_like(x, 2.0))))
+    near = bind(ew.log1p_p, bind(ew.add_p, xm1, root))
+    result = _select(bind(ew.gt_p, x, _const_like(x, _LARGE)), _log_twice(x), near)
+    return _select(bind(ew.lt_p, x, one), _const_like(x, np.nan), result)
 
 
+@ufunc("arctanh")
 def _arctanh(x):
     one = _const_like(x, 1.0)
-    return bind(_bin["mul"], _const_like(x, 0.5),
-                bind(_un["log1p"], bind(_bin["div"], bind(_bin["add"], x, x), bind(_bin["sub"], one, x))))
+    return bind(ew.mul_p, _const_like(x, 0.5),
+                bind(ew.log1p_p, bind(ew.div_p, bind(ew.add_p, x, x), bind(ew.sub_p, one, x))))
 
 
 def _log_base(base: float):
-    return lambda x: bind(_bin["div"], bind(_un["log"], x), _const_like(x, np.log(base)))
+    return lambda x: bind(ew.div_p, bind(ew.log_p, x), _const_like(x, np.log(base)))
 
 
+@ufunc("exp2")
 def _exp2(x):
-    return bind(_un["exp"], bind(_bin["mul"], x, _const_like(x, np.log(2.0))))
+    return bind(ew.exp_p, bind(ew.mul_p, x, _const_like(x, np.log(2.0))))
 
 
+@ufunc("square")
 def _square(x):
-    return bind(_bin["mul"], x, x)
+    return bind(ew.mul_p, x, x)
 
 
+@ufunc("reciprocal")
 def _reciprocal(x):
-    return bind(_bin["div"], _const_like(x, 1), x)
+    return bind(ew.div_p, _const_like(x, 1), x)
 
 
+@ufunc("power", reflected="__rpow__", inplace_operator="__ipow__", refuses_negative_int_exponent=True)
+@ufunc("float_power")
 def _power(x, y):
-    return bind(_bin["pow"], x, y)
+    return bind(ew.pow_p, x, y)
 
 
+@ufunc("isnan")
 def _isnan(x):
-    return bind(_cmp["ne"], x, x)
+    return bind(ew.ne_p, x, x)
 
 
+@ufunc("isinf")
 def _isinf(x):
     if not _is_float(x):
-        return bind(_cmp["ne"], x, x)
-    return bind(_cmp["eq"], bind(_un["abs"], x), _const_like(x, np.inf))
+        return bind(ew.ne_p, x, x)
+    return bind(ew.eq_p, bind(ew.abs_p, x), _const_like(x, np.inf))
 
 
+@ufunc("isfinite")
 def _isfinite(x):
     if not _is_float(x):
-        return bind(_cmp["eq"], x, x)
-    return bind(_un["is_finite"], x)
+        return bind(ew.eq_p, x, x)
+    return bind(ew.is_finite_p, x)
 
 
+@ufunc("sign")
 def _sign(x):
     if _is_float(x):
         # NumPy's sign(nan) is nan; stablehlo.sign agrees.
-        return bind(_un["sign"], x)
+        return bind(ew.sign_p, x)
     zero = _const_like(x, 0)
-    gt = convert(bind(_cmp["gt"], x, zero), x.aval.dtype)
+    gt = convert(bind(ew.gt_p, x, zero), x.aval.dtype)
     if x.aval.dtype.kind == "u":
         return gt
-    lt = convert(bind(_cmp["lt"], x, zero), x.aval.dtype)
-    return bind(_bin["sub"], gt, lt)
+    lt = convert(bind(ew.lt_p, x, zero), x.aval.dtype)
+    return bind(ew.sub_p, gt, lt)
 
 
+@ufunc("absolute", operator="__abs__")
+@ufunc("fabs")
 def _absolute(x):
     if x.aval.dtype.kind in "ub":
         return x
-    return bind(_un["abs"], x)
+    return bind(ew.abs_p, x)
 
 
-def _logical(name):
+def _logical(prim):
     def fn(x, y):
-        return bind(_bin[name], convert(x, np.bool_), convert(y, np.bool_))
+        return bind(prim, convert(x, np.bool_), convert(y, np.bool_))
 
     return fn
 
 
+@ufunc("logical_not")
 def _logical_not(x):
-    return bind(_un["not"], convert(x, np.bool_))
+    return bind(ew.not_p, convert(x, np.bool_))
 
 
+@ufunc("invert", operator="__invert__")
 def _invert(x):
-    return bind(_un["not"], x)
+    return bind(ew.not_p, x)
 
 
+@ufunc("conjugate")
+@ufunc("conj")
 def _conjugate(x):
     if x.aval.dtype.kind != "c":
         return x
     # re - i*im, assembled from the parts (StableHLO has no conjugate op).
-    re = convert(bind(elementwise.real_p, x), x.aval.dtype)
-    im = convert(bind(elementwise.imag_p, x), x.aval.dtype)
-    return bind(_bin["sub"], re, bind(_bin["mul"], im, _const_like(x, 1j)))
+    re = convert(bind(ew.real_p, x), x.aval.dtype)
+    im = convert(bind(ew.imag_p, x), x.aval.dtype)
+    return bind(ew.sub_p, re, bind(ew.mul_p, im, _const_like(x, 1j)))
 
 
+@ufunc("positive", operator="__pos__")
 def _positive(x):
     return x
 
 
+@ufunc("trunc")
 def _trunc(x):
     if not _is_float(x):
         return x
-    return _select(bind(_cmp["lt"], x, _const_like(x, 0.0)), bind(_un["ceil"], x), bind(_un["floor"], x))
+    return _select(bind(ew.lt_p, x, _const_like(x, 0.0)), bind(ew.ceil_p, x), bind(ew.floor_p, x))
 
 
-def _rounding(name):
+def _rounding(prim):
     def fn(x):
         if not _is_float(x):
             return x
-        return bind(_un[name], x)
+        return bind(prim, x)
 
     return fn
 
 
-def _maximum_fmax(name, nan_propagating: bool):
+def _maximum_fmax(prim, nan_propagating: bool):
     def fn(x, y):
-        r = bind(_bin[name], x, y)
+        r = bind(prim, x, y)
         if nan_propagating or not _is_float(x):
             return r
         # fmax/fmin ignore a NaN operand.
-        return _select(bind(_cmp["ne"], x, x), y, _select(bind(_cmp["ne"], y, y), x, r))
+        return _select(bind(ew.ne_p, x, x), y, _select(bind(ew.ne_p, y, y), x, r))
 
     return fn
 
 
+@ufunc("add", operator="__add__", reflected="__radd__", inplace_operator="__iadd__")
 def _add(x, y):
     if x.aval.dtype == np.bool_:
-        return bind(_bin["or"], x, y)
-    return bind(_bin["add"], x, y)
+        return bind(ew.or_p, x, y)
+    return bind(ew.add_p, x, y)
 
 
+@ufunc("multiply", operator="__mul__", reflected="__rmul__", inplace_operator="__imul__")
 def _multiply(x, y):
     if x.aval.dtype == np.bool_:
-        return bind(_bin["and"], x, y)
-    return bind(_bin["mul"], x, y)
+        return bind(ew.and_p, x, y)
+    return bind(ew.mul_p, x, y)
 
 
+@ufunc("right_shift", operator="__rshift__", reflected="__rrshift__", inplace_operator="__irshift__")
 def _right_shift(x, y):
-    return bind(_bin["shift_right_arithmetic" if x.aval.dtype.kind == "i" else "shift_right_logical"], x, y)
+    return bind(ew.shift_right_arithmetic_p if x.aval.dtype.kind == "i" else ew.shift_right_logical_p, x, y)
 
 
+@ufunc("hypot")
 def _hypot(x, y):
     """max * sqrt(1 + (min / max)^2): no overflow or underflow in the squares;
     an infinite operand gives inf even beside a NaN, as NumPy."""
-    ax, ay = bind(_un["abs"], x), bind(_un["abs"], y)
-    big, small = bind(_bin["max"], ax, ay), bind(_bin["min"], ax, ay)
+    ax, ay = bind(ew.abs_p, x), bind(ew.abs_p, y)
+    big, small = bind(ew.max_p, ax, ay), bind(ew.min_p, ax, ay)
     zero, inf = _const_like(x, 0.0), _const_like(x, np.inf)
-    ratio = bind(_bin["div"], small, _select(bind(_cmp["eq"], big, zero), _const_like(x, 1.0), big))
-    result = bind(_bin["mul"], big, bind(_un["sqrt"], bind(_bin["add"], _const_like(x, 1.0), _square(ratio))))
-    either_inf = bind(_bin["or"], bind(_cmp["eq"], ax, inf), bind(_cmp["eq"], ay, inf))
+    ratio = bind(ew.div_p, small, _select(bind(ew.eq_p, big, zero), _const_like(x, 1.0), big))
+    result = bind(ew.mul_p, big, bind(ew.sqrt_p, bind(ew.add_p, _const_like(x, 1.0), _square(ratio))))
+    either_inf = bind(ew.or_p, bind(ew.eq_p, ax, inf), bind(ew.eq_p, ay, inf))
     return _select(either_inf, inf, result)
 
 
+@ufunc("logaddexp")
 def _logaddexp(x, y):
-    m = bind(_bin["max"], x, y)
-    d = bind(_un["neg"], bind(_un["abs"], bind(_bin["sub"], x, y)))
-    return bind(_bin["add"], m, bind(_un["log1p"], bind(_un["exp"], d)))
+    m = bind(ew.max_p, x, y)
+    d = bind(ew.neg_p, bind(ew.abs_p, bind(ew.sub_p, x, y)))
+    return bind(ew.add_p, m, bind(ew.log1p_p, bind(ew.exp_p, d)))
 
 
+@ufunc("deg2rad")
+@ufunc("radians")
 def _deg2rad(x):
-    return bind(_bin["mul"], x, _const_like(x, np.pi / 180.0))
+    return bind(ew.mul_p, x, _const_like(x, np.pi / 180.0))
 
 
+@ufunc("rad2deg")
+@ufunc("degrees")
 def _rad2deg(x):
-    return bind(_bin["mul"], x, _const_like(x, 180.0 / np.pi))
+    return bind(ew.mul_p, x, _const_like(x, 180.0 / np.pi))
 
 
+@ufunc("true_divide", operator="__truediv__", reflected="__rtruediv__", inplace_operator="__itruediv__")
+@ufunc("divide")
 def _divide(x, y):
-    return bind(_bin["div"], x, y)
+    return bind(ew.div_p, x, y)
 
 
-# name -> (implementation on loop-dtype operands, the NumPy ufunc for dtype resolution)
-UFUNCS: dict[str, tuple[Callable, np.ufunc]] = {
-    "add": (_add, np.add),
-    "subtract": (_b("sub"), np.subtract),
-    "multiply": (_multiply, np.multiply),
-    "true_divide": (_divide, np.true_divide),
-    "divide": (_divide, np.divide),
-    "floor_divide": (_floor_divide, np.floor_divide),
-    "remainder": (_remainder, np.remainder),
-    "mod": (_remainder, np.mod),
-    "fmod": (_fmod, np.fmod),
-    "power": (_power, np.power),
-    "float_power": (_power, np.float_power),
-    "maximum": (_maximum_fmax("max", True), np.maximum),
-    "minimum": (_maximum_fmax("min", True), np.minimum),
-    "fmax": (_maximum_fmax("max", False), np.fmax),
-    "fmin": (_maximum_fmax("min", False), np.fmin),
-    "arctan2": (_b("atan2"), np.arctan2),
-    "hypot": (_hypot, np.hypot),
-    "logaddexp": (_logaddexp, np.logaddexp),
-    "logical_and": (_logical("and"), np.logical_and),
-    "logical_or": (_logical("or"), np.logical_or),
-    "logical_xor": (_logical("xor"), np.logical_xor),
-    "logical_not": (_logical_not, np.logical_not),
-    "bitwise_and": (_b("and"), np.bitwise_and),
-    "bitwise_or": (_b("or"), np.bitwise_or),
-    "bitwise_xor": (_b("xor"), np.bitwise_xor),
-    "invert": (_invert, np.invert),
-    "left_shift": (_b("shift_left"), np.left_shift),
-    "right_shift": (_right_shift, np.right_shift),
-    "equal": (_c("eq"), np.equal),
-    "not_equal": (_c("ne"), np.not_equal),
-    "less": (_c("lt"), np.less),
-    "less_equal": (_c("le"), np.less_equal),
-    "greater": (_c("gt"), np.greater),
-    "greater_equal": (_c("ge"), np.greater_equal),
-    "negative": (_u("neg"), np.negative),
-    "positive": (_positive, np.positive),
-    "conjugate": (_conjugate, np.conjugate),
-    "conj": (_conjugate, np.conj),
-    "absolute": (_absolute, np.absolute),
-    "fabs": (_absolute, np.fabs),
-    "sign": (_sign, np.sign),
-    "exp": (_u("exp"), np.exp),
-    "exp2": (_exp2, np.exp2),
-    "expm1": (_u("expm1"), np.expm1),
-    "log": (_u("log"), np.log),
-    "log2": (_log_base(2.0), np.log2),
-    "log10": (_log_base(10.0), np.log10),
-    "log1p": (_u("log1p"), np.log1p),
-    "sqrt": (_u("sqrt"), np.sqrt),
-    "cbrt": (_u("cbrt"), np.cbrt),
-    "square": (_square, np.square),
-    "reciprocal": (_reciprocal, np.reciprocal),
-    "sin": (_u("sin"), np.sin),
-    "cos": (_u("cos"), np.cos),
-    "tan": (_u("tan"), np.tan),
-    "arcsin": (_arcsin, np.arcsin),
-    "arccos": (_arccos, np.arccos),
-    "arctan": (_arctan, np.arctan),
-    "sinh": (_sinh, np.sinh),
-    "cosh": (_cosh, np.cosh),
-    "tanh": (_u("tanh"), np.tanh),
-    "arcsinh": (_arcsinh, np.arcsinh),
-    "arccosh": (_arccosh, np.arccosh),
-    "arctanh": (_arctanh, np.arctanh),
-    "deg2rad": (_deg2rad, np.deg2rad),
-    "radians": (_deg2rad, np.radians),
-    "rad2deg": (_rad2deg, np.rad2deg),
-    "degrees": (_rad2deg, np.degrees),
-    "floor": (_rounding("floor"), np.floor),
-    "ceil": (_rounding("ceil"), np.ceil),
-    "rint": (_rounding("round"), np.rint),
-    "trunc": (_trunc, np.trunc),
-    "isnan": (_isnan, np.isnan),
-    "isinf": (_isinf, np.isinf),
-    "isfinite": (_isfinite, np.isfinite),
-}
+# Ufuncs that are one primitive, or one primitive per NumPy dtype kind.
+ufunc("subtract", operator="__sub__", reflected="__rsub__", inplace_operator="__isub__")(_b(ew.sub_p))
+ufunc("maximum")(_maximum_fmax(ew.max_p, True))
+ufunc("minimum")(_maximum_fmax(ew.min_p, True))
+ufunc("fmax")(_maximum_fmax(ew.max_p, False))
+ufunc("fmin")(_maximum_fmax(ew.min_p, False))
+ufunc("arctan2")(_b(ew.atan2_p))
+ufunc("logical_and")(_logical(ew.and_p))
+ufunc("logical_or")(_logical(ew.or_p))
+ufunc("logical_xor")(_logical(ew.xor_p))
+ufunc("bitwise_and", operator="__and__", reflected="__rand__", inplace_operator="__iand__")(_b(ew.and_p))
+ufunc("bitwise_or", operator="__or__", reflected="__ror__", inplace_operator="__ior__")(_b(ew.or_p))
+ufunc("bitwise_xor", operator="__xor__", reflected="__rxor__", inplace_operator="__ixor__")(_b(ew.xor_p))
+ufunc("left_shift", operator="__lshift__", reflected="__rlshift__", inplace_operator="__ilshift__")(
+    _b(ew.shift_left_p))
+ufunc("equal", operator="__eq__", compares=True)(_c(ew.eq_p))
+ufunc("not_equal", operator="__ne__", compares=True)(_c(ew.ne_p))
+ufunc("less", operator="__lt__", compares=True)(_c(ew.lt_p))
+ufunc("less_equal", operator="__le__", compares=True)(_c(ew.le_p))
+ufunc("greater", operator="__gt__", compares=True)(_c(ew.gt_p))
+ufunc("greater_equal", operator="__ge__", compares=True)(_c(ew.ge_p))
+ufunc("negative", operator="__neg__")(_u(ew.neg_p))
+ufunc("exp")(_u(ew.exp_p))
+ufunc("expm1")(_u(ew.expm1_p))
+ufunc("log")(_u(ew.log_p))
+ufunc("log2")(_log_base(2.0))
+ufunc("log10")(_log_base(10.0))
+ufunc("log1p")(_u(ew.log1p_p))
+ufunc("sqrt")(_u(ew.sqrt_p))
+ufunc("cbrt")(_u(ew.cbrt_p))
+ufunc("sin")(_u(ew.sin_p))
+ufunc("cos")(_u(ew.cos_p))
+ufunc("tan")(_u(ew.tan_p))
+ufunc("tanh")(_u(ew.tanh_p))
+ufunc("floor")(_rounding(ew.floor_p))
+ufunc("ceil")(_rounding(ew.ceil_p))
+ufunc("rint")(_rounding(ew.round_p))
+
+# np.abs is np.absolute.
+FUNCTIONS["abs"] = FUNCTIONS["absolute"]
 
 
-_COMPARISONS = ("equal", "not_equal", "less", "less_equal", "greater", "greater_equal")
+@tracer_method("__pow__")
+def _pow_operator(self, other):
+    # ndarray.__pow__ computes `x ** 2` as np.square(x): a bool array gives int8, not int64.
+    if type(other) is int and other == 2:
+        return FUNCTIONS["square"](self)
+    return FUNCTIONS["power"](self, other)
 
 
-def _resolve_dtypes(name: str, ufunc: np.ufunc, ops: list) -> tuple:
-    # NumPy resolves Python scalar types (NEP 50) only beside a real dtype:
-    # all-weak operands resolve as their default dtypes (np.less(int, int)
-    # would otherwise give an object loop), and weak bools are plain bools.
-    all_weak = all(x.aval.weak_type for x in ops)
-    key = []
-    for x in ops:
-        if x.aval.weak_type and not all_weak and x.aval.dtype.kind != "b":
-            key.append({"i": int, "u": int, "f": float, "c": complex}[x.aval.dtype.kind])
-        else:
-            key.append(x.aval.dtype)
-    try:
-        return ufunc.resolve_dtypes(tuple(key) + (None,) * ufunc.nout)
-    except (TypeError, np._core._exceptions._UFuncNoLoopError) as e:
-        raise KilnTypeError(
-            f"np.{name} is not defined for dtypes {', '.join(str(k) for k in key)} (NumPy says: {e})"
-        ) from None
-
-
-def _check_nonnegative_exponent(y: Any) -> None:
-    """NumPy refuses integer powers with a negative integer exponent."""
-    message = "Integers to negative integer powers are not allowed (np.power); use a float base or exponent."
-    if isinstance(y, Literal):
-        if y.val < 0:
-            raise KilnValueError(message)
-        return
-    from kiln import numpy as knp
-
-    check(knp.all(knp.greater_equal(y, 0)), "ValueError", message)
-
-
-def apply_ufunc(name: str, *args: Any) -> Any:
-    """Apply ufunc `name` to traced or constant operands, as NumPy would."""
-    impl, ufunc = UFUNCS[name]
-    ops = operands = [operand(a) for a in args]
-    dtypes = _resolve_dtypes(name, ufunc, ops)
-    in_dtypes, out_dtype = dtypes[: len(ops)], dtypes[-1]
-    if name in _COMPARISONS and not all(int_literal_fits(x, dt) for x, dt in zip(ops, in_dtypes)):
-        # NumPy compares an int array with an out-of-range Python int
-        # exactly (int8 array < 300 is all True): compare in a wider type.
-        wide = np.dtype(np.float64 if np.dtype(np.uint64) in in_dtypes else np.int64)
-        in_dtypes = (wide,) * len(ops)
-    if name == "power" and np.dtype(in_dtypes[1]).kind == "i":
-        _check_nonnegative_exponent(ops[1])
-    weak = all(x.aval.weak_type for x in ops)
-    shape = broadcast_shapes([x.aval.shape for x in ops], f"np.{name}")
-    ops = [broadcast_to(convert(x, dt, weak), shape) for x, dt in zip(ops, in_dtypes)]
-    result = impl(*ops)
-    if result.aval.dtype != out_dtype:
-        result = convert(result, out_dtype, weak)
-    if isinstance(result, Literal):
-        result = materialize(result)
-    if any(result is x for x in operands):
-        # A ufunc returns a new array: an identity (np.positive, np.floor of
-        # an int) must not alias its operand, or writes to it would reach it.
-        result = bind(mutation.copy_p, result)
-    return result
-
-
-def _make_public(name: str) -> Callable[..., Any]:
-    ufunc = UFUNCS[name][1]
-
-    def fn(*args, out=None, **kwargs):
-        from kiln.numpy._dispatch import ufunc_entry
-
-        return ufunc_entry(name, args, out, kwargs)
-
-    fn.__name__ = name
-    fn.__doc__ = f"kiln's np.{name}: NumPy's semantics on traced values ({ufunc.nin} operand(s))."
-    return fn
-
-
-PUBLIC = {name: _make_public(name) for name in UFUNCS}
+@tracer_method("conjugate")
+@tracer_method("conj")
+def _conjugate_method(self):
+    return FUNCTIONS["conjugate"](self)

@@ -12,8 +12,7 @@ import numpy as np
 
 from kiln.core import KilnInternalError, Primitive
 
-check_p = Primitive("check", multiple_results=True)
-check_p.effectful = True
+check_p = Primitive("check", multiple_results=True, effectful=True)
 
 CHECK_KINDS = ("ValueError", "IndexError", "OverflowError")
 

@@ -2,16 +2,33 @@
 
 In: an operand, dynamic starts/sizes as scalar int operands (`None` in the
 static params where dynamic), static strides; for gather an integer index array.
-Out: the selected elements. Bounds are already valid: the numpy layer clamps
+Out: the selected elements (a slice is a view of its operand). Bounds are already valid: the numpy layer clamps
 slices as NumPy does and emits run-time checks for scalar indices.
 """
 
 from __future__ import annotations
 
-from kiln.core import DShapedArray, KilnInternalError, Primitive
+from kiln.core import DShapedArray, KilnInternalError, Primitive, ViewRule, is_static_dim
 from kiln.primitives._rules import shape_with_dynamic
 
-slice_p = Primitive("slice")
+
+def _slice_keeps_contiguity(base, view, params, is_unit) -> bool:
+    """Unit strides, and after the first axis of size > 1 every axis whole."""
+    if any(s != 1 and not is_unit(size) for s, size in zip(params["strides"], view.shape)):
+        return False
+    first = True
+    for axis, (dim, size) in enumerate(zip(base.shape, view.shape)):
+        if is_unit(size):
+            continue
+        whole = params["starts"][axis] == 0 and (
+            size is dim or (is_static_dim(size) and is_static_dim(dim) and size == dim))
+        if not first and not whole:
+            return False
+        first = False
+    return True
+
+
+slice_p = Primitive("slice", view=ViewRule(_slice_keeps_contiguity))
 gather_p = Primitive("gather")
 
 

@@ -1,8 +1,8 @@
 """Stage "jaxpr": primitives with reference semantics (copies and writes).
 
-Views: `slice`, `reshape`, `transpose`, `reverse` and `match_dims` return
-an alias of their operand (`Primitive.is_view`): a write through any alias
-is seen by every alias. `copy` makes a fresh array that aliases nothing.
+Views (`slice`, `reshape`, `transpose`, `reverse`, `match_dims`, declared
+with a `ViewRule` in their family modules) return an alias of their
+operand: a write through any alias is seen by every alias. `copy` makes a fresh array that aliases nothing.
 `assign(target, value)` overwrites the target (a view or a whole array)
 with a value of its shape and dtype; `scatter(target, indices, updates,
 axis)` overwrites `target[..., indices, ...]` along `axis`. Both are
@@ -12,17 +12,10 @@ effectful and have no results.
 from __future__ import annotations
 
 from kiln.core import KilnInternalError, Primitive, same_dim
-from kiln.primitives import indexing, shape
 
 copy_p = Primitive("copy")
-assign_p = Primitive("assign", multiple_results=True)
-assign_p.effectful = True
-scatter_p = Primitive("scatter", multiple_results=True)
-scatter_p.effectful = True
-
-VIEW_PRIMITIVES = (indexing.slice_p, shape.reshape_p, shape.transpose_p, shape.reverse_p, shape.match_dims_p)
-for _p in VIEW_PRIMITIVES:
-    _p.is_view = True
+assign_p = Primitive("assign", multiple_results=True, effectful=True)
+scatter_p = Primitive("scatter", multiple_results=True, effectful=True)
 WRITE_PRIMITIVES = (assign_p, scatter_p)
 
 

@@ -7,15 +7,22 @@ Out: the operand's shape without the reduced axes (argmax/argmin give
 
 from __future__ import annotations
 
-
 from kiln.core import DShapedArray, KilnInternalError, Primitive
 
-REDUCE_NAMES = ("reduce_sum", "reduce_prod", "reduce_max", "reduce_min", "reduce_and", "reduce_or")
-reduce = {name: Primitive(name) for name in REDUCE_NAMES}
+reduce_sum_p = Primitive("reduce_sum")
+reduce_prod_p = Primitive("reduce_prod")
+reduce_max_p = Primitive("reduce_max")
+reduce_min_p = Primitive("reduce_min")
+reduce_and_p = Primitive("reduce_and")
+reduce_or_p = Primitive("reduce_or")
+REDUCE = (reduce_sum_p, reduce_prod_p, reduce_max_p, reduce_min_p, reduce_and_p, reduce_or_p)
 argmax_p = Primitive("argmax")
 argmin_p = Primitive("argmin")
-CUMULATIVE_NAMES = ("cumsum", "cumprod", "cummax", "cummin")
-cumulative = {name: Primitive(name) for name in CUMULATIVE_NAMES}
+cumsum_p = Primitive("cumsum")
+cumprod_p = Primitive("cumprod")
+cummax_p = Primitive("cummax")
+cummin_p = Primitive("cummin")
+CUMULATIVE = (cumsum_p, cumprod_p, cummax_p, cummin_p)
 
 
 def _check_axes(name, aval, axes):
@@ -49,12 +56,11 @@ def _cumulative_rule(name):
     return rule
 
 
-for _name, _p in reduce.items():
-    _p.def_abstract_eval(_reduce_rule(_name))
+for _p in REDUCE:
+    _p.def_abstract_eval(_reduce_rule(_p.name))
 argmax_p.def_abstract_eval(_arg_rule("argmax"))
 argmin_p.def_abstract_eval(_arg_rule("argmin"))
-for _name, _p in cumulative.items():
-    _p.def_abstract_eval(_cumulative_rule(_name))
+for _p in CUMULATIVE:
+    _p.def_abstract_eval(_cumulative_rule(_p.name))
 
-PRIMITIVES = [*reduce.values(), argmax_p, argmin_p, *cumulative.values()]
-
+PRIMITIVES = [*REDUCE, argmax_p, argmin_p, *CUMULATIVE]

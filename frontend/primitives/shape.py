@@ -2,25 +2,42 @@
 
 In: an operand plus dynamic dims passed as scalar int operands; the static
 shape param holds `None` where the dim is dynamic.
-Out: one value whose dims are ints or those operands.
+Out: one value whose dims are ints or those operands. `reshape`,
+`transpose`, `reverse` and `match_dims` are views of their operand.
 """
 
 from __future__ import annotations
 
-import numpy as np
-
-from kiln.core import DShapedArray, KilnInternalError, Primitive, is_static_dim, same_dim
+from kiln.core import DShapedArray, KilnInternalError, Primitive, ViewRule, is_static_dim, same_dim
 from kiln.primitives._rules import shape_with_dynamic
 
+
+def _always_contiguous(base, view, params, is_unit) -> bool:
+    """Reshape and dim renaming keep the elements in C order."""
+    return True
+
+
+def _transpose_keeps_contiguity(base, view, params, is_unit) -> bool:
+    """Only axes of size 1 may move past each other."""
+    moved = [p for p in params["permutation"] if not is_unit(base.shape[p])]
+    return moved == sorted(moved)
+
+
+def _reverse_keeps_contiguity(base, view, params, is_unit) -> bool:
+    """Reversing an axis of at most one element changes nothing."""
+    return all((is_static_dim(base.shape[d]) and base.shape[d] <= 1) or is_unit(base.shape[d])
+               for d in params["dimensions"])
+
+
 broadcast_in_dim_p = Primitive("broadcast_in_dim")
-reshape_p = Primitive("reshape")
-transpose_p = Primitive("transpose")
+reshape_p = Primitive("reshape", view=ViewRule(_always_contiguous, regroups_only=True))
+transpose_p = Primitive("transpose", view=ViewRule(_transpose_keeps_contiguity, regroups_only=True))
 iota_p = Primitive("iota")
 concatenate_p = Primitive("concatenate")
-reverse_p = Primitive("reverse")
+reverse_p = Primitive("reverse", view=ViewRule(_reverse_keeps_contiguity))
 # `x` with some dims renamed to other dim values that a run-time check has
 # already proven equal; lowers to nothing (MLIR types carry no dim identity).
-match_dims_p = Primitive("match_dims")
+match_dims_p = Primitive("match_dims", view=ViewRule(_always_contiguous, regroups_only=True))
 
 
 @broadcast_in_dim_p.def_abstract_eval

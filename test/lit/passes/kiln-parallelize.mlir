@@ -290,27 +290,48 @@ func.func @with_blas(%a: memref<?xf64>, %p: !llvm.ptr) {
 }
 func.func private @cblas_dscal(i32, f64, !llvm.ptr, i32)
 
-// Two nests over the same rows are not merged when the second reads the
-// first's buffer through a transposed view (row i of the view is column i
-// of the buffer): each gets its own body.
-// MIN-LABEL: func.func @transposed
-// MIN-COUNT-2: call @kiln_parallel_for(
-// MIN-DAG: llvm.func @transposed_parallel0(
-// MIN-DAG: llvm.func @transposed_parallel1(
-func.func @transposed(%x: memref<?x?xf32>, %out: memref<?x?xf32>) {
+// Nests inside the outlined nest (kiln-block-rows's blocks of rows) run
+// serially in the body. The work counts their iterations: a dim from %s to
+// min(%s + %k, ...) with %k from outside counts %k, so
+// work = blocks * (k * m + k).
+// CHECK-LABEL: func.func @blocks
+// CHECK-SAME: (%[[X:[^:]*]]: memref<?x?xf32>, %[[T:[^:]*]]: memref<?x?xf32>, %[[K:[^:]*]]: index)
+// CHECK: memref.dim %[[X]], %c0
+// CHECK-NEXT: %[[M:.*]] = memref.dim %[[X]], %c1
+// CHECK-NEXT: %[[BLOCKS:.*]] = arith.ceildivsi
+// CHECK-NEXT: %[[OUTER:.*]] = arith.subi %[[BLOCKS]], %[[C0:.*]] : index
+// CHECK-NEXT: %[[J:.*]] = arith.subi %[[M]], %[[C0]] : index
+// CHECK-NEXT: %[[FIRST:.*]] = arith.muli %[[K]], %[[J]] : index
+// CHECK-NEXT: %[[BOTH:.*]] = arith.addi %[[FIRST]], %[[K]] : index
+// CHECK-NEXT: %[[WORK:.*]] = arith.muli %[[OUTER]], %[[BOTH]] : index
+// CHECK: call @kiln_parallel_for(
+// CHECK: llvm.func @blocks_parallel0(
+// CHECK: scf.parallel (%[[B:.*]]) =
+// CHECK-NEXT: %[[START:.*]] = arith.muli %[[B]]
+// CHECK-NEXT: arith.addi %[[START]]
+// CHECK-NEXT: %[[STOP:.*]] = arith.minsi
+// CHECK-NEXT: scf.parallel (%{{.*}}, %{{.*}}) = (%[[START]], %{{.*}}) to (%[[STOP]], %{{.*}})
+// CHECK: scf.parallel (%{{.*}}) = (%[[START]]) to (%[[STOP]])
+func.func @blocks(%x: memref<?x?xf32>, %t: memref<?x?xf32>, %rows_per_block: index) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %n = memref.dim %x, %c0 : memref<?x?xf32>
-  %a = memref.alloc(%n, %n) : memref<?x?xf32>
-  %t = memref.transpose %a (i, j) -> (j, i) : memref<?x?xf32> to memref<?x?xf32, strided<[1, ?]>>
-  scf.parallel (%i, %j) = (%c0, %c0) to (%n, %n) step (%c1, %c1) {
-    %v = memref.load %x[%i, %j] : memref<?x?xf32>
-    memref.store %v, %a[%i, %j] : memref<?x?xf32>
-    scf.reduce
-  }
-  scf.parallel (%i, %j) = (%c0, %c0) to (%n, %n) step (%c1, %c1) {
-    %v = memref.load %t[%i, %j] : memref<?x?xf32, strided<[1, ?]>>
-    memref.store %v, %out[%i, %j] : memref<?x?xf32>
+  %m = memref.dim %x, %c1 : memref<?x?xf32>
+  %blocks = arith.ceildivsi %n, %rows_per_block : index
+  scf.parallel (%b) = (%c0) to (%blocks) step (%c1) {
+    %start = arith.muli %b, %rows_per_block : index
+    %end = arith.addi %start, %rows_per_block : index
+    %stop = arith.minsi %end, %n : index
+    scf.parallel (%i, %j) = (%start, %c0) to (%stop, %m) step (%c1, %c1) {
+      %v = memref.load %x[%i, %j] : memref<?x?xf32>
+      memref.store %v, %t[%i, %j] : memref<?x?xf32>
+      scf.reduce
+    }
+    scf.parallel (%i) = (%start) to (%stop) step (%c1) {
+      %v = memref.load %t[%i, %c0] : memref<?x?xf32>
+      memref.store %v, %x[%i, %c0] : memref<?x?xf32>
+      scf.reduce
+    }
     scf.reduce
   }
   return

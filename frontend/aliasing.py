@@ -1,0 +1,175 @@
+"""Stage "jaxpr": alias tracking for NumPy's view semantics, one `Aliases`
+per traced scope (its `Builder`).
+
+In: the view equations the scope records (each view primitive's
+`ViewRule`), writes, and the values the scope captures from outer scopes.
+Out: what the numpy layer asks before it reads or writes: which array a
+view aliases (its root), whether a view is C-contiguous (so `reshape`
+copies as NumPy), read-only, or a stale ambiguous copy, and which roots
+were written (written function arguments become write-back results).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from kiln.core import Literal, Primitive, is_static_dim
+from kiln.errors import KilnValueError
+
+if TYPE_CHECKING:
+    from kiln.tracing import Builder, Tracer
+
+AMBIGUOUS_RESHAPE = (
+    "reshape (or ravel) of a non-contiguous view: NumPy returns a view or a copy depending on the "
+    "view's strides and the run-time sizes, so whether a write to one array is seen through the other "
+    "is not known when kiln compiles. Copy explicitly before reshaping (v.copy().reshape(...)) to "
+    "always get a copy, or reshape after the writes")
+
+
+def _is_static_unit(d: Any) -> bool:
+    return is_static_dim(d) and d == 1
+
+
+class Aliases:
+    """The aliasing facts of one scope. Tracers are keyed by id; a value the
+    scope captured from an outer scope answers as its outer source does."""
+
+    def __init__(self, scope: "Builder"):
+        self.scope = scope
+        # The operand each view was made from, and (primitive, base, params)
+        # to ask its ViewRule again with run-time unit dims.
+        self.parent_of: dict[int, Tracer] = {}
+        self.view_steps: dict[int, tuple[Primitive, Tracer, dict]] = {}
+        # Views whose elements are not contiguous in C order.
+        self.noncontiguous: set[int] = set()
+        # Read-only views (broadcast_to results and views of them).
+        self.readonly: set[int] = set()
+        # Roots (invars/constvars) written to.
+        self.written_roots: set[int] = set()
+        # Results that alias an array chosen at run time (a cond branch
+        # returning a view of an outer array): writes through them are refused.
+        self.unresolved: set[int] = set()
+        # Copies standing for NumPy scalars (`x[0]` of a vector): immutable.
+        self.scalars: set[int] = set()
+        # Dim tracers known never to be 1 at run time: argument dims when
+        # size-1 dims are specialized.
+        self.never_unit_dims: set[int] = set()
+        # Copies made by reshape where NumPy may return a view (depending on
+        # strides and run-time sizes): copy id -> the root it was taken
+        # from. Writes to such a copy are refused; a write to its root makes
+        # it stale, and reading a stale copy is refused.
+        self.ambiguous_copies: dict[int, Tracer] = {}
+        self.stale_copies: set[int] = set()
+
+    @property
+    def _outer(self) -> "Aliases | None":
+        return self.scope.parent.aliases if self.scope.parent is not None else None
+
+    def record_view(self, prim: Primitive, base: "Tracer", view: "Tracer", params: dict) -> None:
+        self.parent_of[id(view)] = base
+        self.view_steps[id(view)] = (prim, base, params)
+        if id(base) in self.readonly:
+            self.readonly.add(id(view))
+        if id(base) in self.unresolved:
+            self.unresolved.add(id(view))
+        if id(base) in self.noncontiguous or not prim.view.keeps_contiguity(base.aval, view.aval, params,
+                                                                           _is_static_unit):
+            self.noncontiguous.add(id(view))
+
+    def root(self, x: "Tracer") -> "Tracer":
+        """The array `x` is a view of (following view equations to the end)."""
+        while id(x) in self.parent_of:
+            x = self.parent_of[id(x)]
+        return x
+
+    def is_contiguous(self, x: "Tracer") -> bool:
+        """Whether `x` is C-contiguous whatever the run-time sizes."""
+        if id(x) in self.noncontiguous:
+            return False
+        source = self.scope.outer_source(x)
+        return source is None or self._outer.is_contiguous(source)
+
+    def is_readonly(self, x: "Tracer") -> bool:
+        if id(x) in self.readonly:
+            return True
+        source = self.scope.outer_source(self.root(x))
+        return source is not None and self._outer.is_readonly(source)
+
+    def may_be_unit(self, d: Any) -> bool:
+        """Whether dim `d` can be 1 at run time."""
+        if is_static_dim(d):
+            return d == 1
+        if id(d) in self.never_unit_dims:
+            return False
+        source = self.scope.outer_source(d)
+        return source is None or self._outer.may_be_unit(source)
+
+    def may_be_contiguous(self, x: "Tracer") -> bool:
+        """Whether `x` is C-contiguous for some run-time sizes (dims of
+        size 1 make any stride along them irrelevant)."""
+        while id(x) in self.view_steps:
+            prim, base, params = self.view_steps[id(x)]
+            if not prim.view.keeps_contiguity(base.aval, x.aval, params, self.may_be_unit):
+                return False
+            x = base
+        source = self.scope.outer_source(x)
+        return source is None or self._outer.may_be_contiguous(source)
+
+    def only_regrouped(self, x: "Tracer") -> bool:
+        """Whether `x` is a contiguous array seen through views that keep
+        every element (transposes and reshapes; no slices or reversals)."""
+        while id(x) in self.view_steps:
+            prim, base, _ = self.view_steps[id(x)]
+            if not prim.view.regroups_only:
+                return False
+            x = base
+        source = self.scope.outer_source(x)
+        return source is None or self._outer.only_regrouped(source)
+
+    # --- ambiguous reshapes
+    def any_stale(self) -> bool:
+        aliases: Aliases | None = self
+        while aliases is not None:
+            if aliases.stale_copies:
+                return True
+            aliases = aliases._outer
+        return False
+
+    def _is_stale(self, x: "Tracer") -> bool:
+        root = self.root(x)
+        if id(root) in self.stale_copies:
+            return True
+        source = self.scope.outer_source(root)
+        return source is not None and self._outer._is_stale(source)
+
+    def refuse_stale_reads(self, values: list, how: str) -> None:
+        """Reading a stale ambiguous copy is refused (`how`: "read", "returned")."""
+        if not self.any_stale():
+            return
+        for x in values:
+            if not isinstance(x, Literal) and self._is_stale(x):
+                raise KilnValueError(AMBIGUOUS_RESHAPE + f" (the reshaped array is {how} after a write to "
+                                     "the array it came from)")
+
+    def mark_written(self, x: "Tracer", child: "Aliases | None" = None) -> None:
+        """Record a write through `x`; a captured root marks the outer array
+        too (`child`: the aliases of the nested scope the write was made in)."""
+        root = self.root(x)
+        if id(root) in self.ambiguous_copies:
+            raise KilnValueError(AMBIGUOUS_RESHAPE + " (the write is to the reshaped array)")
+        for copy_id, source in self.ambiguous_copies.items():
+            if source is not root:
+                continue
+            self.stale_copies.add(copy_id)
+            # A nested scope (a loop body) that reads the copy may read it
+            # again after this write, in a later iteration.
+            if child is not None and any(not isinstance(c, np.ndarray) and id(self.root(c)) == copy_id
+                                         for c in child.scope.const_sources):
+                raise KilnValueError(AMBIGUOUS_RESHAPE + " (the reshaped array is read in the loop or "
+                                     "branch that writes to the array it came from)")
+        self.written_roots.add(id(root))
+        source = self.scope.outer_source(root)
+        if source is not None:
+            self._outer.mark_written(source, self)
