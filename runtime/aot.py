@@ -22,7 +22,7 @@ import numpy as np
 
 from kiln import tree
 from kiln.errors import KilnTypeError, KilnValueError
-from kiln.runtime import toolchain
+from kiln.runtime import cache
 from kiln.runtime.executable import Executable, ValueSpec
 
 FORMAT_VERSION = 1
@@ -321,11 +321,16 @@ class LoadedFunction:
 
 def received_library_path(data: bytes, filename: str) -> str:
     """A library received as bytes (a pickled function), written once under
-    `KILN_CACHE_DIR/received/<sha256>/filename`; returns its path."""
-    folder = os.path.join(toolchain.cache_dir(), "received", hashlib.sha256(data).hexdigest()[:32])
+    `<cache dir>/received/<sha256>/filename`; returns its path."""
+    digest = hashlib.sha256(data).hexdigest()
+    folder = os.path.join(cache.cache_dir(), "received", digest[:32])
     path = os.path.join(folder, filename)
-    if os.path.exists(path):
-        return path
+    try:
+        with open(path, "rb") as f:
+            if hashlib.sha256(f.read()).hexdigest() == digest:
+                return path
+    except OSError:
+        pass
     os.makedirs(folder, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=folder, suffix=".so.tmp")
     try:
