@@ -406,7 +406,11 @@ class QJIT:
 
     @property
     def jaxpr(self) -> Jaxpr:
-        return self._require_compiled().jaxpr
+        entry = self._require_compiled()
+        if entry.jaxpr is None:
+            raise KilnValueError(f"{self.__name__}: this signature's library came with the pickled function, "
+                                 "without its Jaxpr object; f.stage('jaxpr') has its text")
+        return entry.jaxpr
 
     @property
     def mlir(self) -> str:

@@ -65,6 +65,8 @@ def test_libraries_travel_with_the_function_when_asked():
     np.testing.assert_allclose(copy(x.astype(np.float32)), _softplus(x.astype(np.float32)), rtol=1e-6)
     assert copy.num_compiles == 0 and len(copy.cache) == 2
     assert "log" in copy.stage("jaxpr")
+    with pytest.raises(ValueError, match=r"came with the pickled function.*f.stage\('jaxpr'\) has its text"):
+        copy.jaxpr
 
 
 def test_options_travel_with_the_function():
