@@ -15,6 +15,8 @@ specs run in one PassManager; kiln passes run as Python functions.
 
 from __future__ import annotations
 
+import difflib
+import functools
 import os
 import re
 import sys
@@ -167,12 +169,34 @@ def validate_pipeline(pipeline: Any, context: ir.Context) -> None:
 
 def _log_enabled(name: str) -> bool:
     """KILN_LOG=stage1,pass2,... prints IR after those stages and passes;
-    `all` after every stage and every pass."""
+    `all` after every stage and every pass. An unknown name raises (see
+    `log_names`)."""
     wanted = os.environ.get("KILN_LOG", "")
     if not wanted:
         return False
-    names = {w.strip() for w in wanted.split(",")}
+    names = log_names(wanted)
     return "all" in names or name in names
+
+
+@functools.lru_cache(maxsize=8)
+def log_names(wanted: str) -> frozenset:
+    """The names of `KILN_LOG=wanted`, each checked: a stage, a kiln pass, a
+    pass of the default pipeline or `all`. A typo raises KilnValueError
+    listing the valid names, rather than printing nothing."""
+    names = frozenset(w.strip() for w in wanted.split(",") if w.strip())
+    passes = set(load_all())
+    upstream = {n for _, specs in DEFAULT_PIPELINE for spec in specs
+                for n in re.findall(r"[\w.-]+", split_spec(spec)[0])} - passes - {"func.func"}
+    valid = {"all", *STAGES, *passes, *upstream}
+    unknown = sorted(names - valid)
+    if unknown:
+        close = difflib.get_close_matches(unknown[0], valid, n=1)
+        hint = f" (did you mean {close[0]!r}?)" if close else ""
+        raise KilnValueError(
+            f"KILN_LOG={wanted!r}: unknown name {', '.join(map(repr, unknown))}{hint}; KILN_LOG takes a "
+            f"comma-separated list of: all; stages {', '.join(STAGES)}; kiln passes {', '.join(sorted(passes))}; "
+            f"upstream passes of the default pipeline {', '.join(sorted(upstream))}")
+    return names
 
 
 def _pass_logged(spec: str) -> bool:

@@ -12,14 +12,17 @@ without importing MLIR.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
+import tempfile
 from typing import Any, Sequence
 
 import numpy as np
 
 from kiln import tree
 from kiln.errors import KilnTypeError, KilnValueError
+from kiln.runtime import cache
 from kiln.runtime.executable import Executable, ValueSpec
 
 FORMAT_VERSION = 2
@@ -298,8 +301,44 @@ class LoadedFunction:
                                              "with one name must agree")
                     named.setdefault(d, (param["name"], size))
 
+    def __reduce__(self):
+        """Pickled as the library's bytes and the metadata: the receiving
+        process writes the library under its cache folder and loads it."""
+        with open(os.path.join(self.directory, self.meta["library"]), "rb") as f:
+            return rebuild_loaded, (f.read(), self.meta)
+
     def __repr__(self) -> str:
         return f"<kiln exported function {self.__name__} from {self.directory}>"
+
+
+def received_library_path(data: bytes, filename: str) -> str:
+    """A library received as bytes (a pickled function), written once under
+    `<cache dir>/received/<sha256>/filename`; returns its path."""
+    digest = hashlib.sha256(data).hexdigest()
+    folder = os.path.join(cache.cache_dir(), "received", digest[:32])
+    path = os.path.join(folder, filename)
+    try:
+        with open(path, "rb") as f:
+            if hashlib.sha256(f.read()).hexdigest() == digest:
+                return path
+    except OSError:
+        pass
+    os.makedirs(folder, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=folder, suffix=".so.tmp")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+    return path
+
+
+def rebuild_loaded(library: bytes, meta: dict) -> LoadedFunction:
+    """The receiving side of a pickled `LoadedFunction`."""
+    path = received_library_path(library, meta["library"])
+    return LoadedFunction(os.path.dirname(path), meta)
 
 
 def read_metadata(directory: str, name: str | None = None) -> dict:

@@ -463,12 +463,13 @@ def info() -> dict:
 
 def clear() -> int:
     """Delete every cached file (function libraries, their metadata, the
-    jaxpr index, the support code and the fastcall extension); returns how
+    jaxpr index, libraries received with pickled functions, the support
+    code and the fastcall extension); returns how
     many files were removed. Files already loaded by a process stay usable
     there; run it when no process is compiling."""
     root = cache_dir()
     removed = 0
-    targets = [os.path.join(root, sub, name) for sub in ("lib", "index")
+    targets = [os.path.join(root, sub, name) for sub in ("lib", "index", "received")
                if os.path.isdir(os.path.join(root, sub)) for name in os.listdir(os.path.join(root, sub))]
     targets += [os.path.join(root, name) for name in os.listdir(root)
                 if name.startswith(_TOOLCHAIN_PREFIXES) or (name.startswith(".") and name.endswith(".tmp"))]
