@@ -119,6 +119,18 @@ def convert(fn: Callable, include: Sequence[str] = (), exclude: Sequence[str] = 
         raise KilnTypeError(str(e)) from None
 
 
+def convert_if_possible(fn: Callable, include: Sequence[str] = (), exclude: Sequence[str] = ()) -> Callable:
+    """`convert(fn)`, or `fn` itself when it cannot be converted (not a
+    Python function, or its source is unavailable): qjit's default, so that
+    lambdas and functions built by exec keep compiling as plain Python."""
+    if not isinstance(fn, types.FunctionType) or fn.__name__ == "<lambda>":
+        return fn
+    try:
+        return _convert(fn, tuple(include), tuple(exclude))
+    except _NoSource:
+        return fn
+
+
 def _convert(fn: types.FunctionType, include: tuple, exclude: tuple) -> types.FunctionType:
     if fn.__code__ in _CONVERTED_CODE:
         return fn
