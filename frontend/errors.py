@@ -35,5 +35,10 @@ class KilnOverflowError(KilnError, OverflowError):
     """A Python int that does not fit the integer dtype it must take."""
 
 
+class KilnUnboundLocalError(KilnError, UnboundLocalError):
+    """A variable read where Python would have no value for it (the target
+    of a loop that ran zero times)."""
+
+
 class ToolchainError(KilnError, RuntimeError):
     """The system C compiler is missing or failed."""

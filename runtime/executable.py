@@ -25,7 +25,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from kiln.errors import KilnIndexError, KilnOverflowError, KilnValueError
+from kiln.errors import KilnIndexError, KilnOverflowError, KilnUnboundLocalError, KilnValueError
 from kiln.runtime import toolchain
 from kiln.runtime.memref import (
     GLOBAL_ALLOCATED,
@@ -233,4 +233,6 @@ class Executable:
         text = message.format(v0, v1)
         if kind == "OverflowError":
             return KilnOverflowError(text)
+        if kind == "UnboundLocalError":
+            return KilnUnboundLocalError(text)
         return KilnIndexError(text) if kind == "IndexError" else KilnValueError(text)

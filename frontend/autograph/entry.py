@@ -19,7 +19,14 @@ from typing import Any, Callable, Sequence
 
 from kiln.autograph import runtime
 from kiln.autograph.normalization import FreshNames, Normalizer
-from kiln.autograph.transform import CONTEXT_NAME, CallWrapper, Converter, ExpressionConverter, arguments_node
+from kiln.autograph.transform import (
+    CONTEXT_NAME,
+    CallWrapper,
+    Converter,
+    ExpressionConverter,
+    UnpackWrapper,
+    arguments_node,
+)
 from kiln.errors import KilnTypeError
 
 
@@ -44,6 +51,7 @@ class _Context:
     while_stmt = staticmethod(runtime.while_stmt)
     if_stmt = staticmethod(runtime.if_stmt)
     ifexp = staticmethod(runtime.ifexp)
+    unpack = staticmethod(runtime.unpack)
 
     def call(self, fn: Any) -> Any:
         """`fn`, converted when it is a user function."""
@@ -173,6 +181,7 @@ def _build(fn: types.FunctionType, context: _Context) -> types.FunctionType:
     Normalizer(names).function(node)
     Converter(filename, names).function(node)
     ExpressionConverter(filename).visit(node)
+    UnpackWrapper().visit(node)
     CallWrapper().visit(node)
 
     freevars = fn.__code__.co_freevars

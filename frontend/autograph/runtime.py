@@ -14,7 +14,8 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from kiln.errors import KilnError, KilnTypeError, KilnValueError
+from kiln.errors import KilnError, KilnInternalError, KilnTypeError, KilnValueError
+from kiln.core import is_static_dim
 from kiln.tracing import Tracer
 
 
@@ -329,14 +330,24 @@ def _loop_result(out: Any, count: int) -> tuple:
 
 
 def for_stmt(iterable: Any, body: Callable, init: tuple, names: tuple, where: str,
-              break_flag: int | None = None) -> tuple:
-    """A converted `for`: a Python loop over Python iterables (unrolled at
-    trace time), kiln.for_loop over traced ranges and arrays (a
-    kiln.while_loop when the body can `break`)."""
+             break_flag: int | None = None, target: str | None = None, python_reason: str | None = None) -> tuple:
+    """A converted `for`: kiln.for_loop over traced ranges and arrays (a
+    kiln.while_loop when the body can `break`), and over a Python `range`
+    too unless the body needs Python values per iteration (`python_reason`,
+    or its trace fails with a traced index); a Python loop (unrolled at
+    trace time) over other Python iterables."""
     if _is_traced(iterable):
         if iterable.ndim == 0:
             raise KilnTypeError(f"{where}: iteration over a 0-d traced array")
         iterable = _TracedArray(iterable)
+    if isinstance(iterable, range) and python_reason is None and _compiles(iterable, init, names, target):
+        try:
+            return _compiled_for(_TracedRange(iterable.start, iterable.stop, iterable.step), body, init, names,
+                                 where, break_flag, target, static_length=len(iterable))
+        except KilnInternalError:
+            raise
+        except Exception:  # the body needs a Python index: unroll it as Python would run it
+            pass
     if not isinstance(iterable, _TracedIter):
         state = tuple(init)
         for item in iterable:
@@ -344,40 +355,105 @@ def for_stmt(iterable: Any, body: Callable, init: tuple, names: tuple, where: st
             if break_flag is not None and not _is_traced(state[break_flag]) and state[break_flag]:
                 break
         return state
-    _carry_check(names, init, where, "for-loop")
-    from kiln.control_flow import for_loop, while_loop
+    return _compiled_for(iterable, body, init, names, where, break_flag, target, static_length=None)
 
+
+def _compiles(iterable: range, init: tuple, names: tuple, target: str | None) -> bool:
+    """A static range becomes a compiled loop when tracing, for two or more
+    iterations, and when every carried value can be carried (the loop target
+    may be unbound before the loop: the loop assigns it first)."""
+    from kiln.tracing import is_tracing
+
+    if not is_tracing() or len(iterable) < 2:
+        return False
+    return all(isinstance(v, _CARRYABLE) or (isinstance(v, _Undefined) and n == target)
+               for n, v in zip(names, init))
+
+
+def _compiled_for(iterable: _TracedIter, body: Callable, init: tuple, names: tuple, where: str,
+                  break_flag: int | None, target: str | None, static_length: int | None) -> tuple:
+    from kiln.control_flow import INFER, for_loop, while_loop
+
+    init, unbound = _bind_loop_target(iterable, init, names, target)
+    _carry_check(names, init, where, "for-loop")
     try:
         if break_flag is None:
             if isinstance(iterable, _TracedRange):
-                loop = for_loop(iterable.start, iterable.stop, iterable.step)(_loop_adapter(body, len(init)))
+                loop = for_loop(iterable.start, iterable.stop, iterable.step, allow_array_resizing=INFER)(
+                    _loop_adapter(body, len(init)))
             else:
                 def indexed(k, *state, _it=iterable):
                     return body(_it.item(k), *state)
 
-                loop = for_loop(0, iterable.length(), 1)(_loop_adapter(indexed, len(init)))
-            return _loop_result(loop(*init), len(init))
-        from kiln import numpy as knp
-
-        length = iterable.length()
-
-        def keep_going(k, *state):
-            flag = state[break_flag]
-            running = knp.less(k, length)
-            if not _is_traced(flag):
-                return running if not flag else False
-            return knp.logical_and(running, knp.logical_not(flag))
-
-        def step(k, *state):
-            return (k + 1, *body(iterable.item(k), *state))
-
-        try:
-            out = while_loop(keep_going)(step)(0, *init)
-        except KilnError as e:
-            raise _rethrow(e, where, ("<loop index>", *names)) from None
-        return tuple(out[1:])
+                loop = for_loop(0, iterable.length(), 1, allow_array_resizing=INFER)(
+                    _loop_adapter(indexed, len(init)))
+            state = _loop_result(loop(*init), len(init))
+        else:
+            state = _while_over(iterable, body, init, names, where, break_flag)
     except KilnError as e:
         raise _rethrow(e, where, names) from None
+    if unbound and not static_length:
+        _check_ran(iterable, target, where)
+    return state
+
+
+def _while_over(iterable: _TracedIter, body: Callable, init: tuple, names: tuple, where: str,
+                break_flag: int) -> tuple:
+    """A for loop that can `break`: a while_loop over the item index."""
+    from kiln import numpy as knp
+    from kiln.control_flow import INFER, while_loop
+
+    length = iterable.length()
+
+    def keep_going(k, *state):
+        flag = state[break_flag]
+        running = knp.less(k, length)
+        if not _is_traced(flag):
+            return running if not flag else False
+        return knp.logical_and(running, knp.logical_not(flag))
+
+    def step(k, *state):
+        return (k + 1, *body(iterable.item(k), *state))
+
+    try:
+        out = while_loop(keep_going, allow_array_resizing=INFER)(step)(0, *init)
+    except KilnError as e:
+        raise _rethrow(e, where, ("<loop index>", *names)) from None
+    return tuple(out[1:])
+
+
+def _bind_loop_target(iterable: _TracedIter, init: tuple, names: tuple, target: str | None) -> tuple:
+    """The loop target read after the loop has no value before it: carry a
+    placeholder of the item's type, which the first iteration overwrites.
+    Returns the initial values and whether a placeholder was needed."""
+    from kiln import numpy as knp
+
+    if target is None or target not in names or not isinstance(init[names.index(target)], _Undefined):
+        return init, False
+    if isinstance(iterable, _TracedRange):
+        placeholder = iterable.start
+    elif isinstance(iterable, _TracedArray) and _is_traced(iterable.array):
+        placeholder = knp.zeros(iterable.array.shape[1:], iterable.array.dtype)
+    else:
+        return init, False
+    k = names.index(target)
+    return init[:k] + (placeholder,) + init[k + 1:], True
+
+
+def _check_ran(iterable: _TracedIter, target: str, where: str) -> None:
+    """Python leaves the loop target unbound when the loop runs zero times."""
+    from kiln import numpy as knp
+    from kiln.numpy._base import check
+
+    length = iterable.length()
+    if not _is_traced(length):
+        if length == 0:
+            raise UnboundLocalError(f"{where}: local variable {target!r} is read after the loop, which ran "
+                                    "zero times")
+        return
+    check(knp.greater(length, 0), "UnboundLocalError",
+          f"{where}: cannot access local variable {target!r} where it is not associated with a value (the "
+          "loop ran zero times, so its target was never assigned)")
 
 
 def _probe(cond: Callable, state: tuple) -> Any:
@@ -405,14 +481,14 @@ def while_stmt(cond: Callable, body: Callable, init: tuple, names: tuple, where:
         state = tuple(body(*state))
     _as_bool(test, where, "the while condition")
     _carry_check(names, state, where, "while-loop")
-    from kiln.control_flow import while_loop
+    from kiln.control_flow import INFER, while_loop
 
     def traced_cond(*carried):
         test = cond(*carried)
         return _as_bool(test, where, "the while condition") if _is_traced(test) else bool(test)
 
     try:
-        out = while_loop(traced_cond)(_loop_adapter(body, len(state)))(*state)
+        out = while_loop(traced_cond, allow_array_resizing=INFER)(_loop_adapter(body, len(state)))(*state)
     except KilnError as e:
         raise _rethrow(e, where, names) from None
     return _loop_result(out, len(state))
@@ -483,3 +559,16 @@ def len_(x: Any) -> Any:
     if _is_traced(x) and x.ndim > 0:
         return x.shape[0]
     return len(x)
+
+
+def unpack(value: Any, count: int) -> Any:
+    """`a, b, c = value` in converted code: a traced array whose first dim
+    is only known at run time unpacks into its rows, with a run-time check
+    that it has `count` of them (Python raises ValueError otherwise)."""
+    if not _is_traced(value) or value.ndim == 0 or is_static_dim(value.shape[0]):
+        return value
+    from kiln.numpy._base import require_equal_dims
+
+    require_equal_dims(value.shape[0], count, "ValueError",
+                       "cannot unpack a traced array with {} rows into %d variables" % count)
+    return tuple(value[k] for k in range(count))

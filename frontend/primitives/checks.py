@@ -14,7 +14,7 @@ from kiln.core import KilnInternalError, Primitive
 
 check_p = Primitive("check", multiple_results=True, effectful=True)
 
-CHECK_KINDS = ("ValueError", "IndexError", "OverflowError")
+CHECK_KINDS = ("ValueError", "IndexError", "OverflowError", "UnboundLocalError")
 
 
 @check_p.def_abstract_eval
