@@ -351,6 +351,12 @@ def for_stmt(iterable: Any, body: Callable, init: tuple, names: tuple, where: st
     if not isinstance(iterable, _TracedIter):
         state = tuple(init)
         for item in iterable:
+            broke = state[break_flag] if break_flag is not None else False
+            if _is_traced(broke):
+                # A traced break stops the remaining iterations at run time.
+                state = tuple(if_stmt(broke, lambda *s: s, lambda *s, _item=item: body(_item, *s), state, names,
+                                      where))
+                continue
             state = tuple(body(item, *state))
             if break_flag is not None and not _is_traced(state[break_flag]) and state[break_flag]:
                 break
