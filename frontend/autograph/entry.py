@@ -17,7 +17,7 @@ import types
 import weakref
 from typing import Any, Callable, Sequence
 
-from kiln.autograph import runtime
+from kiln.autograph import loops, runtime
 from kiln.autograph.normalization import FreshNames, Normalizer
 from kiln.autograph.transform import (
     CONTEXT_NAME,
@@ -47,8 +47,8 @@ class _Context:
     range_ = staticmethod(runtime.range_)
     enumerate_ = staticmethod(runtime.enumerate_)
     zip_ = staticmethod(runtime.zip_)
-    for_stmt = staticmethod(runtime.for_stmt)
-    while_stmt = staticmethod(runtime.while_stmt)
+    for_stmt = staticmethod(loops.for_stmt)
+    while_stmt = staticmethod(loops.while_stmt)
     if_stmt = staticmethod(runtime.if_stmt)
     ifexp = staticmethod(runtime.ifexp)
     unpack = staticmethod(runtime.unpack)
