@@ -202,24 +202,25 @@ def _unify_carried_dims(name: str, body: _Body, outs: list) -> list | None:
     from kiln.numpy._base import require_equal_dims
 
     pairs = []
-    for arg, out in zip(body.carried, outs):
+    for k, (arg, out) in enumerate(zip(body.carried, outs)):
         if out.aval.ndim != arg.aval.ndim:
             return outs  # _check_shapes reports the rank change
-        for a, b in zip(arg.aval.shape, out.aval.shape):
+        for axis, (a, b) in enumerate(zip(arg.aval.shape, out.aval.shape)):
             if same_dim(a, b):
                 continue
             if not (_outer_dim(body.builder, a) and _outer_dim(body.builder, b)):
                 return None
             if is_static_dim(a) and is_static_dim(b):
                 return None
-            pairs.append((a, b))
+            pairs.append((k, axis, a, b))
     if not pairs:
         return outs
-    for a, b in pairs:
+    for k, axis, a, b in pairs:
         require_equal_dims(a, b, "ValueError",
-                           f"{name}: a carried array enters the loop with a dim of size {{}} but the body "
-                           "returns it with size {}; the next iteration would compute with the new size, "
-                           "which kiln requires to equal the old one (NumPy would typically fail there)")
+                           f"{name}: carried array {k} enters the loop with size {{}} on axis {axis} but the "
+                           "body returns size {}; the next iteration would compute with the new size, which "
+                           "kiln requires to equal the old one (NumPy would typically fail there): make the "
+                           "sizes match (e.g. a square matrix)")
     return [o if all(same_dim(a, b) for a, b in zip(arg.aval.shape, o.aval.shape))
             else knp.reshape(o, arg.aval.shape) for arg, o in zip(body.carried, outs)]
 
