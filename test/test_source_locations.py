@@ -14,7 +14,8 @@ import pytest
 
 import kiln
 from kiln.compiler.lowering import lower_jaxpr_to_module
-from kiln.compiler.mlir import ir, new_context, source_position
+from kiln.compiler.mlir import ir, source_position
+from kiln.dialects import new_context
 
 HERE = os.path.basename(__file__)
 
