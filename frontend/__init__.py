@@ -29,11 +29,13 @@ from kiln.core import (
     ShapedArray,
 )
 from kiln.control_flow import cond, for_loop, while_loop
+from kiln.interpreted import interpret
+from kiln.interpreter import eval_jaxpr
 from kiln import numpy  # noqa: F401
 
 __all__ = [
     "QJIT", "ShapeDtype", "get_compilation_stage", "qjit", "DBIdx", "DShapedArray", "InDBIdx", "Jaxpr",
     "KilnError", "KilnIndexError", "KilnInternalError", "KilnTypeError", "KilnValueError", "OutDBIdx",
     "ShapedArray", "numpy", "for_loop", "while_loop", "cond", "export", "load", "register_pytree_node",
-    "register_pytree_class", "__version__",
+    "register_pytree_class", "__version__", "interpret", "eval_jaxpr",
 ]
