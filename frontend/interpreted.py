@@ -14,7 +14,8 @@ from typing import Any, Callable
 import numpy as np
 
 from kiln import tree
-from kiln.jit import QJIT, _check_writable
+from kiln.compiled_entry import check_writable
+from kiln.jit import QJIT
 from kiln.signatures import check_named_axes, conform, leaf_to_array, named_axes_of, signature_of, static_key
 from kiln.trace_entry import trace_function
 from kiln.core import Jaxpr
@@ -87,7 +88,7 @@ def run_jaxpr(jaxpr: Jaxpr, dim_sources: list, leaves: list) -> list:
     the whole call succeeded, results are fresh C-ordered arrays (NumPy
     scalars for rank 0)."""
     if jaxpr.writeback:
-        _check_writable(jaxpr.writeback, leaves)
+        check_writable(jaxpr.writeback, leaves)
     num_implicit_in = sum(1 for e in jaxpr.in_explicit if not e)
     explicit_vars = jaxpr.invars[num_implicit_in:]
     values: list = [np.asarray(leaves[i].shape[axis], dtype=np.int64) for i, axis in dim_sources]
