@@ -47,6 +47,17 @@ def test_out_of_bounds_index_names_the_users_line():
     assert "index 5 is out of bounds for axis 0 with size 3" in str(info.value)
 
 
+def test_interpreter_names_the_same_line_as_compiled_code():
+    """kiln.interpret raises the compiled call's error, message and location included."""
+    messages = []
+    for run in (add_then_index, kiln.interpret(add_then_index)):
+        with pytest.raises(IndexError) as info:
+            run(np.ones(3), np.ones(3), 5)
+        messages.append(str(info.value))
+    assert messages[0] == messages[1]
+    assert messages[1].endswith(f"{HERE}:{line_of('index-out-of-bounds')})")
+
+
 def test_same_body_on_another_line_reports_its_own_line():
     """The compile cache keys on locations: an identical function defined
     elsewhere must not reuse a library whose messages name other lines."""
