@@ -16,7 +16,6 @@ import numpy as np
 from kiln import tree
 from kiln.compiled_entry import check_writable
 from kiln.jit import QJIT
-from kiln.signatures import check_named_axes, conform, leaf_to_array, named_axes_of, signature_of, static_key
 from kiln.trace_entry import trace_function
 from kiln.core import Jaxpr
 from kiln.errors import KilnTypeError
@@ -46,23 +45,15 @@ class Interpreted:
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         q = self.qjit
-        dynamic, static, positions = q._split_args(args, kwargs)
-        if q._aot is not None:
+        if q._aot is not None:  # an annotated function: the signature is its annotations
             sigs = q._aot[0]
-            named: dict[int, int] = {}
-            leaves = [conform(x, sig, f"{q.__name__}: argument {i} ({q.params[i]!r})", named)
-                      for i, (x, sig) in enumerate(zip(dynamic, sigs))]
+            leaves = q.conform_ahead_of_time(args, kwargs)
             in_tree = tree.flatten(tuple(range(len(sigs))))[1]
-            key = ("aot", sigs)
+            key, static, positions = ("aot", sigs), {}, list(range(len(sigs)))
         else:
-            leaves, in_tree = tree.flatten(tuple(dynamic))
-            names = [f"argument {i}" for i in range(len(leaves))]
-            leaves = [leaf_to_array(x, n) for x, n in zip(leaves, names)]
-            per_arg = [len(tree.flatten(a)[0]) for a in dynamic]
-            axes_names = named_axes_of(q.abstracted_axes, dynamic, per_arg)
-            sigs = signature_of(leaves, names, axes_names, q.share_equal_dims, q.specialize_unit_dims)
-            check_named_axes(leaves, axes_names)
-            key = (sigs, str(in_tree), tuple(sorted((k, static_key(v)) for k, v in static.items())))
+            call = q._prepare(args, kwargs)
+            sigs, leaves, in_tree, key = call.signature, call.leaves, call.in_tree, call.key
+            static, positions = call.static, call.positions
         if key not in self.traces:
             self.traces[key] = self._trace(sigs, in_tree, static, positions)
         jaxpr, out_tree, dim_sources = self.traces[key]

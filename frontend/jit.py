@@ -131,13 +131,18 @@ class QJIT:
         self.last = entry
         return sigs, entry
 
-    def _call_ahead_of_time(self, args: tuple, kwargs: dict) -> Any:
-        sigs, entry = self._aot
+    def conform_ahead_of_time(self, args: tuple, kwargs: dict) -> list:
+        """The arguments of a call to an annotated function, conformed to
+        its annotations (one leaf per parameter)."""
+        sigs = self._aot[0]
         dynamic, _, _ = self._split_args(args, kwargs)
         named: dict[int, int] = {}
-        leaves = []
-        for i, (x, sig) in enumerate(zip(dynamic, sigs)):
-            leaves.append(conform(x, sig, f"{self.__name__}: argument {i} ({self.params[i]!r})", named))
+        return [conform(x, sig, f"{self.__name__}: argument {i} ({self.params[i]!r})", named)
+                for i, (x, sig) in enumerate(zip(dynamic, sigs))]
+
+    def _call_ahead_of_time(self, args: tuple, kwargs: dict) -> Any:
+        entry = self._aot[1]
+        leaves = self.conform_ahead_of_time(args, kwargs)
         self.last = entry
         return entry.call(leaves)
 
