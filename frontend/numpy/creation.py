@@ -21,7 +21,7 @@ from kiln.numpy._base import (
     split_shape,
 )
 from kiln.errors import KilnTypeError, KilnValueError
-from kiln.numpy._bindings import FUNCTIONS, numpy_function, traced
+from kiln.numpy._bindings import FUNCTIONS, knp, numpy_function, traced
 from kiln.primitives import shape as shape_prims
 from kiln.trace_namespace import replace_in_traced_code
 from kiln.tracing import Tracer, bind
@@ -113,8 +113,6 @@ def iota(size: Any, dtype: Any = INDEX_DTYPE) -> Tracer:
 @_creation("arange")
 def arange(start: Any, stop: Any = None, step: Any = None, dtype: Any = None, *, like: Any = None) -> Tracer:
     """`np.arange` with traced bounds; the length is ceil((stop - start) / step)."""
-    from kiln import numpy as knp
-
     if stop is None:
         start, stop = 0, start
     step = 1 if step is None else step
@@ -135,8 +133,6 @@ def arange(start: Any, stop: Any = None, step: Any = None, dtype: Any = None, *,
 def linspace(start: Any, stop: Any, num: Any = 50, endpoint: bool = True, retstep: bool = False,
              dtype: Any = None, axis: int = 0) -> Any:
     """`np.linspace` with a traced `num` (scalar `start` and `stop`)."""
-    from kiln import numpy as knp
-
     if axis != 0:
         raise KilnTypeError("np.linspace: kiln supports axis=0 only; transpose the result instead")
     num = dim_operand(num)
@@ -160,7 +156,6 @@ def linspace(start: Any, stop: Any, num: Any = 50, endpoint: bool = True, retste
 @_creation("eye")
 def eye(N: Any, M: Any = None, k: int = 0, dtype: Any = float, order: str = "C", *, like: Any = None) -> Tracer:
     """`np.eye` with traced sizes (and a traced diagonal offset `k`)."""
-    from kiln import numpy as knp
     from kiln.numpy.shape_ops import expand_dims
 
     if M is None:
