@@ -45,8 +45,10 @@ class ArgSig:
 
 def leaf_to_array(x: Any, where: str) -> Any:
     """A call argument as a NumPy array or scalar (lists become arrays)."""
-    if isinstance(x, np.ndarray):
+    if type(x) is np.ndarray:
         return x
+    if isinstance(x, np.ndarray):
+        return _plain_array(x, where)
     if isinstance(x, (bool, int, float, np.generic)):
         return x
     if isinstance(x, Tracer):
@@ -56,6 +58,27 @@ def leaf_to_array(x: Any, where: str) -> Any:
     except Exception:
         raise KilnTypeError(f"{where}: cannot pass a {type(x).__name__} to a compiled function; "
                             "pass NumPy arrays, Python scalars, or tuples/lists/dicts of them") from None
+
+
+# ndarray subclasses that mean nothing more than their data: they run as
+# plain arrays, and writes still reach them (the plain array is a view).
+_PLAIN_SUBCLASSES = (np.matrix, np.memmap)
+
+
+def _plain_array(x: np.ndarray, where: str) -> np.ndarray:
+    """An ndarray subclass argument as a plain array, or a TypeError when
+    its meaning would be lost (a masked array's mask, a subclass's own
+    operators)."""
+    if isinstance(x, _PLAIN_SUBCLASSES):
+        return x.view(np.ndarray)
+    kind = f"{type(x).__module__}.{type(x).__qualname__}"
+    if isinstance(x, np.ma.MaskedArray):
+        raise KilnTypeError(f"{where}: a masked array ({kind}) cannot be passed to a compiled function: kiln "
+                            "computes on plain arrays and would drop the mask. Pass x.filled(value) or "
+                            "np.ma.getdata(x) with the mask as a separate boolean array (np.ma.getmaskarray(x)).")
+    raise KilnTypeError(f"{where}: an ndarray subclass ({kind}) cannot be passed to a compiled function: kiln "
+                        "computes on plain arrays and would lose what the subclass adds. Pass np.asarray(x) "
+                        "if a plain array is what you mean.")
 
 
 def _check_dtype(dtype: np.dtype, where: str) -> np.dtype:
