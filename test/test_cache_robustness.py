@@ -323,6 +323,14 @@ def test_size_cap_never_evicts_an_entry_this_process_uses(tmp_path, monkeypatch)
     np.testing.assert_array_equal(kept_alive(np.ones(3)), np.full(3, 0.25))
 
 
+def test_size_cap_setting_that_is_not_a_number_warns(monkeypatch):
+    monkeypatch.setenv("KILN_CACHE_MAX_BYTES", "2GB")
+    with pytest.warns(RuntimeWarning, match=r"KILN_CACHE_MAX_BYTES='2GB' is not a number of bytes"):
+        assert cache.max_bytes() == cache.DEFAULT_MAX_BYTES
+    monkeypatch.setenv("KILN_CACHE_MAX_BYTES", "12345")
+    assert cache.max_bytes() == 12345
+
+
 # --------------------------------------------------------------------------
 # `kiln cache info | clear`.
 

@@ -12,8 +12,8 @@ from typing import Any
 
 import numpy as np
 
-from kiln.core import INDEX_DTYPE, KilnIndexError, KilnTypeError, is_static_dim
-from kiln.numpy._base import check, convert, operand, split_shape
+from kiln.core import INDEX_DTYPE, KilnIndexError, KilnTypeError, is_static_dim, same_dim
+from kiln.numpy._base import check, convert, operand, shape_product, split_shape
 from kiln.numpy._bindings import numpy_function, tracer_method
 from kiln.numpy.mutation import copy
 from kiln.primitives import elementwise
@@ -247,8 +247,6 @@ def apply_selections(x: Tracer, selections: list) -> Tracer:
 
 
 def _same_size(a: Any, b: Any) -> bool:
-    from kiln.core import same_dim
-
     return same_dim(a, b)
 
 
@@ -256,7 +254,6 @@ def merged_array_index(x: Tracer, entries: list, what: str) -> tuple[Tracer, Tra
     """Several integer arrays (and integers) on adjacent axes of `x`, as one
     index: a view of `x` with those axes merged, the row-major flat index of
     the broadcast index arrays into them, and the merged axis."""
-    from kiln.numpy._base import shape_product
     from kiln.numpy.shape_ops import _reshape_view
 
     advanced = [p for p, e in enumerate(entries) if e is not None and (_is_array_index(e) or _is_scalar_index(e))]

@@ -14,12 +14,14 @@ from typing import Any
 
 import numpy as np
 
-from kiln.core import KilnTypeError, KilnValueError, is_static_dim
-from kiln.numpy._base import broadcast_to, convert, materialize, operand
+from kiln.core import KilnTypeError, KilnValueError, Literal, is_static_dim, same_dim
+from kiln.numpy._base import broadcast_to, check, convert, materialize, operand
 from kiln.numpy._bindings import numpy_function, tracer_method
+from kiln.primitives import indexing as index_prims
 from kiln.primitives import mutation
 from kiln.primitives import shape as shape_prims
 from kiln.tracing import Tracer, bind, current_builder
+
 
 @numpy_function("copy", method="copy")
 def copy(x: Any) -> Tracer:
@@ -78,8 +80,6 @@ def _python_float_for_int_target(value: Any, dtype: np.dtype, what: str) -> Any:
     """NumPy stores a Python float into an integer array through int():
     truncated, then range-checked (x[0] = -2.5 on uint8 is an OverflowError,
     NaN a ValueError), never a wrapped or undefined conversion."""
-    from kiln.core import Literal
-
     if not (isinstance(value, Literal) and value.aval.weak_type and isinstance(value.val, float)
             and dtype.kind in "iu"):
         return value
@@ -109,8 +109,6 @@ def assign(target: Any, value: Any, what: str, casting: str = "unsafe") -> Trace
                          target.aval.shape)
     if value is target:
         return target
-    from kiln.core import is_static_dim
-
     root = current_builder().aliases.root(target)
     if any(is_static_dim(d) and d == 0 for d in target.aval.shape + root.aval.shape):
         # An empty destination, or a view of an empty array (a loop body that
@@ -128,9 +126,6 @@ def _expand_run_time_units(value: Any, shape: tuple, what: str) -> Any:
     dynamic value dim is not known to equal the destination's, read it
     through the index `where(dim == 1, 0, arange(target))`."""
     from kiln import numpy as knp
-    from kiln.core import is_static_dim, same_dim
-    from kiln.numpy._base import check
-    from kiln.primitives import indexing as index_prims
 
     if not isinstance(value, Tracer):
         return value
