@@ -50,13 +50,6 @@ def _writable_target(target: Any, what: str) -> Tracer:
         raise KilnValueError(
             f"{what}: assignment destination is read-only (it is a broadcast_to view); copy it first "
             "(np.array(x) or x.copy())")
-    root = builder.aliases.root(target)
-    if builder.parent is not None and any(root is arg for arg in builder.invars):
-        raise KilnValueError(
-            f"{what}: the destination is a value carried by kiln.for_loop / kiln.while_loop (or a view "
-            "of one). In NumPy the write would also change the array passed as the initial value, which "
-            "kiln does not do. Write to an array of the enclosing function instead (use it in the body "
-            "without carrying it: `x[i] = ...`), or compute the new value and return it from the body.")
     return target
 
 
