@@ -26,7 +26,7 @@ from kiln.core import (
     same_dim,
 )
 from kiln.primitives.control_flow import cond_p, for_loop_p, while_loop_p
-from kiln.tracing import Builder, Tracer, as_operand, bind, is_tracing, literal, new_scope, scope
+from kiln.tracing import Builder, Tracer, as_operand, bind, current_builder, is_tracing, literal, new_scope, scope
 
 # --------------------------------------------------------------------------
 # Helpers shared by the loops
@@ -133,6 +133,7 @@ def _trace_body(carry: _Carry, fn: Callable, resizing: bool, with_index: bool) -
     for _attempt in range(3 + len(inits)):
         carried_slots = [k for k in range(len(inits)) if k not in in_place]
         ctx, body = _open_body([inits[k].aval for k in carried_slots], resizing, with_index)
+        _mark_zero_d_arrays(body, [inits[k] for k in carried_slots])
         with ctx:
             params = dict(in_place)
             params.update(zip(carried_slots, body.carried))
@@ -183,6 +184,15 @@ def _trace_body(carry: _Carry, fn: Callable, resizing: bool, with_index: bool) -
         for k, dtype, weak in promoted:
             inits[k] = convert(inits[k], dtype, weak)
     raise KilnTypeError(f"{name}: the carried dtypes do not settle; give the initial values explicit dtypes")
+
+
+def _mark_zero_d_arrays(body: _Body, inits: list) -> None:
+    """A carried value that starts as a 0-d ndarray is one in the body too
+    (`x += 1` writes it; see `kiln.aliasing.Aliases.zero_d_arrays`)."""
+    outer = current_builder().aliases
+    for arg, init in zip(body.carried, inits):
+        if isinstance(init, Tracer) and outer.is_zero_d_array(init):
+            body.builder.aliases.zero_d_arrays.add(id(arg))
 
 
 def _same_array_slots(name: str, body: _Body, slots: list, outs: list, inits: list) -> list:
@@ -540,8 +550,6 @@ def _mark_branch_aliases(traced: list, results: list) -> None:
     """In NumPy a branch that returns a view of an outer array makes the
     result alias whichever array the branch chose at run time; kiln refuses
     writes through such a result (see frontend/numpy/mutation.py)."""
-    from kiln.tracing import current_builder
-
     outer = current_builder()
     for k, result in enumerate(results):
         for builder, outs, _ in traced:

@@ -41,6 +41,9 @@ class ArgSig:
     dtype: str
     dims: tuple = ()
     weak: bool = False
+    # A 0-d ndarray (not a NumPy or Python scalar): mutable, `x += 1`
+    # writes it, and the caller sees the write.
+    zero_d_array: bool = False
 
 
 def leaf_to_array(x: Any, where: str) -> Any:
@@ -122,7 +125,7 @@ def signature_of(leaves: list, names: list[str], axes_names: list[dict], share_e
         arr = np.asarray(x)
         dtype = _check_dtype(arr.dtype, where)
         if arr.ndim == 0:
-            sigs.append(ArgSig("scalar", dtype.str))
+            sigs.append(ArgSig("scalar", dtype.str, zero_d_array=isinstance(x, np.ndarray)))
             continue
         dims = []
         for axis, size in enumerate(arr.shape):

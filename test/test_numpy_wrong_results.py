@@ -160,3 +160,103 @@ def test_slice_accumulation_in_a_loop_with_break(n):
     kiln.qjit(_shifted_accumulate_early_break, autograph=True)(z_kiln, x, 2)
     _shifted_accumulate_early_break(z_numpy, x, 2)
     np.testing.assert_allclose(z_kiln, z_numpy)
+
+
+# R5: a 0-d ndarray argument is mutable in NumPy; NumPy scalars and Python
+# numbers are not (`x += 1` rebinds them).
+def _bump_0d(x, y):
+    x += 1.0
+    y += 1.0
+    return x + y
+
+
+def _bump_0d_in_branch_in_loop(x, n):
+    for k in range(n):
+        if k % 2 == 0:
+            x += 1.0
+    return x * 1.0
+
+
+@pytest.mark.parametrize("y", [np.float64(2.0), 2.0, np.array(2.0)])
+def test_zero_d_array_argument_updated_in_place_is_seen_by_the_caller(y):
+    x_kiln, x_numpy = np.array(3.0), np.array(3.0)
+    y_kiln, y_numpy = np.copy(y) if isinstance(y, np.ndarray) else y, np.copy(y) if isinstance(y, np.ndarray) else y
+
+    got = kiln.qjit(_bump_0d)(x_kiln, y_kiln)
+    want = _bump_0d(x_numpy, y_numpy)
+    assert got == want == 7.0
+    assert x_kiln == x_numpy == 4.0
+    assert y_kiln == y_numpy
+
+
+@pytest.mark.parametrize("n", [0, 1, 5])
+def test_zero_d_array_argument_updated_in_a_branch_in_a_loop(n):
+    x_kiln, x_numpy = np.array(1.0), np.array(1.0)
+
+    got = kiln.qjit(_bump_0d_in_branch_in_loop, autograph=True)(x_kiln, n)
+    want = _bump_0d_in_branch_in_loop(x_numpy, n)
+    assert got == want
+    assert x_kiln == x_numpy
+
+
+def test_zero_d_array_rebound_by_arithmetic_is_not_written():
+    def f(x):
+        x = x + 1.0
+        x += 1.0
+        return x
+
+    x = np.array(3.0)
+    assert kiln.qjit(f)(x) == f(np.array(3.0)) == 5.0
+    assert x == 3.0
+
+
+# R14 and R13: integer-array writes with traced indices, into arguments
+# and into arrays the function makes.
+def _swap_rows(A, k):
+    A[[0, k]] = A[[k, 0]]
+    return A.sum(axis=1)
+
+
+@pytest.mark.parametrize("rows, k", [(1, 0), (3, 0), (3, 2), (7, -1), (200, 150)])
+def test_row_swap_with_traced_index(rows, k):
+    A_kiln = np.arange(rows * 3.0).reshape(rows, 3)
+    A_numpy = A_kiln.copy()
+
+    got = kiln.qjit(_swap_rows)(A_kiln, k)
+    want = _swap_rows(A_numpy, k)
+    np.testing.assert_array_equal(got, want)
+    np.testing.assert_array_equal(A_kiln, A_numpy)
+
+
+def test_index_list_with_traced_entries_reads_and_writes():
+    def f(A, k, j):
+        B = A[[k, 0, k]]
+        A[[[0], [k]]] += 1.0
+        A[[j, k], 1] = -1.0
+        return B
+
+    A_kiln = np.arange(12.0).reshape(4, 3)
+    A_numpy = A_kiln.copy()
+    np.testing.assert_array_equal(kiln.qjit(f)(A_kiln, 2, 3), f(A_numpy, 2, 3))
+    np.testing.assert_array_equal(A_kiln, A_numpy)
+
+
+def _fill_made_arrays(x, k, j):
+    z = np.zeros_like(x)
+    z[k] = 1.0
+    z[[k, j]] += 2.0
+    z[j:] += x[j:]
+    w = knp.zeros(x.shape[0] + 1)
+    w[[j]] = 5.0
+    w[-1] = z[k]
+    return z, w
+
+
+@pytest.mark.parametrize("n, k, j", [(1, 0, 0), (5, 3, 1), (5, -1, 4), (1001, 500, 7)])
+def test_writes_with_traced_indices_into_arrays_the_function_makes(n, k, j):
+    x = np.arange(float(n))
+
+    got = kiln.qjit(_fill_made_arrays)(x, k, j)
+    want = _fill_made_arrays(x, k, j)
+    for g, w in zip(got, want):
+        np.testing.assert_array_equal(g, w)

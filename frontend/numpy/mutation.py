@@ -228,9 +228,10 @@ def _masked_assign(target: Tracer, mask: Any, value: Any) -> None:
 
 
 def inplace(x: Tracer, result: Any, op_name: str) -> Tracer:
-    """`x op= other`, given `result = x op other`: written into x for arrays,
-    the new value for 0-d (NumPy scalars are immutable)."""
-    if x.aval.ndim == 0:
+    """`x op= other`, given `result = x op other`: written into x for arrays
+    (0-d ndarrays included), the new value for NumPy scalars (immutable)."""
+    builder = current_builder()
+    if x.aval.ndim == 0 and not builder.aliases.is_zero_d_array(builder.lift(x)):
         return result
     return assign(x, result, f"augmented assignment ({op_name})", casting="same_kind")
 
