@@ -220,3 +220,44 @@ def test_write_in_branch_then_later_write_outside_the_loop_reaches_the_argument(
     np.testing.assert_array_equal(x, [7.0, 1.0, 1.0])
     kiln.qjit(f, autograph=True)(x, 0)
     np.testing.assert_array_equal(x, [7.0, 1.0, 1.0])
+
+
+def _grow_until(t):
+    while t.sum() < 10:
+        t += 1.0
+    return t.sum()
+
+
+def _bump_until_break(x, n):
+    for k in range(n):
+        if x[0] > 2.5:
+            break
+        x += 1.0
+    return x.sum()
+
+
+def _nested_loops_write_view_and_base(x, n, m):
+    v = x[::2]
+    for i in range(n):
+        for j in range(m):
+            if (i + j) % 2 == 0:
+                v *= 2.0
+            else:
+                x[0] += 1.0
+    return x.sum()
+
+
+@pytest.mark.parametrize("fn, make_args", [
+    (_grow_until, lambda size: (np.zeros(size + 1),)),
+    (_bump_until_break, lambda size: (np.zeros(size + 1), 10)),
+    (_nested_loops_write_view_and_base, lambda size: (np.ones(size + 1), 3, 2)),
+], ids=["while_condition_reads_it", "for_with_break", "nested_loops_view_and_base"])
+@pytest.mark.parametrize("size", [0, 1, 4, 999])
+def test_in_place_update_with_loop_exits_and_nesting(fn, make_args, size):
+    args_numpy = make_args(size)
+    args_kiln = [np.copy(a) if isinstance(a, np.ndarray) else a for a in args_numpy]
+
+    want = fn(*args_numpy)
+    got = kiln.qjit(fn, autograph=True)(*args_kiln)
+    np.testing.assert_allclose(got, want)
+    np.testing.assert_allclose(args_kiln[0], args_numpy[0])
