@@ -178,3 +178,41 @@ def for_loop_resizing():
     # CHECK:      } do {
     # CHECK:        stablehlo.dynamic_broadcast_in_dim
     # CHECK:        stablehlo.return %{{.*}}, %{{.*}}, %{{.*}} : tensor<i64>, tensor<i64>, tensor<?xf64>
+
+
+# `x += 1.0` in a branch in a loop: autograph carries `x`, but the branches
+# return the array itself, so the cond has no result and the loop carries
+# nothing: the body writes the captured argument, which is written back.
+def bump_in_branch(x, n):
+    for k in range(n):
+        if k >= 0:
+            x += 1.0
+
+
+# CHECK-LABEL: TEST: in_place_update_in_branch_in_loop
+@run
+def in_place_update_in_branch_in_loop():
+    f = kiln.qjit(bump_in_branch, autograph=True)
+    x = np.zeros(3)
+    f(x, 4)
+    print(x)
+    # CHECK-NEXT: [4. 4. 4.]
+    print(f.jaxpr)
+    # CHECK-NEXT: { lambda ; a:i64[] b:f64[a] c:i64[]. let
+    # CHECK-NEXT:     _ = for_loop[
+    # CHECK-NEXT:       body_jaxpr={ lambda d:i64[] e:f64[d] ; f:i64[]. let
+    # CHECK-NEXT:             g:bool[] = ge f 0
+    # CHECK-NEXT:             _ = cond[
+    # CHECK-NEXT:               branches=(
+    # CHECK-NEXT:                 { lambda h:i64[] i:f64[h] ; . let
+    # CHECK-NEXT:                     j:f64[h] = broadcast_in_dim[broadcast_dimensions=() shape=(None,)] 1.0 h
+    # CHECK-NEXT:                     k:f64[h] = add i j
+    # CHECK-NEXT:                     _ = assign i k
+    # CHECK-NEXT:                   in () }
+    # CHECK-NEXT:                 { lambda l:i64[] m:f64[l] ; . let
+    # CHECK-NEXT:                   in () }
+    # CHECK-NEXT:               )
+    # CHECK:                  ] g d e
+    # CHECK-NEXT:           in () }
+    # CHECK:            ] a b 0 c 1
+    # CHECK-NEXT:   in (b) }
