@@ -18,12 +18,18 @@ from kiln.core import (
     INDEX_DTYPE,
     DShapedArray,
     Jaxpr,
-    KilnInternalError,
     KilnTypeError,
     KilnValueError,
     Literal,
     is_static_dim,
     same_dim,
+)
+from kiln.loop_in_place import (
+    check_in_place_slots,
+    mark_zero_d_arrays,
+    same_array_slots,
+    unchanged_results,
+    with_in_place,
 )
 from kiln.primitives.control_flow import cond_p, for_loop_p, while_loop_p
 from kiln.tracing import Builder, Tracer, as_operand, bind, current_builder, is_tracing, literal, new_scope, scope
@@ -116,24 +122,36 @@ def _implicit_inits(carried_inits: list) -> list:
     return dims
 
 
-def _trace_body(carry: _Carry, fn: Callable, resizing: bool, with_index: bool) -> tuple[Jaxpr, list, list, dict]:
+# `allow_array_resizing=INFER` (what autograph passes): keep the carried dims
+# when the body keeps them, unify a dim the body replaces by another dim of
+# the enclosing scope (equal at run time, else NumPy would fail on the next
+# iteration) with a run-time check, and let the arrays resize otherwise.
+INFER = "infer"
+
+
+def _trace_body(carry: _Carry, fn: Callable, resizing: bool | str,
+                with_index: bool) -> tuple[Jaxpr, list, list, bool, dict]:
     """Trace `fn` on the carried avals: again when a weakly typed initial
-    value has to be promoted to the type the body returns, and again when
-    the body returns a carried array unchanged (see `_same_array_slots`).
+    value has to be promoted to the type the body returns, when the body
+    returns a carried array unchanged (see `kiln.loop_in_place.same_array_slots`), or, with
+    INFER, when the carried arrays turn out to resize.
 
     Returns the body jaxpr, its captured outer values, the carried initial
-    values (possibly promoted) and the slots the body uses in place: slot ->
-    the outer array the body reads and writes directly (those slots are not
-    carried: the loop's result for them is that array, as in NumPy)."""
+    values (possibly promoted), whether the loop resizes its arrays, and the
+    slots the body uses in place: slot -> the outer array the body reads and
+    writes directly (those slots are not carried: the loop's result for them
+    is that array, as in NumPy)."""
     from kiln.numpy._base import convert, result_dtype
 
     name = carry.name
     inits = list(carry.inits)
+    infer = resizing == INFER
+    resizing = bool(resizing) and not infer
     in_place: dict[int, Any] = {}
-    for _attempt in range(3 + len(inits)):
+    for _attempt in range(4 + len(inits)):
         carried_slots = [k for k in range(len(inits)) if k not in in_place]
         ctx, body = _open_body([inits[k].aval for k in carried_slots], resizing, with_index)
-        _mark_zero_d_arrays(body, [inits[k] for k in carried_slots])
+        mark_zero_d_arrays(body, [inits[k] for k in carried_slots])
         with ctx:
             params = dict(in_place)
             params.update(zip(carried_slots, body.carried))
@@ -148,7 +166,7 @@ def _trace_body(carry: _Carry, fn: Callable, resizing: bool, with_index: bool) -
                 raise KilnTypeError(
                     f"{name}: the body must return the carried values with the structure of the initial "
                     f"values ({carry.count} value(s)), but it returned {_structure(out)}")
-            _check_in_place_slots(name, body.builder, in_place, leaves)
+            check_in_place_slots(name, body.builder, in_place, leaves)
             outs = [as_operand(leaves[k]) for k in carried_slots]
             slot_inits = [inits[k] for k in carried_slots]
             promoted = []
@@ -165,12 +183,18 @@ def _trace_body(carry: _Carry, fn: Callable, resizing: bool, with_index: bool) -
                         f"(.astype({init.aval.dtype})) or the initial value")
                 promoted.append((k, dtype, weak))
             if not promoted:
-                same = _same_array_slots(name, body, carried_slots, outs, slot_inits)
+                same = same_array_slots(name, body, carried_slots, outs, slot_inits)
                 if same:
                     in_place.update({k: inits[k] for k in same})
                     continue
                 outs = [convert(o, init.aval.dtype, init.aval.weak_type) if o.aval.dtype != init.aval.dtype else o
                         for o, init in zip(outs, slot_inits)]
+                if infer and not resizing:
+                    unified = _unify_carried_dims(name, body, outs)
+                    if unified is None:
+                        resizing = True
+                        continue
+                    outs = unified
                 _check_shapes(name, slot_inits, body.carried, outs, resizing, carried_slots)
                 implicit_outs = []
                 if resizing:
@@ -179,50 +203,48 @@ def _trace_body(carry: _Carry, fn: Callable, resizing: bool, with_index: bool) -
                                              for d in o.aval.shape)
                 jaxpr = body.builder.build(implicit_outs + outs,
                                            [False] * len(implicit_outs) + [True] * len(outs))
-                return jaxpr, list(body.builder.const_sources), slot_inits, in_place
+                return jaxpr, list(body.builder.const_sources), slot_inits, resizing, in_place
         # Promote the weak initial values in the enclosing scope, then retrace.
         for k, dtype, weak in promoted:
             inits[k] = convert(inits[k], dtype, weak)
     raise KilnTypeError(f"{name}: the carried dtypes do not settle; give the initial values explicit dtypes")
 
 
-def _mark_zero_d_arrays(body: _Body, inits: list) -> None:
-    """A carried value that starts as a 0-d ndarray is one in the body too
-    (`x += 1` writes it; see `kiln.aliasing.Aliases.zero_d_arrays`)."""
-    outer = current_builder().aliases
-    for arg, init in zip(body.carried, inits):
-        if isinstance(init, Tracer) and outer.is_zero_d_array(init):
-            body.builder.aliases.zero_d_arrays.add(id(arg))
+def _outer_dim(builder: Builder, d: Any) -> bool:
+    """A dim fixed for the whole loop: static, or captured from outside."""
+    return is_static_dim(d) or any(d is c for c in builder.constvars)
 
 
-def _same_array_slots(name: str, body: _Body, slots: list, outs: list, inits: list) -> list:
-    """The carried arrays the body returns unchanged (itself, after writes
-    through it or not): in NumPy they are the initial array, every
-    iteration, so the body works on that array in place (`x += y` in a
-    loop). A write to a carried array the body does not return as it is
-    would also reach the initial array in NumPy, on the first iteration
-    only: refused."""
-    written = body.builder.aliases.written_roots
-    same = []
-    for k, arg, out, init in zip(slots, body.carried, outs, inits):
-        if out is arg and isinstance(init, Tracer) and (arg.aval.ndim > 0 or id(arg) in written):
-            same.append(k)
-        elif id(arg) in written:
-            raise KilnValueError(
-                f"{name}: carried value {k} is written in place (or through a view) but the body returns "
-                "another array for it. In NumPy the write would change the array the loop started with on "
-                "the first iteration and the new array afterwards, which kiln does not track. Return the "
-                "written array itself, or write to a copy (v = v.copy()) before writing.")
-    return same
+def _unify_carried_dims(name: str, body: _Body, outs: list) -> list | None:
+    """INFER mode: the body's results retyped to the carried dims, with a
+    run-time check for each dim the body replaced by another dim fixed for
+    the whole loop (`x = A @ x` with a square `A`); None when some carried
+    array really changes size (the loop must resize)."""
+    from kiln import numpy as knp
+    from kiln.numpy._base import require_equal_dims
 
-
-def _check_in_place_slots(name: str, builder: Builder, in_place: dict, leaves: list) -> None:
-    """A slot taken in place must come back unchanged on the second trace too."""
-    for k, outer in in_place.items():
-        out = leaves[k]
-        if out is not outer and builder.outer_source(out) is not outer:
-            raise KilnInternalError(f"{name}: carried value {k} was returned unchanged by the body, but not "
-                                    "when the body was traced again with the initial array in its place")
+    pairs = []
+    for k, (arg, out) in enumerate(zip(body.carried, outs)):
+        if out.aval.ndim != arg.aval.ndim:
+            return outs  # _check_shapes reports the rank change
+        for axis, (a, b) in enumerate(zip(arg.aval.shape, out.aval.shape)):
+            if same_dim(a, b):
+                continue
+            if not (_outer_dim(body.builder, a) and _outer_dim(body.builder, b)):
+                return None
+            if is_static_dim(a) and is_static_dim(b):
+                return None
+            pairs.append((k, axis, a, b))
+    if not pairs:
+        return outs
+    for k, axis, a, b in pairs:
+        require_equal_dims(a, b, "ValueError",
+                           f"{name}: carried array {k} enters the loop with size {{}} on axis {axis} but the "
+                           "body returns size {}; the next iteration would compute with the new size, which "
+                           "kiln requires to equal the old one (NumPy would typically fail there): make the "
+                           "sizes match (e.g. a square matrix)")
+    return [o if all(same_dim(a, b) for a, b in zip(arg.aval.shape, o.aval.shape))
+            else knp.reshape(o, arg.aval.shape) for arg, o in zip(body.carried, outs)]
 
 
 def _structure(out: Any) -> str:
@@ -310,18 +332,13 @@ def _traced_for(lower, upper, step, resizing, body, init):
 
         check(knp.not_equal(step, 0), "ValueError", "for_loop: step must not be zero (it would loop forever)")
     carry = _Carry("for_loop", init)
-    jaxpr, consts, inits, in_place = _trace_body(carry, body, resizing, with_index=True)
+    jaxpr, consts, inits, resizing, in_place = _trace_body(carry, body, resizing, with_index=True)
     implicit = _implicit_inits(inits) if resizing else []
     outs = bind(for_loop_p, *consts, lower, upper, step, *implicit, *inits,
                 body_jaxpr=jaxpr, body_nconsts=len(consts), num_implicit_inputs=len(implicit),
                 num_implicit_outputs=len(implicit), preserve_dimensions=not resizing)
-    return carry.unflatten(_with_in_place(outs[len(implicit):], in_place))
+    return carry.unflatten(with_in_place(outs[len(implicit):], in_place))
 
-
-def _with_in_place(carried: list, in_place: dict) -> list:
-    """All the slots' values: the carried results, and the arrays used in place."""
-    values = iter(carried)
-    return [in_place[k] if k in in_place else next(values) for k in range(len(carried) + len(in_place))]
 
 
 # --------------------------------------------------------------------------
@@ -362,10 +379,10 @@ def _eager_while(cond_fn, body, init):
 
 def _traced_while(cond_fn, resizing, body, init):
     carry = _Carry("while_loop", init)
-    body_jaxpr, body_consts, inits, in_place = _trace_body(carry, body, resizing, with_index=False)
+    body_jaxpr, body_consts, inits, resizing, in_place = _trace_body(carry, body, resizing, with_index=False)
     ctx, cond_body = _open_body([x.aval for x in inits], resizing, with_index=False)
     with ctx:
-        pred = cond_fn(*tree.unflatten(carry.tree, _with_in_place(cond_body.carried, in_place)))
+        pred = cond_fn(*tree.unflatten(carry.tree, with_in_place(cond_body.carried, in_place)))
         pred = _predicate("while_loop", "the condition", pred)
         cond_jaxpr = cond_body.builder.build([pred])
     cond_consts = list(cond_body.builder.const_sources)
@@ -374,7 +391,7 @@ def _traced_while(cond_fn, resizing, body, init):
                 cond_jaxpr=cond_jaxpr, body_jaxpr=body_jaxpr, cond_nconsts=len(cond_consts),
                 body_nconsts=len(body_consts), num_implicit_inputs=len(implicit),
                 num_implicit_outputs=len(implicit), preserve_dimensions=not resizing)
-    return carry.unflatten(_with_in_place(outs[len(implicit):], in_place))
+    return carry.unflatten(with_in_place(outs[len(implicit):], in_place))
 
 
 def _predicate(name: str, what: str, pred: Any) -> Any:
@@ -503,7 +520,7 @@ def _traced_cond(preds: list, fns: list, has_default: bool) -> Any:
                 outs[k] = convert(outs[k], dtype, weak)
     consts = _unify_consts([t[0] for t in traced])
     const_index = {id(c): i for i, c in enumerate(consts)}
-    unchanged = _unchanged_results(traced, count)
+    unchanged = unchanged_results(traced, count)
     results_of = [k for k in range(count) if k not in unchanged]
     traced = [(builder, [outs[k] for k in results_of], out_tree) for builder, outs, out_tree in traced]
     implicit_outs: list[list] = [[] for _ in traced]
@@ -527,23 +544,6 @@ def _traced_cond(preds: list, fns: list, has_default: bool) -> Any:
     _mark_branch_aliases(traced, results[num_implicit:])
     values = iter(results[num_implicit:])
     return tree.unflatten(first_tree, [unchanged[k] if k in unchanged else next(values) for k in range(count)])
-
-
-def _unchanged_results(traced: list, count: int) -> dict:
-    """Results every branch returns as the same outer value (result k ->
-    that value). The cond's result is that value itself, as in NumPy, where
-    `if c: x += 1` leaves `x` the same array: later writes to it reach the
-    array (and the caller's argument), and a loop around the cond sees its
-    carried array come back unchanged."""
-    unchanged = {}
-    for k in range(count):
-        sources = {id(builder.outer_source(outs[k])): builder.outer_source(outs[k])
-                   for builder, outs, _ in traced}
-        if len(sources) == 1:
-            source = next(iter(sources.values()))
-            if source is not None:
-                unchanged[k] = source
-    return unchanged
 
 
 def _mark_branch_aliases(traced: list, results: list) -> None:
