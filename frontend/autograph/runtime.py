@@ -474,12 +474,3 @@ def _checked_branch(branch: Callable, init: tuple, out_names: tuple, where: str,
 
     return run
 
-
-# --- calls
-
-
-def len_(x: Any) -> Any:
-    """`len(x)` in converted code: a traced array's first dim may be traced."""
-    if _is_traced(x) and x.ndim > 0:
-        return x.shape[0]
-    return len(x)
