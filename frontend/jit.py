@@ -24,6 +24,7 @@ from kiln.signatures import (
     conform,
     leaf_to_array,
     named_axes_of,
+    refuse_non_array_argument,
     signature_of,
     static_key,
 )
@@ -211,6 +212,7 @@ class QJIT:
                                         f"got {type(v).__name__}") from None
                 static[i] = v
             else:
+                refuse_non_array_argument(self.__name__, self.params[i], v)
                 dynamic.append(v)
         return dynamic, static, list(range(len(values)))
 

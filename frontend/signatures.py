@@ -43,6 +43,16 @@ class ArgSig:
     weak: bool = False
 
 
+def refuse_non_array_argument(fn_name: str, param: str, value: Any) -> None:
+    """A string (a mode, a method name) selects what the function does:
+    kiln cannot trace it, but can compile once per value of it."""
+    if isinstance(value, (str, bytes)):
+        raise KilnTypeError(
+            f"{fn_name}: argument {param!r} is a {type(value).__name__} ({value!r}), which kiln cannot trace; "
+            f"if it selects what the function does, mark it static: kiln.qjit(static_argnames=({param!r},)) "
+            "compiles once per value.")
+
+
 def leaf_to_array(x: Any, where: str) -> Any:
     """A call argument as a NumPy array or scalar (lists become arrays)."""
     if isinstance(x, np.ndarray):
@@ -55,13 +65,16 @@ def leaf_to_array(x: Any, where: str) -> Any:
         return np.asarray(x)
     except Exception:
         raise KilnTypeError(f"{where}: cannot pass a {type(x).__name__} to a compiled function; "
-                            "pass NumPy arrays, Python scalars, or tuples/lists/dicts of them") from None
+                            "pass NumPy arrays, Python scalars, or tuples/lists/dicts of them, or mark the "
+                            "argument static (static_argnames) if it selects what the function does") from None
 
 
 def _check_dtype(dtype: np.dtype, where: str) -> np.dtype:
     if dtype not in SUPPORTED_DTYPES:
+        static_hint = ("; or, if it is not data but selects what the function does, mark the argument static "
+                       "(static_argnames)") if dtype.kind in "OSU" else ""
         raise KilnTypeError(f"{where}: dtype {dtype} is not supported; convert it with .astype() to one of "
-                            + ", ".join(sorted(str(d) for d in SUPPORTED_DTYPES)))
+                            + ", ".join(sorted(str(d) for d in SUPPORTED_DTYPES)) + static_hint)
     return dtype
 
 
