@@ -199,6 +199,24 @@ def test_builtins_in_a_helper_and_a_loop_over_traced_bounds():
         np.testing.assert_allclose(f(x), want)
 
 
+def test_reversed_over_a_traced_array():
+    @kiln.qjit(autograph=True)
+    def f(x):
+        acc = 0.0
+        for i, v in enumerate(reversed(x)):
+            acc = acc * 0.5 + v * i
+        return acc, reversed(x)
+
+    for size in SIZES:
+        x = np.random.rand(size)
+        want = 0.0
+        for i, v in enumerate(reversed(x)):
+            want = want * 0.5 + v * i
+        got = f(x)
+        np.testing.assert_allclose(got[0], want)
+        np.testing.assert_array_equal(got[1], x[::-1])
+
+
 def test_builtins_outside_a_trace_are_pythons():
     assert max is __builtins__["max"] if isinstance(__builtins__, dict) else max is __builtins__.max
     from kiln.numpy.python_builtins import max_, sum_

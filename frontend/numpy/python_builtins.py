@@ -1,6 +1,6 @@
 """Stage "jaxpr": Python's builtins and `math` functions on traced values.
 
-In: a call of `min`, `max`, `sum`, `len`, `float`, `int`, `bool`, `complex` or a
+In: a call of `min`, `max`, `sum`, `len`, `reversed`, `float`, `int`, `bool`, `complex` or a
 `math` function that traced code makes (found by autograph at the call site).
 Out: Python's own result when no argument is traced; otherwise the kiln.numpy
 equations that compute it, or a KilnTypeError naming what Python would refuse.
@@ -118,6 +118,15 @@ def len_(x: Any) -> Any:
     return builtins.len(x)
 
 
+def reversed_(sequence: Any) -> Any:
+    """`reversed(x)` of a traced array: its rows in reverse, `x[::-1]`."""
+    if isinstance(sequence, Tracer):
+        if sequence.ndim == 0:
+            raise KilnTypeError("reversed() of a 0-d traced array: it is not a sequence")
+        return sequence[::-1]
+    return builtins.reversed(sequence)
+
+
 # --- conversions
 
 
@@ -199,7 +208,8 @@ MATH[math.log] = _log
 
 # The callables traced code reaches instead of Python's own.
 BUILTINS = {builtins.min: min_, builtins.max: max_, builtins.sum: sum_, builtins.len: len_,
-            builtins.float: float_, builtins.int: int_, builtins.bool: bool_, builtins.complex: complex_}
+            builtins.reversed: reversed_, builtins.float: float_, builtins.int: int_, builtins.bool: bool_,
+            builtins.complex: complex_}
 REPLACEMENTS = {**BUILTINS, **MATH}
 
 
