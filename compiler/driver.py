@@ -29,7 +29,7 @@ from kiln.core import Jaxpr
 from kiln.runtime import cache, toolchain
 from kiln.runtime.executable import Executable, ValueSpec
 
-KILN_ABI_VERSION = "2"
+KILN_ABI_VERSION = "3"
 
 
 def _symbol_name(name: str) -> str:
@@ -72,8 +72,8 @@ def toolchain_fingerprint() -> str:
 
 
 def cache_key(mlir_text: str, pipeline: Any) -> str:
-    """The cache key of a library: the `mlir` stage text, the pipeline and
-    the toolchain fingerprint."""
+    """The cache key of a library: the `mlir` stage text (with locations),
+    the pipeline and the toolchain fingerprint."""
     h = hashlib.sha256()
     for part in (toolchain_fingerprint(), repr(pipeline), mlir_text):
         h.update(part.encode())
@@ -97,10 +97,11 @@ def jaxpr_key(jaxpr: Jaxpr, symbol: str, pipelines: Any) -> str:
 
 
 def _hash_params(jaxpr: Jaxpr, h) -> None:
-    """Feed every equation's parameters (recursively) into `h`: the printer
-    may abbreviate them, the key must not."""
+    """Feed every equation's parameters and source line (recursively) into
+    `h`: the printer may abbreviate them, the key must not (a run-time
+    check's message names its line)."""
     for eqn in jaxpr.eqns:
-        h.update(eqn.primitive.name.encode())
+        h.update(f"{eqn.primitive.name}@{eqn.source_info!r}".encode())
         for name in sorted(eqn.params):
             value = eqn.params[name]
             h.update(name.encode())
@@ -184,11 +185,12 @@ def _compile_with_mlir(jaxpr: Jaxpr, symbol: str, pipelines: Any, keep_intermedi
         validate_pipeline(pipelines, ctx)
     log_stage("jaxpr", jaxpr.pretty())
     start = time.perf_counter()
-    module, checks = lower_jaxpr_to_module(jaxpr, symbol, ctx)
+    module = lower_jaxpr_to_module(jaxpr, symbol, ctx)
     record.seconds["mlir"] = time.perf_counter() - start
     record.texts["mlir"] = str(module)
     log_stage("mlir", record.texts["mlir"])
-    key = cache_key(record.texts["mlir"], pipeline)
+    # Keyed with locations: a check's message names its source line.
+    key = cache_key(module.operation.get_asm(enable_debug_info=True), pipeline)
     if not _cache_bypassed(keep_intermediate):
         start = time.perf_counter()
         executable = _load_from_cache(symbol, key, args, results, record.texts)
@@ -214,7 +216,7 @@ def _compile_with_mlir(jaxpr: Jaxpr, symbol: str, pipelines: Any, keep_intermedi
             record.seconds["llvmir"] = time.perf_counter() - start
             log_stage("llvmir", record.texts["llvmir"])
         stored_stages = {k: v for k, v in record.texts.items() if k != "jaxpr"}
-        library = cache.store(symbol, key, built, checks, stored_stages)
+        library = cache.store(symbol, key, built, stored_stages)
         if index_key is not None:
             cache.store_index(index_key, symbol, key)
         if workspace:
@@ -222,7 +224,7 @@ def _compile_with_mlir(jaxpr: Jaxpr, symbol: str, pipelines: Any, keep_intermedi
     finally:
         if not workspace:
             shutil.rmtree(build_dir, ignore_errors=True)
-    executable = Executable(library, symbol, args, results, checks)
+    executable = Executable(library, symbol, args, results)
     return {"executable": executable, "stages": record.texts, "seconds": record.seconds,
             "cache_hit": False, "workspace": workspace}
 
@@ -234,7 +236,7 @@ def _load_from_cache(symbol: str, key: str, args: list, results: list, texts: di
     if entry is None:
         return None
     try:
-        executable = Executable(entry.library, symbol, args, results, entry.checks)
+        executable = Executable(entry.library, symbol, args, results)
     except (OSError, AttributeError):  # unloadable library or missing entry point
         cache.discard(symbol, key)
         return None
@@ -243,19 +245,19 @@ def _load_from_cache(symbol: str, key: str, args: list, results: list, texts: di
     return executable
 
 
-def build_library(jaxpr: Jaxpr, symbol: str, output: str, wrapper: Callable[[list], str],
-                  include_dirs: Sequence[str] = ()) -> list:
+def build_library(jaxpr: Jaxpr, symbol: str, output: str, wrapper: Callable[[], str],
+                  include_dirs: Sequence[str] = ()) -> None:
     """Compile `jaxpr` as the kernel `symbol` into the shared library
-    `output` (no cache), linked with the C source that `wrapper(checks)`
-    writes and returns the path of. Returns the run-time check table."""
+    `output` (no cache), linked with the C source that `wrapper()` writes
+    and returns the path of."""
     from kiln.compiler import codegen
     from kiln.compiler.lowering import lower_jaxpr_to_module
     from kiln.compiler.mlir import new_context
     from kiln.compiler.pipeline import DEFAULT_PIPELINE, StageRecord, run_pipeline
 
     ctx = new_context()
-    module, checks = lower_jaxpr_to_module(jaxpr, symbol, ctx)
-    source = wrapper(checks)
+    module = lower_jaxpr_to_module(jaxpr, symbol, ctx)
+    source = wrapper()
     build_dir = tempfile.mkdtemp(prefix="kiln-export-")
     try:
         wrapper_object = toolchain.compile_object(source, os.path.join(build_dir, "wrapper.o"), list(include_dirs))
@@ -266,7 +268,6 @@ def build_library(jaxpr: Jaxpr, symbol: str, output: str, wrapper: Callable[[lis
         os.replace(output + ".tmp", output)
     finally:
         shutil.rmtree(build_dir, ignore_errors=True)
-    return checks
 
 
 def _write_workspace(workspace: str, symbol: str, texts: dict[str, str]) -> None:

@@ -15,6 +15,8 @@ specs run in one PassManager; kiln passes run as Python functions.
 
 from __future__ import annotations
 
+import difflib
+import functools
 import os
 import re
 import sys
@@ -31,6 +33,21 @@ Pipeline = list[tuple[str, list[str]]]
 STAGES = ("jaxpr", "mlir", "functionalized", "stablehlo", "linalg", "bufferized", "llvm", "llvmir")
 # Stages made outside the pipeline: before it (tracing, lowering) and after it (translation).
 FIXED_STAGES = ("jaxpr", "mlir", "llvmir")
+# The stage contract: the dialects whose ops each MLIR stage's module may hold
+# (docs/architecture.md explains each row; test/test_stage_contract.py checks
+# it over a corpus). No stage uses `stablehlo.custom_call`: what kiln needs
+# beyond StableHLO is an op of the `kiln` dialect.
+STAGE_DIALECTS = {
+    # mlir: `immut.assign` too, the copy that no later write reaches.
+    "mlir": frozenset({"builtin", "func", "stablehlo", "kiln", "tensorssa", "immut"}),
+    "functionalized": frozenset({"builtin", "func", "stablehlo", "kiln", "immut"}),
+    "stablehlo": frozenset({"builtin", "func", "stablehlo", "kiln"}),
+    # llvm: the check messages (`llvm.mlir.global`, `llvm.mlir.addressof`).
+    "linalg": frozenset({"builtin", "func", "arith", "math", "complex", "tensor", "linalg", "scf", "llvm"}),
+    # builtin here includes the unrealized casts one-shot-bufferize leaves.
+    "bufferized": frozenset({"builtin", "func", "arith", "math", "complex", "memref", "scf", "llvm", "affine"}),
+    "llvm": frozenset({"builtin", "llvm"}),
+}
 
 DEFAULT_PIPELINE: Pipeline = [
     ("functionalized", [
@@ -152,12 +169,34 @@ def validate_pipeline(pipeline: Any, context: ir.Context) -> None:
 
 def _log_enabled(name: str) -> bool:
     """KILN_LOG=stage1,pass2,... prints IR after those stages and passes;
-    `all` after every stage and every pass."""
+    `all` after every stage and every pass. An unknown name raises (see
+    `log_names`)."""
     wanted = os.environ.get("KILN_LOG", "")
     if not wanted:
         return False
-    names = {w.strip() for w in wanted.split(",")}
+    names = log_names(wanted)
     return "all" in names or name in names
+
+
+@functools.lru_cache(maxsize=8)
+def log_names(wanted: str) -> frozenset:
+    """The names of `KILN_LOG=wanted`, each checked: a stage, a kiln pass, a
+    pass of the default pipeline or `all`. A typo raises KilnValueError
+    listing the valid names, rather than printing nothing."""
+    names = frozenset(w.strip() for w in wanted.split(",") if w.strip())
+    passes = set(load_all())
+    upstream = {n for _, specs in DEFAULT_PIPELINE for spec in specs
+                for n in re.findall(r"[\w.-]+", split_spec(spec)[0])} - passes - {"func.func"}
+    valid = {"all", *STAGES, *passes, *upstream}
+    unknown = sorted(names - valid)
+    if unknown:
+        close = difflib.get_close_matches(unknown[0], valid, n=1)
+        hint = f" (did you mean {close[0]!r}?)" if close else ""
+        raise KilnValueError(
+            f"KILN_LOG={wanted!r}: unknown name {', '.join(map(repr, unknown))}{hint}; KILN_LOG takes a "
+            f"comma-separated list of: all; stages {', '.join(STAGES)}; kiln passes {', '.join(sorted(passes))}; "
+            f"upstream passes of the default pipeline {', '.join(sorted(upstream))}")
+    return names
 
 
 def _pass_logged(spec: str) -> bool:

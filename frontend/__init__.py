@@ -9,7 +9,9 @@ dynamic dimensions and in-place mutation.
 (4,)
 """
 
+from kiln.version import __version__
 from kiln.jit import QJIT, get_compilation_stage, qjit
+from kiln.tree import register_pytree_class, register_pytree_node
 from kiln.signatures import ShapeDtype
 from kiln.exporting import export
 from kiln.runtime.aot import load
@@ -27,10 +29,13 @@ from kiln.core import (
     ShapedArray,
 )
 from kiln.control_flow import cond, for_loop, while_loop
+from kiln.interpreted import interpret
+from kiln.interpreter import eval_jaxpr
 from kiln import numpy  # noqa: F401
 
 __all__ = [
     "QJIT", "ShapeDtype", "get_compilation_stage", "qjit", "DBIdx", "DShapedArray", "InDBIdx", "Jaxpr",
     "KilnError", "KilnIndexError", "KilnInternalError", "KilnTypeError", "KilnValueError", "OutDBIdx",
-    "ShapedArray", "numpy", "for_loop", "while_loop", "cond", "export", "load",
+    "ShapedArray", "numpy", "for_loop", "while_loop", "cond", "export", "load", "register_pytree_node",
+    "register_pytree_class", "__version__", "interpret", "eval_jaxpr",
 ]

@@ -106,6 +106,7 @@ def cache_command(action: str) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="kiln", description="kiln: NumPy-style Python to native code via MLIR")
+    parser.add_argument("--version", action="version", version=f"kiln {kiln.__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
     sub.add_parser("demo", help="compile example programs, show their jaxprs and stage times, check vs NumPy")
     cache_parser = sub.add_parser("cache", help="the compile cache (KILN_CACHE_DIR): `info` describes it, "

@@ -71,8 +71,7 @@ def export(fn: Any, path: str) -> dict:
     with open(header, "w") as f:
         f.write(aot.c_header(meta))
 
-    def write_wrapper(checks: list) -> str:
-        meta["checks"] = [list(c) for c in checks]
+    def write_wrapper() -> str:
         source = os.path.join(path, f"{name}_wrapper.c")
         with open(source, "w") as f:
             f.write(aot.c_wrapper(meta, meta["header"]))

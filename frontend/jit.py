@@ -15,7 +15,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from kiln import tree
+from kiln import compile_log, tree
 from kiln.core import SUPPORTED_DTYPES, Jaxpr
 from kiln.errors import KilnTypeError, KilnValueError
 from kiln.signatures import (
@@ -27,17 +27,19 @@ from kiln.signatures import (
     refuse_non_array_argument,
     signature_of,
     static_key,
+    static_positions,
 )
 from kiln.trace_entry import trace_function
 
 
 @dataclass
 class CompiledEntry:
-    """One compiled signature of a qjit function: its jaxpr, its library
-    and the stage texts and times of its compile."""
+    """One compiled signature of a qjit function: its jaxpr (None for a
+    library received by pickle), its library and the stage texts and times
+    of its compile."""
 
     signature: tuple
-    jaxpr: Jaxpr
+    jaxpr: Jaxpr | None
     executable: Any
     out_tree: Any
     num_implicit_out: int
@@ -46,23 +48,27 @@ class CompiledEntry:
     stages: dict = field(default_factory=dict)
     seconds: dict = field(default_factory=dict)
     cache_hit: bool = False
+    # flat argument positions the function writes (their final contents are the last results)
+    writeback: tuple = ()
 
     def __post_init__(self):
+        if self.jaxpr is not None:
+            self.writeback = tuple(self.jaxpr.writeback)
         self._single_leaf = self.out_tree == ("leaf",)
         self._flat_tuple = self.out_tree[0] == "tuple" and all(c == ("leaf",) for c in self.out_tree[1])
 
     def call(self, leaves: Sequence) -> Any:
         """Run on flat leaves that match `signature` (arrays in any layout,
         scalars); implicit dims are read off the leaves' shapes."""
-        if self.jaxpr.writeback:
-            _check_writable(self.jaxpr.writeback, leaves)
+        if self.writeback:
+            _check_writable(self.writeback, leaves)
         values = [leaves[i].shape[axis] for i, axis in self.dim_sources]
         values += leaves
         results = self.executable(values)
         if self.num_implicit_out:
             results = results[self.num_implicit_out:]
-        if self.jaxpr.writeback:
-            results = _write_back(self.jaxpr.writeback, leaves, results)
+        if self.writeback:
+            results = _write_back(self.writeback, leaves, results)
         if self._single_leaf:
             return results[0]
         if self._flat_tuple:
@@ -136,17 +142,29 @@ class QJIT:
     (3,)
     """
 
-    def __init__(self, fn: Callable, *, static_argnums: Sequence[int] = (), static_argnames: Sequence[str] = (),
-                 abstracted_axes: Any = None, share_equal_dims: bool = False, specialize_unit_dims: bool = True,
-                 pipelines: Any = None, keep_intermediate: bool = False, autograph: bool = False,
-                 autograph_include: Sequence[str] = (), autograph_exclude: Sequence[str] = (),
-                 runtime_checks: bool = True):
+    def __init__(self, fn: Callable, *, static_argnums: int | Sequence[int] = (),
+                 static_argnames: str | Sequence[str] = (), abstracted_axes: Any = None,
+                 share_equal_dims: bool = False, specialize_unit_dims: bool = True, pipelines: Any = None,
+                 keep_intermediate: bool = False, autograph: bool = False, autograph_include: Sequence[str] = (),
+                 autograph_exclude: Sequence[str] = (), runtime_checks: bool = True, pickle_libraries: bool = False,
+                 _received: dict | None = None):
         functools.update_wrapper(self, fn)
+        if not hasattr(self, "__name__"):  # functools.partial and other callables without a name
+            inner = getattr(fn, "func", fn)
+            self.__name__ = getattr(inner, "__name__", type(fn).__name__)
+            self.__qualname__ = getattr(inner, "__qualname__", self.__name__)
         self.fn = fn
+        # Everything needed to build this function again (pickling, methods).
+        self.options = dict(static_argnums=static_argnums, static_argnames=static_argnames,
+                            abstracted_axes=abstracted_axes, share_equal_dims=share_equal_dims,
+                            specialize_unit_dims=specialize_unit_dims, pipelines=pipelines,
+                            keep_intermediate=keep_intermediate, autograph=autograph,
+                            autograph_include=autograph_include, autograph_exclude=autograph_exclude,
+                            runtime_checks=runtime_checks, pickle_libraries=pickle_libraries)
         self.signature = inspect.signature(fn)
         self.params = list(self.signature.parameters)
-        self.static_argnums = {i % len(self.params) if self.params else i for i in static_argnums}
-        self.static_argnums |= {self.params.index(n) for n in static_argnames if n in self.params}
+        self.static_argnums = static_positions(self.__name__, self.params, static_argnums, static_argnames)
+        self.pickle_libraries = pickle_libraries
         self.abstracted_axes = abstracted_axes
         self.share_equal_dims = share_equal_dims
         self.specialize_unit_dims = specialize_unit_dims
@@ -156,7 +174,9 @@ class QJIT:
         self.autograph = autograph
         self.autograph_include = tuple(autograph_include)
         self.autograph_exclude = tuple(autograph_exclude)
-        self.cache: dict[Any, CompiledEntry] = {}
+        # Entries received with a pickled function serve their signatures without compiling.
+        self.cache: dict[Any, CompiledEntry] = dict(_received or {})
+        self._method_variants: dict[bool, QJIT] = {}
         self.num_compiles = 0
         self.last: CompiledEntry | None = None
         self.workspace: str | None = None
@@ -179,7 +199,8 @@ class QJIT:
         if sigs is None:
             return None
         in_tree = tree.flatten(tuple(range(len(sigs))))[1]
-        entry = self._compile(sigs, in_tree, {}, list(range(len(sigs))), ("aot", sigs))
+        key = ("aot", sigs)
+        entry = self.cache.get(key) or self._compile(sigs, in_tree, {}, list(range(len(sigs))), key)
         self.last = entry
         return sigs, entry
 
@@ -234,6 +255,17 @@ class QJIT:
             if fast_key is not None:  # these dtypes and shapes conform to the annotations
                 self._remember(fast_key, self._aot[1])
             return result
+        call = self._prepare(args, kwargs)
+        entry = self.cache.get(call.key)
+        if entry is None:
+            entry = self._compile(call.signature, call.in_tree, call.static, call.positions, call.key)
+        if fast_key is not None:
+            self._remember(fast_key, entry)
+        self.last = entry
+        return entry.call(call.leaves)
+
+    def _prepare(self, args: tuple, kwargs: dict) -> "PreparedCall":
+        """The cache key, flat leaves and signature of a call (the general path)."""
         dynamic, static, positions = self._split_args(args, kwargs)
         leaves, in_tree = tree.flatten(tuple(dynamic))
         names = [f"argument {i}" for i in range(len(leaves))]
@@ -243,13 +275,7 @@ class QJIT:
         sig = signature_of(leaves, names, axes_names, self.share_equal_dims, self.specialize_unit_dims)
         check_named_axes(leaves, axes_names)
         key = (sig, str(in_tree), tuple(sorted((k, static_key(v)) for k, v in static.items())))
-        entry = self.cache.get(key)
-        if entry is None:
-            entry = self._compile(sig, in_tree, static, positions, key)
-        if fast_key is not None:
-            self._remember(fast_key, entry)
-        self.last = entry
-        return entry.call(leaves)
+        return PreparedCall(key, leaves, sig, in_tree, static, positions)
 
     def _remember(self, fast_key: tuple, entry: CompiledEntry) -> None:
         if len(self._fast_cache) >= _FAST_CACHE_SIZE:
@@ -303,19 +329,30 @@ class QJIT:
         return tuple(key), leaves
 
     def _compile(self, sig, in_tree, static, positions, key) -> CompiledEntry:
-        from kiln.compiler import driver
+        return self._build(key, sig, *self._trace(sig, in_tree, static, positions))
 
+    def _trace(self, sig, in_tree, static, positions) -> tuple:
+        """(jaxpr, output tree, dim sources, seconds) of tracing one signature."""
         start = time.perf_counter()
         fn = self.fn
         if self.autograph:
             from kiln.autograph import convert
 
-            fn = convert(fn, include=self.autograph_include, exclude=self.autograph_exclude)
+            if isinstance(fn, functools.partial):
+                fn = functools.partial(convert(fn.func, include=self.autograph_include,
+                                               exclude=self.autograph_exclude), *fn.args, **fn.keywords)
+            else:
+                fn = convert(fn, include=self.autograph_include, exclude=self.autograph_exclude)
         jaxpr, out_tree, dim_sources = trace_function(
             fn, sig, in_tree, static, positions,
             unit_dims_specialized=self.specialize_unit_dims and self.abstracted_axes is None,
             runtime_checks=self.runtime_checks)
-        trace_seconds = time.perf_counter() - start
+        return jaxpr, out_tree, dim_sources, time.perf_counter() - start
+
+    def _build(self, key, sig, jaxpr, out_tree, dim_sources, trace_seconds) -> CompiledEntry:
+        """Compile a traced signature to a library and remember it under `key`."""
+        from kiln.compiler import driver
+
         entry = driver.compile_jaxpr(jaxpr, self.__name__, pipelines=self.pipelines,
                                      keep_intermediate=self.keep_intermediate)
         self.workspace = entry.get("workspace")
@@ -325,7 +362,43 @@ class QJIT:
                                  {"jaxpr": trace_seconds, **entry["seconds"]}, entry["cache_hit"])
         self.cache[key] = compiled
         self.num_compiles += 1
+        compile_log.log_compile(self.__qualname__, sig, compiled.seconds, compiled.cache_hit)
         return compiled
+
+    # --- methods, lowering, pickling
+    def __get__(self, instance: Any, owner: type | None = None) -> Any:
+        """`@qjit` on a method: `obj.method(...)` calls the function with
+        `obj` first. A dataclass, namedtuple or registered pytree `obj` is
+        traced like any argument; any other object is a static argument
+        (its attributes are read when the method compiles, once per object)."""
+        if instance is None:
+            return self
+        static_self = tree.flatten(instance)[1] == ("leaf",)
+        variant = self._method_variants.get(static_self)
+        if variant is None:
+            if static_self and 0 not in self.static_argnums:
+                variant = QJIT(self.fn, **{**self.options, "static_argnums": sorted(self.static_argnums | {0}),
+                                           "static_argnames": ()})
+            else:
+                variant = self
+            self._method_variants[static_self] = variant
+        return BoundQJIT(variant, instance)
+
+    def lower(self, *args: Any, **kwargs: Any) -> Any:
+        """Trace for the signature of these arguments without compiling:
+        a `Lowered` with `.jaxpr`, `.as_text(stage)` and `.compile()`.
+
+        >>> lowered = f.lower(np.ones(3), np.ones(3))  # doctest: +SKIP
+        >>> lowered.compile()(np.ones(5), np.ones(5))  # doctest: +SKIP
+        """
+        from kiln.lowered import lower
+
+        return lower(self, args, kwargs)
+
+    def __reduce__(self):
+        from kiln.pickling import reduce_qjit
+
+        return reduce_qjit(self)
 
     # --- introspection
     def _require_compiled(self) -> CompiledEntry:
@@ -335,7 +408,11 @@ class QJIT:
 
     @property
     def jaxpr(self) -> Jaxpr:
-        return self._require_compiled().jaxpr
+        entry = self._require_compiled()
+        if entry.jaxpr is None:
+            raise KilnValueError(f"{self.__name__}: this signature's library came with the pickled function, "
+                                 "without its Jaxpr object; f.stage('jaxpr') has its text")
+        return entry.jaxpr
 
     @property
     def mlir(self) -> str:
@@ -379,6 +456,40 @@ class QJIT:
         return f"<kiln.qjit {self.__name__} compiled {self.num_compiles}x>"
 
 
+@dataclass
+class PreparedCall:
+    """A call's cache key, flat arguments and what tracing it needs."""
+
+    key: tuple
+    leaves: list
+    signature: tuple
+    in_tree: Any
+    static: dict
+    positions: list
+
+
+class BoundQJIT:
+    """A `@qjit` method bound to an object: calls pass the object first;
+    other attributes (`jaxpr`, `stage`, `num_compiles`, ...) are the
+    compiled function's."""
+
+    def __init__(self, function: QJIT, instance: Any):
+        self.__func__ = function
+        self.__self__ = instance
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self.__func__(self.__self__, *args, **kwargs)
+
+    def lower(self, *args: Any, **kwargs: Any) -> Any:
+        return self.__func__.lower(self.__self__, *args, **kwargs)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.__func__, name)
+
+    def __repr__(self) -> str:
+        return f"<bound kiln.qjit {self.__func__.__name__} of {self.__self__!r}>"
+
+
 def qjit(fn: Callable | None = None, **options: Any):
     """Compile `fn` with kiln. Usable as `@qjit` or `@qjit(option=...)`.
 
@@ -393,7 +504,10 @@ def qjit(fn: Callable | None = None, **options: Any):
     does / does not convert when the compiled function calls them),
     runtime_checks (default True; False leaves out the run-time checks of
     sizes and indices: a mismatch or an out-of-bounds index is then
-    undefined behaviour — see docs/runtime.md).
+    undefined behaviour — see docs/runtime.md), pickle_libraries (default
+    False; True makes a pickled copy carry the compiled libraries, so a
+    worker process runs them without compiling — see docs/distributed.md).
+    static_argnums / static_argnames take an int / str or a sequence.
     """
     if fn is None:
         return lambda f: qjit(f, **options)

@@ -8,6 +8,7 @@ Out: one ArgSig per flat argument (dtype; per dim a static size or a dim class).
 
 from __future__ import annotations
 
+import difflib
 import inspect
 from dataclasses import dataclass
 from typing import Any, Callable
@@ -127,18 +128,73 @@ def signature_of(leaves: list, names: list[str], axes_names: list[dict], share_e
     return tuple(sigs)
 
 
+def _axes_spec(spec: Any, position: int) -> dict:
+    """One argument's named axes, from a dict `{axis: name}` or (Catalyst's
+    form) a tuple/list with one name or None per axis."""
+    if spec is None:
+        return {}
+    if isinstance(spec, dict):
+        return dict(spec)
+    if isinstance(spec, (tuple, list)) and all(n is None or isinstance(n, str) for n in spec):
+        return {axis: name for axis, name in enumerate(spec) if name is not None}
+    raise KilnTypeError(f"abstracted_axes: the entry for argument {position} is {spec!r}; give a dict "
+                        "{axis: name}, or a tuple with one name (or None) per axis, e.g. ('n', None)")
+
+
 def named_axes_of(abstracted_axes: Any, dynamic: list, leaves_per_arg: list[int]) -> list[dict]:
     """The named axes (`{axis: name}`) of each flat argument, from qjit's
-    `abstracted_axes` (one dict for every argument, or one per argument)."""
+    `abstracted_axes`: one dict for every argument, or one entry per
+    argument (a dict, a tuple of names per axis, or None)."""
     if abstracted_axes is None:
         return [{}] * sum(leaves_per_arg)
     if isinstance(abstracted_axes, dict):
         abstracted_axes = (abstracted_axes,) * len(dynamic)
+    if not isinstance(abstracted_axes, (tuple, list)):
+        raise KilnTypeError(f"abstracted_axes: expected a dict or a tuple with one entry per argument, got "
+                            f"{type(abstracted_axes).__name__}")
+    if len(abstracted_axes) > len(dynamic):
+        raise KilnValueError(f"abstracted_axes has {len(abstracted_axes)} entries but the function takes "
+                             f"{len(dynamic)} non-static arguments; give one entry per argument")
     out = []
-    for spec, count in zip(abstracted_axes, leaves_per_arg):
-        spec = spec or {}
-        out.extend([dict(spec)] * count)
+    for position, count in enumerate(leaves_per_arg):
+        spec = abstracted_axes[position] if position < len(abstracted_axes) else None
+        out.extend([_axes_spec(spec, position)] * count)
     return out
+
+
+def static_positions(fn_name: str, params: list[str], static_argnums: Any, static_argnames: Any) -> set[int]:
+    """The parameter positions of qjit's `static_argnums` / `static_argnames`
+    (each an int / str or a sequence of them; negative positions count
+    from the end); an unknown position or name is an error."""
+    def as_tuple(value: Any, kind: type, option: str) -> tuple:
+        if value is None:
+            return ()
+        items = (value,) if isinstance(value, kind) else value
+        try:
+            items = tuple(items)
+        except TypeError:
+            raise KilnTypeError(f"{option}: expected a {kind.__name__} or a sequence of them, got "
+                                f"{type(value).__name__}") from None
+        for item in items:
+            if not isinstance(item, kind) or isinstance(item, bool):
+                raise KilnTypeError(f"{option}: expected {kind.__name__}s, got {item!r}")
+        return items
+
+    listed = ", ".join(params) or "none"
+    positions = set()
+    for i in as_tuple(static_argnums, int, "static_argnums"):
+        if not -len(params) <= i < len(params):
+            raise KilnValueError(f"static_argnums: {fn_name} has no parameter at position {i} (its parameters: "
+                                 f"{listed}); use a position in range({len(params)})")
+        positions.add(i % len(params))
+    for name in as_tuple(static_argnames, str, "static_argnames"):
+        if name not in params:
+            close = difflib.get_close_matches(name, params, n=1)
+            hint = f"; did you mean {close[0]!r}?" if close else ""
+            raise KilnValueError(f"static_argnames: {fn_name} has no parameter {name!r} (its parameters: "
+                                 f"{listed}){hint}")
+        positions.add(params.index(name))
+    return positions
 
 
 def static_key(v: Any) -> Any:

@@ -1,0 +1,48 @@
+"""Observability: the `kiln` logger reports every compile of a qjit function.
+
+In: a compile's function name, signature, per-stage seconds and whether the
+library came from the cache. Out: one INFO record per compile on
+`logging.getLogger("kiln")`, or a WARNING when it took longer than
+`SLOW_COMPILE_SECONDS` (Python shows warnings even with logging unconfigured).
+"""
+
+from __future__ import annotations
+
+import logging
+
+import numpy as np
+
+logger = logging.getLogger("kiln")
+
+SLOW_COMPILE_SECONDS = 2.0
+
+
+def describe_signature(signature: tuple) -> str:
+    """`f64[d0,3], i64` for a signature of ArgSigs (`d<k>` is dynamic dim k,
+    a number a static size; a weak Python scalar is `float` / `int` / `bool`)."""
+    parts = []
+    for sig in signature:
+        if sig.kind == "scalar" and sig.weak:
+            parts.append({"float64": "float", "int64": "int", "bool": "bool"}[np.dtype(sig.dtype).name])
+            continue
+        dtype = np.dtype(sig.dtype)
+        short = f"{dtype.kind}{dtype.itemsize * 8}" if dtype.kind in "iufc" else dtype.name
+        dims = ",".join(f"d{value}" if kind == "dim" else str(value) for kind, value in sig.dims)
+        parts.append(f"{short}[{dims}]" if sig.kind == "array" else short)
+    return ", ".join(parts)
+
+
+def log_compile(name: str, signature: tuple, seconds: dict, cache_hit: bool) -> None:
+    """Log one compile of `name` for `signature` (INFO, or WARNING if slow)."""
+    total = sum(seconds.values())
+    slow = total > SLOW_COMPILE_SECONDS
+    level = logging.WARNING if slow else logging.INFO
+    if not logger.isEnabledFor(level):
+        return
+    stages = ", ".join(f"{stage} {sec:.3f}" for stage, sec in seconds.items())
+    source = "cache hit" if cache_hit else "cache miss"
+    message = f"compiled {name}({describe_signature(signature)}) in {total:.3f} s ({source}; seconds per stage: {stages})"
+    if slow:
+        message += (f"; over {SLOW_COMPILE_SECONDS:g} s: f.print_stage_times() shows where the time went (a long "
+                    "Python loop unrolls at trace time; kiln.for_loop or autograph=True keeps it a loop)")
+    logger.log(level, message)
