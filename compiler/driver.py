@@ -174,7 +174,7 @@ def _compile_with_mlir(jaxpr: Jaxpr, symbol: str, pipelines: Any, keep_intermedi
                        index_key: str | None) -> dict[str, Any]:
     from kiln.compiler import codegen
     from kiln.compiler.lowering import lower_jaxpr_to_module
-    from kiln.compiler.mlir import new_context
+    from kiln.dialects import new_context
     from kiln.compiler.pipeline import DEFAULT_PIPELINE, StageRecord, log_stage, run_pipeline, validate_pipeline
 
     pipeline = pipelines if pipelines is not None else DEFAULT_PIPELINE
@@ -252,7 +252,7 @@ def build_library(jaxpr: Jaxpr, symbol: str, output: str, wrapper: Callable[[], 
     and returns the path of."""
     from kiln.compiler import codegen
     from kiln.compiler.lowering import lower_jaxpr_to_module
-    from kiln.compiler.mlir import new_context
+    from kiln.dialects import new_context
     from kiln.compiler.pipeline import DEFAULT_PIPELINE, StageRecord, run_pipeline
 
     ctx = new_context()

@@ -14,8 +14,8 @@ from typing import Any, Callable
 import numpy as np
 
 from kiln import tree
-from kiln.jit import QJIT, _check_writable
-from kiln.signatures import check_named_axes, conform, leaf_to_array, named_axes_of, signature_of, static_key
+from kiln.compiled_entry import check_writable
+from kiln.jit import QJIT
 from kiln.trace_entry import trace_function
 from kiln.core import Jaxpr
 from kiln.errors import KilnTypeError
@@ -45,23 +45,15 @@ class Interpreted:
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         q = self.qjit
-        dynamic, static, positions = q._split_args(args, kwargs)
-        if q._aot is not None:
+        if q._aot is not None:  # an annotated function: the signature is its annotations
             sigs = q._aot[0]
-            named: dict[int, int] = {}
-            leaves = [conform(x, sig, f"{q.__name__}: argument {i} ({q.params[i]!r})", named)
-                      for i, (x, sig) in enumerate(zip(dynamic, sigs))]
+            leaves = q.conform_ahead_of_time(args, kwargs)
             in_tree = tree.flatten(tuple(range(len(sigs))))[1]
-            key = ("aot", sigs)
+            key, static, positions = ("aot", sigs), {}, list(range(len(sigs)))
         else:
-            leaves, in_tree = tree.flatten(tuple(dynamic))
-            names = [f"argument {i}" for i in range(len(leaves))]
-            leaves = [leaf_to_array(x, n) for x, n in zip(leaves, names)]
-            per_arg = [len(tree.flatten(a)[0]) for a in dynamic]
-            axes_names = named_axes_of(q.abstracted_axes, dynamic, per_arg)
-            sigs = signature_of(leaves, names, axes_names, q.share_equal_dims, q.specialize_unit_dims)
-            check_named_axes(leaves, axes_names)
-            key = (sigs, str(in_tree), tuple(sorted((k, static_key(v)) for k, v in static.items())))
+            call = q._prepare(args, kwargs)
+            sigs, leaves, in_tree, key = call.signature, call.leaves, call.in_tree, call.key
+            static, positions = call.static, call.positions
         if key not in self.traces:
             self.traces[key] = self._trace(sigs, in_tree, static, positions)
         jaxpr, out_tree, dim_sources = self.traces[key]
@@ -70,12 +62,7 @@ class Interpreted:
 
     def _trace(self, sigs: tuple, in_tree: Any, static: dict, positions: list) -> tuple:
         q = self.qjit
-        fn = q.fn
-        if q.autograph:
-            from kiln.autograph import convert
-
-            fn = convert(fn, include=q.autograph_include, exclude=q.autograph_exclude)
-        return trace_function(fn, sigs, in_tree, static, positions,
+        return trace_function(q.traced_function(), sigs, in_tree, static, positions,
                               unit_dims_specialized=q.specialize_unit_dims and q.abstracted_axes is None,
                               runtime_checks=q.runtime_checks)
 
@@ -87,7 +74,7 @@ def run_jaxpr(jaxpr: Jaxpr, dim_sources: list, leaves: list) -> list:
     the whole call succeeded, results are fresh C-ordered arrays (NumPy
     scalars for rank 0)."""
     if jaxpr.writeback:
-        _check_writable(jaxpr.writeback, leaves)
+        check_writable(jaxpr.writeback, leaves)
     num_implicit_in = sum(1 for e in jaxpr.in_explicit if not e)
     explicit_vars = jaxpr.invars[num_implicit_in:]
     values: list = [np.asarray(leaves[i].shape[axis], dtype=np.int64) for i, axis in dim_sources]

@@ -17,7 +17,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from kiln.core import Jaxpr, Literal, Primitive, is_static_dim
-from kiln.errors import KilnIndexError, KilnInternalError, KilnOverflowError, KilnValueError
+from kiln.errors import CHECK_ERRORS, KilnInternalError, KilnValueError
 
 # rule(*operand values, **eqn.params) -> one value, or a list when the
 # primitive has multiple results. Operands are NumPy arrays (0-d for scalars).
@@ -36,15 +36,28 @@ def interpret_rule(*prims: Primitive) -> Callable[[InterpretRule], InterpretRule
     return register
 
 
-_CHECK_ERRORS = {"ValueError": KilnValueError, "IndexError": KilnIndexError, "OverflowError": KilnOverflowError}
+
+class CheckFailed(Exception):
+    """A run-time check failed while interpreting; `eval_jaxpr` turns it into
+    the error compiled code raises, naming the equation's source line."""
+
+    def __init__(self, kind: str, message: str):
+        super().__init__(message)
+        self.kind = kind
+        self.message = message
+
+    def user_error(self, source_info: Any) -> Exception:
+        # Compiled code appends the op's location the same way (kiln-lower-checks).
+        where = "" if source_info is None else f" (at {source_info.filename}:{source_info.line})"
+        return CHECK_ERRORS[self.kind](self.message + where)
 
 
-def check_failure(kind: str, message: str, values: Sequence[Any]) -> Exception:
-    """The exception a compiled function raises when this check fails:
-    the message is formatted with the reported values as i64 (two slots,
-    unused ones 0), as the runtime does."""
+def check_failure(kind: str, message: str, values: Sequence[Any]) -> CheckFailed:
+    """What a check's rule raises when it fails: the message is formatted
+    with the reported values as i64 (two slots, unused ones 0), as the
+    runtime does."""
     reported = [int(v) for v in values] + [0] * (2 - len(values))
-    return _CHECK_ERRORS[kind](message.format(*reported))
+    return CheckFailed(kind, message.format(*reported))
 
 
 def checked_shape(dims: Sequence[Any]) -> tuple:
@@ -104,7 +117,10 @@ def eval_jaxpr(jaxpr: Jaxpr, consts: Sequence[Any], *args: Any) -> list:
             if rule is None:
                 raise KilnInternalError(f"primitive {eqn.primitive.name} has no interpreter rule")
             operands = [read(x) for x in eqn.invars]
-            result = rule(*operands, **eqn.params)
+            try:
+                result = rule(*operands, **eqn.params)
+            except CheckFailed as failure:
+                raise failure.user_error(eqn.source_info) from None
             results = result if eqn.primitive.multiple_results else [result]
             if len(results) != len(eqn.outvars):
                 raise KilnInternalError(f"interpreter rule of {eqn.primitive.name} gave {len(results)} results, "

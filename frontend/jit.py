@@ -10,7 +10,6 @@ from __future__ import annotations
 import functools
 import inspect
 import time
-from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
 import numpy as np
@@ -30,80 +29,9 @@ from kiln.signatures import (
     static_positions,
 )
 from kiln.trace_entry import trace_function
-
-
-@dataclass
-class CompiledEntry:
-    """One compiled signature of a qjit function: its jaxpr (None for a
-    library received by pickle), its library and the stage texts and times
-    of its compile."""
-
-    signature: tuple
-    jaxpr: Jaxpr | None
-    executable: Any
-    out_tree: Any
-    num_implicit_out: int
-    # for each implicit input: (flat arg index, axis) it is read from
-    dim_sources: list
-    stages: dict = field(default_factory=dict)
-    seconds: dict = field(default_factory=dict)
-    cache_hit: bool = False
-    # flat argument positions the function writes (their final contents are the last results)
-    writeback: tuple = ()
-
-    def __post_init__(self):
-        if self.jaxpr is not None:
-            self.writeback = tuple(self.jaxpr.writeback)
-        self._single_leaf = self.out_tree == ("leaf",)
-        self._flat_tuple = self.out_tree[0] == "tuple" and all(c == ("leaf",) for c in self.out_tree[1])
-
-    def call(self, leaves: Sequence) -> Any:
-        """Run on flat leaves that match `signature` (arrays in any layout,
-        scalars); implicit dims are read off the leaves' shapes."""
-        if self.writeback:
-            _check_writable(self.writeback, leaves)
-        values = [leaves[i].shape[axis] for i, axis in self.dim_sources]
-        values += leaves
-        results = self.executable(values)
-        if self.num_implicit_out:
-            results = results[self.num_implicit_out:]
-        if self.writeback:
-            results = _write_back(self.writeback, leaves, results)
-        if self._single_leaf:
-            return results[0]
-        if self._flat_tuple:
-            return tuple(results)
-        return tree.unflatten(self.out_tree, results)
-
-
-def _check_writable(positions: tuple, leaves: Sequence) -> None:
-    """Before running: every argument the function writes must be a writable
-    NumPy array that shares no memory with another argument."""
-    for position in positions:
-        arr = leaves[position]
-        if not isinstance(arr, np.ndarray):
-            raise KilnTypeError(
-                f"argument {position} is written by the function but is a {type(arr).__name__}; "
-                "pass a NumPy array to receive the writes")
-        if not arr.flags.writeable:
-            raise KilnValueError(
-                f"argument {position} is read-only but the function writes to it; pass a writable "
-                "array (for example arr.copy())")
-        for other, leaf in enumerate(leaves):
-            if other != position and isinstance(leaf, np.ndarray) and np.shares_memory(arr, leaf):
-                raise KilnValueError(
-                    f"argument {position} is written by the function and overlaps argument {other} in "
-                    "memory; kiln would not see the write through the other argument — pass a copy "
-                    "of one of them")
-
-
-def _write_back(positions: tuple, leaves: Sequence, results: list) -> list:
-    """Copy the final contents of written arguments into the caller's arrays."""
-    count = len(positions)
-    for position, final in zip(positions, results[-count:]):
-        np.copyto(leaves[position], final)
-    return results[:-count]
-
+from kiln.compiled_entry import CompiledEntry, PreparedCall
+from kiln.lowered import lower
+from kiln.pickling import reduce_qjit
 
 _SCALAR_TYPES = frozenset([bool, int, float] + [np.dtype(d).type for d in SUPPORTED_DTYPES])
 # Distinct argument shapes remembered per function before the fast cache restarts.
@@ -145,7 +73,7 @@ class QJIT:
     def __init__(self, fn: Callable, *, static_argnums: int | Sequence[int] = (),
                  static_argnames: str | Sequence[str] = (), abstracted_axes: Any = None,
                  share_equal_dims: bool = False, specialize_unit_dims: bool = True, pipelines: Any = None,
-                 keep_intermediate: bool = False, autograph: bool = False, autograph_include: Sequence[str] = (),
+                 keep_intermediate: bool = False, autograph: bool = True, autograph_include: Sequence[str] = (),
                  autograph_exclude: Sequence[str] = (), runtime_checks: bool = True, pickle_libraries: bool = False,
                  _received: dict | None = None):
         functools.update_wrapper(self, fn)
@@ -204,13 +132,18 @@ class QJIT:
         self.last = entry
         return sigs, entry
 
-    def _call_ahead_of_time(self, args: tuple, kwargs: dict) -> Any:
-        sigs, entry = self._aot
+    def conform_ahead_of_time(self, args: tuple, kwargs: dict) -> list:
+        """The arguments of a call to an annotated function, conformed to
+        its annotations (one leaf per parameter)."""
+        sigs = self._aot[0]
         dynamic, _, _ = self._split_args(args, kwargs)
         named: dict[int, int] = {}
-        leaves = []
-        for i, (x, sig) in enumerate(zip(dynamic, sigs)):
-            leaves.append(conform(x, sig, f"{self.__name__}: argument {i} ({self.params[i]!r})", named))
+        return [conform(x, sig, f"{self.__name__}: argument {i} ({self.params[i]!r})", named)
+                for i, (x, sig) in enumerate(zip(dynamic, sigs))]
+
+    def _call_ahead_of_time(self, args: tuple, kwargs: dict) -> Any:
+        entry = self._aot[1]
+        leaves = self.conform_ahead_of_time(args, kwargs)
         self.last = entry
         return entry.call(leaves)
 
@@ -328,21 +261,26 @@ class QJIT:
             return None, None
         return tuple(key), leaves
 
+    def traced_function(self) -> Callable:
+        """The function to trace: `fn` converted by autograph when it is on
+        (and `fn` has source to convert), else `fn` itself."""
+        if not self.autograph:
+            return self.fn
+        from kiln.autograph import convert_if_possible
+
+        fn = self.fn
+        if isinstance(fn, functools.partial):
+            return functools.partial(convert_if_possible(fn.func, include=self.autograph_include,
+                                                         exclude=self.autograph_exclude), *fn.args, **fn.keywords)
+        return convert_if_possible(fn, include=self.autograph_include, exclude=self.autograph_exclude)
+
     def _compile(self, sig, in_tree, static, positions, key) -> CompiledEntry:
         return self._build(key, sig, *self._trace(sig, in_tree, static, positions))
 
     def _trace(self, sig, in_tree, static, positions) -> tuple:
         """(jaxpr, output tree, dim sources, seconds) of tracing one signature."""
         start = time.perf_counter()
-        fn = self.fn
-        if self.autograph:
-            from kiln.autograph import convert
-
-            if isinstance(fn, functools.partial):
-                fn = functools.partial(convert(fn.func, include=self.autograph_include,
-                                               exclude=self.autograph_exclude), *fn.args, **fn.keywords)
-            else:
-                fn = convert(fn, include=self.autograph_include, exclude=self.autograph_exclude)
+        fn = self.traced_function()
         jaxpr, out_tree, dim_sources = trace_function(
             fn, sig, in_tree, static, positions,
             unit_dims_specialized=self.specialize_unit_dims and self.abstracted_axes is None,
@@ -391,13 +329,9 @@ class QJIT:
         >>> lowered = f.lower(np.ones(3), np.ones(3))  # doctest: +SKIP
         >>> lowered.compile()(np.ones(5), np.ones(5))  # doctest: +SKIP
         """
-        from kiln.lowered import lower
-
         return lower(self, args, kwargs)
 
     def __reduce__(self):
-        from kiln.pickling import reduce_qjit
-
         return reduce_qjit(self)
 
     # --- introspection
@@ -456,18 +390,6 @@ class QJIT:
         return f"<kiln.qjit {self.__name__} compiled {self.num_compiles}x>"
 
 
-@dataclass
-class PreparedCall:
-    """A call's cache key, flat arguments and what tracing it needs."""
-
-    key: tuple
-    leaves: list
-    signature: tuple
-    in_tree: Any
-    static: dict
-    positions: list
-
-
 class BoundQJIT:
     """A `@qjit` method bound to an object: calls pass the object first;
     other attributes (`jaxpr`, `stage`, `num_compiles`, ...) are the
@@ -499,7 +421,9 @@ def qjit(fn: Callable | None = None, **options: Any):
     True makes dims of equal size at the call share one variable, and a
     call whose equal-size pattern differs compiles again),
     specialize_unit_dims (default True), pipelines, keep_intermediate,
-    autograph (default False; see docs/autograph.md), autograph_include /
+    autograph (default True: Python control flow on traced values becomes
+    for_loop/while_loop/cond; False traces Python control flow as is; see
+    docs/autograph.md), autograph_include /
     autograph_exclude (module or function names whose functions autograph
     does / does not convert when the compiled function calls them),
     runtime_checks (default True; False leaves out the run-time checks of
