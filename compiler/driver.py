@@ -209,7 +209,7 @@ def _compile_with_mlir(jaxpr: Jaxpr, symbol: str, pipelines: Any, keep_intermedi
         with ctx:
             run_pipeline(module, pipeline, record)
             start = time.perf_counter()
-            built = codegen.emit_shared_library(module, build_dir, symbol)
+            built, _ = codegen.emit_shared_library(module, build_dir, symbol)
             record.texts["llvmir"] = codegen.llvm_ir(module)
             record.seconds["llvmir"] = time.perf_counter() - start
             log_stage("llvmir", record.texts["llvmir"])
@@ -244,10 +244,12 @@ def _load_from_cache(symbol: str, key: str, args: list, results: list, texts: di
 
 
 def build_library(jaxpr: Jaxpr, symbol: str, output: str, wrapper: Callable[[list], str],
-                  include_dirs: Sequence[str] = ()) -> list:
+                  include_dirs: Sequence[str] = ()) -> tuple[list, list[str]]:
     """Compile `jaxpr` as the kernel `symbol` into the shared library
     `output` (no cache), linked with the C source that `wrapper(checks)`
-    writes and returns the path of. Returns the run-time check table."""
+    writes and returns the path of; the libraries it calls (BLAS) are
+    copied beside `output` and found relative to it. Returns the run-time
+    check table and the file names of the copied libraries."""
     from kiln.compiler import codegen
     from kiln.compiler.lowering import lower_jaxpr_to_module
     from kiln.compiler.mlir import new_context
@@ -261,12 +263,13 @@ def build_library(jaxpr: Jaxpr, symbol: str, output: str, wrapper: Callable[[lis
         wrapper_object = toolchain.compile_object(source, os.path.join(build_dir, "wrapper.o"), list(include_dirs))
         with ctx:
             run_pipeline(module, DEFAULT_PIPELINE, StageRecord(), keep_text=False)
-            built = codegen.emit_shared_library(module, build_dir, symbol, [wrapper_object])
+            built, bundled = codegen.emit_shared_library(module, build_dir, symbol, [wrapper_object],
+                                                         bundle_into=os.path.dirname(os.path.abspath(output)))
         shutil.copyfile(built, output + ".tmp")
         os.replace(output + ".tmp", output)
     finally:
         shutil.rmtree(build_dir, ignore_errors=True)
-    return checks
+    return checks, bundled
 
 
 def _write_workspace(workspace: str, symbol: str, texts: dict[str, str]) -> None:

@@ -90,6 +90,36 @@ def link_shared_library(objects: list[str], output: str) -> str:
                                                    *objects, support_object(), "-lm", "-pthread"]))
 
 
+# The C runtime every system has: never bundled, even when it sits beside the library.
+_SYSTEM_RUNTIME = ("libc.", "libm.", "libpthread.", "libdl.", "librt.", "ld-linux", "libgcc_s.", "libz.")
+# How a shared library names its own folder in an rpath.
+LOADER_FOLDER = "@loader_path" if sys.platform == "darwin" else "$ORIGIN"
+
+
+def copy_with_dependencies(library: str, folder: str) -> list[str]:
+    """Copy `library` into `folder` with the libraries beside it that it
+    needs, directly or through each other (a wheel's bundled BLAS and its
+    Fortran runtime, which find each other through their own rpath);
+    returns the file names copied."""
+    source = os.path.dirname(os.path.abspath(library))
+    siblings = [f for f in os.listdir(source) if os.path.isfile(os.path.join(source, f))]
+    wanted, pending = [], [os.path.basename(library)]
+    while pending:
+        name = pending.pop()
+        if name in wanted:
+            continue
+        wanted.append(name)
+        with open(os.path.join(source, name), "rb") as f:
+            binary = f.read()
+        # A needed library's file name is its soname, stored verbatim in the dynamic string table.
+        pending += [s for s in siblings if s not in wanted and not s.startswith(_SYSTEM_RUNTIME)
+                    and s.encode() + b"\0" in binary]
+    os.makedirs(folder, exist_ok=True)
+    for name in wanted:
+        shutil.copyfile(os.path.join(source, name), os.path.join(folder, name))
+    return wanted
+
+
 def python_extension(source: str, module_name: str):
     """Build (once per source, Python and NumPy version; cached and verified
     before loading) and import the CPython extension `module_name` from the
