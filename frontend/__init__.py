@@ -15,6 +15,7 @@ from kiln.tree import register_pytree_class, register_pytree_node
 from kiln.signatures import ShapeDtype
 from kiln.exporting import export
 from kiln.runtime.aot import load
+from kiln.stablehlo_import import from_stablehlo
 from kiln.core import (
     DBIdx,
     DShapedArray,
@@ -35,5 +36,5 @@ __all__ = [
     "QJIT", "ShapeDtype", "get_compilation_stage", "qjit", "DBIdx", "DShapedArray", "InDBIdx", "Jaxpr",
     "KilnError", "KilnIndexError", "KilnInternalError", "KilnTypeError", "KilnValueError", "OutDBIdx",
     "ShapedArray", "numpy", "for_loop", "while_loop", "cond", "export", "load", "register_pytree_node",
-    "register_pytree_class", "__version__",
+    "register_pytree_class", "__version__", "from_stablehlo",
 ]
