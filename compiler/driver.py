@@ -29,7 +29,7 @@ from kiln.core import Jaxpr
 from kiln.runtime import cache, toolchain
 from kiln.runtime.executable import Executable, ValueSpec
 
-KILN_ABI_VERSION = "2"
+KILN_ABI_VERSION = "3"
 
 
 def _symbol_name(name: str) -> str:
@@ -72,8 +72,8 @@ def toolchain_fingerprint() -> str:
 
 
 def cache_key(mlir_text: str, pipeline: Any) -> str:
-    """The cache key of a library: the `mlir` stage text, the pipeline and
-    the toolchain fingerprint."""
+    """The cache key of a library: the `mlir` stage text (with locations),
+    the pipeline and the toolchain fingerprint."""
     h = hashlib.sha256()
     for part in (toolchain_fingerprint(), repr(pipeline), mlir_text):
         h.update(part.encode())
@@ -97,10 +97,11 @@ def jaxpr_key(jaxpr: Jaxpr, symbol: str, pipelines: Any) -> str:
 
 
 def _hash_params(jaxpr: Jaxpr, h) -> None:
-    """Feed every equation's parameters (recursively) into `h`: the printer
-    may abbreviate them, the key must not."""
+    """Feed every equation's parameters and source line (recursively) into
+    `h`: the printer may abbreviate them, the key must not (a run-time
+    check's message names its line)."""
     for eqn in jaxpr.eqns:
-        h.update(eqn.primitive.name.encode())
+        h.update(f"{eqn.primitive.name}@{eqn.source_info!r}".encode())
         for name in sorted(eqn.params):
             value = eqn.params[name]
             h.update(name.encode())
@@ -181,19 +182,18 @@ def _compile_with_mlir(jaxpr: Jaxpr, symbol: str, pipelines: Any, keep_intermedi
         validate_pipeline(pipelines, ctx)
     log_stage("jaxpr", jaxpr.pretty())
     start = time.perf_counter()
-    module, checks = lower_jaxpr_to_module(jaxpr, symbol, ctx)
+    module = lower_jaxpr_to_module(jaxpr, symbol, ctx)
     record.seconds["mlir"] = time.perf_counter() - start
-    return compile_module(module, checks, symbol, _specs(jaxpr.invars), _specs(jaxpr.outvars), pipelines,
+    return compile_module(module, symbol, _specs(jaxpr.invars), _specs(jaxpr.outvars), pipelines,
                           keep_intermediate, record, index_key, jaxpr.pretty())
 
 
-def compile_module(module: Any, checks: list, symbol: str, args: list[ValueSpec], results: list[ValueSpec],
+def compile_module(module: Any, symbol: str, args: list[ValueSpec], results: list[ValueSpec],
                    pipelines: Any = None, keep_intermediate: bool = False, record: Any = None,
                    index_key: str | None = None, jaxpr_text: str | None = None) -> dict[str, Any]:
     """Run the pipeline on a module at the `mlir` stage (its entry `symbol`
-    with `llvm.emit_c_interface`; `checks` its table of run-time check
-    messages), link and load it, or load it from the cache. Returns what
-    `compile_jaxpr` returns."""
+    with `llvm.emit_c_interface`), link and load it, or load it from the
+    cache. Returns what `compile_jaxpr` returns."""
     from kiln.compiler import codegen
     from kiln.compiler.pipeline import DEFAULT_PIPELINE, StageRecord, log_stage, run_pipeline
 
@@ -201,7 +201,8 @@ def compile_module(module: Any, checks: list, symbol: str, args: list[ValueSpec]
     record = record or StageRecord()
     record.texts["mlir"] = str(module)
     log_stage("mlir", record.texts["mlir"])
-    key = cache_key(record.texts["mlir"], pipeline)
+    # Keyed with locations: a check's message names its source line.
+    key = cache_key(module.operation.get_asm(enable_debug_info=True), pipeline)
     if not _cache_bypassed(keep_intermediate):
         start = time.perf_counter()
         executable = _load_from_cache(symbol, key, args, results, record.texts)
@@ -228,7 +229,7 @@ def compile_module(module: Any, checks: list, symbol: str, args: list[ValueSpec]
             record.seconds["llvmir"] = time.perf_counter() - start
             log_stage("llvmir", record.texts["llvmir"])
         stored_stages = {k: v for k, v in record.texts.items() if k != "jaxpr"}
-        library = cache.store(symbol, key, built, checks, stored_stages)
+        library = cache.store(symbol, key, built, stored_stages)
         if index_key is not None:
             cache.store_index(index_key, symbol, key)
         if workspace:
@@ -236,7 +237,7 @@ def compile_module(module: Any, checks: list, symbol: str, args: list[ValueSpec]
     finally:
         if not workspace:
             shutil.rmtree(build_dir, ignore_errors=True)
-    executable = Executable(library, symbol, args, results, checks)
+    executable = Executable(library, symbol, args, results)
     return {"executable": executable, "stages": record.texts, "seconds": record.seconds,
             "cache_hit": False, "workspace": workspace}
 
@@ -248,7 +249,7 @@ def _load_from_cache(symbol: str, key: str, args: list, results: list, texts: di
     if entry is None:
         return None
     try:
-        executable = Executable(entry.library, symbol, args, results, entry.checks)
+        executable = Executable(entry.library, symbol, args, results)
     except (OSError, AttributeError):  # unloadable library or missing entry point
         cache.discard(symbol, key)
         return None
@@ -257,21 +258,20 @@ def _load_from_cache(symbol: str, key: str, args: list, results: list, texts: di
     return executable
 
 
-def build_library(jaxpr: Jaxpr, symbol: str, output: str, wrapper: Callable[[list], str],
-                  include_dirs: Sequence[str] = ()) -> tuple[list, list[str]]:
+def build_library(jaxpr: Jaxpr, symbol: str, output: str, wrapper: Callable[[], str],
+                  include_dirs: Sequence[str] = ()) -> list[str]:
     """Compile `jaxpr` as the kernel `symbol` into the shared library
-    `output` (no cache), linked with the C source that `wrapper(checks)`
-    writes and returns the path of; the libraries it calls (BLAS) are
-    copied beside `output` and found relative to it. Returns the run-time
-    check table and the file names of the copied libraries."""
+    `output` (no cache), linked with the C source that `wrapper()` writes
+    and returns the path of; the libraries it calls (BLAS) are copied
+    beside `output` and found relative to it. Returns their file names."""
     from kiln.compiler import codegen
     from kiln.compiler.lowering import lower_jaxpr_to_module
     from kiln.compiler.mlir import new_context
     from kiln.compiler.pipeline import DEFAULT_PIPELINE, StageRecord, run_pipeline
 
     ctx = new_context()
-    module, checks = lower_jaxpr_to_module(jaxpr, symbol, ctx)
-    source = wrapper(checks)
+    module = lower_jaxpr_to_module(jaxpr, symbol, ctx)
+    source = wrapper()
     build_dir = tempfile.mkdtemp(prefix="kiln-export-")
     try:
         wrapper_object = toolchain.compile_object(source, os.path.join(build_dir, "wrapper.o"), list(include_dirs))
@@ -283,7 +283,7 @@ def build_library(jaxpr: Jaxpr, symbol: str, output: str, wrapper: Callable[[lis
         os.replace(output + ".tmp", output)
     finally:
         shutil.rmtree(build_dir, ignore_errors=True)
-    return checks, bundled
+    return bundled
 
 
 def _write_workspace(workspace: str, symbol: str, texts: dict[str, str]) -> None:

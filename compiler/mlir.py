@@ -18,6 +18,7 @@ from torch_mlir.dialects import (  # noqa: F401
     bufferization,
     func,
     linalg,
+    llvm,
     math,
     memref,
     scf,
@@ -34,14 +35,14 @@ _stablehlo.register_stablehlo_passes()
 
 def new_context() -> ir.Context:
     """A context with every upstream dialect, StableHLO, and kiln's
-    `tensorssa` and `immut` dialects loaded."""
-    from kiln.dialects import immut, tensorssa
+    `tensorssa`, `immut` and `kiln` dialects loaded."""
+    from kiln.dialects import immut, kiln, tensorssa
 
     ctx = ir.Context()
     _stablehlo.register_dialect(ctx)
     ctx.allow_unregistered_dialects = False
     with ctx, ir.Location.unknown():
-        irdl.load_dialects(ir.Module.parse(tensorssa.IRDL + immut.IRDL))
+        irdl.load_dialects(ir.Module.parse(tensorssa.IRDL + immut.IRDL + kiln.IRDL))
     return ctx
 
 
@@ -84,3 +85,47 @@ def translate_to_llvmir(module: ir.Module) -> str:
         return ctypes.string_at(text).decode()
     finally:
         capi.LLVMDisposeMessage(text)
+
+
+class _MlirHandle(ctypes.Structure):
+    _fields_ = [("ptr", ctypes.c_void_p)]
+
+
+class _MlirStringRef(ctypes.Structure):
+    _fields_ = [("data", ctypes.c_void_p), ("length", ctypes.c_size_t)]
+
+
+def _location_capi() -> ctypes.CDLL:
+    capi = _capi_library()
+    if not hasattr(capi, "_kiln_location_types"):
+        for name, restype in [("mlirLocationIsAName", ctypes.c_bool),
+                              ("mlirLocationNameGetChildLoc", _MlirHandle),
+                              ("mlirLocationIsAFileLineColRange", ctypes.c_bool),
+                              ("mlirLocationFileLineColRangeGetFilename", _MlirHandle),
+                              ("mlirLocationFileLineColRangeGetStartLine", ctypes.c_int),
+                              ("mlirLocationFileLineColRangeGetStartColumn", ctypes.c_int)]:
+            getattr(capi, name).argtypes = [_MlirHandle]
+            getattr(capi, name).restype = restype
+        capi.mlirIdentifierStr.argtypes = [_MlirHandle]
+        capi.mlirIdentifierStr.restype = _MlirStringRef
+        capi._kiln_location_types = True
+    return capi
+
+
+def source_position(location: ir.Location) -> tuple[str, int, int] | None:
+    """(file, line, column) of a file location, also inside a name location
+    (`loc("f.py":3:5)`, `loc("add"("f.py":3:5))`); None for any other kind.
+    The bindings have no accessors for these, so this uses the C API."""
+    get_pointer = ctypes.pythonapi.PyCapsule_GetPointer
+    get_pointer.argtypes = [ctypes.py_object, ctypes.c_char_p]
+    get_pointer.restype = ctypes.c_void_p
+    capi = _location_capi()
+    handle = _MlirHandle(get_pointer(location._CAPIPtr, b"torch_mlir.ir.Location._CAPIPtr"))
+    while capi.mlirLocationIsAName(handle):
+        handle = capi.mlirLocationNameGetChildLoc(handle)
+    if not capi.mlirLocationIsAFileLineColRange(handle):
+        return None
+    name = capi.mlirIdentifierStr(capi.mlirLocationFileLineColRangeGetFilename(handle))
+    filename = ctypes.string_at(name.data, name.length).decode()
+    return (filename, capi.mlirLocationFileLineColRangeGetStartLine(handle),
+            capi.mlirLocationFileLineColRangeGetStartColumn(handle))

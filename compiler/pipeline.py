@@ -33,6 +33,21 @@ Pipeline = list[tuple[str, list[str]]]
 STAGES = ("jaxpr", "mlir", "functionalized", "stablehlo", "linalg", "bufferized", "llvm", "llvmir")
 # Stages made outside the pipeline: before it (tracing, lowering) and after it (translation).
 FIXED_STAGES = ("jaxpr", "mlir", "llvmir")
+# The stage contract: the dialects whose ops each MLIR stage's module may hold
+# (docs/architecture.md explains each row; test/test_stage_contract.py checks
+# it over a corpus). No stage uses `stablehlo.custom_call`: what kiln needs
+# beyond StableHLO is an op of the `kiln` dialect.
+STAGE_DIALECTS = {
+    # mlir: `immut.assign` too, the copy that no later write reaches.
+    "mlir": frozenset({"builtin", "func", "stablehlo", "kiln", "tensorssa", "immut"}),
+    "functionalized": frozenset({"builtin", "func", "stablehlo", "kiln", "immut"}),
+    "stablehlo": frozenset({"builtin", "func", "stablehlo", "kiln"}),
+    # llvm: the check messages (`llvm.mlir.global`, `llvm.mlir.addressof`).
+    "linalg": frozenset({"builtin", "func", "arith", "math", "complex", "tensor", "linalg", "scf", "llvm"}),
+    # builtin here includes the unrealized casts one-shot-bufferize leaves.
+    "bufferized": frozenset({"builtin", "func", "arith", "math", "complex", "memref", "scf", "llvm", "affine"}),
+    "llvm": frozenset({"builtin", "llvm"}),
+}
 
 DEFAULT_PIPELINE: Pipeline = [
     ("functionalized", [

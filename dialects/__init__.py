@@ -1,1 +1,1 @@
-"""kiln's dialects: `tensorssa` and `immut` (mutation), and thin StableHLO op builders."""
+"""kiln's dialects: `tensorssa` and `immut` (mutation), `kiln` (run-time checks and scans), and thin StableHLO op builders."""

@@ -8,6 +8,7 @@ Out: `DShapedArray`, `DBIdx`/`InDBIdx`/`OutDBIdx`, `Var`, `Literal`,
 from __future__ import annotations
 
 import itertools
+import os
 from dataclasses import dataclass, field
 from typing import Any, Callable, NamedTuple, Sequence
 
@@ -222,13 +223,25 @@ class Primitive:
         return self.name
 
 
+class SourceInfo(NamedTuple):
+    """Where the user wrote an equation: file, line and 1-based column (0 when
+    Python does not know it). Prints as `file.py:LINE`."""
+
+    filename: str
+    line: int
+    column: int = 0
+
+    def __str__(self) -> str:
+        return f"{os.path.basename(self.filename)}:{self.line}"
+
+
 @dataclass
 class JaxprEqn:
     primitive: Primitive
     invars: list  # Var | Literal
     outvars: list  # Var
     params: dict
-    source_info: str | None = None
+    source_info: SourceInfo | None = None
 
 
 @dataclass
@@ -288,8 +301,16 @@ class Jaxpr:
             result.append((v.aval.update(shape=shape), ex))
         return tuple(result)
 
-    def pretty(self) -> str:
-        return JaxprPrinter().jaxpr(self, indent=0)
+    def pretty(self, source_info: bool = False) -> str:
+        """The jaxpr in Jaxpr syntax; `source_info=True` ends each equation
+        with `# file.py:LINE`, where the user wrote it.
+
+        >>> print(jaxpr.pretty(source_info=True))  # doctest: +SKIP
+        { lambda ; a:f64[3]. let
+            b:f64[3] = sin a  # my_script.py:7
+          in (b) }
+        """
+        return JaxprPrinter(source_info).jaxpr(self, indent=0)
 
     def __str__(self) -> str:
         return self.pretty()
@@ -313,8 +334,9 @@ class JaxprPrinter:
     """Deterministic Jaxpr syntax: vars are named a, b, ..., z, ba, bb, ...
     in order of first binding, across nested jaxprs too."""
 
-    def __init__(self):
+    def __init__(self, source_info: bool = False):
         self.names: dict[int, str] = {}
+        self.source_info = source_info
 
     def name(self, v: Any) -> str:
         if isinstance(v, Literal):
@@ -342,7 +364,10 @@ class JaxprPrinter:
         lhs = " ".join(self.typed(v) for v in eqn.outvars) or "_"
         rhs_args = " ".join(self.name(v) for v in eqn.invars)
         params = self.params(eqn.params, indent)
-        return f"{pad}{lhs} = {eqn.primitive.name}{params} {rhs_args}".rstrip()
+        line = f"{pad}{lhs} = {eqn.primitive.name}{params} {rhs_args}".rstrip()
+        if self.source_info and eqn.source_info is not None:
+            line += f"  # {eqn.source_info}"
+        return line
 
     def params(self, params: dict, indent: int) -> str:
         if not params:

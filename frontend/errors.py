@@ -37,3 +37,9 @@ class KilnOverflowError(KilnError, OverflowError):
 
 class ToolchainError(KilnError, RuntimeError):
     """The system C compiler is missing or failed."""
+
+
+# The errors a run-time check raises, by the `kind` the `check` primitive and
+# the `kiln.check` op name them with; a kind's position + 1 is its code in
+# the failure record of runtime/support.c.
+CHECK_ERRORS = {"ValueError": KilnValueError, "IndexError": KilnIndexError, "OverflowError": KilnOverflowError}

@@ -72,16 +72,15 @@ def export(fn: Any, path: str) -> dict:
     with open(header, "w") as f:
         f.write(aot.c_header(meta))
 
-    def write_wrapper(checks: list) -> str:
-        meta["checks"] = [list(c) for c in checks]
+    def write_wrapper() -> str:
         source = os.path.join(path, f"{name}_wrapper.c")
         with open(source, "w") as f:
             f.write(aot.c_wrapper(meta, meta["header"]))
         return source
 
     library = os.path.join(path, meta["library"])
-    _, meta["bundled"] = driver.build_library(jaxpr, meta["kernel_symbol"], library, write_wrapper,
-                                              include_dirs=[path])
+    meta["bundled"] = driver.build_library(jaxpr, meta["kernel_symbol"], library, write_wrapper,
+                                           include_dirs=[path])
     metadata = os.path.join(path, f"{name}.kiln.json")
     with open(metadata, "w") as f:
         json.dump(meta, f, indent=1)

@@ -2,7 +2,7 @@
 
 In: StableHLO text, or a `jax.export.Exported` (static or shape-polymorphic).
 Out: a callable on NumPy arrays; jax's `custom_call @shape_assertion` become
-kiln run-time checks (`@kiln.check`, reported by `kiln-lower-checks`).
+kiln run-time checks (`kiln.check` ops, lowered by `kiln-lower-checks`).
 """
 
 from __future__ import annotations
@@ -15,11 +15,8 @@ import numpy as np
 from kiln.errors import KilnTypeError, KilnValueError
 from kiln.foreign_arrays import foreign_array
 
-# jax's run-time test of symbolic dimensions, and kiln's own check call.
+# jax's run-time test of symbolic dimensions.
 SHAPE_ASSERTION = "shape_assertion"
-CHECK_TARGET = "kiln.check"
-# Values a kiln check reports with its message (`{0}`, `{1}`).
-_REPORTED_VALUES = 2
 _ELEMENT_DTYPES = {
     "i1": "bool", "i8": "int8", "i16": "int16", "i32": "int32", "i64": "int64",
     "ui8": "uint8", "ui16": "uint16", "ui32": "uint32", "ui64": "uint64",
@@ -70,32 +67,27 @@ def _spec(tensor_type: Any, where: str) -> tuple[np.dtype, tuple]:
     return np.dtype(_ELEMENT_DTYPES[element]), dims
 
 
-def _checks_from_shape_assertions(module: Any) -> list[tuple[str, str]]:
-    """Rewrite each `custom_call @shape_assertion(%ok, %v...)` into a kiln
-    check reporting the first two values; returns the check table."""
+def _rewrite_shape_assertions(module: Any) -> None:
+    """Rewrite each `custom_call @shape_assertion(%ok, %v...)` into a
+    `kiln.check` reporting the first two values with jax's message."""
     from kiln.compiler.mlir import ir
     from kiln.compiler.passes._util import collect_ops
+    from kiln.dialects import kiln as kiln_dialect
     from kiln.dialects import stablehlo as hlo
 
-    checks: list[tuple[str, str]] = []
     for op in collect_ops(module, {"stablehlo.custom_call"}):
         if ir.StringAttr(op.attributes["call_target_name"]).value != SHAPE_ASSERTION:
             continue
         message = ir.StringAttr(op.attributes["error_message"]).value if "error_message" in op.attributes \
             else "a shape assertion of the StableHLO module failed"
-        operands = list(op.operands)
         # Placeholders past the reported values have nothing to show.
-        message = re.sub(r"\{(\d+)\}", lambda m: m.group(0) if int(m.group(1)) < _REPORTED_VALUES else "?",
-                         message)
-        checks.append(("ValueError", message))
+        message = re.sub(r"\{(\d+)\}", lambda m: m.group(0) if int(m.group(1)) < kiln_dialect.MAX_CHECK_VALUES
+                         else "?", message)
+        operands = list(op.operands)
         with ir.InsertionPoint(op), op.location:
-            values = [hlo.convert(v, hlo.i64()) for v in operands[1:1 + _REPORTED_VALUES]]
-            hlo.op("custom_call", [], [operands[0], *values],
-                   call_target_name=ir.StringAttr.get(CHECK_TARGET),
-                   has_side_effect=ir.BoolAttr.get(True),
-                   backend_config=ir.StringAttr.get(str(len(checks))))
+            values = [hlo.convert(v, hlo.i64()) for v in operands[1:1 + kiln_dialect.MAX_CHECK_VALUES]]
+            kiln_dialect.check(operands[0], values, "ValueError", message)
         op.erase()
-    return checks
 
 
 class StableHLOFunction:
@@ -165,7 +157,7 @@ def from_stablehlo(source: Any) -> StableHLOFunction:
         results = [_spec(t, f"result {i}") for i, t in enumerate(function_type.results)]
         # jax wraps the body in private functions: one function for kiln's pipeline.
         run_passes(module, ["inline", "symbol-dce"], stage="mlir")
-        checks = _checks_from_shape_assertions(module)
-    compiled = driver.compile_module(module, checks, symbol, [ValueSpec(d, len(s)) for d, s in params],
+        _rewrite_shape_assertions(module)
+    compiled = driver.compile_module(module, symbol, [ValueSpec(d, len(s)) for d, s in params],
                                      [ValueSpec(d, len(s)) for d, s in results])
     return StableHLOFunction(name, compiled["executable"], params, len(results), compiled["stages"])

@@ -13,8 +13,10 @@ passes the outer value as an explicit constant operand.
 
 from __future__ import annotations
 
+import itertools
 import os
 import sys
+import sysconfig
 import threading
 from typing import Any, Sequence
 
@@ -30,6 +32,7 @@ from kiln.core import (
     Literal,
     OutDBIdx,
     Primitive,
+    SourceInfo,
     Var,
     is_static_dim,
 )
@@ -338,14 +341,30 @@ def bind(prim: Primitive, *args: Any, **params: Any):
 
 
 _FRONTEND_DIR = os.path.dirname(os.path.abspath(__file__))
+# Frames in these folders are never the user's line: kiln itself and NumPy
+# (`np.sum(x)` reaches kiln through numpy's dispatch code); nor is the standard
+# library (contextlib, functools), but packages installed inside it may be.
+_KILN_AND_NUMPY_DIRS = (_FRONTEND_DIR + os.sep, os.path.dirname(os.path.abspath(np.__file__)) + os.sep)
+_STDLIB_DIR = os.path.join(sysconfig.get_paths()["stdlib"], "")
 
 
-def _user_source_line() -> str | None:
-    """The first stack frame outside kiln: where the user wrote the call."""
+def _is_user_file(filename: str) -> bool:
+    if filename.startswith(_KILN_AND_NUMPY_DIRS) or filename.startswith("<frozen "):
+        return False
+    if filename.startswith(_STDLIB_DIR):
+        return "site-packages" in filename or "dist-packages" in filename
+    return True
+
+
+def _user_source_line() -> SourceInfo | None:
+    """The innermost stack frame outside kiln, NumPy and the standard
+    library: where the user wrote the call (file, line, column)."""
     frame = sys._getframe(2)
     while frame is not None:
-        filename = frame.f_code.co_filename
-        if not filename.startswith(_FRONTEND_DIR):
-            return f"{filename}:{frame.f_lineno}"
+        code = frame.f_code
+        if _is_user_file(code.co_filename):
+            position = next(itertools.islice(code.co_positions(), frame.f_lasti // 2, None), None)
+            column = position[2] if position is not None else None
+            return SourceInfo(code.co_filename, frame.f_lineno, column + 1 if column is not None else 0)
         frame = frame.f_back
     return None

@@ -2,7 +2,7 @@
 
 In: the metadata of a function compiled from annotated parameters (kernel
 symbol, parameters with dtypes and named/static dims, where each implicit
-dim comes from, results, writes to arguments, run-time checks).
+dim comes from, results, writes to arguments).
 Out: the C header and C wrapper source of an exported library (a plain C
 entry point `<name>(results, args..., failure)` that checks shapes, passes
 implicit dims, hands every result buffer to the caller and writes argument
@@ -25,8 +25,8 @@ from kiln.errors import KilnTypeError, KilnValueError
 from kiln.runtime import cache
 from kiln.runtime.executable import Executable, ValueSpec
 
-FORMAT_VERSION = 1
-# Return codes of an exported entry point besides run-time check ids (> 0):
+FORMAT_VERSION = 2
+# Return codes of an exported entry point besides run-time check kinds (> 0):
 # an allocation failed (support.c's KILN_OUT_OF_MEMORY; failure->values[0]
 # holds the size), or argument shapes disagree with the annotations.
 OUT_OF_MEMORY = -1
@@ -89,7 +89,11 @@ def c_header(meta: dict) -> str:
              " * row-major contiguous; their strides are not read. */"]
     lines += [_memref_typedef(r) for r in ranks]
     lines += ["#ifndef KILN_FAILURE_DEFINED", "#define KILN_FAILURE_DEFINED",
-              "typedef struct { int64_t check_id; int64_t values[2]; } kiln_failure;", "#endif", "",
+              "/* kind: 1 + the position of the check's exception in (ValueError, IndexError,",
+              " * OverflowError); message: its text in Python format syntax, whose {}s take",
+              " * `values`, ending with the source line of the check; a constant of the library. */",
+              "typedef struct { int64_t kind; int64_t values[2]; const char *message; } kiln_failure;",
+              "#endif", "",
               f"#define {name.upper()}_OUT_OF_MEMORY ({OUT_OF_MEMORY})",
               f"#define {name.upper()}_SHAPE_MISMATCH ({SHAPE_MISMATCH})", ""]
     fields = " ".join(f"kiln_memref_{r['rank']}d r{i};" for i, r in enumerate(meta["results"]))
@@ -99,8 +103,8 @@ def c_header(meta: dict) -> str:
     lines += [" */", f"typedef struct {{ {fields or 'char unused;'} }} {name}_results;", ""]
     params = [f"{name}_results *results"] + [_param_decl(p) for p in meta["params"]] + ["kiln_failure *failure"]
     lines += [f"/* {name}({', '.join(p['name'] + ': ' + _describe(p['dtype'], p['shape']) for p in meta['params'])})",
-              " * Returns 0 on success; a positive run-time check id (see",
-              f" * {name}_check_message; `failure`, if not NULL, receives the values),",
+              " * Returns 0 on success; the positive kind of a failed run-time check",
+              " * (`failure`, if not NULL, receives its kind, values and message),",
               f" * {name.upper()}_OUT_OF_MEMORY when an allocation failed (its size in",
               f" * failure->values[0]), or {name.upper()}_SHAPE_MISMATCH when argument shapes",
               " * disagree with the annotations."]
@@ -108,16 +112,10 @@ def c_header(meta: dict) -> str:
         written = ", ".join(meta["params"][i]["name"] for i in meta["writeback"])
         lines.append(f" * Writes to {written} are stored back into the caller's arrays.")
     lines += [" */", f"int64_t {name}({', '.join(params)});", "",
-              f"/* The message template of run-time check `check_id` (Python format syntax). */",
-              f"const char *{name}_check_message(int64_t check_id);", "",
               f"/* Frees every result buffer of a successful call. */",
               f"void {name}_free_results({name}_results *results);", "",
               "#ifdef __cplusplus", "}", "#endif", f"#endif /* {guard} */", ""]
     return "\n".join(lines)
-
-
-def _c_string(text: str) -> str:
-    return json.dumps(text)  # a valid C string literal for printable text
 
 
 def c_wrapper(meta: dict, header_name: str) -> str:
@@ -195,11 +193,11 @@ def c_wrapper(meta: dict, header_name: str) -> str:
         out.append(f"  void *slot{k} = {ptr};")
     packed = ", ".join(f"&slot{k}" for k in range(len(pointers))) or "0"
     out.append(f"  void *packed[] = {{{packed}}};")
-    out.append("  int64_t fail[3] = {0, 0, 0};")
+    out.append("  int64_t fail[4] = {0, 0, 0, 0};")
     out.append(f"  int64_t code = kiln_invoke(_mlir__mlir_ciface_{kernel}, packed, fail);")
     out.append("  if (code) {")
-    out.append("    if (failure) { failure->check_id = fail[0]; failure->values[0] = fail[1]; "
-               "failure->values[1] = fail[2]; }")
+    out.append("    if (failure) { failure->kind = fail[0]; failure->values[0] = fail[1]; "
+               "failure->values[1] = fail[2]; failure->message = (const char *)(intptr_t)fail[3]; }")
     out.append("    return code;")
     out.append("  }")
     implicit = meta["num_implicit_out"]
@@ -228,12 +226,7 @@ def c_wrapper(meta: dict, header_name: str) -> str:
                        f"(char *){field}.aligned + {field}.offset * {itemsize}, {n});")
             out += release
     out += ["  return 0;", "}", ""]
-    messages = ", ".join(_c_string(message) for _, message in meta["checks"]) or "0"
-    out += [f"const char *{name}_check_message(int64_t check_id) {{",
-            f"  static const char *const messages[] = {{{messages}}};",
-            f"  if (check_id < 1 || check_id > {len(meta['checks'])}) return 0;",
-            "  return messages[check_id - 1];", "}", "",
-            f"void {name}_free_results({name}_results *results) {{"]
+    out += [f"void {name}_free_results({name}_results *results) {{"]
     out += [f"  free(results->r{i}.allocated);" for i in range(explicit)]
     out += ["}", ""]
     return "\n".join(out)
@@ -256,8 +249,7 @@ class LoadedFunction:
         library = os.path.join(directory, meta["library"])
         specs = [ValueSpec(np.dtype(a["dtype"]), a["rank"]) for a in meta["kernel_args"]]
         results = [ValueSpec(np.dtype(r["dtype"]), r["rank"]) for r in meta["kernel_results"]]
-        self.executable = Executable(library, meta["kernel_symbol"], specs, results,
-                                     [tuple(c) for c in meta["checks"]])
+        self.executable = Executable(library, meta["kernel_symbol"], specs, results)
         self._dtypes = [np.dtype(p["dtype"]) for p in self.params]
 
     def __call__(self, *args: Any) -> Any:

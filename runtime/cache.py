@@ -1,8 +1,9 @@
 """Runtime: the persistent compilation cache under `KILN_CACHE_DIR`.
 
-In: cache keys and freshly built files: function libraries with their check
-table and stage texts (`compiler/driver.py`), the support code and the
-fastcall extension (`runtime/toolchain.py`).
+In: cache keys and freshly built files: function libraries (which hold
+their run-time check messages themselves) with their stage texts
+(`compiler/driver.py`), the support code and the fastcall extension
+(`runtime/toolchain.py`).
 Out: paths that are safe to load. Every file is written under a temporary
 name and published with `os.replace`; its sha256 is recorded (a function
 entry's JSON; a `.sha256` sidecar for toolchain files) and checked before
@@ -33,7 +34,7 @@ from typing import Callable, TypeVar
 from kiln.errors import ToolchainError
 
 T = TypeVar("T")
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
 # An entry used this recently may be about to be loaded by another process:
 # eviction leaves it.
 RECENT_SECONDS = 10
@@ -47,7 +48,6 @@ class CacheEntry:
     """A validated cache entry: the library to load and its metadata."""
 
     library: str
-    checks: list
     stages: dict
 
 
@@ -275,7 +275,7 @@ def lookup(symbol: str, key: str) -> CacheEntry | None:
             meta = json.load(f)
         valid = (isinstance(meta, dict) and meta.get("format") == FORMAT_VERSION and meta.get("key") == key
                  and meta.get("symbol") == symbol and _matches(library, meta.get("library_sha256"))
-                 and isinstance(meta.get("checks"), list) and isinstance(meta.get("stages"), dict))
+                 and isinstance(meta.get("stages"), dict))
     except (OSError, ValueError):
         valid = False
     if not valid:
@@ -289,7 +289,7 @@ def lookup(symbol: str, key: str) -> CacheEntry | None:
         os.utime(meta_path)  # the LRU stamp
     except OSError:
         pass
-    return CacheEntry(library, [tuple(c) for c in meta["checks"]], meta["stages"])
+    return CacheEntry(library, meta["stages"])
 
 
 def discard(symbol: str, key: str) -> None:
@@ -301,7 +301,7 @@ def discard(symbol: str, key: str) -> None:
             pass
 
 
-def store(symbol: str, key: str, built_library: str, checks: list, stages: dict) -> str:
+def store(symbol: str, key: str, built_library: str, stages: dict) -> str:
     """Copy a linked library into the cache with its metadata (then evict
     least recently used entries beyond the size cap); returns the cached
     library's path."""
@@ -311,7 +311,7 @@ def store(symbol: str, key: str, built_library: str, checks: list, stages: dict)
         digest = _sha256(built_library)
         _publish(library, lambda tmp: shutil.copyfile(built_library, tmp))
         meta = {"format": FORMAT_VERSION, "key": key, "symbol": symbol, "library_sha256": digest,
-                "checks": [list(c) for c in checks], "stages": stages}
+                "stages": stages}
         _publish_text(meta_path, json.dumps(meta))
         return library
 

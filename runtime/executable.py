@@ -2,10 +2,10 @@
 
 In: a shared library exporting the packed entry point
 `_mlir__mlir_ciface_<name>` and `kiln_invoke`, plus the signature
-(dtype and rank of each argument and result) and the table of run-time
-checks.
+(dtype and rank of each argument and result).
 Out: NumPy results (owning their buffers), or the `ValueError` /
-`IndexError` of the run-time check that failed.
+`IndexError` of the run-time check that failed, worded by the message the
+library itself holds (see `check_error`).
 
 The hot path does no per-call signature work. It runs in C
 (`fastcall.c`, built on first use as a CPython extension) when a C compiler
@@ -25,7 +25,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from kiln.errors import KilnIndexError, KilnOverflowError, KilnValueError
+from kiln.errors import CHECK_ERRORS, KilnInternalError, KilnValueError
 from kiln.runtime import toolchain
 from kiln.runtime.memref import (
     GLOBAL_ALLOCATED,
@@ -82,7 +82,7 @@ class _CallFrame:
         self.packed = (ctypes.c_void_p * max(len(addresses), 1))(
             *[slot_base + ctypes.sizeof(ctypes.c_void_p) * i for i in range(len(addresses))])
         self.packed_address = ctypes.addressof(self.packed)
-        self.failure = (ctypes.c_int64 * 3)()
+        self.failure = (ctypes.c_int64 * 4)()
         self.failure_address = ctypes.addressof(self.failure)
         # A scalar argument is copied into its scratch words; its descriptor
         # points there once and for all.
@@ -106,13 +106,11 @@ class Executable:
     dtype and rank (any memory layout), or a scalar for a rank-0 argument.
     """
 
-    def __init__(self, library: str, name: str, args: list[ValueSpec], results: list[ValueSpec],
-                 checks: list[tuple[str, str]]):
+    def __init__(self, library: str, name: str, args: list[ValueSpec], results: list[ValueSpec]):
         self.library = library
         self.name = name
         self.args = [ValueSpec(np.dtype(a.dtype), a.rank) for a in args]
         self.results = [ValueSpec(np.dtype(r.dtype), r.rank) for r in results]
-        self.checks = checks
         tune_malloc()
         self._lib = ctypes.CDLL(library)
         self._packed_fn = ctypes.cast(getattr(self._lib, f"_mlir__mlir_ciface_{name}"), ctypes.c_void_p).value
@@ -152,8 +150,8 @@ class Executable:
         if caller is None:
             return self.call_python(values)
         out = caller(values)
-        if type(out) is tuple:  # (check id, value, value) of a failed run-time check
-            raise self._check_error(out)
+        if type(out) is tuple:  # (kind, value, value, message) of a failed run-time check
+            raise check_error(out)
         return out
 
     def call_python(self, values: Sequence[Any]) -> list:
@@ -181,7 +179,7 @@ class Executable:
             words[offset:offset + 3 + 2 * rank] = (ptr, ptr, 0, *shape, *contiguous_strides(shape))
         code = self._invoke(self._packed_fn, frame.packed_address, frame.failure_address)
         if code:
-            raise self._check_error(frame.failure)
+            raise check_error(frame.failure)
         if not self.results:
             return []
         return self._adopt_results(words[:self.result_words], inputs)
@@ -217,20 +215,23 @@ class Executable:
             if allocated not in owners and allocated not in inputs and allocated != GLOBAL_ALLOCATED:
                 owners[allocated] = OwnedBuffer(allocated)
 
-    def _check_error(self, failure) -> Exception:
-        check_id, v0, v1 = failure[0], failure[1], failure[2]
-        if check_id == OUT_OF_MEMORY:
-            if v0 == -2:
-                return KilnValueError("negative dimensions are not allowed: a size computed at run time is "
-                                      "negative (kiln-check-alloc-sizes)")
-            if v0 < 0:
-                return MemoryError("compiled code could not allocate an array: a size computed at run time needs "
-                                   "more than 2**62 bytes")
-            return MemoryError(f"compiled code could not allocate {v0} bytes (malloc failed)")
-        if not 1 <= check_id <= len(self.checks):
-            return KilnValueError(f"run-time check {check_id} failed")
-        kind, message = self.checks[check_id - 1]
-        text = message.format(v0, v1)
-        if kind == "OverflowError":
-            return KilnOverflowError(text)
-        return KilnIndexError(text) if kind == "IndexError" else KilnValueError(text)
+
+def check_error(failure: Sequence[int]) -> Exception:
+    """The exception of a failure record `(kind code, value0, value1, message
+    address)` filled by support.c's `kiln_check_failed`: the message is a
+    NUL-terminated constant of the compiled library (placed there by
+    kiln-lower-checks), whose `{}`s take the two values."""
+    kind, v0, v1, message_address = failure[0], failure[1], failure[2], failure[3]
+    if kind == OUT_OF_MEMORY:
+        if v0 == -2:
+            return KilnValueError("negative dimensions are not allowed: a size computed at run time is "
+                                  "negative (kiln-check-alloc-sizes)")
+        if v0 < 0:
+            return MemoryError("compiled code could not allocate an array: a size computed at run time needs "
+                               "more than 2**62 bytes")
+        return MemoryError(f"compiled code could not allocate {v0} bytes (malloc failed)")
+    if not 1 <= kind <= len(CHECK_ERRORS) or not message_address:
+        return KilnInternalError(f"a run-time check failed with an unknown kind {kind} or no message (the "
+                                 "library and the runtime disagree on kiln_check_failed)")
+    error = list(CHECK_ERRORS.values())[kind - 1]
+    return error(ctypes.string_at(message_address).decode().format(v0, v1))

@@ -6,7 +6,7 @@
  * declared dtype and rank in any layout, scalars for rank-0 arguments).
  * Out: the list of results as NumPy arrays owning their malloc'd buffers
  * (base: a kiln.runtime.memref.OwnedBuffer) or NumPy scalars for rank 0,
- * or (check_id, value0, value1) when a run-time check failed.
+ * or (kind code, value0, value1, message address) when a run-time check failed.
  * Same rules as the Python path: canonical row-major strides, results
  * aliasing an argument or a library constant are copied, results sharing a
  * buffer share one owner.
@@ -208,13 +208,14 @@ static PyObject *caller_call(Caller *self, PyObject *args, PyObject *kwds) {
     inputs[i] = ptr;
   }
   for (Py_ssize_t i = 0; i < nslots; ++i) packed[i] = &slots[i];
-  int64_t failure[3] = {0, 0, 0};
+  int64_t failure[4] = {0, 0, 0, 0};
   int64_t code;
   Py_BEGIN_ALLOW_THREADS
   code = self->invoke(self->packed, packed, failure);
   Py_END_ALLOW_THREADS
   if (code) {
-    result = Py_BuildValue("(LLL)", (long long)failure[0], (long long)failure[1], (long long)failure[2]);
+    result = Py_BuildValue("(LLLL)", (long long)failure[0], (long long)failure[1], (long long)failure[2],
+                           (long long)failure[3]);
     goto done;
   }
   result = PyList_New(nres);

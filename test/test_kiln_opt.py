@@ -158,11 +158,13 @@ def test_failing_pass_reports_op_location(opt):
 
 
 def test_kiln_pass_rejection_is_located(opt):
-    # A kiln.check without its check id.
-    text = "func.func @f(%a: tensor<i1>) {\n  stablehlo.custom_call @kiln.check(%a) : (tensor<i1>) -> ()\n  return\n}\n"
+    # A kiln.check with more values than the failure hook reports.
+    text = ('func.func @f(%a: tensor<i1>, %v: tensor<i64>) {\n  "kiln.check"(%a, %v, %v, %v) '
+            '{kind = "ValueError", message = "m"} : (tensor<i1>, tensor<i64>, tensor<i64>, tensor<i64>) -> ()\n'
+            '  return\n}\n')
     status, out, err = opt(text, "-p", "kiln-lower-checks")
     assert status == 1 and out == ""
-    assert "input.mlir:2:3: error: kiln-lower-checks: a kiln.check custom call needs backend_config" in err
+    assert "input.mlir:2:3: error: kiln-lower-checks: kiln.check reports at most 2 values, got 3" in err
     assert "note: while running kiln-lower-checks" in err
 
 

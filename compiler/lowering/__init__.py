@@ -69,15 +69,9 @@ class LoweringContext:
     def __init__(self, module: ir.Module):
         self.module = module
         self.env: dict[int, ir.Value] = {}
-        # (kind, message) of each run-time check, indexed by its check id.
-        self.checks: list[tuple[str, str]] = []
         # True when the function writes to arrays: views then lower to
         # tensorssa ops with reference semantics (see lowering/mutation.py).
         self.reference_semantics = False
-
-    def register_check(self, kind: str, message: str) -> int:
-        self.checks.append((kind, message))
-        return len(self.checks)
 
     # --- values
     def bind_var(self, var: Var, value: ir.Value) -> None:
@@ -132,9 +126,7 @@ class LoweringContext:
             rule = LOWERINGS.get(eqn.primitive)
             if rule is None:
                 raise KilnInternalError(f"primitive {eqn.primitive.name} has no lowering rule")
-            loc = ir.Location.name(f"{eqn.primitive.name}", ir.Location.unknown()) if eqn.source_info is None \
-                else _source_location(eqn)
-            with loc:
+            with _source_location(eqn):
                 outs = rule(self, eqn, *[self.read(x) for x in eqn.invars])
             if len(outs) != len(eqn.outvars):
                 raise KilnInternalError(f"lowering of {eqn.primitive.name} gave {len(outs)} results")
@@ -146,11 +138,10 @@ class LoweringContext:
 
 
 def _source_location(eqn) -> ir.Location:
-    filename, _, line = eqn.source_info.rpartition(":")
-    try:
-        file_loc = ir.Location.file(filename, int(line), 0)
-    except ValueError:
-        file_loc = ir.Location.unknown()
+    """`loc("prim"("file.py":line:col))`: the user's line that made the
+    equation, named by its primitive (every op the rule builds carries it)."""
+    where = eqn.source_info
+    file_loc = ir.Location.unknown() if where is None else ir.Location.file(where.filename, where.line, where.column)
     return ir.Location.name(eqn.primitive.name, file_loc)
 
 
@@ -171,9 +162,8 @@ def has_writes(jaxpr: Jaxpr) -> bool:
     return False
 
 
-def lower_jaxpr_to_module(jaxpr: Jaxpr, name: str, ctx: ir.Context) -> tuple[ir.Module, list]:
-    """The `mlir` stage of a top-level jaxpr (its consts become constants),
-    and the (kind, message) table of its run-time checks."""
+def lower_jaxpr_to_module(jaxpr: Jaxpr, name: str, ctx: ir.Context) -> ir.Module:
+    """The `mlir` stage of a top-level jaxpr (its consts become constants)."""
     with ctx, ir.Location.unknown():
         module = ir.Module.create()
         arg_types = [tensor_type(v.aval) for v in jaxpr.invars]
@@ -207,7 +197,7 @@ def lower_jaxpr_to_module(jaxpr: Jaxpr, name: str, ctx: ir.Context) -> tuple[ir.
                 consts = [hlo.constant(np.asarray(c)) for c in jaxpr.consts]
                 outs = lctx.lower_jaxpr_body(jaxpr, consts + list(entry.arguments))
                 func.ReturnOp(outs)
-    return module, lctx.checks
+    return module
 
 
 def _import_rule_modules() -> None:

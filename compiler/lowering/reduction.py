@@ -1,7 +1,7 @@
 """Stage "mlir": reductions -> `stablehlo.reduce` with a one-op body; argmax /
 argmin -> a two-operand `stablehlo.reduce` (value, index) keeping NumPy's
 first-occurrence and NaN-first rules; cumsum / cumprod / cummax / cummin ->
-`stablehlo.custom_call @kiln.cumulative` (lowered by kiln-legalize-dynamic).
+`kiln.scan` (lowered by kiln-legalize-dynamic).
 """
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ import numpy as np
 from kiln.compiler.lowering import element_type, lowering, tensor_type
 from kiln.compiler.lowering.elementwise import compare_type
 from kiln.compiler.mlir import ir
+from kiln.dialects import kiln as kiln_dialect
 from kiln.dialects import stablehlo as hlo
 from kiln.primitives import reduction as rp
 
@@ -117,9 +118,9 @@ lowering(rp.argmin_p)(_arg_rule(False))
 
 
 # A scan along a dynamic axis has no StableHLO op (`reduce_window` needs a
-# static window), so it travels as a custom call that kiln-legalize-dynamic
-# turns into a loop; `backend_config` reads "KIND axis=A reverse=R".
-CUMULATIVE_TARGET = "kiln.cumulative"
+# static window), so it travels as `kiln.scan`, which kiln-legalize-dynamic
+# turns into a loop.
+SCAN_COMBINER = {rp.cumsum_p: "add", rp.cumprod_p: "mul", rp.cummax_p: "max", rp.cummin_p: "min"}
 
 
 @lowering(*rp.CUMULATIVE)
@@ -129,9 +130,10 @@ def _cumulative(ctx, eqn, x):
         # An empty scan is its (empty) operand; the scan's slices of a static size-0
         # dim would not verify ("offset 0 is out-of-bounds: 0 >= 0").
         return [hlo.one("convert", tensor_type(aval), x)]
-    config = f"{eqn.primitive.name} axis={eqn.params['axis']} reverse={int(eqn.params.get('reverse', False))}"
+    combiner = SCAN_COMBINER[eqn.primitive]
+    axis, reverse = eqn.params["axis"], bool(eqn.params.get("reverse", False))
     if aval.dtype.kind != "u":
-        return [_cumulative_call(x, tensor_type(aval), config)]
+        return [kiln_dialect.scan(x, combiner, axis, reverse)]
     # The loop is built from signless arith ops: scan unsigned values as
     # signed ones of the same width (sums and products wrap alike), with
     # the sign bit flipped for max/min so the signed order is the unsigned one.
@@ -139,15 +141,10 @@ def _cumulative(ctx, eqn, x):
     signed_aval = aval.update(dtype=signed)
     signed_type = tensor_type(signed_aval)
     y = hlo.convert(x, element_type(signed))
-    if eqn.primitive in (rp.cumsum_p, rp.cumprod_p):
-        y = _cumulative_call(y, signed_type, config)
+    if combiner in ("add", "mul"):
+        y = kiln_dialect.scan(y, combiner, axis, reverse)
         return [hlo.convert(y, element_type(aval.dtype))]
     sign_bit = ctx.broadcast(hlo.constant(np.array(np.iinfo(signed).min, signed)), signed_aval.update(shape=()),
                              signed_aval, ())
-    y = _cumulative_call(hlo.one("xor", signed_type, y, sign_bit), signed_type, config)
+    y = kiln_dialect.scan(hlo.one("xor", signed_type, y, sign_bit), combiner, axis, reverse)
     return [hlo.convert(hlo.one("xor", signed_type, y, sign_bit), element_type(aval.dtype))]
-
-
-def _cumulative_call(x, result_type, config: str):
-    return hlo.op("custom_call", [result_type], [x], call_target_name=ir.StringAttr.get(CUMULATIVE_TARGET),
-                  backend_config=ir.StringAttr.get(config)).result

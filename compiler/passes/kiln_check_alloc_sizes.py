@@ -3,8 +3,8 @@
 In: `memref.alloc` ops, whose byte size `finalize-memref-to-llvm` computes
 with wrapping 64-bit multiplications.
 Out: before each alloc with dynamic sizes, `scf.if (a size < 0)
-{ func.call @kiln_check_failed(-1, -2, 0) }` and `scf.if (byte size > 2**62)
-{ ... (-1, -1, 0) }`; the runtime raises ValueError / MemoryError for them.
+{ func.call @kiln_check_failed(-1, null, -2, 0) }` and `scf.if (byte size > 2**62)
+{ ... (-1, null, -1, 0) }`; the runtime raises ValueError / MemoryError for them.
 Without them a size product that wraps around (or a negative dim) allocates
 a small buffer the code then overruns. The byte size is computed in f64,
 which cannot wrap. A static alloc that is too large gets the call
@@ -15,10 +15,10 @@ from __future__ import annotations
 
 import math
 
-from kiln.compiler.mlir import arith, func, ir, scf
+from kiln.compiler.mlir import arith, ir, llvm, scf
 from kiln.compiler.passes import ModulePass, register_pass
 from kiln.compiler.passes._util import collect_ops
-from kiln.compiler.passes.kiln_lower_checks import FAILURE_CALLEE, _declare_callee
+from kiln.compiler.passes.kiln_lower_checks import _declare_callee, report_failure
 
 OUT_OF_MEMORY_CHECK_ID = -1  # runtime/support.c's KILN_OUT_OF_MEMORY
 MAX_BYTES = 2.0 ** 62
@@ -39,9 +39,9 @@ def _element_bytes(memref_type: ir.MemRefType) -> int:
 
 
 def _report_failure(code: int) -> None:
-    i64 = ir.IntegerType.get_signless(64)
-    func.CallOp([], ir.FlatSymbolRefAttr.get(FAILURE_CALLEE),
-                [arith.constant(i64, OUT_OF_MEMORY_CHECK_ID), arith.constant(i64, code), arith.constant(i64, 0)])
+    """The failure hook with no message (the runtime words these itself)."""
+    no_message = llvm.ZeroOp(llvm.PointerType.get()).result
+    report_failure(OUT_OF_MEMORY_CHECK_ID, no_message, [arith.constant(ir.IntegerType.get_signless(64), code)])
 
 
 @register_pass

@@ -3,7 +3,7 @@
 In: StableHLO with the dynamic-shape ops that `stablehlo-legalize-to-linalg`
 leaves behind: `dynamic_broadcast_in_dim` with a dynamic result,
 `dynamic_reshape`, `reverse` on dynamic dims, `dynamic_gather` (and `gather`
-with a dynamic result), and kiln's `custom_call @kiln.cumulative` scans.
+with a dynamic result), and `kiln.scan`.
 Out: the same computation in `tensor` / `linalg` / `arith` / `scf` ops:
 `tensor.empty` sized from the shape operand plus a `linalg.generic` whose
 input map drops broadcast dims; `tensor.reshape`; `linalg.generic`s that
@@ -162,38 +162,39 @@ def _is_float(t: ir.Type) -> bool:
     return isinstance(t, (ir.F16Type, ir.F32Type, ir.F64Type))
 
 
-def _scan_step(kind: str, acc: ir.Value, x: ir.Value) -> ir.Value:
+def _scan_step(combiner: str, acc: ir.Value, x: ir.Value) -> ir.Value:
     float_op, int_op = {
-        "cumsum": (arith.addf, arith.addi), "cumprod": (arith.mulf, arith.muli),
-        "cummax": (arith.maximumf, arith.maxsi), "cummin": (arith.minimumf, arith.minsi),
-    }[kind]
+        "add": (arith.addf, arith.addi), "mul": (arith.mulf, arith.muli),
+        "max": (arith.maximumf, arith.maxsi), "min": (arith.minimumf, arith.minsi),
+    }[combiner]
     return (float_op if _is_float(acc.type) else int_op)(acc, x)
 
 
-def _scan_identity(kind: str, element: ir.Type) -> ir.Value:
+def _scan_identity(combiner: str, element: ir.Type) -> ir.Value:
     """The value a scan starts from (signless ints: the lowering maps unsigned
     scans onto signed ones)."""
     if _is_float(element):
-        value = {"cumsum": 0.0, "cumprod": 1.0, "cummax": float("-inf"), "cummin": float("inf")}[kind]
+        value = {"add": 0.0, "mul": 1.0, "max": float("-inf"), "min": float("inf")}[combiner]
         return arith.constant(element, value)
     width = ir.IntegerType(element).width
-    value = {"cumsum": 0, "cumprod": 1, "cummax": -(1 << (width - 1)), "cummin": (1 << (width - 1)) - 1}[kind]
+    value = {"add": 0, "mul": 1, "max": -(1 << (width - 1)), "min": (1 << (width - 1)) - 1}[combiner]
     return arith.constant(element, value)
 
 
-def _cumulative(op: ir.Operation) -> ir.Value:
-    """An `scf.for` along the axis carrying (running slice, result): step i
-    combines slice i of the input into the running slice and inserts it."""
-    kind, *options = ir.StringAttr(op.attributes["backend_config"]).value.split()
-    opts = dict(o.split("=") for o in options)
-    axis, reverse = int(opts["axis"]), opts["reverse"] == "1"
+def _scan(op: ir.Operation) -> ir.Value:
+    """`kiln.scan` as an `scf.for` along the axis carrying (running slice,
+    result): step i combines slice i of the input into the running slice and
+    inserts it."""
+    combiner = ir.StringAttr(op.attributes["combiner"]).value
+    axis = ir.IntegerAttr(op.attributes["axis"]).value
+    reverse = ir.BoolAttr(op.attributes["reverse"]).value
     x = op.operands[0]
     x_type = ir.RankedTensorType(x.type)
     element, rank = x_type.element_type, x_type.rank
     sizes = _sizes_of(x)
     others = [i for i in range(rank) if i != axis]
     acc_type = ir.RankedTensorType.get([x_type.shape[i] for i in others], element)
-    acc = linalg.fill(_scan_identity(kind, element), outs=[tensor.empty([sizes[i] for i in others], element)])
+    acc = linalg.fill(_scan_identity(combiner, element), outs=[tensor.empty([sizes[i] for i in others], element)])
     result = tensor.empty(sizes, element)
     n = _as_index(sizes[axis])
     one = index_value(1)
@@ -216,7 +217,7 @@ def _cumulative(op: ir.Operation) -> ir.Value:
         )
         body = step.regions[0].blocks.append(element, element)
         with ir.InsertionPoint(body):
-            linalg.YieldOp([_scan_step(kind, body.arguments[1], body.arguments[0])])
+            linalg.YieldOp([_scan_step(combiner, body.arguments[1], body.arguments[0])])
         updated = tensor.insert_slice(step.result, partial, [position], dyn_sizes, [], static_offsets,
                                       static_sizes, [1] * rank)
         scf.YieldOp([step.result, updated])
@@ -229,7 +230,7 @@ _RULES = {
     "stablehlo.reverse": _reverse,
     "stablehlo.dynamic_gather": _gather,
     "stablehlo.gather": _gather,
-    "stablehlo.custom_call": _cumulative,
+    "kiln.scan": _scan,
 }
 
 
@@ -242,13 +243,11 @@ def _needs_rewrite(op: ir.Operation) -> bool:
         return op.name == "stablehlo.dynamic_gather" or _is_dynamic(op.results[0].type)
     if op.name in ("stablehlo.dynamic_broadcast_in_dim", "stablehlo.reverse"):
         return _is_dynamic(op.results[0].type)
-    if op.name == "stablehlo.custom_call":
-        return ir.StringAttr(op.attributes["call_target_name"]).value == "kiln.cumulative"
     return op.name in _RULES
 
 
 def legalize_dynamic(module: ir.Module) -> None:
-    """Lower the dynamic-shape StableHLO ops that stablehlo-legalize-to-linalg leaves."""
+    """Lower the dynamic-shape StableHLO ops that stablehlo-legalize-to-linalg leaves, and `kiln.scan`."""
     for op in collect_ops(module, _RULES):
         if not _needs_rewrite(op):
             continue
@@ -260,7 +259,7 @@ def legalize_dynamic(module: ir.Module) -> None:
 
 @register_pass
 class KilnLegalizeDynamic(ModulePass):
-    """Lower the dynamic-shape StableHLO ops that stablehlo-legalize-to-linalg leaves."""
+    """Lower the dynamic-shape StableHLO ops that stablehlo-legalize-to-linalg leaves, and `kiln.scan`."""
 
     name = "kiln-legalize-dynamic"
 

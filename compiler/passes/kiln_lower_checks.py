@@ -1,67 +1,112 @@
 """Pass `kiln-lower-checks` (stage "linalg", after kiln-dims-from-shapes).
 
-In: `stablehlo.custom_call @kiln.check(%ok: tensor<i1>, %v...: tensor<i64>)`
-with the check id in `backend_config`.
-Out: `scf.if (!ok) { func.call @kiln_check_failed(id, v0, v1) }`. The callee
-lives in the runtime support code linked into every library: it records the
-failure and unwinds to the entry wrapper, so nothing after a failed check
-runs (no out-of-bounds access can follow it).
+In: `kiln.check(%ok: tensor<i1>, %v...: tensor<i64>) {kind, message}`.
+Out: `scf.if (!ok) { func.call @kiln_check_failed(kind code, message, v0, v1) }`
+where the message is a private `llvm.mlir.global` string of the module (the
+check's message plus ` (at FILE:LINE)` from its location), so a library
+carries its own messages. The callee lives in the runtime support code
+linked into every library: it records the failure and unwinds to the entry
+wrapper, so nothing after a failed check runs (no out-of-bounds access can
+follow it).
 """
 
 from __future__ import annotations
 
-from kiln.compiler.mlir import arith, func, ir, scf, tensor
+from kiln.compiler.mlir import arith, func, ir, llvm, scf, source_position, tensor
 from kiln.compiler.passes import ModulePass, register_pass
 from kiln.compiler.passes._util import collect_ops
+from kiln.dialects.kiln import CHECK_KINDS, MAX_CHECK_VALUES
 
 FAILURE_CALLEE = "kiln_check_failed"
+MESSAGE_PREFIX = "kiln_check_message_"
 
 
 def _declare_callee(module: ir.Module) -> None:
+    """`func.func private @kiln_check_failed(kind: i64, message: !llvm.ptr, i64, i64)`."""
     for op in module.body.operations:
         if op.operation.name == "func.func" and ir.StringAttr(op.attributes["sym_name"]).value == FAILURE_CALLEE:
             return
     i64 = ir.IntegerType.get_signless(64)
     with ir.InsertionPoint.at_block_begin(module.body):
-        decl = func.FuncOp(FAILURE_CALLEE, ir.FunctionType.get([i64, i64, i64], []))
+        decl = func.FuncOp(FAILURE_CALLEE, ir.FunctionType.get([i64, llvm.PointerType.get(), i64, i64], []))
         decl.attributes["sym_visibility"] = ir.StringAttr.get("private")
 
 
-def _check_id(op: ir.Operation) -> int:
-    """The check id in `backend_config`; anything else is malformed input."""
-    config = op.attributes["backend_config"] if "backend_config" in op.attributes else None
-    if not isinstance(config, ir.StringAttr) or not config.value.isdigit():
-        raise ValueError(f"kiln-lower-checks: {op.location}: a kiln.check custom call needs "
-                         f'backend_config = "<check id>" (a decimal integer), got {config or "none"}')
-    return int(config.value)
+def report_failure(kind_code: int, message: ir.Value, values: list[ir.Value]) -> None:
+    """Call the failure hook (at the insertion point) with two i64 values,
+    missing ones as zeros."""
+    i64 = ir.IntegerType.get_signless(64)
+    if len(values) < MAX_CHECK_VALUES:
+        values = list(values) + [arith.constant(i64, 0)] * (MAX_CHECK_VALUES - len(values))
+    func.CallOp([], ir.FlatSymbolRefAttr.get(FAILURE_CALLEE), [arith.constant(i64, kind_code), message, *values])
+
+
+def _message_text(op: ir.Operation) -> str:
+    """The check's message, naming the user's source line when its location has one."""
+    message = ir.StringAttr(op.attributes["message"]).value
+    position = source_position(op.location)
+    if position is None:
+        return message
+    filename, line, _ = position
+    # The runtime fills the message's `{}`s with str.format: braces of the file name are literal.
+    where = f"{filename}:{line}".replace("{", "{{").replace("}", "}}")
+    return f"{message} (at {where})"
+
+
+def _message_global(module: ir.Module, text: str, names: dict[str, str]) -> str:
+    """The symbol of a NUL-terminated global holding `text` (one per distinct text)."""
+    if text in names:
+        return names[text]
+    used = {ir.StringAttr(op.attributes["sym_name"]).value for op in module.body.operations
+            if "sym_name" in op.attributes}
+    index = len(names)
+    while f"{MESSAGE_PREFIX}{index}" in used:
+        index += 1
+    name = names[text] = f"{MESSAGE_PREFIX}{index}"
+    data = text.encode() + b"\0"
+    array = ir.Type.parse(f"!llvm.array<{len(data)} x i8>")
+    with ir.InsertionPoint(module.body):
+        llvm.GlobalOp(array, name, ir.Attribute.parse("#llvm.linkage<private>"), constant=True,
+                      value=ir.StringAttr.get(data), addr_space=0)
+    return name
+
+
+def _check_operands(op: ir.Operation) -> list[ir.Value]:
+    """The reported values; IRDL cannot bound their count, so it is checked here."""
+    values = list(op.operands)[1:]
+    if len(values) > MAX_CHECK_VALUES:
+        raise ValueError(f"kiln-lower-checks: {op.location}: kiln.check reports at most {MAX_CHECK_VALUES} "
+                         f"values, got {len(values)}; put the rest into the message")
+    return values
 
 
 def lower_checks(module: ir.Module) -> None:
-    """Turn kiln.check custom calls into branches that report the failure."""
-    checks = [op for op in collect_ops(module, {"stablehlo.custom_call"})
-              if ir.StringAttr(op.attributes["call_target_name"]).value == "kiln.check"]
+    """Turn `kiln.check` ops into branches that report the failure and its message."""
+    checks = collect_ops(module, {"kiln.check"})
     if not checks:
         return
-    i64 = ir.IntegerType.get_signless(64)
     with module.context, ir.Location.unknown():
         _declare_callee(module)
+    names: dict[str, str] = {}
     for op in checks:
-        check_id = _check_id(op)
+        values = _check_operands(op)
+        kind_code = CHECK_KINDS.index(ir.StringAttr(op.attributes["kind"]).value) + 1
+        with module.context, ir.Location.unknown():
+            symbol = _message_global(module, _message_text(op), names)
         with ir.InsertionPoint(op), op.location:
             ok = tensor.extract(op.operands[0], [])
             bad = arith.xori(ok, arith.constant(ir.IntegerType.get_signless(1), 1))
             if_op = scf.IfOp(bad)
             with ir.InsertionPoint(if_op.then_block):
-                values = [tensor.extract(v, []) for v in list(op.operands)[1:]]
-                values += [arith.constant(i64, 0)] * (2 - len(values))
-                func.CallOp([], ir.FlatSymbolRefAttr.get(FAILURE_CALLEE), [arith.constant(i64, check_id), *values])
+                message = llvm.AddressOfOp(llvm.PointerType.get(), symbol).result
+                report_failure(kind_code, message, [tensor.extract(v, []) for v in values])
                 scf.YieldOp([])
         op.erase()
 
 
 @register_pass
 class KilnLowerChecks(ModulePass):
-    """Turn kiln.check custom calls into branches that report the failure."""
+    """Turn `kiln.check` ops into branches that report the failure and its message."""
 
     name = "kiln-lower-checks"
 

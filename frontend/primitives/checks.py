@@ -2,8 +2,8 @@
 
 `check` takes a bool scalar (true when all is well) and up to two i64 scalars
 to report; when the predicate is false at run time the compiled function sets
-its status and the runtime raises `kind` (ValueError or IndexError) with
-`message.format(*values)`.
+its status and the runtime raises `kind` (ValueError, IndexError or
+OverflowError: `kiln.errors.CHECK_ERRORS`) with `message.format(*values)`.
 """
 
 from __future__ import annotations
@@ -11,10 +11,11 @@ from __future__ import annotations
 import numpy as np
 
 from kiln.core import KilnInternalError, Primitive
+from kiln.errors import CHECK_ERRORS
 
 check_p = Primitive("check", multiple_results=True, effectful=True)
 
-CHECK_KINDS = ("ValueError", "IndexError", "OverflowError")
+CHECK_KINDS = tuple(CHECK_ERRORS)
 
 
 @check_p.def_abstract_eval

@@ -42,7 +42,7 @@ def jaxpr():
 
 # Dims are tensor<i64> arguments that name the array dim they are
 # (`kiln.dim_of = [argument, axis]`, read by kiln-dims-from-shapes); the scalar is broadcast to the dynamic size
-# read from the dim argument; the check is a side-effecting custom call.
+# read from the dim argument; the check is a `kiln.check` op.
 # CHECK-LABEL: TEST: mlir
 @run
 def mlir():
@@ -56,7 +56,7 @@ def mlir():
     # CHECK-NEXT:   %2 = stablehlo.dynamic_broadcast_in_dim %cst, %1, dims = [] : (tensor<f64>, tensor<1xi64>) -> tensor<?xf64>
     # CHECK-NEXT:   %3 = stablehlo.multiply %0, %2 : tensor<?xf64>
     # CHECK-NEXT:   %4 = stablehlo.compare EQ, %arg1, %arg0, SIGNED : (tensor<i64>, tensor<i64>) -> tensor<i1>
-    # CHECK-NEXT:   stablehlo.custom_call @kiln.check(%4, %arg1, %arg0) {backend_config = "1", has_side_effect = true} : (tensor<i1>, tensor<i64>, tensor<i64>) -> ()
+    # CHECK-NEXT:   "kiln.check"(%4, %arg1, %arg0) {kind = "ValueError", message = "np.add: operands could not be broadcast together: size {} vs {} on axis -1 {{.*}}"} : (tensor<i1>, tensor<i64>, tensor<i64>) -> ()
     # CHECK-NEXT:   %5 = stablehlo.add %3, %arg3 : tensor<?xf64>
     # CHECK-NEXT:   %6 = stablehlo.sqrt %arg2 : tensor<?xf64>
     # CHECK-NEXT:   %7 = stablehlo.subtract %5, %6 : tensor<?xf64>

@@ -2,9 +2,9 @@
 
 // Each alloc with dynamic sizes is guarded: a negative dim (code -2) or more
 // than 2**62 bytes (code -1; the product taken in f64, which cannot wrap)
-// calls kiln_check_failed with id -1; the runtime raises ValueError or
-// MemoryError.
-// CHECK: func.func private @kiln_check_failed(i64, i64, i64)
+// calls kiln_check_failed with kind -1 and no message; the runtime raises
+// ValueError or MemoryError.
+// CHECK: func.func private @kiln_check_failed(i64, !llvm.ptr, i64, i64)
 
 // CHECK-LABEL: func.func @dynamic_2d
 func.func @dynamic_2d(%n: index, %m: index) -> memref<?x4x?xf64> {
@@ -17,13 +17,17 @@ func.func @dynamic_2d(%n: index, %m: index) -> memref<?x4x?xf64> {
   // CHECK: %[[TOTAL:.*]] = arith.mulf
   // CHECK: %[[BIG:.*]] = arith.cmpf ogt, %[[TOTAL]], %{{.*}} : f64
   // CHECK: scf.if %[[NEG:.*]] {
-  // CHECK-NEXT: %[[ID:.*]] = arith.constant -1 : i64
+  // CHECK-NEXT: %[[NULL:.*]] = llvm.mlir.zero : !llvm.ptr
   // CHECK-NEXT: %[[CODE:.*]] = arith.constant -2 : i64
-  // CHECK: func.call @kiln_check_failed(%[[ID]], %[[CODE]],
+  // CHECK-NEXT: %[[ZERO:.*]] = arith.constant 0 : i64
+  // CHECK-NEXT: %[[KIND:.*]] = arith.constant -1 : i64
+  // CHECK-NEXT: func.call @kiln_check_failed(%[[KIND]], %[[NULL]], %[[CODE]], %[[ZERO]])
   // CHECK: scf.if %[[BIG]] {
-  // CHECK-NEXT: %[[ID2:.*]] = arith.constant -1 : i64
+  // CHECK-NEXT: %[[NULL2:.*]] = llvm.mlir.zero : !llvm.ptr
   // CHECK-NEXT: %[[CODE2:.*]] = arith.constant -1 : i64
-  // CHECK: func.call @kiln_check_failed(%[[ID2]], %[[CODE2]],
+  // CHECK-NEXT: %[[ZERO2:.*]] = arith.constant 0 : i64
+  // CHECK-NEXT: %[[KIND2:.*]] = arith.constant -1 : i64
+  // CHECK-NEXT: func.call @kiln_check_failed(%[[KIND2]], %[[NULL2]], %[[CODE2]], %[[ZERO2]])
   // CHECK: memref.alloc
   %0 = memref.alloc(%n, %m) : memref<?x4x?xf64>
   return %0 : memref<?x4x?xf64>

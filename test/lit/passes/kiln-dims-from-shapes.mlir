@@ -23,7 +23,7 @@ func.func @add(%a: tensor<i64> {kiln.dim_of = array<i64: 3, 1>}, %b: tensor<i64>
   // CHECK: %[[B1:.*]] = stablehlo.reshape %[[NB]] : (tensor<i64>) -> tensor<1xi64>
   // CHECK: %[[SHAPE:.*]] = stablehlo.concatenate %[[B1]], %[[A1]], dim = 0
   // CHECK: %[[CMP:.*]] = stablehlo.compare EQ, %[[NA]], %[[NB]], SIGNED
-  // CHECK: stablehlo.custom_call @kiln.check(%[[CMP]], %[[NA]], %[[NB]])
+  // CHECK: "kiln.check"(%[[CMP]], %[[NA]], %[[NB]])
   // CHECK: stablehlo.dynamic_broadcast_in_dim %[[Y]], %[[SHAPE]]
   // The dim arguments have no use left.
   // CHECK-NOT: %[[A]]
@@ -33,7 +33,7 @@ func.func @add(%a: tensor<i64> {kiln.dim_of = array<i64: 3, 1>}, %b: tensor<i64>
   %b1 = stablehlo.reshape %b : (tensor<i64>) -> tensor<1xi64>
   %shape = stablehlo.concatenate %b1, %a1, dim = 0 : (tensor<1xi64>, tensor<1xi64>) -> tensor<2xi64>
   %eq = stablehlo.compare EQ, %a, %b, SIGNED : (tensor<i64>, tensor<i64>) -> tensor<i1>
-  stablehlo.custom_call @kiln.check(%eq, %a, %b) {backend_config = "1", has_side_effect = true} : (tensor<i1>, tensor<i64>, tensor<i64>) -> ()
+  "kiln.check"(%eq, %a, %b) {kind = "ValueError", message = "dims {} and {} differ"} : (tensor<i1>, tensor<i64>, tensor<i64>) -> ()
   %yb = stablehlo.dynamic_broadcast_in_dim %y, %shape, dims = [0, 1] : (tensor<?x?xf64>, tensor<2xi64>) -> tensor<?x?xf64>
   %r = stablehlo.add %x, %yb : tensor<?x?xf64>
   return %r : tensor<?x?xf64>

@@ -2,7 +2,7 @@
 // RUN: kiln-opt %s -p 'kiln-legalize-dynamic,func.func(stablehlo-legalize-to-linalg),canonicalize' | filecheck %s --check-prefix=LINALG
 
 // The dynamic-shape StableHLO ops that stablehlo-legalize-to-linalg leaves
-// behind become tensor / linalg ops; after the upstream lowering no
+// behind, and `kiln.scan`, become tensor / linalg / scf ops; after the upstream lowering no
 // stablehlo op is left anywhere.
 // LINALG-NOT: stablehlo.
 
@@ -139,7 +139,7 @@ func.func @cumsum(%x: tensor<?x3xf32>) -> tensor<?x3xf32> {
   // CHECK: %[[INS:.*]] = tensor.insert_slice %[[NEXT]] into %[[OUT]][%[[I]], 0] [1, 3] [1, 1]
   // CHECK: scf.yield %[[NEXT]], %[[INS]]
   // CHECK: return %[[LOOP]]#1
-  %0 = stablehlo.custom_call @kiln.cumulative(%x) {backend_config = "cumsum axis=0 reverse=0"} : (tensor<?x3xf32>) -> tensor<?x3xf32>
+  %0 = "kiln.scan"(%x) {combiner = "add", axis = 0 : i64, reverse = false} : (tensor<?x3xf32>) -> tensor<?x3xf32>
   return %0 : tensor<?x3xf32>
 }
 
@@ -153,6 +153,6 @@ func.func @cummax_reverse(%x: tensor<?xi32>) -> tensor<?xi32> {
   // CHECK: arith.subi
   // CHECK: tensor.extract_slice
   // CHECK: arith.maxsi
-  %0 = stablehlo.custom_call @kiln.cumulative(%x) {backend_config = "cummax axis=0 reverse=1"} : (tensor<?xi32>) -> tensor<?xi32>
+  %0 = "kiln.scan"(%x) {combiner = "max", axis = 0 : i64, reverse = true} : (tensor<?xi32>) -> tensor<?xi32>
   return %0 : tensor<?xi32>
 }

@@ -1,0 +1,79 @@
+"""The `kiln` dialect: facts the lowering needs later, as ops with attributes
+(stages "mlir", "functionalized", "stablehlo"; lowered early in "linalg").
+
+Everything kiln needs StableHLO lacks travels as one of these ops, never as a
+`custom_call` whose string config is parsed back. Declared once, in IRDL,
+below: operand types and attribute kinds are verified by MLIR; the counts
+IRDL cannot express (at most two check values) by `kiln-lower-checks`.
+
+- `kiln.check`: run-time check. When `%ok` is false at run time, the call
+  fails with `kind` (a Python exception name) and `message` (a Python format
+  string whose `{}`s take the `tensor<i64>` values, at most two); the op's
+  location names the user's source line. Lowered by `kiln-lower-checks`.
+  `"kiln.check"(%ok, %i, %n) {kind = "IndexError", message = "index {} is out of bounds for size {}"} : (tensor<i1>, tensor<i64>, tensor<i64>) -> ()`
+- `kiln.scan`: inclusive scan of `%x` along `axis` (reversed when
+  `reverse`), combining with `combiner` (add, mul, max, min); the result
+  has the operand's type. Lowered to a loop by `kiln-legalize-dynamic`.
+  `%y = "kiln.scan"(%x) {combiner = "add", axis = 0 : i64, reverse = false} : (tensor<?xf64>) -> tensor<?xf64>`
+"""
+
+from __future__ import annotations
+
+from kiln.errors import CHECK_ERRORS
+
+# The exception a failed check raises, by `kind`; its position + 1 is the
+# kind's code in the failure record of runtime/support.c (`kiln_check_failed`).
+CHECK_KINDS = tuple(CHECK_ERRORS)
+MAX_CHECK_VALUES = 2
+SCAN_COMBINERS = ("add", "mul", "max", "min")
+
+
+def _one_of(name: str, values: tuple[str, ...]) -> str:
+    """IRDL lines constraining `%name` to one of the string attributes `values`."""
+    lines = [f'    %{name}_{i} = irdl.is "{v}"' for i, v in enumerate(values)]
+    lines.append(f"    %{name} = irdl.any_of({', '.join(f'%{name}_{i}' for i in range(len(values)))})")
+    return "\n".join(lines)
+
+
+IRDL = f'''
+irdl.dialect @kiln {{
+  irdl.operation @check {{
+    %ok = irdl.is tensor<i1>
+    %value = irdl.is tensor<i64>
+    %message = irdl.base "#builtin.string"
+{_one_of("kind", CHECK_KINDS)}
+    irdl.operands(ok: %ok, values: variadic %value)
+    irdl.attributes {{ "kind" = %kind, "message" = %message }}
+  }}
+  irdl.operation @scan {{
+    %x = irdl.base "!builtin.tensor"
+    %axis = irdl.base "#builtin.integer"
+    %reverse_true = irdl.is true
+    %reverse_false = irdl.is false
+    %reverse = irdl.any_of(%reverse_true, %reverse_false)
+{_one_of("combiner", SCAN_COMBINERS)}
+    irdl.operands(x: %x)
+    irdl.attributes {{ "combiner" = %combiner, "axis" = %axis, "reverse" = %reverse }}
+    irdl.results(result: %x)
+  }}
+}}
+'''
+
+
+def check(ok, values: list, kind: str, message: str) -> None:
+    """Build `kiln.check(ok, values...) {kind, message}` at the insertion point."""
+    from kiln.compiler.mlir import ir
+
+    ir.Operation.create("kiln.check", results=[], operands=[ok, *values],
+                        attributes={"kind": ir.StringAttr.get(kind), "message": ir.StringAttr.get(message)})
+
+
+def scan(x, combiner: str, axis: int, reverse: bool):
+    """Build `kiln.scan(x) {combiner, axis, reverse}` and return its result."""
+    from kiln.compiler.mlir import ir
+
+    op = ir.Operation.create("kiln.scan", results=[x.type], operands=[x], attributes={
+        "combiner": ir.StringAttr.get(combiner),
+        "axis": ir.IntegerAttr.get(ir.IntegerType.get_signless(64), axis),
+        "reverse": ir.BoolAttr.get(reverse)})
+    return op.result

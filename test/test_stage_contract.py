@@ -1,0 +1,114 @@
+"""The stage contract (`kiln.compiler.pipeline.STAGE_DIALECTS`): over a
+corpus of programs with run-time checks, scans, loops, branches and writes,
+every stage's module holds ops of its allowed dialects only; the `stablehlo`
+stage holds func, StableHLO and `kiln` ops and no `custom_call`.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import kiln
+from kiln.compiler.mlir import ir, new_context
+from kiln.compiler.pipeline import STAGE_DIALECTS
+
+
+def checks_and_gathers(x, y, i, j):
+    z = (x + y).reshape(-1, 2)
+    return z[i, j], x[i:j].sum(), np.take(x, np.array([1, 0]))
+
+
+def scans(x, u):
+    return (np.cumsum(x, axis=0), np.cumprod(x, axis=1), np.cumsum(u), np.maximum.accumulate(u),
+            np.minimum.accumulate(x[::-1], axis=1))
+
+
+def loops_and_branches(x, n):
+    total = 0.0
+    for i in range(n):
+        if x[i] > 0:
+            total += x[i]
+        else:
+            total -= 1.0
+    while total > 10.0:
+        total = total / 2
+    return total
+
+
+def writes(b, v):
+    for i in range(b.shape[0]):
+        b[i] = b[i] + 1
+    b[:, 1:] = v
+    b[::-1, 0] += 2.0
+    c = b.T
+    c[0] = 5.0
+    b[np.array([0, 1])] = 3.0
+    return b
+
+
+def nested_writes_with_checks(a, k):
+    for i in range(a.shape[0]):
+        for j in range(a.shape[1]):
+            a[i, j] = a[i, j] * 2 + a[k, 0]
+    return a.reshape(-1)
+
+
+def linear_algebra(a, b):
+    return a @ b, np.argmax(a, axis=0), np.concatenate([a, a]), np.where(a > 0, a, -a)
+
+
+CORPUS = [
+    (checks_and_gathers, (np.ones(8), np.ones(8), 1, 1)),
+    (scans, (np.ones((3, 4)), np.arange(5, dtype=np.uint32))),
+    (loops_and_branches, (np.arange(5.0) - 2, 5)),
+    (writes, (np.ones((4, 3)), np.zeros((4, 2)))),
+    (nested_writes_with_checks, (np.ones((3, 2)), 1)),
+    (linear_algebra, (np.ones((3, 3)), np.ones((3, 2)))),
+]
+
+
+def _op_names(text: str) -> set[str]:
+    names = set()
+
+    def visit(op):
+        names.add(op.name)
+        return ir.WalkResult.ADVANCE
+
+    with new_context():
+        ir.Module.parse(text).operation.walk(visit)
+    return names
+
+
+@pytest.fixture(scope="module")
+def stages():
+    compiled = {}
+    for fn, args in CORPUS:
+        f = kiln.qjit(fn, autograph=True)
+        f(*[a.copy() if isinstance(a, np.ndarray) else a for a in args])
+        compiled[fn.__name__] = {stage: _op_names(f.stage(stage)) for stage in STAGE_DIALECTS}
+    return compiled
+
+
+@pytest.mark.parametrize("stage", list(STAGE_DIALECTS))
+def test_stage_holds_only_its_dialects(stages, stage):
+    for name, by_stage in stages.items():
+        stray = {op for op in by_stage[stage] if op.split(".")[0] not in STAGE_DIALECTS[stage]}
+        assert not stray, f"stage {stage!r} of {name} holds ops outside its contract: {sorted(stray)}"
+
+
+def test_stablehlo_stage_has_no_string_protocols_or_reference_ops(stages):
+    for name, by_stage in stages.items():
+        ops = by_stage["stablehlo"]
+        assert "stablehlo.custom_call" not in ops, name
+        assert not {op for op in ops if op.startswith(("tensorssa.", "immut."))}, name
+
+
+def test_corpus_covers_the_kiln_dialect_and_views(stages):
+    """The corpus exercises what the contract is about: kiln ops in the
+    `stablehlo` stage and reference-semantics ops before it."""
+    seen = {stage: set().union(*(s[stage] for s in stages.values())) for stage in ("mlir", "functionalized", "stablehlo")}
+    assert {"kiln.check", "kiln.scan"} <= seen["stablehlo"]
+    assert {"tensorssa.slice", "tensorssa.copy", "tensorssa.scatter"} <= seen["mlir"]
+    assert {"immut.slice", "immut.slice_rev"} <= seen["functionalized"]
+    assert {"stablehlo.while", "stablehlo.case"} & seen["stablehlo"]
