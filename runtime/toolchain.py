@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import shlex
 import shutil
 import subprocess
@@ -102,7 +103,6 @@ def copy_with_dependencies(library: str, folder: str) -> list[str]:
     Fortran runtime, which find each other through their own rpath);
     returns the file names copied."""
     source = os.path.dirname(os.path.abspath(library))
-    siblings = [f for f in os.listdir(source) if os.path.isfile(os.path.join(source, f))]
     wanted, pending = [], [os.path.basename(library)]
     while pending:
         name = pending.pop()
@@ -112,8 +112,9 @@ def copy_with_dependencies(library: str, folder: str) -> list[str]:
         with open(os.path.join(source, name), "rb") as f:
             binary = f.read()
         # A needed library's file name is its soname, stored verbatim in the dynamic string table.
-        pending += [s for s in siblings if s not in wanted and not s.startswith(_SYSTEM_RUNTIME)
-                    and s.encode() + b"\0" in binary]
+        named = {m.decode() for m in re.findall(rb"(lib[\w.+-]*?\.(?:so|dylib)[\w.]*)\0", binary)}
+        pending += [n for n in sorted(named) if n not in wanted and not n.startswith(_SYSTEM_RUNTIME)
+                    and os.path.isfile(os.path.join(source, n))]
     os.makedirs(folder, exist_ok=True)
     for name in wanted:
         shutil.copyfile(os.path.join(source, name), os.path.join(folder, name))
