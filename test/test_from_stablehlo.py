@@ -12,9 +12,13 @@ jnp = jax.numpy
 export = jax.export
 
 
-@pytest.fixture(autouse=True)
+@pytest.fixture(autouse=True, scope="module")
 def _x64():
+    """float64 in jax for this module only."""
+    previous = jax.config.jax_enable_x64
     jax.config.update("jax_enable_x64", True)
+    yield
+    jax.config.update("jax_enable_x64", previous)
 
 
 def mlp(x, w1, b1, w2):
@@ -51,8 +55,7 @@ def dynamic_batch(x, w, bias):
 
 
 @pytest.fixture(scope="module")
-def dynamic_export():
-    jax.config.update("jax_enable_x64", True)
+def dynamic_export(_x64):
     b, = export.symbolic_shape("b")
     return export.export(jax.jit(dynamic_batch))(jax.ShapeDtypeStruct((b, 3), jnp.float64),
                                                  jax.ShapeDtypeStruct((3,), jnp.float64),

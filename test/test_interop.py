@@ -28,8 +28,12 @@ class DLPackOnly:
 
 def _jax_array(arr):
     jax = pytest.importorskip("jax")
-    jax.config.update("jax_enable_x64", True)
-    return jax.numpy.asarray(arr)
+    previous = jax.config.jax_enable_x64
+    jax.config.update("jax_enable_x64", True)  # keep float64 (jax's default would make float32)
+    try:
+        return jax.numpy.asarray(arr)
+    finally:
+        jax.config.update("jax_enable_x64", previous)
 
 
 def _memmap(arr, tmp_path):
