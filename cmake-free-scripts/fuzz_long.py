@@ -1,4 +1,6 @@
-"""Long differential-fuzzing run: random kiln programs against NumPy.
+"""Long differential-fuzzing run: random kiln programs against NumPy, with
+kiln's reference interpreter as a second oracle (a failure names the side
+that disagrees: a tracing bug, a compiler bug or an interpreter bug).
 
     python cmake-free-scripts/fuzz_long.py 1800 --out /tmp/kiln-fuzz
 
@@ -72,12 +74,21 @@ def worker(seed: int, examples: int, events_path: str) -> None:
 # Driver
 
 
+SIDES = ("tracing bug", "compiler bug", "interpreter bug")  # run_case's first line of a failure
+
+
 def signature(detail: str) -> str:
-    """A failure's identity: its first line, without numbers, shapes and dtypes."""
-    first = detail.split("\n")[0]
+    """A failure's identity: which side disagrees (tracing, compiler or
+    interpreter; run_case's first line) and the first line of what it did,
+    without numbers, shapes and dtypes."""
+    lines = detail.split("\n")
+    side = lines[0].split(" bug")[0] + " bug: " if lines[0].startswith(SIDES) else ""
+    if side:
+        lines = lines[1:] or [""]
+    first = lines[0]
     first = first.split(": ", 1)[-1] if first.startswith("x: ") else first
     first = re.sub(r"x: \S+ \(\w+\), y: \S+: ", "", first)
-    return re.sub(r"-?\d+", "N", first)[:200]
+    return side + re.sub(r"-?\d+", "N", first)[:200]
 
 
 def run(budget: float, out: Path, examples: int, first_seed: int) -> dict:

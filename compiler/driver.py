@@ -173,7 +173,7 @@ def format_stage_times(seconds: dict[str, float]) -> str:
 def _compile_with_mlir(jaxpr: Jaxpr, symbol: str, pipelines: Any, keep_intermediate: bool,
                        index_key: str | None) -> dict[str, Any]:
     from kiln.compiler.lowering import lower_jaxpr_to_module
-    from kiln.compiler.mlir import new_context
+    from kiln.dialects import new_context
     from kiln.compiler.pipeline import StageRecord, log_stage, validate_pipeline
 
     record = StageRecord()
@@ -266,7 +266,7 @@ def build_library(jaxpr: Jaxpr, symbol: str, output: str, wrapper: Callable[[], 
     beside `output` and found relative to it. Returns their file names."""
     from kiln.compiler import codegen
     from kiln.compiler.lowering import lower_jaxpr_to_module
-    from kiln.compiler.mlir import new_context
+    from kiln.dialects import new_context
     from kiln.compiler.pipeline import DEFAULT_PIPELINE, StageRecord, run_pipeline
 
     ctx = new_context()

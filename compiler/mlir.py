@@ -1,8 +1,9 @@
 """The MLIR provider: the only module of kiln that imports the MLIR Python
 bindings (torch-mlir's build of upstream MLIR plus StableHLO).
 
-Everything else imports `ir`, `passmanager`, `ExecutionEngine`, the dialect
-modules and `new_context` from here, so the provider can be swapped.
+Everything else imports `ir`, `passmanager`, `ExecutionEngine` and the dialect
+modules from here, so the provider can be swapped; `kiln.dialects.new_context`
+builds a context with StableHLO and kiln's own dialects.
 """
 
 from __future__ import annotations
@@ -33,17 +34,9 @@ ScatterDimensionNumbers = _stablehlo.ScatterDimensionNumbers
 _stablehlo.register_stablehlo_passes()
 
 
-def new_context() -> ir.Context:
-    """A context with every upstream dialect, StableHLO, and kiln's
-    `tensorssa`, `immut` and `kiln` dialects loaded."""
-    from kiln.dialects import immut, kiln, tensorssa
-
-    ctx = ir.Context()
+def register_stablehlo_dialect(ctx: ir.Context) -> None:
+    """Make StableHLO known to `ctx` (kiln.dialects.new_context calls this)."""
     _stablehlo.register_dialect(ctx)
-    ctx.allow_unregistered_dialects = False
-    with ctx, ir.Location.unknown():
-        irdl.load_dialects(ir.Module.parse(tensorssa.IRDL + immut.IRDL + kiln.IRDL))
-    return ctx
 
 
 def dynamic_size() -> int:

@@ -24,7 +24,8 @@ import sys
 from dataclasses import dataclass
 from typing import Sequence, TextIO
 
-from kiln.compiler.mlir import ir, new_context, passmanager
+from kiln.compiler.mlir import ir, passmanager
+from kiln.dialects import new_context
 from kiln.compiler.passes import PassSpecError, load_all, parse_pass_spec, pass_description, pass_options
 from kiln.compiler.pipeline import DEFAULT_PIPELINE, PipelineError, is_kiln_pass, run_passes
 

@@ -11,7 +11,8 @@ from typing import Sequence
 
 import numpy as np
 
-from kiln.compiler.mlir import ir
+from kiln.compiler.mlir import dynamic_size, ir
+from kiln.errors import KilnInternalError
 
 
 def op(name: str, result_types: Sequence[ir.Type], operands: Sequence[ir.Value], **attributes) -> ir.Operation:
@@ -44,10 +45,37 @@ def i1() -> ir.Type:
     return ir.IntegerType.get_signless(1)
 
 
+def element_type(dtype: np.dtype) -> ir.Type:
+    """The MLIR element type of a NumPy dtype (unsigned ints stay unsigned until
+    `stablehlo-convert-to-signless`)."""
+    dtype = np.dtype(dtype)
+    if dtype == np.bool_:
+        return ir.IntegerType.get_signless(1)
+    if dtype.kind == "i":
+        return ir.IntegerType.get_signless(8 * dtype.itemsize)
+    if dtype.kind == "u":
+        return ir.IntegerType.get_unsigned(8 * dtype.itemsize)
+    if dtype == np.float16:
+        return ir.F16Type.get()
+    if dtype == np.float32:
+        return ir.F32Type.get()
+    if dtype == np.float64:
+        return ir.F64Type.get()
+    if dtype == np.complex64:
+        return ir.ComplexType.get(ir.F32Type.get())
+    if dtype == np.complex128:
+        return ir.ComplexType.get(ir.F64Type.get())
+    raise KilnInternalError(f"no MLIR element type for {dtype}")
+
+
+def tensor_type(aval) -> ir.RankedTensorType:
+    """The tensor type of an aval (a `DShapedArray`): `?` for each dim that is a value."""
+    shape = [int(d) if isinstance(d, (int, np.integer)) and not isinstance(d, bool) else dynamic_size() for d in aval.shape]
+    return ir.RankedTensorType.get(shape, element_type(aval.dtype))
+
+
 def constant(value: np.ndarray) -> ir.Value:
     """A dense constant of `value`'s shape and dtype."""
-    from kiln.compiler.lowering import element_type
-
     value = np.asarray(value)
     t = ir.RankedTensorType.get(list(value.shape), element_type(value.dtype))
     # Bools splat too: DenseElementsAttr.get reads a 0-d bool array as tensor<1xi1>.

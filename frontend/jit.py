@@ -10,7 +10,6 @@ from __future__ import annotations
 import functools
 import inspect
 import time
-from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
 import numpy as np
@@ -30,80 +29,9 @@ from kiln.signatures import (
     static_positions,
 )
 from kiln.trace_entry import trace_function
-
-
-@dataclass
-class CompiledEntry:
-    """One compiled signature of a qjit function: its jaxpr (None for a
-    library received by pickle), its library and the stage texts and times
-    of its compile."""
-
-    signature: tuple
-    jaxpr: Jaxpr | None
-    executable: Any
-    out_tree: Any
-    num_implicit_out: int
-    # for each implicit input: (flat arg index, axis) it is read from
-    dim_sources: list
-    stages: dict = field(default_factory=dict)
-    seconds: dict = field(default_factory=dict)
-    cache_hit: bool = False
-    # flat argument positions the function writes (their final contents are the last results)
-    writeback: tuple = ()
-
-    def __post_init__(self):
-        if self.jaxpr is not None:
-            self.writeback = tuple(self.jaxpr.writeback)
-        self._single_leaf = self.out_tree == ("leaf",)
-        self._flat_tuple = self.out_tree[0] == "tuple" and all(c == ("leaf",) for c in self.out_tree[1])
-
-    def call(self, leaves: Sequence) -> Any:
-        """Run on flat leaves that match `signature` (arrays in any layout,
-        scalars); implicit dims are read off the leaves' shapes."""
-        if self.writeback:
-            _check_writable(self.writeback, leaves)
-        values = [leaves[i].shape[axis] for i, axis in self.dim_sources]
-        values += leaves
-        results = self.executable(values)
-        if self.num_implicit_out:
-            results = results[self.num_implicit_out:]
-        if self.writeback:
-            results = _write_back(self.writeback, leaves, results)
-        if self._single_leaf:
-            return results[0]
-        if self._flat_tuple:
-            return tuple(results)
-        return tree.unflatten(self.out_tree, results)
-
-
-def _check_writable(positions: tuple, leaves: Sequence) -> None:
-    """Before running: every argument the function writes must be a writable
-    NumPy array that shares no memory with another argument."""
-    for position in positions:
-        arr = leaves[position]
-        if not isinstance(arr, np.ndarray):
-            raise KilnTypeError(
-                f"argument {position} is written by the function but is a {type(arr).__name__}; "
-                "pass a NumPy array to receive the writes")
-        if not arr.flags.writeable:
-            raise KilnValueError(
-                f"argument {position} is read-only but the function writes to it; pass a writable "
-                "array (for example arr.copy())")
-        for other, leaf in enumerate(leaves):
-            if other != position and isinstance(leaf, np.ndarray) and np.shares_memory(arr, leaf):
-                raise KilnValueError(
-                    f"argument {position} is written by the function and overlaps argument {other} in "
-                    "memory; kiln would not see the write through the other argument — pass a copy "
-                    "of one of them")
-
-
-def _write_back(positions: tuple, leaves: Sequence, results: list) -> list:
-    """Copy the final contents of written arguments into the caller's arrays."""
-    count = len(positions)
-    for position, final in zip(positions, results[-count:]):
-        np.copyto(leaves[position], final)
-    return results[:-count]
-
+from kiln.compiled_entry import CompiledEntry, PreparedCall
+from kiln.lowered import lower
+from kiln.pickling import reduce_qjit
 
 _SCALAR_TYPES = frozenset([bool, int, float] + [np.dtype(d).type for d in SUPPORTED_DTYPES])
 # Distinct argument shapes remembered per function before the fast cache restarts.
@@ -208,13 +136,18 @@ class QJIT:
         self.last = entry
         return sigs, entry
 
-    def _call_ahead_of_time(self, args: tuple, kwargs: dict) -> Any:
-        sigs, entry = self._aot
+    def conform_ahead_of_time(self, args: tuple, kwargs: dict) -> list:
+        """The arguments of a call to an annotated function, conformed to
+        its annotations (one leaf per parameter)."""
+        sigs = self._aot[0]
         dynamic, _, _ = self._split_args(args, kwargs)
         named: dict[int, int] = {}
-        leaves = []
-        for i, (x, sig) in enumerate(zip(dynamic, sigs)):
-            leaves.append(conform(x, sig, f"{self.__name__}: argument {i} ({self.params[i]!r})", named))
+        return [conform(x, sig, f"{self.__name__}: argument {i} ({self.params[i]!r})", named)
+                for i, (x, sig) in enumerate(zip(dynamic, sigs))]
+
+    def _call_ahead_of_time(self, args: tuple, kwargs: dict) -> Any:
+        entry = self._aot[1]
+        leaves = self.conform_ahead_of_time(args, kwargs)
         self.last = entry
         return entry.call(leaves)
 
@@ -400,13 +333,9 @@ class QJIT:
         >>> lowered = f.lower(np.ones(3), np.ones(3))  # doctest: +SKIP
         >>> lowered.compile()(np.ones(5), np.ones(5))  # doctest: +SKIP
         """
-        from kiln.lowered import lower
-
         return lower(self, args, kwargs)
 
     def __reduce__(self):
-        from kiln.pickling import reduce_qjit
-
         return reduce_qjit(self)
 
     # --- introspection
@@ -463,18 +392,6 @@ class QJIT:
 
     def __repr__(self) -> str:
         return f"<kiln.qjit {self.__name__} compiled {self.num_compiles}x>"
-
-
-@dataclass
-class PreparedCall:
-    """A call's cache key, flat arguments and what tracing it needs."""
-
-    key: tuple
-    leaves: list
-    signature: tuple
-    in_tree: Any
-    static: dict
-    positions: list
 
 
 class BoundQJIT:

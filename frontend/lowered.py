@@ -8,11 +8,14 @@ later calls of `f` with that signature reuse it.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kiln.core import Jaxpr
 from kiln.errors import KilnTypeError, KilnValueError
-from kiln.jit import QJIT, CompiledEntry, PreparedCall
+from kiln.compiled_entry import CompiledEntry, PreparedCall
+
+if TYPE_CHECKING:  # the QJIT calls this module; it is never constructed here
+    from kiln.jit import QJIT
 
 
 def _describe(signature: tuple) -> str:

@@ -13,11 +13,14 @@ from __future__ import annotations
 import pickle
 import sys
 import uuid
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from kiln.jit import QJIT, CompiledEntry
+from kiln.compiled_entry import CompiledEntry
 from kiln.runtime.aot import received_library_path
 from kiln.runtime.executable import Executable
+
+if TYPE_CHECKING:
+    from kiln.jit import QJIT
 
 # The functions this process received by value, by the token of their
 # original: every task that brings the same function shares one copy, so
@@ -74,7 +77,7 @@ def reduce_qjit(f: QJIT) -> Any:
         raise pickle.PicklingError(
             f"kiln.qjit {f.__qualname__}: cannot pickle the Python function by value ({e}); install cloudpickle, "
             "or define the function at the top level of an importable module") from None
-    return rebuild_qjit, (f._token, blob)
+    return rebuild_qjit, (type(f), f._token, blob)
 
 
 def _libraries(f: QJIT) -> dict:
@@ -101,9 +104,10 @@ def _entry(shipped: dict) -> CompiledEntry:
                          shipped["dim_sources"], stages, {}, True, tuple(shipped["writeback"]))
 
 
-def rebuild_qjit(token: str, blob: bytes) -> QJIT:
+def rebuild_qjit(qjit_class: type, token: str, blob: bytes) -> QJIT:
     """The receiving side: one QJIT per token in this process, with every
-    library that came with any of its copies."""
+    library that came with any of its copies. The class travels by
+    reference (this module is below kiln.jit and does not import it)."""
     state = pickle.loads(blob)
     known = _RECEIVED.get(token)
     if known is not None:
@@ -121,7 +125,7 @@ def rebuild_qjit(token: str, blob: bytes) -> QJIT:
         for key, entry in received.items():
             rebuilt.cache.setdefault(key, entry)
     else:
-        rebuilt = QJIT(state["function"], **state["options"], _received=received)
+        rebuilt = qjit_class(state["function"], **state["options"], _received=received)
         rebuilt._token = token
     _RECEIVED[token] = rebuilt
     return rebuilt

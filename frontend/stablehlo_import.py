@@ -136,7 +136,8 @@ def from_stablehlo(source: Any) -> StableHLOFunction:
     >>> kiln.from_stablehlo(exported)(np.ones((8, 4), np.float32))  # doctest: +SKIP
     """
     from kiln.compiler import driver
-    from kiln.compiler.mlir import new_context, ir
+    from kiln.compiler.mlir import ir
+    from kiln.dialects import new_context
     from kiln.compiler.pipeline import run_passes
     from kiln.runtime.executable import ValueSpec
 

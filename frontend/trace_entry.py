@@ -14,6 +14,7 @@ from typing import Any, Callable
 import numpy as np
 
 from kiln import tree
+from kiln.numpy._base import runtime_checks_enabled  # importing kiln.numpy installs NumPy's surface on Tracer
 from kiln.core import INDEX_DTYPE, DShapedArray, Jaxpr, is_static_dim
 from kiln.signatures import ArgSig
 from kiln.tracing import Builder, Tracer, scope
@@ -27,7 +28,6 @@ def trace_function(fn: Callable, leaves_sig: tuple[ArgSig, ...], in_tree: Any, s
     output tree, and which argument dim fills each implicit input.
     `unit_dims_specialized`: no dynamic argument dim is 1 at run time.
     `runtime_checks=False` emits no run-time checks."""
-    from kiln.numpy._base import runtime_checks_enabled
 
     builder = Builder()
     with scope(builder), runtime_checks_enabled(runtime_checks):

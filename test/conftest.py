@@ -1,6 +1,55 @@
-"""pytest configuration: a private compile cache per test session."""
+"""pytest configuration: a private compile cache per test session, and the
+`execution` parameter that runs the value tests of a few modules twice:
+compiled, and through the reference interpreter (`kiln.interpret`).
+
+In those modules every call of a `kiln.qjit` function goes through
+`kiln.interpret` in the `interpreted` variant; `f.jaxpr` is then the last
+traced jaxpr and `f.num_compiles` counts traces (one per signature, as
+compiles are). A test that checks facts only compiled code has (stages,
+IR text) is marked `@pytest.mark.compiled_only` and runs once.
+"""
 
 import os
 import tempfile
 
+import pytest
+
 os.environ.setdefault("KILN_CACHE_DIR", tempfile.mkdtemp(prefix="kiln-test-cache-"))
+
+import kiln  # noqa: E402
+
+# The modules whose tests run both ways (the interpreter needs no compile:
+# the interpreted half adds about 30 s to the suite).
+RUN_BOTH_WAYS = {"test_numpy_surface", "test_mutation", "test_control_flow", "test_autograph",
+                 "test_runtime_checks", "test_regressions", "test_bad_inputs"}
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "compiled_only: the test checks facts of compiled code; no interpreted run")
+
+
+def pytest_generate_tests(metafunc):
+    if metafunc.module.__name__.rpartition(".")[2] not in RUN_BOTH_WAYS:
+        return
+    compiled_only = metafunc.definition.get_closest_marker("compiled_only") is not None
+    metafunc.parametrize("execution", ["compiled"] if compiled_only else ["compiled", "interpreted"],
+                         indirect=True)
+
+
+@pytest.fixture(autouse=True)
+def execution(request, monkeypatch):
+    """'compiled' (the default) or 'interpreted': then calls of qjit
+    functions run the reference interpreter on the traced jaxpr."""
+    mode = getattr(request, "param", "compiled")
+    if mode == "interpreted":
+        monkeypatch.setattr(kiln.QJIT, "__call__", _interpreted_call)
+        monkeypatch.setattr(kiln.QJIT, "jaxpr", property(lambda f: kiln.interpret(f).jaxpr))
+    return mode
+
+
+def _interpreted_call(f, *args, **kwargs):
+    runner = kiln.interpret(f)
+    try:
+        return runner(*args, **kwargs)
+    finally:
+        f.num_compiles = len(runner.traces)

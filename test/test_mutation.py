@@ -403,6 +403,26 @@ def test_for_loop_row_update_through_outer_view():
     check_sizes(f, lambda n: (rand((n, 3)),))
 
 
+def test_loop_writes_through_a_view_made_before_it_reach_the_base():
+    # The view is made once, before the loop, and only its base is read
+    # afterwards: every iteration's write must survive, not only the last.
+    def f(x):
+        b = x.copy()
+        v = b[::-1]
+
+        def body(i):
+            v[i] = 10.0 * i
+
+        if isinstance(x, np.ndarray):
+            for i in range(3):
+                body(i)
+        else:
+            kiln.for_loop(0, 3, 1)(body)()
+        return b
+
+    check_sizes(f, lambda n: (rand(n + 3),))
+
+
 def test_data_dependent_while_loop_writes_from_previous_element():
     def f(x, limit):
         out = np.zeros_like(x) if isinstance(x, np.ndarray) else knp.zeros_like(x)
@@ -846,6 +866,7 @@ def test_zero_d_element_write():
 # Stages
 
 
+@pytest.mark.compiled_only
 def test_stablehlo_stage_has_no_tensorssa_or_immut():
     @kiln.qjit
     def f(x, flag):

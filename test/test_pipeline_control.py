@@ -99,7 +99,8 @@ def test_bad_pipeline_is_refused_before_it_runs(pipeline, message, capfd, monkey
 
 
 def test_keep_intermediate_writes_every_stage(tmp_path, monkeypatch):
-    from kiln.compiler.mlir import ir, new_context
+    from kiln.compiler.mlir import ir
+    from kiln.dialects import new_context
 
     monkeypatch.setenv("KILN_WORKSPACE_DIR", str(tmp_path))
     f = kiln.qjit(scaled_exp, keep_intermediate=True)

@@ -230,6 +230,7 @@ def test_index_out_of_bounds_inside_a_loop():
 # qjit(runtime_checks=False)
 
 
+@pytest.mark.compiled_only
 def test_runtime_checks_off_emits_no_checks():
     unchecked_gather = kiln.qjit(gather.fn, runtime_checks=False)
     unchecked_loop = kiln.qjit(update_rows.fn, runtime_checks=False)

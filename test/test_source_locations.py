@@ -14,7 +14,8 @@ import pytest
 
 import kiln
 from kiln.compiler.lowering import lower_jaxpr_to_module
-from kiln.compiler.mlir import ir, new_context, source_position
+from kiln.compiler.mlir import ir, source_position
+from kiln.dialects import new_context
 
 HERE = os.path.basename(__file__)
 
@@ -44,6 +45,17 @@ def test_out_of_bounds_index_names_the_users_line():
     with pytest.raises(IndexError, match=re.escape(f"{HERE}:{line_of('index-out-of-bounds')})")) as info:
         add_then_index(np.ones(3), np.ones(3), 5)
     assert "index 5 is out of bounds for axis 0 with size 3" in str(info.value)
+
+
+def test_interpreter_names_the_same_line_as_compiled_code():
+    """kiln.interpret raises the compiled call's error, message and location included."""
+    messages = []
+    for run in (add_then_index, kiln.interpret(add_then_index)):
+        with pytest.raises(IndexError) as info:
+            run(np.ones(3), np.ones(3), 5)
+        messages.append(str(info.value))
+    assert messages[0] == messages[1]
+    assert messages[1].endswith(f"{HERE}:{line_of('index-out-of-bounds')})")
 
 
 def test_same_body_on_another_line_reports_its_own_line():

@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 
 import kiln
-from kiln.compiler.mlir import ir, new_context
+from kiln.compiler.mlir import ir
+from kiln.dialects import new_context
 from kiln.compiler.pipeline import STAGE_DIALECTS
 
 

@@ -17,8 +17,9 @@ from typing import Any, Callable
 
 import numpy as np
 
-from kiln.compiler.mlir import dynamic_size, func, ir
+from kiln.compiler.mlir import func, ir
 from kiln.dialects import stablehlo as hlo
+from kiln.dialects.stablehlo import tensor_type
 from kiln.core import DShapedArray, Jaxpr, KilnInternalError, Literal, Primitive, Var, is_static_dim
 from kiln.primitives.mutation import WRITE_PRIMITIVES
 
@@ -35,32 +36,6 @@ def lowering(*prims: Primitive) -> Callable[[LoweringRule], LoweringRule]:
         return rule
 
     return register
-
-
-def element_type(dtype: np.dtype) -> ir.Type:
-    dtype = np.dtype(dtype)
-    if dtype == np.bool_:
-        return ir.IntegerType.get_signless(1)
-    if dtype.kind == "i":
-        return ir.IntegerType.get_signless(8 * dtype.itemsize)
-    if dtype.kind == "u":
-        return ir.IntegerType.get_unsigned(8 * dtype.itemsize)
-    if dtype == np.float16:
-        return ir.F16Type.get()
-    if dtype == np.float32:
-        return ir.F32Type.get()
-    if dtype == np.float64:
-        return ir.F64Type.get()
-    if dtype == np.complex64:
-        return ir.ComplexType.get(ir.F32Type.get())
-    if dtype == np.complex128:
-        return ir.ComplexType.get(ir.F64Type.get())
-    raise KilnInternalError(f"no MLIR element type for {dtype}")
-
-
-def tensor_type(aval: DShapedArray) -> ir.RankedTensorType:
-    shape = [int(d) if is_static_dim(d) else dynamic_size() for d in aval.shape]
-    return ir.RankedTensorType.get(shape, element_type(aval.dtype))
 
 
 class LoweringContext:

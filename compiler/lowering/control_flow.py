@@ -14,7 +14,8 @@ from typing import Sequence
 
 import numpy as np
 
-from kiln.compiler.lowering import lowering, tensor_type
+from kiln.compiler.lowering import lowering
+from kiln.dialects.stablehlo import tensor_type
 from kiln.compiler.mlir import ir, tensor
 from kiln.core import Literal
 from kiln.dialects import stablehlo as hlo

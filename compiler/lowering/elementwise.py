@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from kiln.compiler.lowering import element_type, lowering, tensor_type
+from kiln.compiler.lowering import lowering
+from kiln.dialects.stablehlo import element_type, tensor_type
 from kiln.dialects import stablehlo as hlo
 from kiln.primitives import elementwise as ew
 

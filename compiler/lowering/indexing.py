@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from kiln.compiler.lowering import lowering, tensor_type
+from kiln.compiler.lowering import lowering
+from kiln.dialects.stablehlo import tensor_type
 from kiln.compiler.mlir import GatherDimensionNumbers
 from kiln.core import is_static_dim
 from kiln.dialects import stablehlo as hlo

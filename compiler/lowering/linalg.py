@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from kiln.compiler.lowering import lowering, tensor_type
+from kiln.compiler.lowering import lowering
+from kiln.dialects.stablehlo import tensor_type
 from kiln.compiler.mlir import ir
 from kiln.dialects import stablehlo as hlo
 from kiln.primitives import linalg

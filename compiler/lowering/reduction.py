@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from kiln.compiler.lowering import element_type, lowering, tensor_type
+from kiln.compiler.lowering import lowering
+from kiln.dialects.stablehlo import element_type, tensor_type
 from kiln.compiler.lowering.elementwise import compare_type
 from kiln.compiler.mlir import ir
 from kiln.dialects import kiln as kiln_dialect

@@ -7,7 +7,8 @@ transpose and reverse lower to `tensorssa` views instead.
 
 from __future__ import annotations
 
-from kiln.compiler.lowering import lowering, tensor_type
+from kiln.compiler.lowering import lowering
+from kiln.dialects.stablehlo import tensor_type
 from kiln.dialects import stablehlo as hlo
 from kiln.dialects import tensorssa
 from kiln.compiler.mlir import ir

@@ -21,7 +21,13 @@ from collections import deque
 
 from kiln.compiler.mlir import ir
 from kiln.compiler.passes import ModulePass, register_pass
-from kiln.compiler.passes._tensorssa import ancestor_in_block, as_operation, defining_op, visible_before
+from kiln.compiler.passes._tensorssa import (
+    ancestor_in_block,
+    as_operation,
+    defining_op,
+    is_nested_in,
+    visible_before,
+)
 from kiln.compiler.passes._util import collect_ops
 from kiln.dialects.immut import ACCESS_OF_VIEW, ASSIGN_OF_VIEW
 from kiln.dialects.tensorssa import VIEW_OPS, WRITE_OPS
@@ -63,9 +69,10 @@ class _AliasIndex:
 
     def is_read(self, view: ir.Operation, write: ir.Operation, memo: dict) -> bool:
         """Whether `view` may be read after `write`: used by an op other than
-        `write`, or a view of it is. A use earlier in the write's block does
-        not count when the view is defined in that block too (it cannot run
-        again after the write)."""
+        `write`, or a view of it is, or a view of it is made again in a later
+        iteration of a loop around the write. A use earlier in the write's
+        block does not count when the view is defined in that block too (it
+        cannot run again after the write)."""
         if view in memo:
             return memo[view]
         memo[view] = False
@@ -79,7 +86,15 @@ class _AliasIndex:
                     continue
             memo[view] = True
             return True
-        memo[view] = any(self.is_read(child, write, memo) for child in self.children.get(view.results[0], ()))
+        children = self.children.get(view.results[0], ())
+        # A view made from `view` inside a loop that runs the write (with
+        # `view` defined outside it) is made again in the next iteration:
+        # that reads `view` after the write.
+        loop = ancestor_in_block(write, view.block) if not same_block else None
+        if loop is not None and loop.name == "stablehlo.while" and any(is_nested_in(c, loop) for c in children):
+            memo[view] = True
+            return True
+        memo[view] = any(self.is_read(child, write, memo) for child in children)
         return memo[view]
 
 

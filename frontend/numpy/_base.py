@@ -26,6 +26,7 @@ from kiln.core import (
 from kiln.errors import KilnOverflowError
 from kiln.primitives import checks, elementwise, shape
 from kiln.tracing import Tracer, as_operand, bind, literal
+from kiln.numpy._bindings import knp
 
 ArrayLike = Any
 
@@ -46,9 +47,7 @@ def operand(x: ArrayLike) -> Any:
     """A Tracer or Literal for `x`; lists and tuples become constants."""
     if isinstance(x, (list, tuple)):
         if any(is_traced(e) for e in _flatten(x)):
-            from kiln.numpy.shape_ops import stack
-
-            return stack([operand(e) for e in x])
+            return knp.stack([operand(e) for e in x])
         x = np.asarray(x)
     if isinstance(x, np.ndarray):
         canonical_dtype(x.dtype)
@@ -119,8 +118,6 @@ def _check_weak_int_fits(x: Tracer, dtype: np.dtype) -> None:
         return
     if dtype.kind == "i" and dtype.itemsize >= x.aval.dtype.itemsize:
         return
-    from kiln import numpy as knp
-
     info = np.iinfo(dtype)
     fits = knp.greater_equal(x, int(info.min))
     if info.max < np.iinfo(x.aval.dtype).max:
@@ -329,3 +326,8 @@ def shape_product(dims: Sequence[Any]) -> Any:
             total = total * d
     return total
 
+
+def reshape_view(x: Any, sizes: Sequence[Any]) -> Tracer:
+    """The reshape primitive: a view of `x` (callers ensure NumPy views too)."""
+    static, dyn = split_shape(sizes)
+    return bind(shape.reshape_p, x, *dyn, new_sizes=static)

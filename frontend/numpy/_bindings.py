@@ -24,6 +24,21 @@ FUNCTIONS: dict[str, Callable[..., Any]] = {}
 UFUNC_METHODS: dict[tuple[str, str], Callable[..., Any]] = {}
 
 
+class _PublicFunctions:
+    """`knp.NAME` for the family modules themselves: kiln.numpy's public
+    functions, looked up when called (after every family has declared its
+    own), so a family module imports only this leaf, never the package."""
+
+    def __getattr__(self, name: str) -> Callable[..., Any]:
+        try:
+            return FUNCTIONS[name]
+        except KeyError:
+            raise KilnInternalError(f"kiln.numpy has no function {name!r}") from None
+
+
+knp = _PublicFunctions()
+
+
 def traced(*xs: Any) -> bool:
     """Whether any of `xs` (or an element of a list or tuple in them) is traced."""
     for x in xs:

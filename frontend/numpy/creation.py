@@ -20,7 +20,7 @@ from kiln.numpy._base import (
     operand,
     split_shape,
 )
-from kiln.numpy._bindings import numpy_function
+from kiln.numpy._bindings import knp, numpy_function
 from kiln.primitives import shape as shape_prims
 from kiln.tracing import Tracer, bind
 
@@ -96,8 +96,6 @@ def iota(size: Any, dtype: Any = INDEX_DTYPE) -> Tracer:
 @numpy_function("arange")
 def arange(start: Any, stop: Any = None, step: Any = 1, dtype: Any = None) -> Tracer:
     """`np.arange` with traced bounds; the length is ceil((stop - start) / step)."""
-    from kiln import numpy as knp
-
     if stop is None:
         start, stop = 0, start
     if all(is_static_dim(v) or isinstance(v, float) for v in (start, stop, step)):
@@ -118,8 +116,6 @@ def arange(start: Any, stop: Any = None, step: Any = 1, dtype: Any = None) -> Tr
 @numpy_function("linspace")
 def linspace(start: Any, stop: Any, num: Any = 50, endpoint: bool = True, dtype: Any = None) -> Tracer:
     """`np.linspace` with a traced `num`."""
-    from kiln import numpy as knp
-
     dtype = canonical_dtype(dtype or np.float64)
     num = dim_operand(num)
     idx = iota(num, np.float64)
@@ -142,8 +138,6 @@ def eye(N: Any, M: Any = None, k: int = 0, dtype: Any = float) -> Tracer:
         M = N
     rows = broadcast_to(_column(iota(N)), (N, M))
     cols = broadcast_to(iota(M), (N, M))
-    from kiln import numpy as knp
-
     return knp.equal(rows + k, cols).astype(dtype)
 
 

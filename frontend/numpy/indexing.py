@@ -13,9 +13,8 @@ from typing import Any
 import numpy as np
 
 from kiln.core import INDEX_DTYPE, KilnIndexError, KilnTypeError, is_static_dim, same_dim
-from kiln.numpy._base import check, convert, operand, shape_product, split_shape
-from kiln.numpy._bindings import numpy_function, tracer_method
-from kiln.numpy.mutation import copy
+from kiln.numpy._base import check, convert, operand, reshape_view, shape_product, split_shape
+from kiln.numpy._bindings import knp, numpy_function, tracer_method
 from kiln.primitives import elementwise
 from kiln.primitives import indexing as index_prims
 from kiln.primitives import shape as shape_prims
@@ -107,8 +106,6 @@ def advanced_result_shape(entries: list, basic_dims: list, index_dims: list) -> 
 
 def _normalize_scalar(i: Any, n: Any, axis: int) -> Any:
     """A non-negative in-bounds index; out of bounds raises IndexError."""
-    from kiln import numpy as knp
-
     if _is_int(i) and is_static_dim(n):
         if not -n <= i < n:
             raise KilnIndexError(f"index {i} is out of bounds for axis {axis} with size {n}")
@@ -130,8 +127,6 @@ def _normalize_scalar(i: Any, n: Any, axis: int) -> Any:
 def normalize_slice(s: slice, n: Any) -> DimSelection:
     """NumPy's slice semantics (clamping, negative bounds and steps) on a
     possibly traced dim size `n`; the result reads with a positive step."""
-    from kiln import numpy as knp
-
     step = 1 if s.step is None else s.step
     if not _is_int(step):
         raise KilnTypeError("slice steps must be Python ints (a traced step is not supported)")
@@ -181,8 +176,6 @@ def normalize_slice(s: slice, n: Any) -> DimSelection:
 
 def _count(span: Any, step: int) -> Any:
     """How many of 0, step, 2*step, ... lie below `span` (0 if span <= 0)."""
-    from kiln import numpy as knp
-
     if step == 1:
         return knp.maximum(span, 0)
     # The numerator is clamped non-negative first, so truncating division is ceil.
@@ -254,8 +247,6 @@ def merged_array_index(x: Tracer, entries: list, what: str) -> tuple[Tracer, Tra
     """Several integer arrays (and integers) on adjacent axes of `x`, as one
     index: a view of `x` with those axes merged, the row-major flat index of
     the broadcast index arrays into them, and the merged axis."""
-    from kiln.numpy.shape_ops import _reshape_view
-
     advanced = [p for p, e in enumerate(entries) if e is not None and (_is_array_index(e) or _is_scalar_index(e))]
     if any(e is None for e in entries) or advanced[-1] - advanced[0] + 1 != len(advanced):
         raise KilnIndexError(
@@ -272,14 +263,12 @@ def merged_array_index(x: Tracer, entries: list, what: str) -> tuple[Tracer, Tra
         index = _normalize_index_array(entry, view.aval.shape[axis], axis, what)
         flat = index if flat is None else flat * view.aval.shape[axis] + index
     shape = view.aval.shape
-    merged = _reshape_view(view, list(shape[:first]) + [shape_product(shape[first:first + count])]
+    merged = reshape_view(view, list(shape[:first]) + [shape_product(shape[first:first + count])]
                            + list(shape[first + count:]))
     return merged, flat, first
 
 
 def getitem(x: Any, idx: Any) -> Tracer:
-    from kiln.numpy.shape_ops import reshape
-
     x = operand(x)
     entries = expand_index(x, idx)
     if sum(1 for e in entries if e is not None and _is_array_index(e)) > 1:
@@ -292,7 +281,7 @@ def getitem(x: Any, idx: Any) -> Tracer:
         dim, arr = parsed.array_index
         gather_axis = sum(1 for s in parsed.selections[:dim] if not s.drop)
         if len(kept) != y.aval.ndim:
-            y = reshape(y, *kept)
+            y = knp.reshape(y, *kept)
         n = y.aval.shape[gather_axis]
         arr = _normalize_index_array(arr, n, dim)
         y = bind(index_prims.gather_p, y, arr, axis=gather_axis)
@@ -311,15 +300,13 @@ def getitem(x: Any, idx: Any) -> Tracer:
             shape.insert(pos, 1)
     if len(shape) != y.aval.ndim or any(a is not b and not (is_static_dim(a) and is_static_dim(b) and a == b)
                                         for a, b in zip(shape, y.aval.shape)):
-        y = reshape(y, *shape) if shape else reshape(y)
+        y = knp.reshape(y, *shape) if shape else knp.reshape(y)
     return y
 
 
 def _normalize_index_array(arr: Any, n: Any, axis: int, what: str = "x[idx]") -> Tracer:
     """Wrap negative indices; any index out of bounds raises IndexError at
     run time, naming the operation `what`."""
-    from kiln import numpy as knp
-
     arr = convert(arr, INDEX_DTYPE)
     wrapped = knp.where(knp.less(arr, 0), arr + n, arr)
     in_bounds = knp.all(knp.logical_and(knp.greater_equal(wrapped, 0), knp.less(wrapped, n)))
@@ -336,7 +323,7 @@ def _getitem_operator(x: Tracer, idx: Any) -> Tracer:
         # NumPy gives a scalar, a copy: a later write to x must not change it
         # (`v = x[0]; x[0] = 5` leaves v alone), and it takes no writes itself.
         # x[..., 0] stays a 0-d view.
-        scalar = copy(result)
+        scalar = knp.copy(result)
         current_builder().aliases.scalars.add(id(scalar))
         return scalar
     return result
@@ -344,10 +331,8 @@ def _getitem_operator(x: Tracer, idx: Any) -> Tracer:
 
 @numpy_function("take", method="take")
 def take(a: Any, indices: Any, axis: Any = None) -> Tracer:
-    from kiln.numpy.shape_ops import ravel
-
     a = operand(a)
     if axis is None:
-        return getitem(ravel(a), operand(indices))
+        return getitem(knp.ravel(a), operand(indices))
     axis = axis % a.aval.ndim
     return getitem(a, (slice(None),) * axis + (operand(indices),))

@@ -15,8 +15,9 @@ from typing import Any
 import numpy as np
 
 from kiln.core import KilnTypeError, KilnValueError, Literal, is_static_dim, same_dim
-from kiln.numpy._base import broadcast_to, check, convert, materialize, operand
-from kiln.numpy._bindings import numpy_function, tracer_method
+from kiln.numpy import indexing
+from kiln.numpy._base import broadcast_to, check, convert, materialize, operand, reshape_view
+from kiln.numpy._bindings import knp, numpy_function, tracer_method
 from kiln.primitives import indexing as index_prims
 from kiln.primitives import mutation
 from kiln.primitives import shape as shape_prims
@@ -68,12 +69,10 @@ _SAME_KIND_FROM_PYTHON = {"i": "iufc", "f": "fc", "c": "c"}
 def _drop_leading_unit_dims(value: Any, ndim: int) -> Any:
     """NumPy's assignment takes a value of higher rank when the extra leading
     dims are 1 (`x[0] = x` for x of shape (1, n))."""
-    from kiln.numpy.shape_ops import reshape
-
     extra = value.aval.ndim - ndim
     if extra <= 0 or not all(is_static_dim(d) and d == 1 for d in value.aval.shape[:extra]):
         return value
-    return reshape(value, *value.aval.shape[extra:]) if ndim else reshape(value)
+    return knp.reshape(value, *value.aval.shape[extra:]) if ndim else knp.reshape(value)
 
 
 def _python_float_for_int_target(value: Any, dtype: np.dtype, what: str) -> Any:
@@ -125,8 +124,6 @@ def _expand_run_time_units(value: Any, shape: tuple, what: str) -> Any:
     computed size, such as a slice's) to the destination's dim: where a
     dynamic value dim is not known to equal the destination's, read it
     through the index `where(dim == 1, 0, arange(target))`."""
-    from kiln import numpy as knp
-
     if not isinstance(value, Tracer):
         return value
     lead = len(shape) - value.aval.ndim
@@ -146,8 +143,6 @@ def _expand_run_time_units(value: Any, shape: tuple, what: str) -> Any:
 @tracer_method("__setitem__")
 def setitem(x: Any, idx: Any, value: Any) -> None:
     """`x[idx] = value` with NumPy's basic and integer-array indexing."""
-    from kiln.numpy import indexing
-
     target = _writable_target(x, "x[idx] = value")
     if isinstance(idx, Tracer) and idx.aval.dtype == np.bool_ or isinstance(idx, np.ndarray) and idx.dtype == bool:
         _masked_assign(target, operand(idx), value)
@@ -187,9 +182,7 @@ def setitem(x: Any, idx: Any, value: Any) -> None:
     layout = (list(indices.aval.shape) + basic_dims) if first else (
         basic_dims[:axis] + list(indices.aval.shape) + basic_dims[axis:])
     if len(layout) != updates.aval.ndim:
-        from kiln.numpy.shape_ops import _reshape_view
-
-        updates = _reshape_view(updates, layout)
+        updates = reshape_view(updates, layout)
     if first and axis:
         perm = list(range(k, k + axis)) + list(range(k)) + list(range(k + axis, len(layout)))
         updates = bind(shape_prims.transpose_p, updates, permutation=tuple(perm))
@@ -200,8 +193,6 @@ def setitem(x: Any, idx: Any, value: Any) -> None:
 def _multi_array_assign(target: Tracer, entries: list, value: Any) -> None:
     """`x[i, j] = v` with several integer arrays on adjacent axes: one
     scatter along those axes merged (the last write of a duplicate wins)."""
-    from kiln.numpy import indexing
-
     merged, flat, axis = indexing.merged_array_index(target, entries, "x[idx] = value")
     updates_shape = merged.aval.shape[:axis] + flat.aval.shape + merged.aval.shape[axis + 1:]
     updates = convert(_python_float_for_int_target(operand(value), merged.aval.dtype, "x[idx] = value"), merged.aval.dtype)
@@ -224,8 +215,6 @@ def _entry_position(entries: list, dim: int) -> int:
 
 def _masked_assign(target: Tracer, mask: Any, value: Any) -> None:
     """`x[mask] = v` for a v that broadcasts to x (a scalar, typically)."""
-    from kiln import numpy as knp
-
     value = operand(value)
     if value.aval.ndim:
         raise KilnTypeError(
@@ -251,8 +240,6 @@ def write_out(fn: str, result: Any, out: Any) -> Any:
 def copyto(dst: Any, src: Any, casting: str = "same_kind", where: Any = True) -> None:
     """`np.copyto(dst, src)`."""
     if where is not True:
-        from kiln import numpy as knp
-
         src = knp.where(where, src, dst)
     assign(dst, src, "np.copyto", casting=casting)
 

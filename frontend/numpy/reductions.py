@@ -15,7 +15,7 @@ import numpy as np
 
 from kiln.core import INDEX_DTYPE, KilnValueError, Primitive, is_static_dim
 from kiln.numpy._base import check, convert, dims_equal, operand, shape_product
-from kiln.numpy._bindings import numpy_function, ufunc_method
+from kiln.numpy._bindings import knp, numpy_function, ufunc_method
 from kiln.primitives import reduction
 from kiln.tracing import Tracer, bind
 
@@ -84,8 +84,6 @@ def _require_nonempty(x: Tracer, axes: tuple, fn: str) -> None:
         if size == 0:
             raise KilnValueError(f"zero-size array to reduction operation {fn} which has no identity")
         return
-    from kiln import numpy as knp
-
     check(knp.logical_not(dims_equal(size, 0)), "ValueError",
           f"zero-size array to reduction operation {fn} which has no identity (reduced size {{}})", size)
 
@@ -98,8 +96,6 @@ def max(x: Any, axis: Any = None, keepdims: bool = False, initial: Any = None) -
         _require_nonempty(x, _axes(x, axis, ufunc_reduce=True), "maximum")
     result = _reduce(reduction.reduce_max_p if x.aval.dtype != np.bool_ else reduction.reduce_or_p, x, axis, None, keepdims)
     if initial is not None:
-        from kiln import numpy as knp
-
         result = knp.maximum(result, initial)
     return result
 
@@ -112,8 +108,6 @@ def min(x: Any, axis: Any = None, keepdims: bool = False, initial: Any = None) -
         _require_nonempty(x, _axes(x, axis, ufunc_reduce=True), "minimum")
     result = _reduce(reduction.reduce_min_p if x.aval.dtype != np.bool_ else reduction.reduce_and_p, x, axis, None, keepdims)
     if initial is not None:
-        from kiln import numpy as knp
-
         result = knp.minimum(result, initial)
     return result
 
@@ -158,15 +152,11 @@ def var(x: Any, axis: Any = None, dtype: Any = None, ddof: int = 0, keepdims: bo
     count = shape_product([x.aval.shape[a] for a in axes]) - ddof
     if is_static_dim(count):
         return total / float(builtins.max(count, 0))
-    from kiln import numpy as knp
-
     return total / convert(knp.maximum(count, 0), acc)
 
 
 @numpy_function("std", method="std")
 def std(x: Any, axis: Any = None, dtype: Any = None, ddof: int = 0, keepdims: bool = False) -> Tracer:
-    from kiln import numpy as knp
-
     return knp.sqrt(var(x, axis=axis, dtype=dtype, ddof=ddof, keepdims=keepdims))
 
 

@@ -24,9 +24,9 @@ from kiln.numpy._base import (
     materialize,
     shape_product,
     split_shape,
+    reshape_view,
 )
-from kiln.numpy._bindings import numpy_function, tracer_method, tracer_property
-from kiln.numpy.mutation import copy
+from kiln.numpy._bindings import knp, numpy_function, tracer_method, tracer_property
 from kiln.primitives import elementwise, shape as shape_prims
 from kiln.tracing import Tracer, bind, current_builder
 
@@ -57,8 +57,6 @@ def reshape(x: Any, *shape: Any, order: str = "C") -> Tracer:
                 raise KilnValueError(f"reshape: cannot reshape array of size {total} into shape {_fmt(shape)}")
             inferred = total // known
         else:
-            from kiln import numpy as knp
-
             safe_known = knp.maximum(known, 1)
             check(knp.equal(knp.remainder(total, safe_known), 0), "ValueError",
                   "reshape: cannot reshape an array of size {} into a shape whose other dims multiply to {}",
@@ -80,12 +78,12 @@ def reshape(x: Any, *shape: Any, order: str = "C") -> Tracer:
         if not builder.aliases.is_contiguous(x):
             # NumPy gives a view only when the elements are contiguous; else a copy.
             source = x
-            x = copy(x)
+            x = knp.copy(x)
             if not _numpy_surely_copies(builder, source, shape):
                 # NumPy may return a view here (when the strides allow it,
                 # depending on run-time sizes): writes to either are refused.
                 builder.aliases.ambiguous_copies[id(x)] = builder.aliases.root(source)
-    return _reshape_view(x, shape)
+    return reshape_view(x, shape)
 
 
 def _numpy_surely_copies(builder, x: Tracer, shape: Sequence[Any]) -> bool:
@@ -93,12 +91,6 @@ def _numpy_surely_copies(builder, x: Tracer, shape: Sequence[Any]) -> bool:
     sizes: flattening an axis permutation of a contiguous array that no
     size of 1 makes contiguous (`x.T.reshape(-1)`, `x.T.ravel()`)."""
     return len(shape) == 1 and builder.aliases.only_regrouped(x) and not builder.aliases.may_be_contiguous(x)
-
-
-def _reshape_view(x: Any, shape: Sequence[Any]) -> Tracer:
-    """The reshape primitive: a view of `x` (callers ensure NumPy views too)."""
-    static, dyn = split_shape(shape)
-    return bind(shape_prims.reshape_p, x, *dyn, new_sizes=static)
 
 
 def _only_unit_dims_change(old: Sequence[Any], new: Sequence[Any]) -> bool:
@@ -181,7 +173,7 @@ def squeeze(x: Any, axis: int | Sequence[int] | None = None) -> Tracer:
                       f"squeeze: axis {a} has size {{}}, not one", d)
     shape = [d for i, d in enumerate(x.aval.shape) if i not in axes]
     # Dropping dims of size 1 is a view of any array (no copy, as in NumPy).
-    return _reshape_view(x, shape) if len(shape) != x.aval.ndim else x
+    return reshape_view(x, shape) if len(shape) != x.aval.ndim else x
 
 
 @numpy_function("atleast_1d")
@@ -193,27 +185,22 @@ def atleast_1d(x: Any) -> Tracer:
 @numpy_function("flip")
 def flip(x: Any, axis: int | Sequence[int] | None = None) -> Tracer:
     """`np.flip`: `x[..., ::-1, ...]` on each axis given (all when None)."""
-    from kiln.numpy.indexing import getitem
-
-    x = operand(x)
+    x = materialize(x)
     axes = range(x.aval.ndim) if axis is None else ((axis,) if isinstance(axis, (int, np.integer)) else axis)
     axes = {_normalize_axis(a, x.aval.ndim, "flip") for a in axes}
-    return getitem(x, tuple(slice(None, None, -1) if i in axes else slice(None) for i in range(x.aval.ndim)))
+    return x[tuple(slice(None, None, -1) if i in axes else slice(None) for i in range(x.aval.ndim))]
 
 
 @numpy_function("diff")
 def diff(x: Any, n: int = 1, axis: int = -1) -> Tracer:
     """`np.diff`: the n-th forward difference `x[1:] - x[:-1]` along `axis`."""
-    from kiln import numpy as knp
-    from kiln.numpy.indexing import getitem
-
-    x = operand(x)
+    x = materialize(x)
     if n < 0:
         raise KilnValueError(f"diff: order must be non-negative but got {n}")
     axis = _normalize_axis(axis, x.aval.ndim, "diff")
     before = (slice(None),) * axis
     for _ in range(n):
-        later, earlier = getitem(x, before + (slice(1, None),)), getitem(x, before + (slice(None, -1),))
+        later, earlier = x[before + (slice(1, None),)], x[before + (slice(None, -1),)]
         # NumPy's diff of booleans is "not equal", not subtraction.
         x = knp.not_equal(later, earlier) if x.aval.dtype == np.bool_ else knp.subtract(later, earlier)
     return x
@@ -303,7 +290,7 @@ def _transposed(self):
 
 @tracer_method("flatten")
 def _flatten(self):
-    return ravel(copy(self))  # copy first: never a view
+    return ravel(knp.copy(self))  # copy first: never a view
 
 
 @numpy_function("broadcast_to")

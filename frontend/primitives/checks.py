@@ -28,3 +28,16 @@ def _check_rule(pred, *values, kind, message):
 
 
 PRIMITIVES = [check_p]
+
+
+# --------------------------------------------------------------------------
+# Interpreter rule (kiln.interpreter): raise what the compiled check raises.
+
+from kiln.interpreter import check_failure, interpret_rule  # noqa: E402
+
+
+@interpret_rule(check_p)
+def _check_value(pred, *values, kind, message):
+    if not pred:
+        raise check_failure(kind, message, values)
+    return []

@@ -205,3 +205,51 @@ def _cond_rule(*operands, branches, num_implicit_inputs, num_implicit_outputs, p
 
 
 PRIMITIVES = [for_loop_p, while_loop_p, cond_p]
+
+
+# --------------------------------------------------------------------------
+# Interpreter rules (kiln.interpreter): Python loops over the nested jaxprs.
+# The bodies read and write the captured arrays themselves; a carried value
+# never aliases a captured one (the loop carries values, as compiled code does).
+
+from kiln.interpreter import detach, eval_jaxpr, interpret_rule  # noqa: E402
+
+
+def _carried(values, consts):
+    return [detach(v, consts) for v in values]
+
+
+@interpret_rule(for_loop_p)
+def _for_loop_value(*operands, body_jaxpr, body_nconsts, num_implicit_inputs, num_implicit_outputs,
+                    preserve_dimensions):
+    consts = operands[:body_nconsts]
+    lower, upper, step = (int(v) for v in operands[body_nconsts:body_nconsts + 3])
+    state = _carried(operands[body_nconsts + 3:], consts)
+    implicit = num_implicit_inputs
+    i = lower
+    while (i < upper) if step > 0 else (i > upper):
+        index = np.asarray(i, dtype=INDEX_DTYPE)
+        state = _carried(eval_jaxpr(body_jaxpr, consts, *state[:implicit], index, *state[implicit:]), consts)
+        i += step
+    return state
+
+
+@interpret_rule(while_loop_p)
+def _while_loop_value(*operands, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts, num_implicit_inputs,
+                      num_implicit_outputs, preserve_dimensions):
+    cond_consts = operands[:cond_nconsts]
+    body_consts = operands[cond_nconsts:cond_nconsts + body_nconsts]
+    captured = list(cond_consts) + list(body_consts)
+    state = _carried(operands[cond_nconsts + body_nconsts:], captured)
+    while eval_jaxpr(cond_jaxpr, cond_consts, *state)[0]:
+        state = _carried(eval_jaxpr(body_jaxpr, body_consts, *state), captured)
+    return state
+
+
+@interpret_rule(cond_p)
+def _cond_value(*operands, branches, num_implicit_inputs, num_implicit_outputs, preserve_dimensions):
+    num_preds = len(branches) - 1
+    preds, consts = operands[:num_preds], operands[num_preds:]
+    # The first true predicate picks its branch; none picks the last.
+    taken = next((k for k, p in enumerate(preds) if p), num_preds)
+    return eval_jaxpr(branches[taken], consts)

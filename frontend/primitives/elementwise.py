@@ -141,3 +141,88 @@ real_p.def_abstract_eval(_part_rule)
 imag_p.def_abstract_eval(_part_rule)
 
 PRIMITIVES = [*UNARY, *BINARY, *COMPARE, select_p, convert_element_type_p, real_p, imag_p]
+
+
+
+# --------------------------------------------------------------------------
+# Interpreter rules (kiln.interpreter): StableHLO's semantics on NumPy
+# values; the numpy layer builds NumPy's semantics from these.
+
+from kiln.interpreter import interpret_rule  # noqa: E402
+
+
+def _shift_amount_in_range(x, y):
+    bits = 8 * x.dtype.itemsize
+    return (y >= 0) & (y < bits), np.clip(y, 0, bits - 1).astype(x.dtype)
+
+
+def _shift_left(x, y):
+    ok, amount = _shift_amount_in_range(x, y)
+    return np.where(ok, np.left_shift(x, amount), np.zeros_like(x))
+
+
+def _shift_right_arithmetic(x, y):
+    ok, amount = _shift_amount_in_range(x, y)
+    # A shift by the width or more leaves only copies of the sign bit.
+    return np.where(ok, np.right_shift(x, amount), np.right_shift(x, 8 * x.dtype.itemsize - 1))
+
+
+def _shift_right_logical(x, y):
+    unsigned = np.dtype(f"u{x.dtype.itemsize}")
+    ok, amount = _shift_amount_in_range(x, y)
+    shifted = np.right_shift(x.astype(unsigned), amount.astype(unsigned))
+    return np.where(ok, shifted.astype(x.dtype), np.zeros_like(x))
+
+
+def _divide(x, y):
+    if x.dtype.kind not in "iu":
+        return np.true_divide(x, y)
+    # Integer division truncates toward zero (C, StableHLO), not floor.
+    q = np.floor_divide(x, y)
+    inexact = (np.remainder(x, y) != 0) & ((x < 0) != (y < 0))
+    return np.where(inexact, q + 1, q)
+
+
+def _power(x, y):
+    if x.dtype.kind not in "iu":
+        return np.power(x, y)
+    # Integer powers with a negative exponent: 1, +-1 for x = +-1, else 0.
+    result = np.power(x, np.maximum(y, 0))
+    if x.dtype.kind == "u":
+        return result
+    negative_power = np.where(x == 1, 1, np.where(x == -1, np.where(y % 2 == 0, 1, -1), 0)).astype(x.dtype)
+    return np.where(y < 0, negative_power, result)
+
+
+def _logistic(x):
+    return np.exp(-np.logaddexp(0, -x)) if x.dtype.kind == "f" else 1 / (1 + np.exp(-x))
+
+
+_VALUE_RULES = {
+    neg_p: np.negative, exp_p: np.exp, log_p: np.log, sqrt_p: np.sqrt, rsqrt_p: lambda x: 1 / np.sqrt(x),
+    cbrt_p: np.cbrt, tanh_p: np.tanh, sin_p: np.sin, cos_p: np.cos, tan_p: np.tan, logistic_p: _logistic,
+    abs_p: np.abs, sign_p: np.sign, floor_p: np.floor, ceil_p: np.ceil, round_p: np.rint, log1p_p: np.log1p,
+    expm1_p: np.expm1, not_p: np.invert, is_finite_p: np.isfinite,
+    add_p: np.add, sub_p: np.subtract, mul_p: np.multiply, div_p: _divide, rem_p: np.fmod, pow_p: _power,
+    max_p: np.maximum, min_p: np.minimum, atan2_p: np.arctan2, and_p: np.bitwise_and, or_p: np.bitwise_or,
+    xor_p: np.bitwise_xor, shift_left_p: _shift_left, shift_right_arithmetic_p: _shift_right_arithmetic,
+    shift_right_logical_p: _shift_right_logical,
+    eq_p: np.equal, ne_p: np.not_equal, lt_p: np.less, le_p: np.less_equal, gt_p: np.greater,
+    ge_p: np.greater_equal,
+    real_p: np.real, imag_p: np.imag,
+}
+for _prim, _rule in _VALUE_RULES.items():
+    interpret_rule(_prim)(_rule)
+
+
+@interpret_rule(select_p)
+def _select_value(pred, on_true, on_false):
+    return np.where(pred, on_true, on_false)
+
+
+@interpret_rule(convert_element_type_p)
+def _convert_value(x, *, new_dtype, weak_type=False):
+    if x.dtype.kind == "c" and np.dtype(new_dtype).kind != "c":
+        x = x.real  # StableHLO's convert keeps the real part
+    return x.astype(new_dtype)
+

@@ -53,3 +53,26 @@ def _gather_rule(x, indices, *, axis):
 
 
 PRIMITIVES = [slice_p, gather_p]
+
+
+# --------------------------------------------------------------------------
+# Interpreter rules (kiln.interpreter): a slice is a NumPy view of its operand.
+
+import numpy as np  # noqa: E402
+
+from kiln.interpreter import checked_shape, fill_dims, interpret_rule  # noqa: E402
+
+
+@interpret_rule(slice_p)
+def _slice_value(x, *dyn, starts, sizes, strides):
+    n_dyn_starts = sum(s is None for s in starts)
+    start_values = fill_dims(starts, dyn[:n_dyn_starts])
+    size_values = checked_shape(fill_dims(sizes, dyn[n_dyn_starts:]))
+    index = tuple(slice(start, start + (size - 1) * stride + 1 if size else start, stride)
+                  for start, size, stride in zip(start_values, size_values, strides))
+    return x[index]
+
+
+@interpret_rule(gather_p)
+def _gather_value(x, indices, *, axis):
+    return np.take(x, indices, axis=axis)

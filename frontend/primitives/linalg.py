@@ -27,3 +27,27 @@ def _dot_general_rule(lhs, rhs, *, dimension_numbers):
 
 
 PRIMITIVES = [dot_general_p]
+
+
+# --------------------------------------------------------------------------
+# Interpreter rule (kiln.interpreter): an einsum whose subscripts spell the
+# dimension numbers.
+
+import numpy as np  # noqa: E402
+
+from kiln.interpreter import interpret_rule  # noqa: E402
+
+
+@interpret_rule(dot_general_p)
+def _dot_general_value(lhs, rhs, *, dimension_numbers):
+    (lc, rc), (lb, rb) = dimension_numbers
+    letters = iter("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
+    lhs_names = [next(letters) for _ in range(lhs.ndim)]
+    rhs_names = [next(letters) for _ in range(rhs.ndim)]
+    for i, j in zip(list(lc) + list(lb), list(rc) + list(rb)):
+        rhs_names[j] = lhs_names[i]
+    batch = [lhs_names[i] for i in lb]
+    lhs_free = [n for i, n in enumerate(lhs_names) if i not in lc and i not in lb]
+    rhs_free = [n for j, n in enumerate(rhs_names) if j not in rc and j not in rb]
+    spec = f"{''.join(lhs_names)},{''.join(rhs_names)}->{''.join(batch + lhs_free + rhs_free)}"
+    return np.einsum(spec, lhs, rhs, optimize=lhs.dtype.kind in "fc")

@@ -44,3 +44,29 @@ def _scatter_rule(target, indices, updates, *, axis):
 
 
 PRIMITIVES = [copy_p, assign_p, scatter_p]
+
+
+# --------------------------------------------------------------------------
+# Interpreter rules (kiln.interpreter): writes go through the target, a
+# NumPy view of its base, so every alias sees them.
+
+import numpy as np  # noqa: E402
+
+from kiln.interpreter import interpret_rule  # noqa: E402
+
+
+@interpret_rule(copy_p)
+def _copy_value(x):
+    return np.array(x, copy=True)
+
+
+@interpret_rule(assign_p)
+def _assign_value(target, value):
+    np.copyto(target, value)
+    return []
+
+
+@interpret_rule(scatter_p)
+def _scatter_value(target, indices, updates, *, axis):
+    target[(slice(None),) * axis + (indices,)] = updates
+    return []

@@ -105,3 +105,54 @@ def _match_dims_rule(x, *dyn_shape, shape):
 
 
 PRIMITIVES = [broadcast_in_dim_p, reshape_p, transpose_p, iota_p, concatenate_p, reverse_p, match_dims_p]
+
+
+# --------------------------------------------------------------------------
+# Interpreter rules (kiln.interpreter): reshape, transpose, reverse and
+# match_dims return NumPy views of their operand.
+
+import numpy as np  # noqa: E402
+
+from kiln.interpreter import checked_shape, fill_dims, interpret_rule  # noqa: E402
+
+
+@interpret_rule(broadcast_in_dim_p)
+def _broadcast_in_dim_value(x, *dyn_shape, shape, broadcast_dimensions):
+    out_shape = checked_shape(fill_dims(shape, dyn_shape))
+    placed = [1] * len(out_shape)
+    for size, dim in zip(x.shape, broadcast_dimensions):
+        placed[dim] = size
+    return np.array(np.broadcast_to(x.reshape(placed), out_shape))
+
+
+@interpret_rule(reshape_p)
+def _reshape_value(x, *dyn_shape, new_sizes):
+    return x.reshape(checked_shape(fill_dims(new_sizes, dyn_shape)))
+
+
+@interpret_rule(transpose_p)
+def _transpose_value(x, *, permutation):
+    return x.transpose(permutation)
+
+
+@interpret_rule(iota_p)
+def _iota_value(*dyn_shape, dtype, shape, dimension):
+    out_shape = checked_shape(fill_dims(shape, dyn_shape))
+    placed = [1] * len(out_shape)
+    placed[dimension] = out_shape[dimension]
+    return np.array(np.broadcast_to(np.arange(out_shape[dimension], dtype=dtype).reshape(placed), out_shape))
+
+
+@interpret_rule(concatenate_p)
+def _concatenate_value(*operands, dimension, size):
+    return np.concatenate(operands if size is not None else operands[:-1], axis=dimension)
+
+
+@interpret_rule(reverse_p)
+def _reverse_value(x, *, dimensions):
+    return np.flip(x, tuple(dimensions))
+
+
+@interpret_rule(match_dims_p)
+def _match_dims_value(x, *dyn_shape, shape):
+    return x

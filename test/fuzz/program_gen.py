@@ -3,8 +3,10 @@
 In: Hypothesis draws (`program_cases()`), or a seed for plain random use.
 Out: a `Program` (Python source of `def f(x, y): ...`, buildable into a
 closure) with the inputs to run it on, and `run_case`, which runs it under
-`@kiln.qjit` and as plain NumPy on copies of the same arrays and returns
-an `Outcome` (same answer / both raised / accepted difference / failure).
+`@kiln.qjit`, under the reference interpreter (`kiln.interpret`) and as
+plain NumPy on copies of the same arrays and returns an `Outcome` (same
+answer / both raised / accepted difference / failure, naming the side
+that disagrees).
 
 The programs mix elementwise chains, reductions (axis, keepdims),
 broadcasting against a second array, slicing with random bounds and steps,
@@ -539,61 +541,83 @@ def _error_kind(exc: BaseException) -> tuple:
 
 
 def run_case(program: Program, inputs: Inputs, compiled: Any = None) -> Outcome:
-    """Run `program` on every shape of `inputs`, under kiln and NumPy.
+    """Run `program` on every shape of `inputs` three ways: NumPy, kiln's
+    reference interpreter on the traced jaxpr (`kiln.interpret`) and
+    compiled code. A failure's detail starts with the side that disagrees:
+    the interpreter differs from NumPy -> a tracing (frontend) bug; the
+    interpreter agrees with NumPy but compiled code does not -> a compiler
+    bug; only the interpreter differs -> an interpreter bug.
 
     `compiled` (a `kiln.qjit` of `program.build()`) may be passed to reuse
     compilations across calls; one compile serves every size."""
     fn = program.build()
     compiled = compiled if compiled is not None else kiln.qjit(fn)
+    interpreted = kiln.interpret(compiled)
     counts = {"same": 0, "both_raise": 0, "accepted": 0, "kind_differs": 0}
     for x_shape, y_shape in inputs.shapes:
         x, y = inputs.arrays(x_shape, y_shape)
         x_np, y_np = x.copy(), y.copy()
-        x_k, y_k = _same_layout(x), y.copy()
-        x_orig = x.copy()
-        ref, ref_exc, broadcast_one = _numpy_reference(fn, x_np, y_np)
-        try:
-            with np.errstate(all="ignore"):
-                got = compiled(x_k, y_k)
-            kiln_exc = None
-        except Exception as exc:  # noqa: BLE001 - classified below
-            got, kiln_exc = None, exc
         where = f"x: {inputs.x_dtype}{list(x_shape)} ({inputs.x_layout}), y: {inputs.y_dtype}{list(y_shape)}"
-        if kiln_exc is not None and (isinstance(kiln_exc, kiln.KilnInternalError)
-                                     or not isinstance(kiln_exc, kiln.KilnError)
-                                     or not _error_kind(kiln_exc)):
-            return Outcome("failure", f"{where}: kiln raised {_describe(kiln_exc, True)}"
-                           + ("" if ref_exc is None else f"\n  (NumPy raised {_describe(ref_exc)})"))
-        if ref_exc is not None and kiln_exc is None:
-            return Outcome("failure", f"{where}: NumPy raised {_describe(ref_exc)} but kiln returned {got!r}")
-        if ref_exc is not None:
-            if not set(_error_kind(ref_exc)) & set(_error_kind(kiln_exc)):
-                # Both rejected the program, for different first reasons (e.g. NumPy checks
-                # an index before the value's shape, kiln the reverse at trace time).
-                counts["kind_differs"] += 1
-            if not np.array_equal(x_k, x_orig, equal_nan=x.dtype.kind == "f"):
-                return Outcome("failure", f"{where}: the call failed ({_describe(kiln_exc)}) but x changed:\n"
-                                          f"  before: {x_orig!r}\n  after:  {x_k!r}")
-            counts["both_raise"] += 1
-            continue
-        if kiln_exc is not None:
-            if (broadcast_one and isinstance(kiln_exc, ValueError) and "broadcast" in str(kiln_exc)
-                    and np.array_equal(x_k, x_orig, equal_nan=x.dtype.kind == "f")):
-                counts["accepted"] += 1
-                continue
-            if isinstance(kiln_exc, TypeError) and any(rule in str(kiln_exc) for rule in KILN_TYPING_RULES):
-                # kiln's documented rule (docs/control-flow.md), which a Python loop or branch
-                # of the reference need not meet (e.g. bool - 1 is int64).
-                counts["accepted"] += 1
-                continue
-            return Outcome("failure", f"{where}: kiln raised {_describe(kiln_exc)} but NumPy returned {ref!r}")
-        why = compare(got, ref, "result") or compare(x_k, x_np, "x after the call") \
-            or compare(y_k, y_np, "y after the call")
-        if why:
-            return Outcome("failure", f"{where}: {why}")
-        counts["same"] += 1
+        reference = _numpy_reference(fn, x_np, y_np) + (x_np, y_np)
+        compiled_verdict = _judge(compiled, x, y, reference)
+        interpreted_verdict = _judge(interpreted, x, y, reference)
+        if interpreted_verdict[0] == "failure":
+            culprit = ("tracing bug (frontend): the interpreter, running the traced jaxpr, disagrees with NumPy"
+                       if compiled_verdict[0] == "failure" else
+                       "interpreter bug: compiled code agrees with NumPy, the interpreter does not")
+            return Outcome("failure", f"{culprit}\n{where}: {interpreted_verdict[1]}"
+                           + (f"\n  (compiled: {compiled_verdict[1]})" if compiled_verdict[0] == "failure" else ""))
+        if compiled_verdict[0] == "failure":
+            return Outcome("failure", f"compiler bug: the interpreter agrees with NumPy, compiled code does not\n"
+                                      f"{where}: {compiled_verdict[1]}")
+        status, kind_differs = compiled_verdict
+        counts[status] += 1
+        counts["kind_differs"] += kind_differs
     status = "same" if counts["same"] else ("accepted" if counts["accepted"] else "both_raise")
     return Outcome(status, counts=counts)
+
+
+def _judge(run: Callable, x: np.ndarray, y: np.ndarray, reference: tuple) -> tuple:
+    """Call `run` (compiled or interpreted) on copies of x and y and judge
+    it against the NumPy reference: ("same" | "both_raise" | "accepted",
+    kind_differs) or ("failure", why)."""
+    ref, ref_exc, broadcast_one, x_np, y_np = reference
+    x_k, y_k = _same_layout(x), y.copy()
+    x_orig = x.copy()
+    try:
+        with np.errstate(all="ignore"):
+            got = run(x_k, y_k)
+        kiln_exc = None
+    except Exception as exc:  # noqa: BLE001 - classified below
+        got, kiln_exc = None, exc
+    if kiln_exc is not None and (isinstance(kiln_exc, kiln.KilnInternalError)
+                                 or not isinstance(kiln_exc, kiln.KilnError)
+                                 or not _error_kind(kiln_exc)):
+        return ("failure", f"kiln raised {_describe(kiln_exc, True)}"
+                + ("" if ref_exc is None else f"\n  (NumPy raised {_describe(ref_exc)})"))
+    if ref_exc is not None and kiln_exc is None:
+        return "failure", f"NumPy raised {_describe(ref_exc)} but kiln returned {got!r}"
+    if ref_exc is not None:
+        if not np.array_equal(x_k, x_orig, equal_nan=x.dtype.kind == "f"):
+            return "failure", (f"the call failed ({_describe(kiln_exc)}) but x changed:\n"
+                               f"  before: {x_orig!r}\n  after:  {x_k!r}")
+        # Both rejected the program, perhaps for different first reasons (e.g. NumPy
+        # checks an index before the value's shape, kiln the reverse at trace time).
+        return "both_raise", int(not set(_error_kind(ref_exc)) & set(_error_kind(kiln_exc)))
+    if kiln_exc is not None:
+        if (broadcast_one and isinstance(kiln_exc, ValueError) and "broadcast" in str(kiln_exc)
+                and np.array_equal(x_k, x_orig, equal_nan=x.dtype.kind == "f")):
+            return "accepted", 0
+        if isinstance(kiln_exc, TypeError) and any(rule in str(kiln_exc) for rule in KILN_TYPING_RULES):
+            # kiln's documented rule (docs/control-flow.md), which a Python loop or branch
+            # of the reference need not meet (e.g. bool - 1 is int64).
+            return "accepted", 0
+        return "failure", f"kiln raised {_describe(kiln_exc)} but NumPy returned {ref!r}"
+    why = compare(got, ref, "result") or compare(x_k, x_np, "x after the call") \
+        or compare(y_k, y_np, "y after the call")
+    if why:
+        return "failure", why
+    return "same", 0
 
 
 def _same_layout(x: np.ndarray) -> np.ndarray:

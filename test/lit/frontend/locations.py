@@ -8,7 +8,7 @@ import numpy as np
 
 import kiln
 from kiln.compiler.lowering import lower_jaxpr_to_module
-from kiln.compiler.mlir import new_context
+from kiln.dialects import new_context
 from kiln.compiler.pipeline import run_passes
 
 

@@ -109,3 +109,35 @@ func.func @later_view(%x: tensor<4xf64>, %val: tensor<4xf64>) -> tensor<2xf64> {
   %v = "tensorssa.slice"(%x, %s, %n) {strides = array<i64: 1>} : (tensor<4xf64>, tensor<1xi64>, tensor<1xi64>) -> tensor<2xf64>
   return %v : tensor<2xf64>
 }
+
+// A view made outside a loop and viewed again inside it, where the write
+// is: the next iteration makes the inner view again from it, so it is read
+// after the write and re-read from the new root (`v = b[1:]; for k: v[k] = c`).
+// CHECK-LABEL: func.func @view_viewed_again_in_a_loop
+func.func @view_viewed_again_in_a_loop(%x: tensor<5xf64>, %val: tensor<1xf64>) -> tensor<5xf64> {
+  %s1 = stablehlo.constant dense<1> : tensor<1xi64>
+  %n4 = stablehlo.constant dense<4> : tensor<1xi64>
+  %n1 = stablehlo.constant dense<1> : tensor<1xi64>
+  %k0 = stablehlo.constant dense<0> : tensor<i64>
+  // CHECK: %[[V:.*]] = "immut.slice"(%[[X:.*]], %{{.*}}, %{{.*}}) {strides = array<i64: 1>} : (tensor<5xf64>, tensor<1xi64>, tensor<1xi64>) -> tensor<4xf64>
+  %v = "tensorssa.slice"(%x, %s1, %n4) {strides = array<i64: 1>} : (tensor<5xf64>, tensor<1xi64>, tensor<1xi64>) -> tensor<4xf64>
+  %r = stablehlo.while(%k = %k0) : tensor<i64>
+  cond {
+    %lim = stablehlo.constant dense<3> : tensor<i64>
+    %go = stablehlo.compare LT, %k, %lim, SIGNED : (tensor<i64>, tensor<i64>) -> tensor<i1>
+    stablehlo.return %go : tensor<i1>
+  } do {
+    %start = stablehlo.reshape %k : (tensor<i64>) -> tensor<1xi64>
+    // CHECK: %[[E:.*]] = "immut.slice"(%[[V]],
+    %e = "tensorssa.slice"(%v, %start, %n1) {strides = array<i64: 1>} : (tensor<4xf64>, tensor<1xi64>, tensor<1xi64>) -> tensor<1xf64>
+    // CHECK: %[[X1:.*]] = "immut.slice_rev"(%[[X]],
+    // CHECK-NEXT: "tensorssa.update"(%[[X1]], %[[X]])
+    // CHECK-NEXT: %[[V2:.*]] = "immut.slice"(%[[X1]],
+    // CHECK-NEXT: "tensorssa.update"(%[[V2]], %[[V]])
+    "tensorssa.copy"(%e, %val) : (tensor<1xf64>, tensor<1xf64>) -> ()
+    %one = stablehlo.constant dense<1> : tensor<i64>
+    %next = stablehlo.add %k, %one : tensor<i64>
+    stablehlo.return %next : tensor<i64>
+  }
+  return %x : tensor<5xf64>
+}

@@ -1,0 +1,103 @@
+"""Stage "runtime" (Python side): one compiled signature of a qjit function
+and one prepared call.
+
+In: a compiled library (`kiln.runtime.executable.Executable`) and the flat
+leaves of a call. Out: the call's results, with writes to arguments copied
+back into the caller's arrays.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Sequence
+
+import numpy as np
+
+from kiln import tree
+from kiln.core import Jaxpr
+from kiln.errors import KilnTypeError, KilnValueError
+
+
+@dataclass
+class CompiledEntry:
+    """One compiled signature of a qjit function: its jaxpr (None for a
+    library received by pickle), its library and the stage texts and times
+    of its compile."""
+
+    signature: tuple
+    jaxpr: Jaxpr | None
+    executable: Any
+    out_tree: Any
+    num_implicit_out: int
+    # for each implicit input: (flat arg index, axis) it is read from
+    dim_sources: list
+    stages: dict = field(default_factory=dict)
+    seconds: dict = field(default_factory=dict)
+    cache_hit: bool = False
+    # flat argument positions the function writes (their final contents are the last results)
+    writeback: tuple = ()
+
+    def __post_init__(self):
+        if self.jaxpr is not None:
+            self.writeback = tuple(self.jaxpr.writeback)
+        self._single_leaf = self.out_tree == ("leaf",)
+        self._flat_tuple = self.out_tree[0] == "tuple" and all(c == ("leaf",) for c in self.out_tree[1])
+
+    def call(self, leaves: Sequence) -> Any:
+        """Run on flat leaves that match `signature` (arrays in any layout,
+        scalars); implicit dims are read off the leaves' shapes."""
+        if self.writeback:
+            check_writable(self.writeback, leaves)
+        values = [leaves[i].shape[axis] for i, axis in self.dim_sources]
+        values += leaves
+        results = self.executable(values)
+        if self.num_implicit_out:
+            results = results[self.num_implicit_out:]
+        if self.writeback:
+            results = write_back(self.writeback, leaves, results)
+        if self._single_leaf:
+            return results[0]
+        if self._flat_tuple:
+            return tuple(results)
+        return tree.unflatten(self.out_tree, results)
+
+
+def check_writable(positions: tuple, leaves: Sequence) -> None:
+    """Before running: every argument the function writes must be a writable
+    NumPy array that shares no memory with another argument."""
+    for position in positions:
+        arr = leaves[position]
+        if not isinstance(arr, np.ndarray):
+            raise KilnTypeError(
+                f"argument {position} is written by the function but is a {type(arr).__name__}; "
+                "pass a NumPy array to receive the writes")
+        if not arr.flags.writeable:
+            raise KilnValueError(
+                f"argument {position} is read-only but the function writes to it; pass a writable "
+                "array (for example arr.copy())")
+        for other, leaf in enumerate(leaves):
+            if other != position and isinstance(leaf, np.ndarray) and np.shares_memory(arr, leaf):
+                raise KilnValueError(
+                    f"argument {position} is written by the function and overlaps argument {other} in "
+                    "memory; kiln would not see the write through the other argument — pass a copy "
+                    "of one of them")
+
+
+def write_back(positions: tuple, leaves: Sequence, results: list) -> list:
+    """Copy the final contents of written arguments into the caller's arrays."""
+    count = len(positions)
+    for position, final in zip(positions, results[-count:]):
+        np.copyto(leaves[position], final)
+    return results[:-count]
+
+
+@dataclass
+class PreparedCall:
+    """A call's cache key, flat arguments and what tracing it needs."""
+
+    key: tuple
+    leaves: list
+    signature: tuple
+    in_tree: Any
+    static: dict
+    positions: list
