@@ -233,7 +233,7 @@ def catalyst_kiln():
     def catalyst_loop(sz: int):
         a0 = knp.ones(sz)
         a = a0
-        for _ in range(10):  # unrolled at trace time
+        for _ in range(10):  # one for_loop: autograph (on by default) compiles a static range
             a = a * sz
         return a0 + a
 

@@ -115,17 +115,27 @@ def _implicit_inits(carried_inits: list) -> list:
     return dims
 
 
-def _trace_body(carry: _Carry, fn: Callable, resizing: bool, with_index: bool) -> tuple[Jaxpr, list, list]:
-    """Trace `fn` once on the carried avals (twice when a weakly typed
-    initial value has to be promoted to the type the body returns).
+# `allow_array_resizing=INFER` (what autograph passes): keep the carried dims
+# when the body keeps them, unify a dim the body replaces by another dim of
+# the enclosing scope (equal at run time, else NumPy would fail on the next
+# iteration) with a run-time check, and let the arrays resize otherwise.
+INFER = "infer"
 
-    Returns the body jaxpr, its captured outer values, and the carried
-    initial values (possibly promoted)."""
+
+def _trace_body(carry: _Carry, fn: Callable, resizing: bool | str, with_index: bool) -> tuple[Jaxpr, list, list, bool]:
+    """Trace `fn` once on the carried avals (again when a weakly typed
+    initial value has to be promoted to the type the body returns, or, with
+    INFER, when the carried arrays turn out to resize).
+
+    Returns the body jaxpr, its captured outer values, the carried initial
+    values (possibly promoted) and whether the loop resizes its arrays."""
     from kiln.numpy._base import convert, result_dtype
 
     name = carry.name
     inits = list(carry.inits)
-    for _attempt in range(3):
+    infer = resizing == INFER
+    resizing = bool(resizing) and not infer
+    for _attempt in range(4):
         avals = [x.aval for x in inits]
         ctx, body = _open_body(avals, resizing, with_index)
         with ctx:
@@ -157,6 +167,12 @@ def _trace_body(carry: _Carry, fn: Callable, resizing: bool, with_index: bool) -
             if not promoted:
                 outs = [convert(o, init.aval.dtype, init.aval.weak_type) if o.aval.dtype != init.aval.dtype else o
                         for o, init in zip(outs, inits)]
+                if infer and not resizing:
+                    unified = _unify_carried_dims(name, body, outs)
+                    if unified is None:
+                        resizing = True
+                        continue
+                    outs = unified
                 _check_shapes(name, inits, body.carried, outs, resizing)
                 implicit_outs = []
                 if resizing:
@@ -165,11 +181,48 @@ def _trace_body(carry: _Carry, fn: Callable, resizing: bool, with_index: bool) -
                                              for d in o.aval.shape)
                 jaxpr = body.builder.build(implicit_outs + outs,
                                            [False] * len(implicit_outs) + [True] * len(outs))
-                return jaxpr, list(body.builder.const_sources), inits
+                return jaxpr, list(body.builder.const_sources), inits, resizing
         # Promote the weak initial values in the enclosing scope, then retrace.
         for k, dtype, weak in promoted:
             inits[k] = convert(inits[k], dtype, weak)
     raise KilnTypeError(f"{name}: the carried dtypes do not settle; give the initial values explicit dtypes")
+
+
+def _outer_dim(builder: Builder, d: Any) -> bool:
+    """A dim fixed for the whole loop: static, or captured from outside."""
+    return is_static_dim(d) or any(d is c for c in builder.constvars)
+
+
+def _unify_carried_dims(name: str, body: _Body, outs: list) -> list | None:
+    """INFER mode: the body's results retyped to the carried dims, with a
+    run-time check for each dim the body replaced by another dim fixed for
+    the whole loop (`x = A @ x` with a square `A`); None when some carried
+    array really changes size (the loop must resize)."""
+    from kiln import numpy as knp
+    from kiln.numpy._base import require_equal_dims
+
+    pairs = []
+    for k, (arg, out) in enumerate(zip(body.carried, outs)):
+        if out.aval.ndim != arg.aval.ndim:
+            return outs  # _check_shapes reports the rank change
+        for axis, (a, b) in enumerate(zip(arg.aval.shape, out.aval.shape)):
+            if same_dim(a, b):
+                continue
+            if not (_outer_dim(body.builder, a) and _outer_dim(body.builder, b)):
+                return None
+            if is_static_dim(a) and is_static_dim(b):
+                return None
+            pairs.append((k, axis, a, b))
+    if not pairs:
+        return outs
+    for k, axis, a, b in pairs:
+        require_equal_dims(a, b, "ValueError",
+                           f"{name}: carried array {k} enters the loop with size {{}} on axis {axis} but the "
+                           "body returns size {}; the next iteration would compute with the new size, which "
+                           "kiln requires to equal the old one (NumPy would typically fail there): make the "
+                           "sizes match (e.g. a square matrix)")
+    return [o if all(same_dim(a, b) for a, b in zip(arg.aval.shape, o.aval.shape))
+            else knp.reshape(o, arg.aval.shape) for arg, o in zip(body.carried, outs)]
 
 
 def _structure(out: Any) -> str:
@@ -257,7 +310,7 @@ def _traced_for(lower, upper, step, resizing, body, init):
 
         check(knp.not_equal(step, 0), "ValueError", "for_loop: step must not be zero (it would loop forever)")
     carry = _Carry("for_loop", init)
-    jaxpr, consts, inits = _trace_body(carry, body, resizing, with_index=True)
+    jaxpr, consts, inits, resizing = _trace_body(carry, body, resizing, with_index=True)
     implicit = _implicit_inits(inits) if resizing else []
     outs = bind(for_loop_p, *consts, lower, upper, step, *implicit, *inits,
                 body_jaxpr=jaxpr, body_nconsts=len(consts), num_implicit_inputs=len(implicit),
@@ -303,7 +356,7 @@ def _eager_while(cond_fn, body, init):
 
 def _traced_while(cond_fn, resizing, body, init):
     carry = _Carry("while_loop", init)
-    body_jaxpr, body_consts, inits = _trace_body(carry, body, resizing, with_index=False)
+    body_jaxpr, body_consts, inits, resizing = _trace_body(carry, body, resizing, with_index=False)
     ctx, cond_body = _open_body([x.aval for x in inits], resizing, with_index=False)
     with ctx:
         pred = cond_fn(*tree.unflatten(carry.tree, cond_body.carried))

@@ -35,6 +35,11 @@ class KilnOverflowError(KilnError, OverflowError):
     """A Python int that does not fit the integer dtype it must take."""
 
 
+class KilnUnboundLocalError(KilnError, UnboundLocalError):
+    """A variable read where Python would have no value for it (the target
+    of a loop that ran zero times)."""
+
+
 class ToolchainError(KilnError, RuntimeError):
     """The system C compiler is missing or failed."""
 
@@ -42,4 +47,5 @@ class ToolchainError(KilnError, RuntimeError):
 # The errors a run-time check raises, by the `kind` the `check` primitive and
 # the `kiln.check` op name them with; a kind's position + 1 is its code in
 # the failure record of runtime/support.c.
-CHECK_ERRORS = {"ValueError": KilnValueError, "IndexError": KilnIndexError, "OverflowError": KilnOverflowError}
+CHECK_ERRORS = {"ValueError": KilnValueError, "IndexError": KilnIndexError, "OverflowError": KilnOverflowError,
+                "UnboundLocalError": KilnUnboundLocalError}

@@ -48,11 +48,7 @@ def export(fn: Any, path: str) -> dict:
         sigs.append(sig)
         params.append({"name": aot.c_parameter_name(driver._symbol_name(pname)), **desc})
     in_tree = tree.flatten(tuple(range(len(sigs))))[1]
-    traced_fn = py_fn
-    if isinstance(fn, QJIT) and fn.autograph:
-        from kiln.autograph import convert
-
-        traced_fn = convert(py_fn, include=fn.autograph_include, exclude=fn.autograph_exclude)
+    traced_fn = fn.traced_function() if isinstance(fn, QJIT) else py_fn
     jaxpr, out_tree, dim_sources = trace_function(traced_fn, tuple(sigs), in_tree, {}, list(range(len(sigs))),
                                                   runtime_checks=not isinstance(fn, QJIT) or fn.runtime_checks)
     num_implicit_out = sum(1 for e in jaxpr.out_explicit if not e)

@@ -62,12 +62,7 @@ class Interpreted:
 
     def _trace(self, sigs: tuple, in_tree: Any, static: dict, positions: list) -> tuple:
         q = self.qjit
-        fn = q.fn
-        if q.autograph:
-            from kiln.autograph import convert
-
-            fn = convert(fn, include=q.autograph_include, exclude=q.autograph_exclude)
-        return trace_function(fn, sigs, in_tree, static, positions,
+        return trace_function(q.traced_function(), sigs, in_tree, static, positions,
                               unit_dims_specialized=q.specialize_unit_dims and q.abstracted_axes is None,
                               runtime_checks=q.runtime_checks)
 

@@ -17,7 +17,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from kiln.core import Jaxpr, Literal, Primitive, is_static_dim
-from kiln.errors import KilnIndexError, KilnInternalError, KilnOverflowError, KilnValueError
+from kiln.errors import CHECK_ERRORS, KilnInternalError, KilnValueError
 
 # rule(*operand values, **eqn.params) -> one value, or a list when the
 # primitive has multiple results. Operands are NumPy arrays (0-d for scalars).
@@ -36,8 +36,6 @@ def interpret_rule(*prims: Primitive) -> Callable[[InterpretRule], InterpretRule
     return register
 
 
-_CHECK_ERRORS = {"ValueError": KilnValueError, "IndexError": KilnIndexError, "OverflowError": KilnOverflowError}
-
 
 class CheckFailed(Exception):
     """A run-time check failed while interpreting; `eval_jaxpr` turns it into
@@ -51,7 +49,7 @@ class CheckFailed(Exception):
     def user_error(self, source_info: Any) -> Exception:
         # Compiled code appends the op's location the same way (kiln-lower-checks).
         where = "" if source_info is None else f" (at {source_info.filename}:{source_info.line})"
-        return _CHECK_ERRORS[self.kind](self.message + where)
+        return CHECK_ERRORS[self.kind](self.message + where)
 
 
 def check_failure(kind: str, message: str, values: Sequence[Any]) -> CheckFailed:

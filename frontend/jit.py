@@ -77,7 +77,7 @@ class QJIT:
     def __init__(self, fn: Callable, *, static_argnums: int | Sequence[int] = (),
                  static_argnames: str | Sequence[str] = (), abstracted_axes: Any = None,
                  share_equal_dims: bool = False, specialize_unit_dims: bool = True, pipelines: Any = None,
-                 keep_intermediate: bool = False, autograph: bool = False, autograph_include: Sequence[str] = (),
+                 keep_intermediate: bool = False, autograph: bool = True, autograph_include: Sequence[str] = (),
                  autograph_exclude: Sequence[str] = (), runtime_checks: bool = True, pickle_libraries: bool = False,
                  _received: dict | None = None):
         functools.update_wrapper(self, fn)
@@ -270,21 +270,26 @@ class QJIT:
             return None, None
         return tuple(key), leaves
 
+    def traced_function(self) -> Callable:
+        """The function to trace: `fn` converted by autograph when it is on
+        (and `fn` has source to convert), else `fn` itself."""
+        if not self.autograph:
+            return self.fn
+        from kiln.autograph import convert_if_possible
+
+        fn = self.fn
+        if isinstance(fn, functools.partial):
+            return functools.partial(convert_if_possible(fn.func, include=self.autograph_include,
+                                                         exclude=self.autograph_exclude), *fn.args, **fn.keywords)
+        return convert_if_possible(fn, include=self.autograph_include, exclude=self.autograph_exclude)
+
     def _compile(self, sig, in_tree, static, positions, key) -> CompiledEntry:
         return self._build(key, sig, *self._trace(sig, in_tree, static, positions))
 
     def _trace(self, sig, in_tree, static, positions) -> tuple:
         """(jaxpr, output tree, dim sources, seconds) of tracing one signature."""
         start = time.perf_counter()
-        fn = self.fn
-        if self.autograph:
-            from kiln.autograph import convert
-
-            if isinstance(fn, functools.partial):
-                fn = functools.partial(convert(fn.func, include=self.autograph_include,
-                                               exclude=self.autograph_exclude), *fn.args, **fn.keywords)
-            else:
-                fn = convert(fn, include=self.autograph_include, exclude=self.autograph_exclude)
+        fn = self.traced_function()
         jaxpr, out_tree, dim_sources = trace_function(
             fn, sig, in_tree, static, positions,
             unit_dims_specialized=self.specialize_unit_dims and self.abstracted_axes is None,
@@ -425,7 +430,9 @@ def qjit(fn: Callable | None = None, **options: Any):
     True makes dims of equal size at the call share one variable, and a
     call whose equal-size pattern differs compiles again),
     specialize_unit_dims (default True), pipelines, keep_intermediate,
-    autograph (default False; see docs/autograph.md), autograph_include /
+    autograph (default True: Python control flow on traced values becomes
+    for_loop/while_loop/cond; False traces Python control flow as is; see
+    docs/autograph.md), autograph_include /
     autograph_exclude (module or function names whose functions autograph
     does / does not convert when the compiled function calls them),
     runtime_checks (default True; False leaves out the run-time checks of

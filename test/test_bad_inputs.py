@@ -276,7 +276,7 @@ def test_aliasing_arguments_that_are_written():
 
 
 def test_python_if_on_a_traced_value():
-    @kiln.qjit
+    @kiln.qjit(autograph=False)
     def f(x):
         if x[0] > 0:
             return x
@@ -301,7 +301,7 @@ def test_len_of_a_dynamic_dim():
 
 
 def test_iterating_over_a_traced_array():
-    @kiln.qjit
+    @kiln.qjit(autograph=False)
     def f(x):
         total = 0.0
         for v in x:

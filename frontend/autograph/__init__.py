@@ -6,6 +6,6 @@ whose statements call the helpers of runtime.py, which run Python for Python
 values and emit for_loop/while_loop/cond for traced ones.
 """
 
-from kiln.autograph.entry import convert
+from kiln.autograph.entry import convert, convert_if_possible
 
-__all__ = ["convert"]
+__all__ = ["convert", "convert_if_possible"]

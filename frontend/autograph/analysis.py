@@ -217,3 +217,52 @@ def tail_returns_bodies(s: ast.If) -> list:
         if isinstance(last, ast.If):
             out.extend(tail_returns_bodies(last))
     return out
+
+
+# Methods that change a Python container in place: a loop body calling one
+# keeps its per-iteration Python meaning only when unrolled.
+_CONTAINER_MUTATORS = frozenset({"append", "extend", "insert", "pop", "remove", "clear", "update", "add",
+                                 "discard", "setdefault", "popitem", "appendleft", "extendleft", "popleft"})
+_CONTAINER_BUILDERS = frozenset({"list", "dict", "set", "defaultdict", "OrderedDict", "deque", "Counter"})
+
+
+def python_containers(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> set:
+    """Names of `fn` bound to Python lists, dicts or sets (literals,
+    comprehensions, list()/dict()/...)."""
+    found = set()
+    for node in walk_scope(fn.body):
+        if not isinstance(node, (ast.Assign, ast.AnnAssign)) or node.value is None:
+            continue
+        value = node.value
+        is_container = isinstance(value, (ast.List, ast.Dict, ast.Set, ast.ListComp, ast.DictComp, ast.SetComp))
+        if isinstance(value, ast.Call):
+            func = value.func
+            called = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""
+            is_container = called in _CONTAINER_BUILDERS
+        if is_container:
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            found |= {t.id for t in targets if isinstance(t, ast.Name)}
+    return found
+
+
+def python_side_effect(body: Sequence[ast.stmt], containers: set) -> str | None:
+    """Why a loop body must run once per iteration in Python (it changes
+    Python state: a container, an attribute, the output), or None."""
+    for node in walk_scope(body):
+        if isinstance(node, ast.Call):
+            func = node.func
+            if isinstance(func, ast.Name) and func.id == "print":
+                return "it prints"
+            if isinstance(func, ast.Attribute) and func.attr in _CONTAINER_MUTATORS:
+                return f"it calls .{func.attr}()"
+        targets: list = []
+        if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Delete)):
+            targets = node.targets if isinstance(node, (ast.Assign, ast.Delete)) else [node.target]
+        for t in targets:
+            for part in ast.walk(t):
+                if isinstance(part, ast.Attribute) and isinstance(part.ctx, (ast.Store, ast.Del)):
+                    return "it assigns an attribute"
+                if (isinstance(part, ast.Subscript) and isinstance(part.value, ast.Name)
+                        and part.value.id in containers):
+                    return f"it stores into the Python container {part.value.id!r}"
+    return None

@@ -17,9 +17,16 @@ import types
 import weakref
 from typing import Any, Callable, Sequence
 
-from kiln.autograph import runtime
+from kiln.autograph import loops, runtime
 from kiln.autograph.normalization import FreshNames, Normalizer
-from kiln.autograph.transform import CONTEXT_NAME, CallWrapper, Converter, ExpressionConverter, arguments_node
+from kiln.autograph.transform import (
+    CONTEXT_NAME,
+    CallWrapper,
+    Converter,
+    ExpressionConverter,
+    UnpackWrapper,
+    arguments_node,
+)
 from kiln.errors import KilnTypeError
 
 
@@ -40,10 +47,11 @@ class _Context:
     range_ = staticmethod(runtime.range_)
     enumerate_ = staticmethod(runtime.enumerate_)
     zip_ = staticmethod(runtime.zip_)
-    for_stmt = staticmethod(runtime.for_stmt)
-    while_stmt = staticmethod(runtime.while_stmt)
+    for_stmt = staticmethod(loops.for_stmt)
+    while_stmt = staticmethod(loops.while_stmt)
     if_stmt = staticmethod(runtime.if_stmt)
     ifexp = staticmethod(runtime.ifexp)
+    unpack = staticmethod(runtime.unpack)
 
     def call(self, fn: Any) -> Any:
         """`fn`, converted when it is a user function."""
@@ -119,6 +127,18 @@ def convert(fn: Callable, include: Sequence[str] = (), exclude: Sequence[str] = 
         raise KilnTypeError(str(e)) from None
 
 
+def convert_if_possible(fn: Callable, include: Sequence[str] = (), exclude: Sequence[str] = ()) -> Callable:
+    """`convert(fn)`, or `fn` itself when it cannot be converted (not a
+    Python function, or its source is unavailable): qjit's default, so that
+    lambdas and functions built by exec keep compiling as plain Python."""
+    if not isinstance(fn, types.FunctionType) or fn.__name__ == "<lambda>":
+        return fn
+    try:
+        return _convert(fn, tuple(include), tuple(exclude))
+    except _NoSource:
+        return fn
+
+
 def _convert(fn: types.FunctionType, include: tuple, exclude: tuple) -> types.FunctionType:
     if fn.__code__ in _CONVERTED_CODE:
         return fn
@@ -161,6 +181,7 @@ def _build(fn: types.FunctionType, context: _Context) -> types.FunctionType:
     Normalizer(names).function(node)
     Converter(filename, names).function(node)
     ExpressionConverter(filename).visit(node)
+    UnpackWrapper().visit(node)
     CallWrapper().visit(node)
 
     freevars = fn.__code__.co_freevars

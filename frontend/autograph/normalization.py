@@ -60,7 +60,10 @@ class Normalizer:
     def block(self, stmts: Sequence[ast.stmt]) -> list:
         out: list = []
         stmts = list(stmts)
-        for k, s in enumerate(stmts):
+        k = -1
+        while k + 1 < len(stmts):
+            k += 1
+            s = stmts[k]
             if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 self.function(s)
                 out.append(s)
@@ -80,7 +83,11 @@ class Normalizer:
             elif isinstance(s, (ast.For, ast.While)):
                 s.body = self.block(s.body)
                 s.orelse = self.block(s.orelse)
-                out.extend(self.loop(s))
+                loop, after = self.loop(s)
+                out.extend(loop)
+                # The `if not broke:` standing for the loop's else is normalized
+                # with the rest of the block (it may end in a `return`).
+                stmts[k + 1:k + 1] = after
             elif isinstance(s, (ast.With, ast.AsyncWith)):
                 s.body = self.block(s.body)
                 out.append(s)
@@ -93,11 +100,12 @@ class Normalizer:
                 out.append(s)
         return out
 
-    def loop(self, s: ast.For | ast.While) -> list:
-        """break/continue → flags (when they only sit under `if`s), loop else → an `if` after."""
+    def loop(self, s: ast.For | ast.While) -> tuple[list, list]:
+        """break/continue → flags (when they only sit under `if`s), loop else → an `if` after.
+        Returns the statements up to the loop and the ones that follow it."""
         exits = self._exits(s.body)
         if exits is None or unconvertible_reason(s.body) is not None:
-            return [s]  # stays a Python loop, with its own break/continue/else
+            return [s], []  # stays a Python loop, with its own break/continue/else
         has_break, has_continue = exits
         before: list = []
         after: list = []
@@ -117,7 +125,7 @@ class Normalizer:
             else:
                 after.extend(s.orelse)
             s.orelse = []
-        return before + [s] + after
+        return before + [s], after
 
     def _exits(self, body: Sequence[ast.stmt]) -> tuple | None:
         """(has break, has continue) of this loop, or None when one sits

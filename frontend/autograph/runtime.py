@@ -1,4 +1,5 @@
-"""Autograph, at trace time: the helpers converted code calls (as `ag__.NAME`).
+"""Autograph, at trace time: the helpers converted code calls (as `ag__.NAME`;
+those of loops are in loops.py).
 
 In: the values of a converted statement (an iterable, a condition, thunks of
 the operands of `and`/`or`) and its body, branches or condition as functions.
@@ -15,6 +16,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from kiln.errors import KilnError, KilnTypeError, KilnValueError
+from kiln.core import is_static_dim
 from kiln.tracing import Tracer
 
 
@@ -310,114 +312,6 @@ def _rethrow(error: KilnError, where: str, names: Sequence[str]) -> KilnError:
     return type(error)(f"{where}: {message}{suffix}")
 
 
-def _loop_adapter(body: Callable, count: int) -> Callable:
-    """Converted bodies return a tuple; kiln loops want one value, a tuple, or None."""
-
-    def adapted(*args: Any) -> Any:
-        out = body(*args)
-        if count == 0:
-            return None
-        return out[0] if count == 1 else tuple(out)
-
-    return adapted
-
-
-def _loop_result(out: Any, count: int) -> tuple:
-    if count == 0:
-        return ()
-    return (out,) if count == 1 else tuple(out)
-
-
-def for_stmt(iterable: Any, body: Callable, init: tuple, names: tuple, where: str,
-              break_flag: int | None = None) -> tuple:
-    """A converted `for`: a Python loop over Python iterables (unrolled at
-    trace time), kiln.for_loop over traced ranges and arrays (a
-    kiln.while_loop when the body can `break`)."""
-    if _is_traced(iterable):
-        if iterable.ndim == 0:
-            raise KilnTypeError(f"{where}: iteration over a 0-d traced array")
-        iterable = _TracedArray(iterable)
-    if not isinstance(iterable, _TracedIter):
-        state = tuple(init)
-        for item in iterable:
-            state = tuple(body(item, *state))
-            if break_flag is not None and not _is_traced(state[break_flag]) and state[break_flag]:
-                break
-        return state
-    _carry_check(names, init, where, "for-loop")
-    from kiln.control_flow import for_loop, while_loop
-
-    try:
-        if break_flag is None:
-            if isinstance(iterable, _TracedRange):
-                loop = for_loop(iterable.start, iterable.stop, iterable.step)(_loop_adapter(body, len(init)))
-            else:
-                def indexed(k, *state, _it=iterable):
-                    return body(_it.item(k), *state)
-
-                loop = for_loop(0, iterable.length(), 1)(_loop_adapter(indexed, len(init)))
-            return _loop_result(loop(*init), len(init))
-        from kiln import numpy as knp
-
-        length = iterable.length()
-
-        def keep_going(k, *state):
-            flag = state[break_flag]
-            running = knp.less(k, length)
-            if not _is_traced(flag):
-                return running if not flag else False
-            return knp.logical_and(running, knp.logical_not(flag))
-
-        def step(k, *state):
-            return (k + 1, *body(iterable.item(k), *state))
-
-        try:
-            out = while_loop(keep_going)(step)(0, *init)
-        except KilnError as e:
-            raise _rethrow(e, where, ("<loop index>", *names)) from None
-        return tuple(out[1:])
-    except KilnError as e:
-        raise _rethrow(e, where, names) from None
-
-
-def _probe(cond: Callable, state: tuple) -> Any:
-    """Evaluate a while condition to learn whether it is traced, in a scope
-    that is thrown away: a traced test is evaluated again inside the loop,
-    and its run-time checks must not run before the loop."""
-    from kiln.tracing import is_tracing, new_scope
-
-    if not is_tracing():
-        return cond(*state)
-    with new_scope():
-        return cond(*state)
-
-
-def while_stmt(cond: Callable, body: Callable, init: tuple, names: tuple, where: str) -> tuple:
-    """A converted `while`: a Python loop while the condition is a Python
-    value, kiln.while_loop from the first time it is traced."""
-    state = tuple(init)
-    while True:
-        test = _probe(cond, state)
-        if _is_traced(test):
-            break
-        if not test:
-            return state
-        state = tuple(body(*state))
-    _as_bool(test, where, "the while condition")
-    _carry_check(names, state, where, "while-loop")
-    from kiln.control_flow import while_loop
-
-    def traced_cond(*carried):
-        test = cond(*carried)
-        return _as_bool(test, where, "the while condition") if _is_traced(test) else bool(test)
-
-    try:
-        out = while_loop(traced_cond)(_loop_adapter(body, len(state)))(*state)
-    except KilnError as e:
-        raise _rethrow(e, where, names) from None
-    return _loop_result(out, len(state))
-
-
 def if_stmt(test: Any, if_true: Callable, if_false: Callable, init: tuple, out_names: tuple, where: str,
              returns: bool = False) -> Any:
     """A converted `if`: Python when the predicate is a Python value,
@@ -483,3 +377,16 @@ def len_(x: Any) -> Any:
     if _is_traced(x) and x.ndim > 0:
         return x.shape[0]
     return len(x)
+
+
+def unpack(value: Any, count: int) -> Any:
+    """`a, b, c = value` in converted code: a traced array whose first dim
+    is only known at run time unpacks into its rows, with a run-time check
+    that it has `count` of them (Python raises ValueError otherwise)."""
+    if not _is_traced(value) or value.ndim == 0 or is_static_dim(value.shape[0]):
+        return value
+    from kiln.numpy._base import require_equal_dims
+
+    require_equal_dims(value.shape[0], count, "ValueError",
+                       "cannot unpack a traced array with {} rows into %d variables" % count)
+    return tuple(value[k] for k in range(count))

@@ -15,6 +15,8 @@ from kiln.autograph.analysis import (
     Liveness,
     definitely_assigned,
     find_first,
+    python_containers,
+    python_side_effect,
     stored_names,
     tail_returns,
     tail_returns_bodies,
@@ -57,7 +59,9 @@ def _unpack(names: Sequence[str], value: ast.expr, at: ast.AST) -> ast.stmt:
     if not names:
         return ast.copy_location(ast.Expr(value), at)
     target = ast.Tuple([ast.Name(n, ast.Store()) for n in names], ast.Store())
-    return ast.copy_location(ast.Assign([target], value), at)
+    assign = ast.copy_location(ast.Assign([target], value), at)
+    assign.kiln_generated = True  # unpacks the helpers' own tuples: UnpackWrapper leaves it alone
+    return assign
 
 
 class ExpressionConverter(ast.NodeTransformer):
@@ -103,6 +107,22 @@ def _convert_iter(expr: ast.expr) -> ast.expr:
     return ast.copy_location(call, expr)
 
 
+class UnpackWrapper(ast.NodeTransformer):
+    """`a, b, c = v` → `a, b, c = ag__.unpack(v, 3)`: a traced row whose
+    length is only known at run time unpacks with a run-time check."""
+
+    def visit_Assign(self, node):
+        self.generic_visit(node)
+        if (len(node.targets) != 1 or not isinstance(node.targets[0], (ast.Tuple, ast.List))
+                or getattr(node, "kiln_generated", False)):
+            return node
+        elts = node.targets[0].elts
+        if any(isinstance(e, ast.Starred) for e in elts) or isinstance(node.value, (ast.Tuple, ast.List)):
+            return node
+        node.value = ast.copy_location(_call("unpack", node.value, ast.Constant(len(elts))), node.value)
+        return node
+
+
 class CallWrapper(ast.NodeTransformer):
     """`f(...)` → `ag__.call(f)(...)` so user functions are converted when called."""
 
@@ -123,6 +143,7 @@ class Converter:
         self.filename = filename
         self.names = names
         self.scoped: set = set()  # global/nonlocal names of the function being converted
+        self.containers: set = set()  # names bound to Python lists/dicts/sets here or in enclosing defs
 
     def where(self, node: ast.AST) -> str:
         return f"{self.filename}:{node.lineno}"
@@ -137,8 +158,9 @@ class Converter:
             if isinstance(node, (ast.Global, ast.Nonlocal)):
                 scoped.update(node.names)
         saved, self.scoped = self.scoped, scoped
+        saved_containers, self.containers = self.containers, self.containers | python_containers(fn)
         fn.body = self.block(fn.body, params)
-        self.scoped = saved
+        self.scoped, self.containers = saved, saved_containers
 
     def block(self, stmts: Sequence[ast.stmt], defined: set) -> list:
         out: list = []
@@ -246,8 +268,12 @@ class Converter:
         body.append(_return_tuple(carried, s))
         call = _call("for_stmt", _convert_iter(s.iter), ast.Name(body_name, ast.Load()),
                      self.loads(carried, defined, s), _str_tuple(carried), ast.Constant(where))
-        if brk is not None:
-            call.args.append(ast.Constant(carried.index(brk)))
+        call.keywords.append(ast.keyword("break_flag", ast.Constant(carried.index(brk) if brk is not None else None)))
+        if isinstance(s.target, ast.Name):
+            call.keywords.append(ast.keyword("target", ast.Constant(s.target.id)))
+        effect = python_side_effect(s.body, self.containers)
+        if effect is not None:
+            call.keywords.append(ast.keyword("python_reason", ast.Constant(effect)))
         return [_function(body_name, [item] + carried, body, s), _unpack(carried, call, s)], set(carried)
 
     def while_stmt(self, s: ast.While, defined: set) -> tuple[list, set]:

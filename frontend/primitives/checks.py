@@ -2,8 +2,9 @@
 
 `check` takes a bool scalar (true when all is well) and up to two i64 scalars
 to report; when the predicate is false at run time the compiled function sets
-its status and the runtime raises `kind` (ValueError, IndexError or
-OverflowError: `kiln.errors.CHECK_ERRORS`) with `message.format(*values)`.
+its status and the runtime raises `kind` (ValueError, IndexError,
+OverflowError or UnboundLocalError: `kiln.errors.CHECK_ERRORS`) with
+`message.format(*values)`.
 """
 
 from __future__ import annotations

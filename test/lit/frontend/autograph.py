@@ -2,7 +2,8 @@
 """Stage "jaxpr" of autograph-converted functions: a Python `for` over a
 traced range becomes one for_loop, a `while` on a traced condition one
 while_loop, `if`/`elif`/`else` nested conds (`and`/`or`/`not` become
-logical ops), and a loop over a Python range is unrolled."""
+logical ops), a loop over a Python range one for_loop unless its body has
+Python side effects (then it is unrolled)."""
 
 import numpy as np
 
@@ -143,13 +144,39 @@ def and_with_checks_short_circuits():
     # CHECK-NEXT:   in (c) }
 
 
-# A Python range keeps Python semantics: two unrolled additions, no loop.
-# CHECK-LABEL: TEST: static_range_unrolls
+# A range with static bounds is one compiled loop (its index traced), so
+# compile time does not grow with the trip count.
+# CHECK-LABEL: TEST: static_range_is_one_loop
 @run
-def static_range_unrolls():
-    @kiln.qjit(autograph=True)
+def static_range_is_one_loop():
+    @kiln.qjit
     def f(x):
         for k in range(2):
+            x = x + k
+        return x
+
+    print(f(np.ones(2)))
+    # CHECK-NEXT: [2. 2.]
+    print(f.jaxpr)
+    # CHECK-NEXT: { lambda ; a:i64[] b:f64[a]. let
+    # CHECK-NEXT:     c:f64[a] = for_loop[
+    # CHECK-NEXT:       body_jaxpr={ lambda d:i64[] ; e:i64[] f:f64[d]. let
+    # CHECK:                  i:f64[d] = add f h
+    # CHECK-NEXT:           in (i) }
+    # CHECK:          ] a 0 2 1 b
+    # CHECK-NEXT:   in (c) }
+
+
+# A static range whose body has a Python side effect (here `.append`) keeps
+# Python semantics: two unrolled additions, no loop.
+# CHECK-LABEL: TEST: static_range_with_python_effects_unrolls
+@run
+def static_range_with_python_effects_unrolls():
+    @kiln.qjit
+    def f(x):
+        seen = []
+        for k in range(2):
+            seen.append(k)
             x = x + k
         return x
 

@@ -1,0 +1,310 @@
+"""Autograph's loops with the defaults of issue 14: static ranges compile to
+one loop, carried shapes are inferred (unified with a run-time check or
+resized), traced rows unpack, and the loop target survives the loop, each
+compared with NumPy / Python at sizes 0, 1, odd and large."""
+
+import numpy as np
+import pytest
+
+import kiln
+
+SIZES = (0, 1, 7, 300)
+
+
+def _count(jaxpr_text: str, name: str) -> int:
+    return jaxpr_text.count(f"{name}[")
+
+
+# --------------------------------------------------------------------------
+# static ranges: one compiled loop, whatever the trip count
+
+
+def test_static_range_with_traced_break_is_one_loop_whatever_the_trip_count():
+    def converge(x, tol):
+        for it in range(1000):
+            x = 0.5 * x + 0.25
+            if np.max(np.abs(x - 0.5)) < tol:
+                break
+        return x, it
+
+    def converge_long(x, tol):
+        for it in range(100000):
+            x = 0.5 * x + 0.25
+            if np.max(np.abs(x - 0.5)) < tol:
+                break
+        return x, it
+
+    f, g = kiln.qjit(converge), kiln.qjit(converge_long)
+    for n in (1, 7, 300):
+        x = np.linspace(-3.0, 3.0, n)
+        for tol in (1e-3, 1e-9, 1e-300):
+            out, it = f(x, tol)
+            expected, expected_it = converge(x, tol)
+            np.testing.assert_allclose(out, expected)
+            assert it == expected_it
+    g(np.ones(3), 1e-3)
+    # The same jaxpr for 1000 and 100000 iterations: nothing is unrolled.
+    assert _count(str(f.jaxpr), "while_loop") == 1
+    assert len(str(f.jaxpr).splitlines()) == len(str(g.jaxpr).splitlines())
+
+
+def test_static_range_without_break_is_a_for_loop():
+    def scale(x):
+        acc = 0.0
+        for k in range(50):
+            x = x * 0.9 + k
+            acc = acc + x.sum()
+        return x, acc
+
+    f = kiln.qjit(scale)
+    for n in SIZES:
+        x = np.random.rand(n)
+        out, acc = f(x)
+        expected, expected_acc = scale(x)
+        np.testing.assert_allclose(out, expected)
+        np.testing.assert_allclose(acc, expected_acc)
+    assert _count(str(f.jaxpr), "for_loop") == 1
+
+
+def test_r3_loop_index_after_a_break_is_where_it_broke():
+    def first_above(x):
+        for i in range(10):
+            if x[i] > 5:
+                break
+        return i
+
+    f = kiln.qjit(first_above)
+    for x in (np.arange(10.0), np.zeros(10), np.full(10, 9.0), np.arange(10.0)[::-1].copy()):
+        assert f(x) == first_above(x)
+
+
+def test_bodies_that_need_python_values_per_iteration_are_unrolled():
+    def per_axis(x):
+        total = 1
+        parts = []
+        for axis in range(x.ndim):
+            total = total * x.shape[axis]   # a tuple indexed by the loop index
+            parts.append(x.sum(axis=axis).sum())
+        return total, parts[0] + parts[1]
+
+    f = kiln.qjit(per_axis)
+    for shape in ((0, 3), (1, 1), (5, 7)):
+        x = np.random.rand(*shape)
+        total, s = f(x)
+        expected_total, expected_s = per_axis(x)
+        assert total == expected_total
+        np.testing.assert_allclose(s, expected_s)
+
+
+def test_unrolled_loop_with_a_traced_break_stops_at_run_time():
+    # `steps.append` keeps the loop in Python; the traced break must still
+    # skip the iterations after it (it used to keep updating x).
+    def halve(x, tol):
+        steps = []
+        for it in range(20):
+            x = 0.5 * x
+            steps.append(it)
+            if np.max(np.abs(x)) < tol:
+                break
+        return x, it, len(steps)
+
+    f = kiln.qjit(halve)
+    for n in (1, 7, 300):
+        x = np.ones(n)
+        out, it, count = f(x, 1e-3)
+        expected, expected_it, _ = halve(x, 1e-3)
+        np.testing.assert_allclose(out, expected)
+        assert it == expected_it and count == 20
+
+
+def test_python_values_stay_python_in_static_code():
+    def f(x, mode):
+        ops = []
+        for k in range(3):
+            ops.append(k)
+        if mode == "double":
+            return x * 2.0
+        return x + len(ops)
+
+    g = kiln.qjit(f, static_argnums=(1,))
+    x = np.random.rand(5)
+    np.testing.assert_allclose(g(x, "double"), x * 2.0)
+    np.testing.assert_allclose(g(x, "add"), x + 3)
+    assert "for_loop" not in str(g.jaxpr) and "cond" not in str(g.jaxpr)
+
+
+# --------------------------------------------------------------------------
+# carried shapes: kept, unified at run time, or resized
+
+
+def test_array_growth_is_inferred():
+    def grow(x, n):
+        for i in range(n):
+            x = np.concatenate((x, x[-1:] + 1.0))
+        return x
+
+    f = kiln.qjit(grow)
+    for size in (1, 2, 9):
+        for n in (0, 1, 5):
+            x = np.arange(float(size))
+            np.testing.assert_allclose(f(x, n), grow(x, n))
+
+
+def test_shrinking_while_loop_is_inferred():
+    def halve_until_small(x):
+        while x.shape[0] > 3:
+            x = x[::2] + x[1::2][: x[::2].shape[0]].sum()
+        return x
+
+    f = kiln.qjit(halve_until_small)
+    for n in (0, 1, 3, 8, 301):
+        x = np.random.rand(n)
+        np.testing.assert_allclose(f(x), halve_until_small(x))
+
+
+def test_body_that_keeps_its_shapes_needs_no_option():
+    # R16: a body whose result has the carried shape, computed anew.
+    def smooth(x, steps):
+        for _ in range(steps):
+            y = np.empty_like(x)
+            y[:] = 0.5 * x
+            x = y
+        return x
+
+    f = kiln.qjit(smooth)
+    for n in SIZES:
+        x = np.random.rand(n)
+        np.testing.assert_allclose(f(x, 3), smooth(x, 3))
+
+
+def test_square_matrix_power_iteration_unifies_dims_at_run_time():
+    def power(A, x, n):
+        for i in range(n):
+            x = A @ x
+        return x
+
+    f = kiln.qjit(power)
+    for size in SIZES:
+        A = np.random.rand(size, size) / max(size, 1)
+        x = np.random.rand(size)
+        for n in (0, 1, 5):
+            np.testing.assert_allclose(f(A, x, n), power(A, x, n), rtol=1e-12)
+    assert f.num_compiles <= 2  # size-1 dims may be specialized once
+
+
+def test_non_square_matrix_power_iteration_raises_like_numpy():
+    def power(A, x, n):
+        for i in range(n):
+            x = A @ x
+        return x
+
+    A, x = np.random.rand(3, 4), np.random.rand(4)
+    with pytest.raises(ValueError):
+        power(A, x, 2)
+    with pytest.raises(ValueError, match="carried array 0 enters the loop with size 4 on axis 0"):
+        kiln.qjit(power)(A, x, 2)
+
+
+def test_static_range_power_iteration():
+    def power(A, x):
+        for i in range(6):
+            x = A @ x
+            x = x / np.sqrt((x * x).sum())
+        return x
+
+    f = kiln.qjit(power)
+    for size in (1, 7, 300):
+        A = np.random.rand(size, size)
+        x = np.ones(size)
+        np.testing.assert_allclose(f(A, x), power(A, x), rtol=1e-10)
+
+
+# --------------------------------------------------------------------------
+# unpacking a traced row, the loop target after the loop
+
+
+def test_unpacking_a_traced_row():
+    def energy(P):
+        s = 0.0
+        for t in range(P.shape[0]):
+            a, b, c = P[t]
+            s = s + a * b - c
+        return s
+
+    f = kiln.qjit(energy)
+    for n in SIZES:
+        P = np.random.rand(n, 3)
+        np.testing.assert_allclose(f(P), energy(P))
+    with pytest.raises(ValueError, match="unpack"):
+        f(np.random.rand(4, 5))
+
+
+def test_unpacking_rows_of_a_for_loop_over_an_array():
+    def spread(P):
+        s = 0.0
+        for x, y in P:
+            s = s + (x - y) ** 2
+        return s
+
+    f = kiln.qjit(spread)
+    for n in SIZES:
+        P = np.random.rand(n, 2)
+        np.testing.assert_allclose(f(P), spread(P))
+
+
+def test_loop_target_used_after_the_loop():
+    def last_index(x, n):
+        for it in range(n):
+            x = x + 1.0
+            if x[0] > 3.5:
+                break
+        return x, it
+
+    f = kiln.qjit(last_index)
+    for n in (1, 2, 4, 9):
+        out, it = f(np.zeros(3), n)
+        expected, expected_it = last_index(np.zeros(3), n)
+        np.testing.assert_allclose(out, expected)
+        assert it == expected_it
+    with pytest.raises(UnboundLocalError):
+        last_index(np.zeros(3), 0)
+    with pytest.raises(UnboundLocalError, match="'it'"):
+        f(np.zeros(3), 0)
+
+
+def test_row_loop_target_used_after_the_loop():
+    def last_row(X):
+        for row in X:
+            pass
+        return row
+
+    f = kiln.qjit(last_row)
+    for n in (1, 7, 300):
+        X = np.random.rand(n, 4)
+        np.testing.assert_allclose(f(X), last_row(X))
+    with pytest.raises(UnboundLocalError):
+        f(np.random.rand(0, 4))
+
+
+# --------------------------------------------------------------------------
+# the default and the opt-out
+
+
+def test_autograph_is_on_by_default_and_can_be_turned_off():
+    def sign_sum(x):
+        if x.sum() > 0:
+            return x
+        return -x
+
+    x = np.random.rand(5) - 0.5
+    np.testing.assert_allclose(kiln.qjit(sign_sum)(x), sign_sum(x))
+    with pytest.raises(kiln.KilnTypeError, match="kiln.cond"):
+        kiln.qjit(sign_sum, autograph=False)(x)
+
+
+def test_functions_without_source_compile_as_plain_python():
+    namespace = {}
+    exec("def f(x):\n    return x * 2.0\n", namespace)
+    x = np.random.rand(3)
+    np.testing.assert_allclose(kiln.qjit(namespace["f"])(x), x * 2.0)
+    np.testing.assert_allclose(kiln.qjit(lambda v: v + 1.0)(x), x + 1.0)
