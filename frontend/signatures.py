@@ -17,6 +17,7 @@ import numpy as np
 
 from kiln.core import SUPPORTED_DTYPES
 from kiln.errors import KilnTypeError, KilnValueError
+from kiln.foreign_arrays import foreign_array
 from kiln.tracing import Tracer
 
 
@@ -62,6 +63,15 @@ def leaf_to_array(x: Any, where: str) -> Any:
         return x
     if isinstance(x, Tracer):
         raise KilnTypeError(f"{where}: a traced value was passed to a compiled function from inside a trace")
+    arr = foreign_array(x)
+    if arr is not None:
+        return arr
+    if hasattr(type(x), "__dlpack__") and not hasattr(type(x), "__array__"):
+        try:
+            return np.from_dlpack(x)
+        except Exception as e:
+            raise KilnTypeError(f"{where}: NumPy cannot view the {type(x).__name__} through DLPack ({e}); "
+                                "move it to CPU memory or pass a NumPy array") from None
     try:
         return np.asarray(x)
     except Exception:
