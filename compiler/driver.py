@@ -172,13 +172,10 @@ def format_stage_times(seconds: dict[str, float]) -> str:
 
 def _compile_with_mlir(jaxpr: Jaxpr, symbol: str, pipelines: Any, keep_intermediate: bool,
                        index_key: str | None) -> dict[str, Any]:
-    from kiln.compiler import codegen
     from kiln.compiler.lowering import lower_jaxpr_to_module
     from kiln.dialects import new_context
-    from kiln.compiler.pipeline import DEFAULT_PIPELINE, StageRecord, log_stage, run_pipeline, validate_pipeline
+    from kiln.compiler.pipeline import StageRecord, log_stage, validate_pipeline
 
-    pipeline = pipelines if pipelines is not None else DEFAULT_PIPELINE
-    args, results = _specs(jaxpr.invars), _specs(jaxpr.outvars)
     record = StageRecord()
     ctx = new_context()
     if pipelines is not None:
@@ -187,6 +184,21 @@ def _compile_with_mlir(jaxpr: Jaxpr, symbol: str, pipelines: Any, keep_intermedi
     start = time.perf_counter()
     module = lower_jaxpr_to_module(jaxpr, symbol, ctx)
     record.seconds["mlir"] = time.perf_counter() - start
+    return compile_module(module, symbol, _specs(jaxpr.invars), _specs(jaxpr.outvars), pipelines,
+                          keep_intermediate, record, index_key, jaxpr.pretty())
+
+
+def compile_module(module: Any, symbol: str, args: list[ValueSpec], results: list[ValueSpec],
+                   pipelines: Any = None, keep_intermediate: bool = False, record: Any = None,
+                   index_key: str | None = None, jaxpr_text: str | None = None) -> dict[str, Any]:
+    """Run the pipeline on a module at the `mlir` stage (its entry `symbol`
+    with `llvm.emit_c_interface`), link and load it, or load it from the
+    cache. Returns what `compile_jaxpr` returns."""
+    from kiln.compiler import codegen
+    from kiln.compiler.pipeline import DEFAULT_PIPELINE, StageRecord, log_stage, run_pipeline
+
+    pipeline = pipelines if pipelines is not None else DEFAULT_PIPELINE
+    record = record or StageRecord()
     record.texts["mlir"] = str(module)
     log_stage("mlir", record.texts["mlir"])
     # Keyed with locations: a check's message names its source line.
@@ -196,7 +208,8 @@ def _compile_with_mlir(jaxpr: Jaxpr, symbol: str, pipelines: Any, keep_intermedi
         executable = _load_from_cache(symbol, key, args, results, record.texts)
         if executable is not None:
             record.seconds["cache"] = time.perf_counter() - start
-            cache.store_index(index_key, symbol, key)
+            if index_key is not None:
+                cache.store_index(index_key, symbol, key)
             return {"executable": executable, "stages": record.texts, "seconds": record.seconds,
                     "cache_hit": True, "workspace": None}
     workspace = None
@@ -208,10 +221,10 @@ def _compile_with_mlir(jaxpr: Jaxpr, symbol: str, pipelines: Any, keep_intermedi
     # Built outside the cache: a full cache disk must not fail the compile (store falls back).
     build_dir = workspace or tempfile.mkdtemp(prefix="kiln-build-")
     try:
-        with ctx:
+        with module.context:
             run_pipeline(module, pipeline, record)
             start = time.perf_counter()
-            built = codegen.emit_shared_library(module, build_dir, symbol)
+            built, _ = codegen.emit_shared_library(module, build_dir, symbol)
             record.texts["llvmir"] = codegen.llvm_ir(module)
             record.seconds["llvmir"] = time.perf_counter() - start
             log_stage("llvmir", record.texts["llvmir"])
@@ -220,7 +233,7 @@ def _compile_with_mlir(jaxpr: Jaxpr, symbol: str, pipelines: Any, keep_intermedi
         if index_key is not None:
             cache.store_index(index_key, symbol, key)
         if workspace:
-            _write_workspace(workspace, symbol, {"jaxpr": jaxpr.pretty(), **record.texts})
+            _write_workspace(workspace, symbol, {**({"jaxpr": jaxpr_text} if jaxpr_text else {}), **record.texts})
     finally:
         if not workspace:
             shutil.rmtree(build_dir, ignore_errors=True)
@@ -246,10 +259,11 @@ def _load_from_cache(symbol: str, key: str, args: list, results: list, texts: di
 
 
 def build_library(jaxpr: Jaxpr, symbol: str, output: str, wrapper: Callable[[], str],
-                  include_dirs: Sequence[str] = ()) -> None:
+                  include_dirs: Sequence[str] = ()) -> list[str]:
     """Compile `jaxpr` as the kernel `symbol` into the shared library
     `output` (no cache), linked with the C source that `wrapper()` writes
-    and returns the path of."""
+    and returns the path of; the libraries it calls (BLAS) are copied
+    beside `output` and found relative to it. Returns their file names."""
     from kiln.compiler import codegen
     from kiln.compiler.lowering import lower_jaxpr_to_module
     from kiln.dialects import new_context
@@ -263,11 +277,13 @@ def build_library(jaxpr: Jaxpr, symbol: str, output: str, wrapper: Callable[[], 
         wrapper_object = toolchain.compile_object(source, os.path.join(build_dir, "wrapper.o"), list(include_dirs))
         with ctx:
             run_pipeline(module, DEFAULT_PIPELINE, StageRecord(), keep_text=False)
-            built = codegen.emit_shared_library(module, build_dir, symbol, [wrapper_object])
+            built, bundled = codegen.emit_shared_library(module, build_dir, symbol, [wrapper_object],
+                                                         bundle_into=os.path.dirname(os.path.abspath(output)))
         shutil.copyfile(built, output + ".tmp")
         os.replace(output + ".tmp", output)
     finally:
         shutil.rmtree(build_dir, ignore_errors=True)
+    return bundled
 
 
 def _write_workspace(workspace: str, symbol: str, texts: dict[str, str]) -> None:

@@ -28,6 +28,7 @@ _LAZY_EXPORTS = {
     "ShapeDtype": "kiln.signatures",
     "export": "kiln.exporting",
     "load": "kiln.runtime.aot",
+    "from_stablehlo": "kiln.stablehlo_import",
     "DBIdx": "kiln.core", "DShapedArray": "kiln.core", "InDBIdx": "kiln.core", "Jaxpr": "kiln.core",
     "OutDBIdx": "kiln.core", "ShapedArray": "kiln.core",
     "cond": "kiln.control_flow", "for_loop": "kiln.control_flow", "while_loop": "kiln.control_flow",

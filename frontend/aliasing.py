@@ -53,6 +53,10 @@ class Aliases:
         self.unresolved: set[int] = set()
         # Copies standing for NumPy scalars (`x[0]` of a vector): immutable.
         self.scalars: set[int] = set()
+        # 0-d values that are ndarrays (a 0-d array argument, or a carried
+        # value that starts as one): `x += 1` writes them in place. Other
+        # 0-d values are NumPy scalars, which in-place operators rebind.
+        self.zero_d_arrays: set[int] = set()
         # Dim tracers known never to be 1 at run time: argument dims when
         # size-1 dims are specialized.
         self.never_unit_dims: set[int] = set()
@@ -90,6 +94,12 @@ class Aliases:
             return False
         source = self.scope.outer_source(x)
         return source is None or self._outer.is_contiguous(source)
+
+    def is_zero_d_array(self, x: "Tracer") -> bool:
+        if id(x) in self.zero_d_arrays:
+            return True
+        source = self.scope.outer_source(x)
+        return source is not None and self._outer.is_zero_d_array(source)
 
     def is_readonly(self, x: "Tracer") -> bool:
         if id(x) in self.readonly:

@@ -24,8 +24,15 @@ from kiln.core import (
     is_static_dim,
     same_dim,
 )
+from kiln.loop_in_place import (
+    check_in_place_slots,
+    mark_zero_d_arrays,
+    same_array_slots,
+    unchanged_results,
+    with_in_place,
+)
 from kiln.primitives.control_flow import cond_p, for_loop_p, while_loop_p
-from kiln.tracing import Builder, Tracer, as_operand, bind, is_tracing, literal, new_scope, scope
+from kiln.tracing import Builder, Tracer, as_operand, bind, current_builder, is_tracing, literal, new_scope, scope
 
 # --------------------------------------------------------------------------
 # Helpers shared by the loops
@@ -122,24 +129,33 @@ def _implicit_inits(carried_inits: list) -> list:
 INFER = "infer"
 
 
-def _trace_body(carry: _Carry, fn: Callable, resizing: bool | str, with_index: bool) -> tuple[Jaxpr, list, list, bool]:
-    """Trace `fn` once on the carried avals (again when a weakly typed
-    initial value has to be promoted to the type the body returns, or, with
-    INFER, when the carried arrays turn out to resize).
+def _trace_body(carry: _Carry, fn: Callable, resizing: bool | str,
+                with_index: bool) -> tuple[Jaxpr, list, list, bool, dict]:
+    """Trace `fn` on the carried avals: again when a weakly typed initial
+    value has to be promoted to the type the body returns, when the body
+    returns a carried array unchanged (see `kiln.loop_in_place.same_array_slots`), or, with
+    INFER, when the carried arrays turn out to resize.
 
     Returns the body jaxpr, its captured outer values, the carried initial
-    values (possibly promoted) and whether the loop resizes its arrays."""
+    values (possibly promoted), whether the loop resizes its arrays, and the
+    slots the body uses in place: slot -> the outer array the body reads and
+    writes directly (those slots are not carried: the loop's result for them
+    is that array, as in NumPy)."""
     from kiln.numpy._base import convert, result_dtype
 
     name = carry.name
     inits = list(carry.inits)
     infer = resizing == INFER
     resizing = bool(resizing) and not infer
-    for _attempt in range(4):
-        avals = [x.aval for x in inits]
-        ctx, body = _open_body(avals, resizing, with_index)
+    in_place: dict[int, Any] = {}
+    for _attempt in range(4 + len(inits)):
+        carried_slots = [k for k in range(len(inits)) if k not in in_place]
+        ctx, body = _open_body([inits[k].aval for k in carried_slots], resizing, with_index)
+        mark_zero_d_arrays(body, [inits[k] for k in carried_slots])
         with ctx:
-            args = tree.unflatten(carry.tree, body.carried)
+            params = dict(in_place)
+            params.update(zip(carried_slots, body.carried))
+            args = tree.unflatten(carry.tree, [params[k] for k in range(len(inits))])
             out = fn(body.index, *args) if with_index else fn(*args)
             if carry.count == 1:
                 out = (out,)
@@ -150,9 +166,11 @@ def _trace_body(carry: _Carry, fn: Callable, resizing: bool | str, with_index: b
                 raise KilnTypeError(
                     f"{name}: the body must return the carried values with the structure of the initial "
                     f"values ({carry.count} value(s)), but it returned {_structure(out)}")
-            outs = [as_operand(x) for x in leaves]
+            check_in_place_slots(name, body.builder, in_place, leaves)
+            outs = [as_operand(leaves[k]) for k in carried_slots]
+            slot_inits = [inits[k] for k in carried_slots]
             promoted = []
-            for k, (o, init) in enumerate(zip(outs, inits)):
+            for k, o, init in zip(carried_slots, outs, slot_inits):
                 if o.aval.dtype == init.aval.dtype:
                     continue
                 dtype, weak = result_dtype(init, o)
@@ -165,15 +183,19 @@ def _trace_body(carry: _Carry, fn: Callable, resizing: bool | str, with_index: b
                         f"(.astype({init.aval.dtype})) or the initial value")
                 promoted.append((k, dtype, weak))
             if not promoted:
+                same = same_array_slots(name, body, carried_slots, outs, slot_inits)
+                if same:
+                    in_place.update({k: inits[k] for k in same})
+                    continue
                 outs = [convert(o, init.aval.dtype, init.aval.weak_type) if o.aval.dtype != init.aval.dtype else o
-                        for o, init in zip(outs, inits)]
+                        for o, init in zip(outs, slot_inits)]
                 if infer and not resizing:
                     unified = _unify_carried_dims(name, body, outs)
                     if unified is None:
                         resizing = True
                         continue
                     outs = unified
-                _check_shapes(name, inits, body.carried, outs, resizing)
+                _check_shapes(name, slot_inits, body.carried, outs, resizing, carried_slots)
                 implicit_outs = []
                 if resizing:
                     for o in outs:
@@ -181,7 +203,7 @@ def _trace_body(carry: _Carry, fn: Callable, resizing: bool | str, with_index: b
                                              for d in o.aval.shape)
                 jaxpr = body.builder.build(implicit_outs + outs,
                                            [False] * len(implicit_outs) + [True] * len(outs))
-                return jaxpr, list(body.builder.const_sources), inits, resizing
+                return jaxpr, list(body.builder.const_sources), slot_inits, resizing, in_place
         # Promote the weak initial values in the enclosing scope, then retrace.
         for k, dtype, weak in promoted:
             inits[k] = convert(inits[k], dtype, weak)
@@ -233,8 +255,8 @@ def _structure(out: Any) -> str:
     return f"one {type(out).__name__}"
 
 
-def _check_shapes(name: str, inits: list, carried: list, outs: list, resizing: bool) -> None:
-    for k, (init, arg, out) in enumerate(zip(inits, carried, outs)):
+def _check_shapes(name: str, inits: list, carried: list, outs: list, resizing: bool, slots: list) -> None:
+    for k, init, arg, out in zip(slots, inits, carried, outs):
         if out.aval.ndim != arg.aval.ndim:
             names: dict = {}
             raise KilnValueError(
@@ -310,12 +332,13 @@ def _traced_for(lower, upper, step, resizing, body, init):
 
         check(knp.not_equal(step, 0), "ValueError", "for_loop: step must not be zero (it would loop forever)")
     carry = _Carry("for_loop", init)
-    jaxpr, consts, inits, resizing = _trace_body(carry, body, resizing, with_index=True)
+    jaxpr, consts, inits, resizing, in_place = _trace_body(carry, body, resizing, with_index=True)
     implicit = _implicit_inits(inits) if resizing else []
     outs = bind(for_loop_p, *consts, lower, upper, step, *implicit, *inits,
                 body_jaxpr=jaxpr, body_nconsts=len(consts), num_implicit_inputs=len(implicit),
                 num_implicit_outputs=len(implicit), preserve_dimensions=not resizing)
-    return carry.unflatten(outs[len(implicit):])
+    return carry.unflatten(with_in_place(outs[len(implicit):], in_place))
+
 
 
 # --------------------------------------------------------------------------
@@ -356,10 +379,10 @@ def _eager_while(cond_fn, body, init):
 
 def _traced_while(cond_fn, resizing, body, init):
     carry = _Carry("while_loop", init)
-    body_jaxpr, body_consts, inits, resizing = _trace_body(carry, body, resizing, with_index=False)
+    body_jaxpr, body_consts, inits, resizing, in_place = _trace_body(carry, body, resizing, with_index=False)
     ctx, cond_body = _open_body([x.aval for x in inits], resizing, with_index=False)
     with ctx:
-        pred = cond_fn(*tree.unflatten(carry.tree, cond_body.carried))
+        pred = cond_fn(*tree.unflatten(carry.tree, with_in_place(cond_body.carried, in_place)))
         pred = _predicate("while_loop", "the condition", pred)
         cond_jaxpr = cond_body.builder.build([pred])
     cond_consts = list(cond_body.builder.const_sources)
@@ -368,7 +391,7 @@ def _traced_while(cond_fn, resizing, body, init):
                 cond_jaxpr=cond_jaxpr, body_jaxpr=body_jaxpr, cond_nconsts=len(cond_consts),
                 body_nconsts=len(body_consts), num_implicit_inputs=len(implicit),
                 num_implicit_outputs=len(implicit), preserve_dimensions=not resizing)
-    return carry.unflatten(outs[len(implicit):])
+    return carry.unflatten(with_in_place(outs[len(implicit):], in_place))
 
 
 def _predicate(name: str, what: str, pred: Any) -> Any:
@@ -497,8 +520,11 @@ def _traced_cond(preds: list, fns: list, has_default: bool) -> Any:
                 outs[k] = convert(outs[k], dtype, weak)
     consts = _unify_consts([t[0] for t in traced])
     const_index = {id(c): i for i, c in enumerate(consts)}
+    unchanged = unchanged_results(traced, count)
+    results_of = [k for k in range(count) if k not in unchanged]
+    traced = [(builder, [outs[k] for k in results_of], out_tree) for builder, outs, out_tree in traced]
     implicit_outs: list[list] = [[] for _ in traced]
-    for k in range(count):
+    for k in range(len(results_of)):
         for axis in range(traced[0][1][k].aval.ndim):
             kinds = set()
             for b, (builder, outs, _) in enumerate(traced):
@@ -516,15 +542,14 @@ def _traced_cond(preds: list, fns: list, has_default: bool) -> Any:
     results = bind(cond_p, *pred_ops, *consts, branches=tuple(branches), num_implicit_inputs=0,
                    num_implicit_outputs=num_implicit, preserve_dimensions=num_implicit == 0)
     _mark_branch_aliases(traced, results[num_implicit:])
-    return tree.unflatten(first_tree, results[num_implicit:])
+    values = iter(results[num_implicit:])
+    return tree.unflatten(first_tree, [unchanged[k] if k in unchanged else next(values) for k in range(count)])
 
 
 def _mark_branch_aliases(traced: list, results: list) -> None:
     """In NumPy a branch that returns a view of an outer array makes the
     result alias whichever array the branch chose at run time; kiln refuses
     writes through such a result (see frontend/numpy/mutation.py)."""
-    from kiln.tracing import current_builder
-
     outer = current_builder()
     for k, result in enumerate(results):
         for builder, outs, _ in traced:

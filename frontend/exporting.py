@@ -1,8 +1,9 @@
 """Ahead of time: `kiln.export` compiles a function from its parameter annotations.
 
 In: a function (or a qjit) whose parameters are annotated with ShapeDtype or float/int/bool.
-Out: a folder holding `lib<name>.so` with a plain C entry point, `<name>.h` and
-`<name>.kiln.json`, which `kiln.load` (runtime/aot.py) calls without tracing or MLIR.
+Out: a self-contained folder holding `lib<name>.so` with a plain C entry point,
+`<name>.h`, `<name>.kiln.json` and the BLAS it calls (found relative to the
+library), which `kiln.load` (runtime/aot.py) calls without tracing or MLIR.
 """
 
 from __future__ import annotations
@@ -74,9 +75,11 @@ def export(fn: Any, path: str) -> dict:
         return source
 
     library = os.path.join(path, meta["library"])
-    driver.build_library(jaxpr, meta["kernel_symbol"], library, write_wrapper, include_dirs=[path])
+    meta["bundled"] = driver.build_library(jaxpr, meta["kernel_symbol"], library, write_wrapper,
+                                           include_dirs=[path])
     metadata = os.path.join(path, f"{name}.kiln.json")
     with open(metadata, "w") as f:
         json.dump(meta, f, indent=1)
     return {"library": library, "header": header, "metadata": metadata,
-            "wrapper_source": os.path.join(path, f"{name}_wrapper.c")}
+            "wrapper_source": os.path.join(path, f"{name}_wrapper.c"),
+            "bundled": [os.path.join(path, f) for f in meta["bundled"]]}

@@ -17,12 +17,14 @@ import numpy as np
 from kiln import compile_log, tree
 from kiln.core import SUPPORTED_DTYPES, Jaxpr
 from kiln.errors import KilnTypeError, KilnValueError
+from kiln.foreign_arrays import foreign_array
 from kiln.signatures import (
     annotated_signature,
     check_named_axes,
     conform,
     leaf_to_array,
     named_axes_of,
+    refuse_non_array_argument,
     signature_of,
     static_key,
     static_positions,
@@ -56,7 +58,11 @@ def _tree_key(x: Any, leaves: list) -> Any:
     if t is dict:
         keys = sorted(x)
         return (dict, tuple(keys), tuple([_tree_key(x[k], leaves) for k in keys]))
-    raise _NotFast
+    arr = foreign_array(x)
+    if arr is None:
+        raise _NotFast
+    leaves.append(arr)
+    return (arr.dtype, arr.shape)
 
 
 class QJIT:
@@ -165,6 +171,7 @@ class QJIT:
                                         f"got {type(v).__name__}") from None
                 static[i] = v
             else:
+                refuse_non_array_argument(self.__name__, self.params[i], v)
                 dynamic.append(v)
         return dynamic, static, list(range(len(values)))
 
@@ -239,7 +246,13 @@ class QJIT:
             elif t is tuple or t is list or t is dict:
                 return self._tree_fast_key(args)
             else:
-                return None, None
+                arr = foreign_array(a)
+                if arr is None:
+                    return None, None
+                if type(args) is tuple:
+                    args = list(args)
+                args[i] = arr
+                key.append((arr.dtype, arr.shape))
         if statics:
             return tuple(key), [args[i] for i in self._dynamic_positions]
         return tuple(key), args

@@ -17,6 +17,7 @@ import numpy as np
 
 from kiln.core import SUPPORTED_DTYPES
 from kiln.errors import KilnTypeError, KilnValueError
+from kiln.foreign_arrays import foreign_array
 from kiln.tracing import Tracer
 
 
@@ -42,27 +43,75 @@ class ArgSig:
     dtype: str
     dims: tuple = ()
     weak: bool = False
+    # A 0-d ndarray (not a NumPy or Python scalar): mutable, `x += 1`
+    # writes it, and the caller sees the write.
+    zero_d_array: bool = False
+
+
+def refuse_non_array_argument(fn_name: str, param: str, value: Any) -> None:
+    """A string (a mode, a method name) selects what the function does:
+    kiln cannot trace it, but can compile once per value of it."""
+    if isinstance(value, (str, bytes)):
+        raise KilnTypeError(
+            f"{fn_name}: argument {param!r} is a {type(value).__name__} ({value!r}), which kiln cannot trace; "
+            f"if it selects what the function does, mark it static: kiln.qjit(static_argnames=({param!r},)) "
+            "compiles once per value.")
 
 
 def leaf_to_array(x: Any, where: str) -> Any:
     """A call argument as a NumPy array or scalar (lists become arrays)."""
-    if isinstance(x, np.ndarray):
+    if type(x) is np.ndarray:
         return x
+    if isinstance(x, np.ndarray):
+        return _plain_array(x, where)
     if isinstance(x, (bool, int, float, np.generic)):
         return x
     if isinstance(x, Tracer):
         raise KilnTypeError(f"{where}: a traced value was passed to a compiled function from inside a trace")
+    arr = foreign_array(x)
+    if arr is not None:
+        return arr
+    if hasattr(type(x), "__dlpack__") and not hasattr(type(x), "__array__"):
+        try:
+            return np.from_dlpack(x)
+        except Exception as e:
+            raise KilnTypeError(f"{where}: NumPy cannot view the {type(x).__name__} through DLPack ({e}); "
+                                "move it to CPU memory or pass a NumPy array") from None
     try:
         return np.asarray(x)
     except Exception:
         raise KilnTypeError(f"{where}: cannot pass a {type(x).__name__} to a compiled function; "
-                            "pass NumPy arrays, Python scalars, or tuples/lists/dicts of them") from None
+                            "pass NumPy arrays, Python scalars, or tuples/lists/dicts of them, or mark the "
+                            "argument static (static_argnames) if it selects what the function does") from None
+
+
+# ndarray subclasses that mean nothing more than their data: they run as
+# plain arrays, and writes still reach them (the plain array is a view).
+_PLAIN_SUBCLASSES = (np.matrix, np.memmap)
+
+
+def _plain_array(x: np.ndarray, where: str) -> np.ndarray:
+    """An ndarray subclass argument as a plain array, or a TypeError when
+    its meaning would be lost (a masked array's mask, a subclass's own
+    operators)."""
+    if isinstance(x, _PLAIN_SUBCLASSES):
+        return x.view(np.ndarray)
+    kind = f"{type(x).__module__}.{type(x).__qualname__}"
+    if isinstance(x, np.ma.MaskedArray):
+        raise KilnTypeError(f"{where}: a masked array ({kind}) cannot be passed to a compiled function: kiln "
+                            "computes on plain arrays and would drop the mask. Pass x.filled(value) or "
+                            "np.ma.getdata(x) with the mask as a separate boolean array (np.ma.getmaskarray(x)).")
+    raise KilnTypeError(f"{where}: an ndarray subclass ({kind}) cannot be passed to a compiled function: kiln "
+                        "computes on plain arrays and would lose what the subclass adds. Pass np.asarray(x) "
+                        "if a plain array is what you mean.")
 
 
 def _check_dtype(dtype: np.dtype, where: str) -> np.dtype:
     if dtype not in SUPPORTED_DTYPES:
+        static_hint = ("; or, if it is not data but selects what the function does, mark the argument static "
+                       "(static_argnames)") if dtype.kind in "OSU" else ""
         raise KilnTypeError(f"{where}: dtype {dtype} is not supported; convert it with .astype() to one of "
-                            + ", ".join(sorted(str(d) for d in SUPPORTED_DTYPES)))
+                            + ", ".join(sorted(str(d) for d in SUPPORTED_DTYPES)) + static_hint)
     return dtype
 
 
@@ -100,7 +149,7 @@ def signature_of(leaves: list, names: list[str], axes_names: list[dict], share_e
         arr = np.asarray(x)
         dtype = _check_dtype(arr.dtype, where)
         if arr.ndim == 0:
-            sigs.append(ArgSig("scalar", dtype.str))
+            sigs.append(ArgSig("scalar", dtype.str, zero_d_array=isinstance(x, np.ndarray)))
             continue
         dims = []
         for axis, size in enumerate(arr.shape):

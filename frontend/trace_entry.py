@@ -51,6 +51,8 @@ def trace_function(fn: Callable, leaves_sig: tuple[ArgSig, ...], in_tree: Any, s
                 shape = [value if kind == "static" else dim_tracers[value] for kind, value in sig.dims]
                 aval = DShapedArray(shape, np.dtype(sig.dtype))
             arg_tracers.append(builder.new_arg(aval))
+            if sig.zero_d_array:
+                builder.aliases.zero_d_arrays.add(id(arg_tracers[-1]))
         args_tree_values = tree.unflatten(in_tree, arg_tracers)
         call_args = list(args_tree_values)
         full_args = _merge_static(call_args, static_args, arg_positions)

@@ -302,10 +302,16 @@ class LoadedFunction:
                     named.setdefault(d, (param["name"], size))
 
     def __reduce__(self):
-        """Pickled as the library's bytes and the metadata: the receiving
-        process writes the library under its cache folder and loads it."""
+        """Pickled as the library's bytes, the metadata and the bundled
+        libraries it needs: the receiving process writes them under its
+        cache folder and loads the library."""
         with open(os.path.join(self.directory, self.meta["library"]), "rb") as f:
-            return rebuild_loaded, (f.read(), self.meta)
+            library = f.read()
+        bundled = {}
+        for name in self.meta.get("bundled", ()):
+            with open(os.path.join(self.directory, name), "rb") as f:
+                bundled[name] = f.read()
+        return rebuild_loaded, (library, self.meta, bundled)
 
     def __repr__(self) -> str:
         return f"<kiln exported function {self.__name__} from {self.directory}>"
@@ -335,10 +341,19 @@ def received_library_path(data: bytes, filename: str) -> str:
     return path
 
 
-def rebuild_loaded(library: bytes, meta: dict) -> LoadedFunction:
-    """The receiving side of a pickled `LoadedFunction`."""
+def rebuild_loaded(library: bytes, meta: dict, bundled: dict[str, bytes] | None = None) -> LoadedFunction:
+    """The receiving side of a pickled `LoadedFunction`: the bundled
+    libraries go beside the library, where its rpath finds them."""
     path = received_library_path(library, meta["library"])
-    return LoadedFunction(os.path.dirname(path), meta)
+    folder = os.path.dirname(path)
+    for name, data in (bundled or {}).items():
+        target = os.path.join(folder, name)
+        if not os.path.exists(target) or os.path.getsize(target) != len(data):
+            fd, tmp = tempfile.mkstemp(dir=folder, suffix=".so.tmp")
+            with os.fdopen(fd, "wb") as f:
+                f.write(data)
+            os.replace(tmp, target)
+    return LoadedFunction(folder, meta)
 
 
 def read_metadata(directory: str, name: str | None = None) -> dict:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import shlex
 import shutil
 import subprocess
@@ -88,6 +89,36 @@ def link_shared_library(objects: list[str], output: str) -> str:
     # to another copy already loaded in the process (its thread-locals differ).
     return _atomic_build(output, lambda out: _run([c_compiler(), "-shared", "-Wl,-Bsymbolic", "-o", out,
                                                    *objects, support_object(), "-lm", "-pthread"]))
+
+
+# The C runtime every system has: never bundled, even when it sits beside the library.
+_SYSTEM_RUNTIME = ("libc.", "libm.", "libpthread.", "libdl.", "librt.", "ld-linux", "libgcc_s.", "libz.")
+# How a shared library names its own folder in an rpath.
+LOADER_FOLDER = "@loader_path" if sys.platform == "darwin" else "$ORIGIN"
+
+
+def copy_with_dependencies(library: str, folder: str) -> list[str]:
+    """Copy `library` into `folder` with the libraries beside it that it
+    needs, directly or through each other (a wheel's bundled BLAS and its
+    Fortran runtime, which find each other through their own rpath);
+    returns the file names copied."""
+    source = os.path.dirname(os.path.abspath(library))
+    wanted, pending = [], [os.path.basename(library)]
+    while pending:
+        name = pending.pop()
+        if name in wanted:
+            continue
+        wanted.append(name)
+        with open(os.path.join(source, name), "rb") as f:
+            binary = f.read()
+        # A needed library's file name is its soname, stored verbatim in the dynamic string table.
+        named = {m.decode() for m in re.findall(rb"(lib[\w.+-]*?\.(?:so|dylib)[\w.]*)\0", binary)}
+        pending += [n for n in sorted(named) if n not in wanted and not n.startswith(_SYSTEM_RUNTIME)
+                    and os.path.isfile(os.path.join(source, n))]
+    os.makedirs(folder, exist_ok=True)
+    for name in wanted:
+        shutil.copyfile(os.path.join(source, name), os.path.join(folder, name))
+    return wanted
 
 
 def python_extension(source: str, module_name: str):

@@ -630,7 +630,7 @@ def test_traced_errors_in_converted_code_point_at_the_user_line():
     def f(x):
         total = 0.0
         for row in x:
-            total = total + float(row[0])  # float-of-traced
+            total = total + float(row)  # float-of-traced
         return total
 
     with pytest.raises(kiln.KilnTypeError, match="float") as info:

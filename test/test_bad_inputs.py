@@ -45,7 +45,7 @@ def test_object_array_is_refused():
 
 def test_string_and_datetime_arrays_are_refused():
     with pytest.raises(TypeError, match=r"dtype <U3 is not supported"):
-        plus_one("abc")
+        plus_one(np.array(["abc"]))
     with pytest.raises(TypeError, match=r"dtype datetime64\[D\] is not supported"):
         plus_one(np.array(["2020-01-01"], dtype="datetime64[D]"))
 

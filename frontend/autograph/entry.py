@@ -8,7 +8,6 @@ transform), with the same globals, closure cells, file and line numbers.
 from __future__ import annotations
 
 import ast
-import builtins
 import inspect
 import os
 import sys
@@ -28,6 +27,7 @@ from kiln.autograph.transform import (
     arguments_node,
 )
 from kiln.errors import KilnTypeError
+from kiln.numpy.python_builtins import REPLACEMENTS as TRACED_BUILTINS
 
 
 class _Context:
@@ -55,14 +55,23 @@ class _Context:
 
     def call(self, fn: Any) -> Any:
         """`fn`, converted when it is a user function."""
-        if fn is builtins.len:
-            return runtime.len_
+        replacement = TRACED_BUILTINS.get(fn) if _hashable(fn) else None
+        if replacement is not None:
+            return replacement
         if not isinstance(fn, types.FunctionType) or not _should_convert(fn, self.include, self.exclude):
             return fn
         try:
             return _convert(fn, self.include, self.exclude)
         except _NoSource:
             return fn
+
+
+def _hashable(fn: Any) -> bool:
+    try:
+        hash(fn)
+    except TypeError:
+        return False
+    return True
 
 
 _CONVERTED_CODE: "weakref.WeakSet[types.CodeType]" = weakref.WeakSet()

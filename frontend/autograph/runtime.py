@@ -372,13 +372,6 @@ def _checked_branch(branch: Callable, init: tuple, out_names: tuple, where: str,
 # --- calls
 
 
-def len_(x: Any) -> Any:
-    """`len(x)` in converted code: a traced array's first dim may be traced."""
-    if _is_traced(x) and x.ndim > 0:
-        return x.shape[0]
-    return len(x)
-
-
 def unpack(value: Any, count: int) -> Any:
     """`a, b, c = value` in converted code: a traced array whose first dim
     is only known at run time unpacks into its rows, with a run-time check

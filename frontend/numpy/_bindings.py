@@ -11,11 +11,12 @@ properties and operators installed on `Tracer`.
 from __future__ import annotations
 
 import functools
+import inspect
 from typing import Any, Callable
 
 import numpy as np
 
-from kiln.core import KilnInternalError
+from kiln.core import KilnInternalError, KilnTypeError
 from kiln.tracing import Tracer, is_tracing
 
 # NumPy name -> kiln.numpy's public function (NumPy's own outside a trace).
@@ -85,12 +86,49 @@ def numpy_function(*names: str, method: str | None = None) -> Callable[[Callable
 
     def register(impl: Callable[..., Any]) -> Callable[..., Any]:
         for name in names:
-            publish(name, _with_eager_fallback(name, impl))
+            publish(name, _with_eager_fallback(name, _keywords_checked(f"np.{name}", impl, getattr(np, name, None))))
         if method is not None:
-            install_on_tracer(method, impl)
+            install_on_tracer(method, _keywords_checked(f"x.{method}", impl, getattr(np, method, None)))
         return impl
 
     return register
+
+
+def _keyword_names(fn: Any) -> set[str] | None:
+    """The keywords `fn` accepts (None: any, or unknown)."""
+    try:
+        parameters = inspect.signature(fn).parameters.values()
+    except (TypeError, ValueError):
+        return None
+    if any(p.kind is p.VAR_KEYWORD for p in parameters):
+        return None
+    return {p.name for p in parameters if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)}
+
+
+def _keywords_checked(label: str, impl: Callable[..., Any], numpy_fn: Any) -> Callable[..., Any]:
+    """`impl`, refusing a keyword it lacks by name: one NumPy has but kiln does
+    not support (`np.sum(x, where=m)`), or one NumPy does not have either."""
+    accepted = _keyword_names(impl)
+    if accepted is None:
+        return impl
+    numpy_accepts = _keyword_names(numpy_fn)
+    first = next(iter(inspect.signature(impl).parameters), None)
+    supported = ", ".join(sorted(accepted & numpy_accepts if numpy_accepts is not None else accepted - {first}))
+
+    @functools.wraps(impl)
+    def checked(*args: Any, **kwargs: Any) -> Any:
+        unknown = [k for k in kwargs if k not in accepted]
+        if unknown:
+            keyword = unknown[0]
+            if numpy_accepts is not None and keyword not in numpy_accepts:
+                raise KilnTypeError(f"{label}() got an unexpected keyword argument {keyword!r}")
+            raise KilnTypeError(
+                f"{label}: keyword argument {keyword!r} is not supported by kiln on traced values (supported: "
+                f"{supported or 'none'}); see docs/numpy.md, or compute it from "
+                "supported functions.")
+        return impl(*args, **kwargs)
+
+    return checked
 
 
 def ufunc_method(ufunc_name: str, method: str) -> Callable[[Callable], Callable]:

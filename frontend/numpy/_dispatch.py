@@ -10,6 +10,7 @@ Out: kiln's traced implementation as declared by the @ufunc /
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 import numpy as np
@@ -34,10 +35,47 @@ def dispatch_ufunc(self: Any, ufunc: np.ufunc, method: str, *inputs: Any, **kwar
         return FUNCTIONS[name](*inputs)
     if (name, method) in UFUNC_METHODS:
         return UFUNC_METHODS[name, method](*inputs, **kwargs)
+    called = _ufunc_public_name(ufunc) + ("" if method == "__call__" else "." + method)
     raise KilnTypeError(
-        f"np.{name}{'' if method == '__call__' else '.' + method} is not supported by kiln on traced values; "
+        f"{called}{_library_caller_note()} is not supported by kiln on traced values; "
         "see docs/numpy.md for the supported NumPy surface."
     )
+
+
+def _ufunc_public_name(ufunc: np.ufunc) -> str:
+    """`np.exp`, or `scipy.special.expit` for a ufunc another library defines."""
+    name = ufunc.__name__
+    if getattr(np, name, None) is ufunc:
+        return f"np.{name}"
+    for module_name, module in sorted(sys.modules.items()):
+        if not any(part.startswith("_") for part in module_name.split(".")) and \
+                getattr(module, name, None) is ufunc:
+            return f"{module_name}.{name}"
+    return f"the ufunc {name!r} (not one of NumPy's)"
+
+
+def _is_third_party(filename: str) -> bool:
+    return "site-packages" in filename or "dist-packages" in filename
+
+
+def _library_caller_note() -> str:
+    """`, called by scipy.special.logsumexp,` when NumPy was reached from inside
+    another library rather than from the user's code."""
+    frame = sys._getframe(1)
+    outermost = None
+    while frame is not None:
+        module = frame.f_globals.get("__name__") or ""
+        root = module.split(".")[0]
+        if root not in ("kiln", "numpy") and root not in sys.stdlib_module_names:
+            if not _is_third_party(frame.f_code.co_filename):
+                break
+            outermost = frame
+        frame = frame.f_back
+    if outermost is None:
+        return ""
+    module = outermost.f_globals.get("__name__") or ""
+    public = ".".join(part for part in module.split(".") if not part.startswith("_"))
+    return f" (called by {public}.{outermost.f_code.co_qualname})"
 
 
 def _public_name(func: Any) -> str:
@@ -56,7 +94,7 @@ def dispatch_function(self: Any, func: Any, types: tuple, args: tuple, kwargs: d
     impl = FUNCTIONS.get(name) if public in (f"np.{name}", f"np.linalg.{name}") else None
     if impl is None:
         raise KilnTypeError(
-            f"{public} is not supported by kiln on traced values; see docs/numpy.md for the "
+            f"{public}{_library_caller_note()} is not supported by kiln on traced values; see docs/numpy.md for the "
             "supported NumPy surface, or compute it from supported functions."
         )
     return impl(*args, **kwargs)

@@ -20,7 +20,7 @@ from kiln.numpy._bindings import install_on_tracer, publish, traced
 from kiln.numpy.mutation import inplace, write_out
 from kiln.numpy.reductions import all as all_of
 from kiln.primitives import mutation
-from kiln.tracing import bind, is_tracing
+from kiln.tracing import Tracer, bind, is_static_dim, is_tracing
 
 
 @dataclass(frozen=True)
@@ -61,10 +61,36 @@ def ufunc(name: str, *, operator: str | None = None, reflected: str | None = Non
         if reflected is not None:
             install_on_tracer(reflected, lambda self, other: public(other, self))
         if inplace_operator is not None:
-            install_on_tracer(inplace_operator, lambda self, other: inplace(self, apply_ufunc(name, self, other), name))
+            install_on_tracer(inplace_operator, lambda self, other: _augmented_assignment(name, self, other))
         return impl
 
     return register
+
+
+def _numpy_shape(shape: tuple) -> str:
+    dims = [str(d) if is_static_dim(d) else "?" for d in shape]
+    return f"({dims[0]},)" if len(dims) == 1 else "(" + ",".join(dims) + ")"
+
+
+def _check_output_shape(target: Tracer, result: Any, what: str) -> None:
+    """NumPy writes an in-place result into the target as it is: the operands
+    must broadcast to the target's shape, not to a larger one."""
+    ts, rs = target.aval.shape, operand(result).aval.shape
+    grows = len(rs) > len(ts) or any(
+        is_static_dim(r) and is_static_dim(t) and r != t for t, r in zip(ts, rs[len(rs) - len(ts):]))
+    if grows:
+        raise KilnValueError(
+            f"{what}: non-broadcastable output operand with shape {_numpy_shape(ts)} doesn't match the broadcast "
+            f"shape {_numpy_shape(rs)} (NumPy writes the result into the left operand, whose shape cannot change; "
+            "use `x = x op y` for a new array)")
+
+
+def _augmented_assignment(name: str, x: Tracer, other: Any) -> Tracer:
+    """`x op= other` on a traced array."""
+    result = apply_ufunc(name, x, other)
+    if x.aval.ndim > 0:
+        _check_output_shape(x, result, f"augmented assignment (np.{name})")
+    return inplace(x, result, name)
 
 
 def _public_function(name: str, np_ufunc: np.ufunc) -> Callable[..., Any]:
@@ -83,11 +109,14 @@ def ufunc_entry(name: str, args: tuple, out: Any, kwargs: dict) -> Any:
         return getattr(np, name)(*args, out=out, **kwargs)
     dtype = kwargs.pop("dtype", None)
     if kwargs:
-        raise KilnTypeError(f"np.{name}: keyword argument(s) {sorted(kwargs)} are not supported on traced values")
+        raise KilnTypeError(f"np.{name}: keyword argument {sorted(kwargs)[0]!r} is not supported by kiln on traced "
+                            "values (supported: dtype, out); see docs/numpy.md")
     if dtype is not None:
         args = tuple(convert(a, dtype) for a in args)
     result = apply_ufunc(name, *args)
     if out is not None:
+        if isinstance(out, Tracer):
+            _check_output_shape(out, result, f"np.{name}(..., out=...)")
         return write_out(f"np.{name}", result, out)
     return result
 

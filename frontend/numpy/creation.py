@@ -10,10 +10,11 @@ from typing import Any, Callable
 
 import numpy as np
 
-from kiln.core import INDEX_DTYPE, Literal, is_static_dim
+from kiln.core import INDEX_DTYPE, KilnValueError, Literal, is_static_dim
 from kiln.numpy._base import (
     broadcast_to,
     canonical_dtype,
+    check,
     convert,
     dim_operand,
     materialize,
@@ -58,7 +59,35 @@ def full(shape: Any, fill_value: Any, dtype: Any = None, order: str = "C", *, li
     """`np.full` with traced sizes: `full((n, 3), 0.5)`."""
     dtype = canonical_dtype(dtype if dtype is not None else _default_dtype(fill_value))
     value = convert(operand(fill_value), dtype)
-    return materialize(broadcast_to(value, _as_shape(shape)))
+    shape = _as_shape(shape)
+    _refuse_negative_dims(shape)
+    return materialize(broadcast_to(value, shape))
+
+
+def _refuse_negative_dims(shape: tuple) -> None:
+    """NumPy refuses a negative size (`np.zeros(-1)`): a static one now, a
+    traced one when the program runs (the allocation may be optimized away,
+    so its own size check cannot be relied on). Dims of arguments are never
+    negative and need no check."""
+    from kiln import numpy as knp
+
+    for d in shape:
+        if isinstance(d, Tracer) and not _is_argument_dim(d):
+            check(knp.greater_equal(d, 0), "ValueError", "negative dimensions are not allowed (got {})",
+                  dim_operand(d))
+        elif is_static_dim(d) and d < 0:
+            raise KilnValueError(f"negative dimensions are not allowed (got {int(d)})")
+
+
+def _is_argument_dim(d: Tracer) -> bool:
+    """Whether `d` is an implicit dim argument (a dim of an array argument
+    or of a carried array) of its scope or of an enclosing one."""
+    while d is not None:
+        builder = d.builder
+        if any(d is v and not explicit for v, explicit in zip(builder.invars, builder.in_explicit)):
+            return True
+        d = builder.outer_source(d)
+    return False
 
 
 @_creation("zeros")

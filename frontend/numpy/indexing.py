@@ -54,6 +54,22 @@ def _is_array_index(v: Any) -> bool:
     return isinstance(v, (list, np.ndarray))
 
 
+def _index_array_operand(e: Any) -> Any:
+    """An integer-array index entry as an operand; a list holding traced
+    scalars (`x[[0, k]]`) is stacked, where np.asarray would need their values."""
+    if not isinstance(e, list):
+        return operand(e)
+    if not _holds_tracer(e):
+        return operand(np.asarray(e))
+    from kiln.numpy.shape_ops import stack
+
+    return stack([_index_array_operand(v) if isinstance(v, list) else v for v in e])
+
+
+def _holds_tracer(e: list) -> bool:
+    return any(isinstance(v, Tracer) or isinstance(v, list) and _holds_tracer(v) for v in e)
+
+
 def expand_index(x: Tracer, idx: Any) -> list:
     """The index as a list with Ellipsis expanded (None entries kept)."""
     if not isinstance(idx, tuple):
@@ -204,7 +220,7 @@ def parse_index(x: Tracer, idx: Any) -> ParsedIndex:
             if array_index is not None:
                 raise KilnIndexError(
                     "kiln supports one integer-array index per indexing expression; index in two steps")
-            arr = operand(np.asarray(e) if isinstance(e, list) else e)
+            arr = _index_array_operand(e)
             if arr.aval.dtype == np.bool_:
                 raise KilnIndexError("boolean-mask indexing is not supported on traced arrays; use np.where")
             if arr.aval.dtype.kind not in "iu":
@@ -257,7 +273,7 @@ def merged_array_index(x: Tracer, entries: list, what: str) -> tuple[Tracer, Tra
     view = getitem(x, tuple(slice(None) if p in advanced else e for p, e in enumerate(entries)))
     flat = None
     for axis in range(first, first + count):
-        entry = operand(np.asarray(entries[axis]) if isinstance(entries[axis], list) else entries[axis])
+        entry = _index_array_operand(entries[axis])
         if entry.aval.dtype.kind not in "iu":
             raise KilnIndexError(f"arrays used as indices must be of integer type, got {entry.aval.dtype}")
         index = _normalize_index_array(entry, view.aval.shape[axis], axis, what)

@@ -73,7 +73,10 @@ def dot(a: Any, b: Any) -> Tracer:
 def vdot(a: Any, b: Any) -> Tracer:
     from kiln.numpy.shape_ops import ravel
 
-    a, b = ravel(a), ravel(b)
+    from kiln.numpy._bindings import FUNCTIONS
+
+    # NumPy conjugates the first argument (a no-op for real dtypes).
+    a, b = FUNCTIONS["conjugate"](ravel(a)), ravel(b)
     _check_inner("vdot", a.aval.shape[0], b.aval.shape[0], "a.size", "b.size")
     return dot(a, b)
 

@@ -51,13 +51,6 @@ def _writable_target(target: Any, what: str) -> Tracer:
         raise KilnValueError(
             f"{what}: assignment destination is read-only (it is a broadcast_to view); copy it first "
             "(np.array(x) or x.copy())")
-    root = builder.aliases.root(target)
-    if builder.parent is not None and any(root is arg for arg in builder.invars):
-        raise KilnValueError(
-            f"{what}: the destination is a value carried by kiln.for_loop / kiln.while_loop (or a view "
-            "of one). In NumPy the write would also change the array passed as the initial value, which "
-            "kiln does not do. Write to an array of the enclosing function instead (use it in the body "
-            "without carrying it: `x[i] = ...`), or compute the new value and return it from the body.")
     return target
 
 
@@ -224,9 +217,10 @@ def _masked_assign(target: Tracer, mask: Any, value: Any) -> None:
 
 
 def inplace(x: Tracer, result: Any, op_name: str) -> Tracer:
-    """`x op= other`, given `result = x op other`: written into x for arrays,
-    the new value for 0-d (NumPy scalars are immutable)."""
-    if x.aval.ndim == 0:
+    """`x op= other`, given `result = x op other`: written into x for arrays
+    (0-d ndarrays included), the new value for NumPy scalars (immutable)."""
+    builder = current_builder()
+    if x.aval.ndim == 0 and not builder.aliases.is_zero_d_array(builder.lift(x)):
         return result
     return assign(x, result, f"augmented assignment ({op_name})", casting="same_kind")
 

@@ -65,14 +65,12 @@ def _reduce(prim: Primitive, x: Any, axis: Any, dtype: Any, keepdims: bool) -> T
 
 
 @numpy_function("sum", method="sum")
-@ufunc_method("add", "reduce")
 def sum(x: Any, axis: Any = None, dtype: Any = None, keepdims: bool = False) -> Tracer:
     x = operand(x)
     return _reduce(reduction.reduce_sum_p, x, axis, dtype or _sum_dtype(x.aval.dtype), keepdims)
 
 
 @numpy_function("prod", method="prod")
-@ufunc_method("multiply", "reduce")
 def prod(x: Any, axis: Any = None, dtype: Any = None, keepdims: bool = False) -> Tracer:
     x = operand(x)
     return _reduce(reduction.reduce_prod_p, x, axis, dtype or _sum_dtype(x.aval.dtype), keepdims)
@@ -89,7 +87,6 @@ def _require_nonempty(x: Tracer, axes: tuple, fn: str) -> None:
 
 
 @numpy_function("max", "amax", method="max")
-@ufunc_method("maximum", "reduce")
 def max(x: Any, axis: Any = None, keepdims: bool = False, initial: Any = None) -> Tracer:
     x = operand(x)
     if initial is None:
@@ -101,7 +98,6 @@ def max(x: Any, axis: Any = None, keepdims: bool = False, initial: Any = None) -
 
 
 @numpy_function("min", "amin", method="min")
-@ufunc_method("minimum", "reduce")
 def min(x: Any, axis: Any = None, keepdims: bool = False, initial: Any = None) -> Tracer:
     x = operand(x)
     if initial is None:
@@ -113,15 +109,45 @@ def min(x: Any, axis: Any = None, keepdims: bool = False, initial: Any = None) -
 
 
 @numpy_function("any", method="any")
-@ufunc_method("logical_or", "reduce")
 def any(x: Any, axis: Any = None, keepdims: bool = False) -> Tracer:
     return _reduce(reduction.reduce_or_p, convert(operand(x), np.bool_), axis, None, keepdims)
 
 
 @numpy_function("all", method="all")
-@ufunc_method("logical_and", "reduce")
 def all(x: Any, axis: Any = None, keepdims: bool = False) -> Tracer:
     return _reduce(reduction.reduce_and_p, convert(operand(x), np.bool_), axis, None, keepdims)
+
+
+# np.<ufunc>.reduce reduces axis 0 by default, where the functions above
+# (np.sum, np.max, ...) reduce every axis.
+@ufunc_method("add", "reduce")
+def add_reduce(x: Any, axis: Any = 0, dtype: Any = None, keepdims: bool = False) -> Tracer:
+    return sum(x, axis, dtype, keepdims)
+
+
+@ufunc_method("multiply", "reduce")
+def multiply_reduce(x: Any, axis: Any = 0, dtype: Any = None, keepdims: bool = False) -> Tracer:
+    return prod(x, axis, dtype, keepdims)
+
+
+@ufunc_method("maximum", "reduce")
+def maximum_reduce(x: Any, axis: Any = 0, keepdims: bool = False, initial: Any = None) -> Tracer:
+    return max(x, axis, keepdims, initial)
+
+
+@ufunc_method("minimum", "reduce")
+def minimum_reduce(x: Any, axis: Any = 0, keepdims: bool = False, initial: Any = None) -> Tracer:
+    return min(x, axis, keepdims, initial)
+
+
+@ufunc_method("logical_or", "reduce")
+def logical_or_reduce(x: Any, axis: Any = 0, keepdims: bool = False) -> Tracer:
+    return any(x, axis, keepdims)
+
+
+@ufunc_method("logical_and", "reduce")
+def logical_and_reduce(x: Any, axis: Any = 0, keepdims: bool = False) -> Tracer:
+    return all(x, axis, keepdims)
 
 
 @numpy_function("mean", method="mean")

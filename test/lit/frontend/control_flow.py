@@ -34,20 +34,22 @@ def for_loop_captures():
     # CHECK-NEXT: [59050. 59050. 59050.]
     print(f.jaxpr)
     # CHECK-NEXT: { lambda ; a:i64[]. let
-    # CHECK-NEXT:     b:f64[a] = broadcast_in_dim[broadcast_dimensions=() shape=(None,)] 1.0 a
-    # CHECK-NEXT:     c:f64[a] = for_loop[
-    # CHECK-NEXT:       body_jaxpr={ lambda d:i64[] ; e:i64[] f:f64[d]. let
-    # CHECK-NEXT:             g:f64[] = convert_element_type[new_dtype=f64 weak_type=False] d
-    # CHECK-NEXT:             h:f64[d] = broadcast_in_dim[broadcast_dimensions=() shape=(None,)] g d
-    # CHECK-NEXT:             i:f64[d] = mul f h
-    # CHECK-NEXT:           in (i) }
+    # CHECK-NEXT:     b:bool[] = ge a 0
+    # CHECK-NEXT:     _ = check[kind=ValueError message=negative dimensions are not allowed (got {})] b a
+    # CHECK-NEXT:     c:f64[a] = broadcast_in_dim[broadcast_dimensions=() shape=(None,)] 1.0 a
+    # CHECK-NEXT:     d:f64[a] = for_loop[
+    # CHECK-NEXT:       body_jaxpr={ lambda e:i64[] ; f:i64[] g:f64[e]. let
+    # CHECK-NEXT:             h:f64[] = convert_element_type[new_dtype=f64 weak_type=False] e
+    # CHECK-NEXT:             i:f64[e] = broadcast_in_dim[broadcast_dimensions=() shape=(None,)] h e
+    # CHECK-NEXT:             j:f64[e] = mul g i
+    # CHECK-NEXT:           in (j) }
     # CHECK-NEXT:       body_nconsts=1
     # CHECK-NEXT:       num_implicit_inputs=0
     # CHECK-NEXT:       num_implicit_outputs=0
     # CHECK-NEXT:       preserve_dimensions=True
-    # CHECK-NEXT:     ] a 0 10 1 b
-    # CHECK-NEXT:     j:f64[a] = add b c
-    # CHECK-NEXT:   in (j) }
+    # CHECK-NEXT:     ] a 0 10 1 c
+    # CHECK-NEXT:     k:f64[a] = add c d
+    # CHECK-NEXT:   in (k) }
 
 
 # The condition and the body each capture `x` and its dim.
@@ -123,8 +125,10 @@ def cond_three_way():
     # CHECK-NEXT:           in (m p) }
     # CHECK-NEXT:         { lambda q:i64[] r:f64[q] s:f64[] ; . let
     # CHECK-NEXT:             t:i64[] = add q 1
-    # CHECK-NEXT:             u:f64[t] = broadcast_in_dim[broadcast_dimensions=() shape=(None,)] 0.0 t
-    # CHECK-NEXT:           in (t u) }
+    # CHECK-NEXT:             u:bool[] = ge t 0
+    # CHECK-NEXT:             _ = check[kind=ValueError message=negative dimensions are not allowed (got {})] u t
+    # CHECK-NEXT:             v:f64[t] = broadcast_in_dim[broadcast_dimensions=() shape=(None,)] 0.0 t
+    # CHECK-NEXT:           in (t v) }
     # CHECK-NEXT:       )
     # CHECK-NEXT:       num_implicit_inputs=0
     # CHECK-NEXT:       num_implicit_outputs=1
@@ -156,8 +160,10 @@ def for_loop_resizing():
     # CHECK-NEXT:     c:i64[] d:f64[c] = for_loop[
     # CHECK-NEXT:       body_jaxpr={ lambda ; e:i64[] f:i64[] g:f64[e]. let
     # CHECK-NEXT:             h:i64[] = add e 1
-    # CHECK-NEXT:             i:f64[h] = broadcast_in_dim[broadcast_dimensions=() shape=(None,)] 1.0 h
-    # CHECK-NEXT:           in (h i) }
+    # CHECK-NEXT:             i:bool[] = ge h 0
+    # CHECK-NEXT:             _ = check[kind=ValueError message=negative dimensions are not allowed (got {})] i h
+    # CHECK-NEXT:             j:f64[h] = broadcast_in_dim[broadcast_dimensions=() shape=(None,)] 1.0 h
+    # CHECK-NEXT:           in (h j) }
     # CHECK-NEXT:       body_nconsts=0
     # CHECK-NEXT:       num_implicit_inputs=1
     # CHECK-NEXT:       num_implicit_outputs=1
@@ -172,3 +178,41 @@ def for_loop_resizing():
     # CHECK:      } do {
     # CHECK:        stablehlo.dynamic_broadcast_in_dim
     # CHECK:        stablehlo.return %{{.*}}, %{{.*}}, %{{.*}} : tensor<i64>, tensor<i64>, tensor<?xf64>
+
+
+# `x += 1.0` in a branch in a loop: autograph carries `x`, but the branches
+# return the array itself, so the cond has no result and the loop carries
+# nothing: the body writes the captured argument, which is written back.
+def bump_in_branch(x, n):
+    for k in range(n):
+        if k >= 0:
+            x += 1.0
+
+
+# CHECK-LABEL: TEST: in_place_update_in_branch_in_loop
+@run
+def in_place_update_in_branch_in_loop():
+    f = kiln.qjit(bump_in_branch, autograph=True)
+    x = np.zeros(3)
+    f(x, 4)
+    print(x)
+    # CHECK-NEXT: [4. 4. 4.]
+    print(f.jaxpr)
+    # CHECK-NEXT: { lambda ; a:i64[] b:f64[a] c:i64[]. let
+    # CHECK-NEXT:     _ = for_loop[
+    # CHECK-NEXT:       body_jaxpr={ lambda d:i64[] e:f64[d] ; f:i64[]. let
+    # CHECK-NEXT:             g:bool[] = ge f 0
+    # CHECK-NEXT:             _ = cond[
+    # CHECK-NEXT:               branches=(
+    # CHECK-NEXT:                 { lambda h:i64[] i:f64[h] ; . let
+    # CHECK-NEXT:                     j:f64[h] = broadcast_in_dim[broadcast_dimensions=() shape=(None,)] 1.0 h
+    # CHECK-NEXT:                     k:f64[h] = add i j
+    # CHECK-NEXT:                     _ = assign i k
+    # CHECK-NEXT:                   in () }
+    # CHECK-NEXT:                 { lambda l:i64[] m:f64[l] ; . let
+    # CHECK-NEXT:                   in () }
+    # CHECK-NEXT:               )
+    # CHECK:                  ] g d e
+    # CHECK-NEXT:           in () }
+    # CHECK:            ] a b 0 c 1
+    # CHECK-NEXT:   in (b) }

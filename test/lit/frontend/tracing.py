@@ -30,12 +30,14 @@ def int_argument_as_size():
     # CHECK-NEXT: [6. 6. 6. 6. 6.]
     print(f.jaxpr)
     # CHECK-NEXT: { lambda ; a:i64[]. let
-    # CHECK-NEXT:     b:f64[a] = broadcast_in_dim[broadcast_dimensions=() shape=(None,)] 1.0 a
-    # CHECK-NEXT:     c:f64[] = convert_element_type[new_dtype=f64 weak_type=False] a
-    # CHECK-NEXT:     d:f64[a] = broadcast_in_dim[broadcast_dimensions=() shape=(None,)] c a
-    # CHECK-NEXT:     e:f64[a] = mul b d
-    # CHECK-NEXT:     f:f64[a] = add b e
-    # CHECK-NEXT:   in (f) }
+    # CHECK-NEXT:     b:bool[] = ge a 0
+    # CHECK-NEXT:     _ = check[kind=ValueError message=negative dimensions are not allowed (got {})] b a
+    # CHECK-NEXT:     c:f64[a] = broadcast_in_dim[broadcast_dimensions=() shape=(None,)] 1.0 a
+    # CHECK-NEXT:     d:f64[] = convert_element_type[new_dtype=f64 weak_type=False] a
+    # CHECK-NEXT:     e:f64[a] = broadcast_in_dim[broadcast_dimensions=() shape=(None,)] d a
+    # CHECK-NEXT:     f:f64[a] = mul c e
+    # CHECK-NEXT:     g:f64[a] = add c f
+    # CHECK-NEXT:   in (g) }
 
 
 # The result's size n + 1 is not an input dim: it is returned first, as an
@@ -53,8 +55,10 @@ def computed_size_is_implicit_result():
     print(f.jaxpr)
     # CHECK-NEXT: { lambda ; a:i64[] b:f64[a]. let
     # CHECK-NEXT:     c:i64[] = add a 1
-    # CHECK-NEXT:     d:f64[c] = broadcast_in_dim[broadcast_dimensions=() shape=(None,)] 1.0 c
-    # CHECK-NEXT:   in (c d) }
+    # CHECK-NEXT:     d:bool[] = ge c 0
+    # CHECK-NEXT:     _ = check[kind=ValueError message=negative dimensions are not allowed (got {})] d c
+    # CHECK-NEXT:     e:f64[c] = broadcast_in_dim[broadcast_dimensions=() shape=(None,)] 1.0 c
+    # CHECK-NEXT:   in (c e) }
 
 
 # Both arguments name axis 0 "n": one dim variable, no run-time check.
