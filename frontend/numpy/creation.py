@@ -69,8 +69,6 @@ def _refuse_negative_dims(shape: tuple) -> None:
     traced one when the program runs (the allocation may be optimized away,
     so its own size check cannot be relied on). Dims of arguments are never
     negative and need no check."""
-    from kiln import numpy as knp
-
     for d in shape:
         if isinstance(d, Tracer) and not _is_argument_dim(d):
             check(knp.greater_equal(d, 0), "ValueError", "negative dimensions are not allowed (got {})",
