@@ -182,6 +182,11 @@ class Builder:
                 "created it; return it from that body instead of storing it in Python state."
             )
         outer = self.parent.lift(x)
+        if id(outer) in self.lifted:
+            # `x` is of an outer scope that the parent had already lifted, and this
+            # scope had lifted the parent's tracer: one constvar for both.
+            self.lifted[id(x)] = self.lifted[id(outer)]
+            return self.lifted[id(outer)]
         shape = tuple(d if is_static_dim(d) else self.lift(d) for d in outer.aval.shape)
         inner = Tracer(self, outer.aval.update(shape=shape))
         self.constvars.append(inner)

@@ -1,6 +1,7 @@
 """Regression tests: each failure found by differential fuzzing
-(test/fuzz/program_gen.py, cmake-free-scripts/fuzz_long.py) or by the
-bad-input matrix, minimized, next to NumPy's answer."""
+(test/fuzz/program_gen.py, cmake-free-scripts/fuzz_long.py), by the
+bad-input matrix or by the user-program corpus (test/corpus), minimized,
+next to NumPy's answer."""
 
 import subprocess
 import sys
@@ -563,3 +564,52 @@ def test_slice_of_a_statically_empty_dim_compiles():
         x = np.arange(np.prod(shape), dtype=np.float32).reshape(shape)
         for got, want in zip(kiln.qjit(f)(x), f(x)):
             assert got.shape == want.shape and got.dtype == want.dtype
+
+
+# Found by the user-program corpus (test/corpus, test/test_user_corpus.py).
+
+def _running_sum_after_early_return(x):
+    v = np.zeros_like(x)
+    if x.size == 0:
+        return v
+    v[0] = x[0]
+    for t in range(1, len(x)):
+        v[t] = v[t - 1] + x[t]
+    return v
+
+
+@pytest.mark.parametrize("size", [0, 1, 7, 100])
+def test_writes_in_a_loop_inside_a_branch_that_wrote_first(size):
+    """finance.ewma_volatility: a write in a branch, then a loop in the same
+    branch writing the same outer array. The branch's propagation marked
+    the loop's writes as handled before they left the loop, so the loop
+    read and wrote a stale copy: every element but the first came back 0."""
+    x = np.arange(1.0, size + 1.0)
+    got, want, _, _ = run_both(_running_sum_after_early_return, x)
+    assert_same(got, want)
+
+
+def _relax_after_break(w, u):
+    n = w.shape[0]
+    dist = np.full(n, np.inf)
+    visited = np.zeros(n, dtype=bool)
+    for _ in range(n):
+        if u == -1:
+            break
+        visited[u] = True
+        for v in range(n):
+            if w[u, v] < dist[v]:
+                dist[v] = 1.0
+    return dist, visited
+
+
+@pytest.mark.parametrize("size", [0, 1, 5])
+def test_a_value_captured_again_through_the_parent_scope_is_one_constant(size):
+    """graphs.dijkstra: a branch captured the array size `n` directly, then
+    a loop bound inside it reached `n` through the loop's scope; the branch
+    got two constants for one value and the cond was refused as a kiln bug
+    ("every branch takes the cond's constants and nothing else")."""
+    w = np.arange(size * size, dtype=np.float64).reshape(size, size)
+    got, want, _, _ = run_both(_relax_after_break, w, np.int64(0 if size else -1))
+    for g, e in zip(got, want):
+        assert_same(g, e)

@@ -110,7 +110,7 @@ class TensorssaBlockPropagation(ModulePass):
 
     def apply(self, module: ir.Module) -> None:
         while True:
-            pending = None
+            pending, pending_depth = None, -1
             for update in collect_ops(module, {"tensorssa.update"}):
                 update = as_operation(update)
                 parent = as_operation(update.parent)
@@ -120,8 +120,20 @@ class TensorssaBlockPropagation(ModulePass):
                 if parent.name not in CONTROL_OPS:
                     raise KilnInternalError(
                         f"tensorssa-block-propagation: a write inside {parent.name} is not supported")
-                pending = (parent, old)
-                break
+                # Innermost first: a write in a loop inside a branch must leave the loop
+                # before the branch returns the array (the branch marks every update of
+                # it in its regions as handled, the loop's too).
+                depth = _depth(update)
+                if depth > pending_depth:
+                    pending, pending_depth = (parent, old), depth
             if pending is None:
                 return
             _propagate(*pending)
+
+
+def _depth(op: ir.Operation) -> int:
+    depth = 0
+    while op.parent is not None:
+        op = as_operation(op.parent)
+        depth += 1
+    return depth
