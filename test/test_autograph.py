@@ -327,6 +327,44 @@ def test_traced_and_short_circuits_a_checked_right_operand():
     assert first_big.num_compiles == 1
 
 
+@pytest.mark.parametrize("size", [0, 1, 7, 50])
+def test_chained_comparisons_on_traced_values(size):
+    """`lo <= v < hi` (test/corpus image.box_blur, audio.band_energies):
+    Python's `lo <= v and v < hi`, with `v` evaluated once and the second
+    link only where the first holds (`x[i]` is never read out of bounds)."""
+
+    def in_band(x, lo, hi):
+        count = 0
+        i = 0
+        while i < x.shape[0] and 0 <= i < x.shape[0] and lo <= x[i] < hi:
+            i += 1
+        for v in x:
+            if lo <= v < hi != lo:
+                count += 1
+        return count, i, 1 < 0 < 2, lo < hi > lo
+
+    x = np.linspace(0.0, 10.0, size)
+    got = kiln.qjit(in_band)(x, 0.5, 6.0)
+    assert [bool(g) if isinstance(w, bool) else int(g) for g, w in zip(got, in_band(x, 0.5, 6.0))] == \
+        list(in_band(x, 0.5, 6.0))
+
+
+def test_a_chained_comparison_evaluates_each_operand_once_and_stops_early():
+    calls = []
+
+    def middle(v):
+        calls.append(v)
+        return v
+
+    converted = convert(_chain_of_python_values)
+    assert converted(2, middle) == (True, False)
+    assert calls == [2, 2]  # once per chain: the second chain stops before its last operand
+
+
+def _chain_of_python_values(a, middle):
+    return 1 < middle(a) < 3, 5 < middle(a) < (1 / 0)
+
+
 def test_scalar_arguments_as_predicates():
     @kiln.qjit(autograph=True)
     def larger(a, b):

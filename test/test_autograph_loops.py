@@ -239,6 +239,25 @@ def test_unpacking_a_traced_row():
         f(np.random.rand(4, 5))
 
 
+def test_nested_unpacking_of_a_traced_array():
+    """graphics.fill_triangle in test/corpus: `(x0, y0), (x1, y1), (x2, y2) = tri`
+    unpacks the rows, then each row, each with its run-time check."""
+
+    def twice_area(tri, pair):
+        (x0, y0), (x1, y1), (x2, y2) = tri
+        (a, b), c = (pair, x0)
+        return (x1 - x0) * (y2 - y0) - (x2 - x0) * (y1 - y0) + a * b * c
+
+    f = kiln.qjit(twice_area)
+    for scale in (0.5, 3.0):
+        tri, pair = np.random.rand(3, 2) * scale, np.random.rand(2)
+        np.testing.assert_allclose(f(tri, pair), twice_area(tri, pair))
+    with pytest.raises(ValueError, match="unpack"):
+        f(np.random.rand(3, 3), np.random.rand(2))
+    with pytest.raises(ValueError, match="unpack"):
+        f(np.random.rand(3, 2), np.random.rand(4))
+
+
 def test_unpacking_rows_of_a_for_loop_over_an_array():
     def spread(P):
         s = 0.0

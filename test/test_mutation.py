@@ -87,6 +87,23 @@ def check_sizes(fn, make_args, sizes=(0, 1, 2, 5, 8)) -> kiln.qjit:
 # Views of one base
 
 
+def test_a_row_written_from_a_tuple_of_traced_scalars():
+    """physics.rk4_pendulum in test/corpus: `traj[k] = theta, omega` makes an
+    array of the tuple first, as NumPy does (ints into a float row included)."""
+
+    def trajectory(x, steps):
+        traj = np.zeros((steps + 1, 3))
+        a, b = x[0], x[-1]
+        traj[0] = a, b, 1
+        for k in range(steps):
+            a, b = a + 0.5 * b, b - 0.5 * a
+            traj[k + 1] = (a, b, k)
+        x[:2] = [b, a]
+        return traj
+
+    check_sizes(trajectory, lambda n: (rand(max(n, 2)), n))
+
+
 def test_sibling_views_of_one_base():
     def f(x):
         a = x[0:3]

@@ -744,7 +744,7 @@ def test_out_of_bounds_index_array():
 
 
 @pytest.mark.parametrize("fn,name", [(lambda x: np.fft.fft(x), "fft.fft"), (lambda x: np.unique(x), "unique"),
-                                     (lambda x: np.sort(x), "sort"), (lambda x: np.linalg.norm(x), "linalg.norm")])
+                                     (lambda x: np.sort(x), "sort"), (lambda x: np.linalg.eigvals(x), "linalg.eigvals")])
 def test_unsupported_numpy_function(fn, name):
     with pytest.raises(TypeError, match=rf"np\.{re.escape(name)} is not supported"):
         kiln.qjit(fn)(np.ones(3))
@@ -755,6 +755,41 @@ def test_empty_reduction_without_identity():
     assert f(np.array([1.0, 5.0, 2.0])) == 5.0
     with pytest.raises(ValueError, match="zero-size array"):
         f(np.ones(0))
+
+
+def _norms_and_diagonals(x, v):
+    return (np.linalg.norm(x), np.linalg.norm(v), np.linalg.norm(x, axis=1), np.linalg.norm(x, axis=0, keepdims=True),
+            np.linalg.norm(v, 1), np.linalg.norm(v, 0), np.linalg.norm(v, 3), np.linalg.norm(x, "fro"),
+            np.linalg.norm(x.astype(np.float32)), np.linalg.norm((10 * v).astype(np.int32)),
+            np.diag(x), np.diag(x, 1), np.diag(x, -2), np.diag(v), np.diag(v, 2), np.diag(v, -1),
+            np.count_nonzero(v), np.count_nonzero(x > 0.5, axis=0), np.count_nonzero(x, axis=1, keepdims=True))
+
+
+def _norms_of_nonempty(x, v):
+    return (np.linalg.norm(v, np.inf), np.linalg.norm(v, -np.inf), np.linalg.norm(x, 1), np.linalg.norm(x, np.inf),
+            np.linalg.norm(x, -1), np.linalg.norm(x, -np.inf, keepdims=True))
+
+
+_norms_jit, _nonempty_norms_jit = kiln.qjit(_norms_and_diagonals), kiln.qjit(_norms_of_nonempty)
+
+
+@pytest.mark.parametrize("n", SIZES)
+def test_norm_diag_and_count_nonzero(n):
+    """np.linalg.norm, np.diag, np.count_nonzero (test/corpus: least squares,
+    shading, correlation matrices, Hamming distances)."""
+    x, v = rand((n, n + 2)), rand(n)
+    v[::3] = 0.0
+    compare(_norms_jit, _norms_and_diagonals, x, v)
+    if n:
+        compare(_nonempty_norms_jit, _norms_of_nonempty, x, v)
+    else:  # max/min of an empty axis: NumPy's ValueError, at run time
+        with pytest.raises(ValueError, match="zero-size array"):
+            _nonempty_norms_jit(x, v)
+
+
+def test_norm_orders_kiln_does_not_support_are_named():
+    with pytest.raises(TypeError, match=r"np.linalg.norm: ord=2 over 2 axes is not supported"):
+        kiln.qjit(lambda x: np.linalg.norm(x, 2))(np.ones((2, 2)))
 
 
 # --------------------------------------------------------------------------

@@ -13,18 +13,9 @@ from corpus import PROGRAMS, SIZES, Program, run_both
 _ALL = tuple(SIZES)
 # Programs kiln does not run yet: name -> (the sizes that fail, the precise cause).
 MISSING: dict[str, tuple[tuple[str, ...], str]] = {
-    "image.box_blur": (_ALL, "a chained comparison `0 <= ii < h` on traced values calls bool() on a tracer"),
-    "audio.band_energies": (_ALL, "a chained comparison `lo <= f < hi` on traced values calls bool() on a tracer"),
-    "statistics.correlation_matrix": (_ALL, "np.diag is not supported on traced values"),
-    "optimization.lstsq_gradient_descent": (_ALL, "np.linalg.norm is not supported on traced values"),
-    "graphics.blinn_phong": (_ALL, "np.linalg.norm is not supported on traced values"),
-    "bioinformatics.hamming_matrix": (("0", "odd", "large"), "np.count_nonzero is not supported on traced values"),
     "bioinformatics.smith_waterman_score": (_ALL, "a loop carries a tuple (`best_pos = (i, j)`); autograph "
                                                   "carries arrays and numbers only"),
-    "graphics.fill_triangle": (_ALL, "nested unpacking of a traced array `(x0, y0), (x1, y1), (x2, y2) = tri` "
-                                     "iterates over a traced array with a dynamic first dim"),
     "finance.black_scholes_calls": (_ALL, "math.erf on a traced value (no erf primitive)"),
-    "physics.rk4_pendulum": (_ALL, "`traj[0] = theta, omega`: a tuple of traced scalars as the value of a write"),
     "graphs.bfs_distances": (("1",), "a static out-of-bounds index (`queue[tail]`, tail == 1 == n at trace time) in "
                                      "a branch never taken at run time raises IndexError while tracing"),
 }

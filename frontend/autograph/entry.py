@@ -42,6 +42,7 @@ class _Context:
     and_ = staticmethod(runtime.and_)
     or_ = staticmethod(runtime.or_)
     not_ = staticmethod(runtime.not_)
+    compare_chain = staticmethod(runtime.compare_chain)
     py_cond = staticmethod(runtime.py_cond)
     py_iter = staticmethod(runtime.py_iter)
     range_ = staticmethod(runtime.range_)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import abc
 import builtins
+import operator
 from typing import Any, Callable, Sequence
 
 import numpy as np
@@ -97,6 +98,28 @@ def or_(left: Callable[[], Any], right: Callable[[], Any]) -> Any:
     if not _is_traced(a):
         return a if a else right()
     return _traced_bool_op("or", _as_bool(a, "`or`", "the left operand"), right)
+
+
+# The comparisons of a chain, by the name of their ast node.
+_COMPARISONS = {
+    "Eq": operator.eq, "NotEq": operator.ne, "Lt": operator.lt, "LtE": operator.le, "Gt": operator.gt,
+    "GtE": operator.ge, "Is": operator.is_, "IsNot": operator.is_not,
+    "In": lambda a, b: a in b, "NotIn": lambda a, b: a not in b,
+}
+
+
+def compare_chain(operands: Sequence[Callable[[], Any]], ops: Sequence[str]) -> Any:
+    """`a < b <= c`: Python's `a < b and b <= c` with `b` evaluated once and
+    `c` only when `a < b` holds; a traced link makes the rest an `and_`."""
+
+    def links_from(k: int, left: Any) -> Any:
+        right = operands[k + 1]()
+        link = _COMPARISONS[ops[k]](left, right)
+        if k + 1 == len(ops):
+            return link
+        return and_(lambda: link, lambda: links_from(k + 1, right))
+
+    return links_from(0, operands[0]())
 
 
 def _traced_bool_op(op: str, a: Any, right: Callable[[], Any]) -> Any:
@@ -372,14 +395,25 @@ def _checked_branch(branch: Callable, init: tuple, out_names: tuple, where: str,
 # --- calls
 
 
-def unpack(value: Any, count: int) -> Any:
+def unpack(value: Any, targets: int | tuple) -> Any:
     """`a, b, c = value` in converted code: a traced array whose first dim
     is only known at run time unpacks into its rows, with a run-time check
-    that it has `count` of them (Python raises ValueError otherwise)."""
-    if not _is_traced(value) or value.ndim == 0 or is_static_dim(value.shape[0]):
-        return value
-    from kiln.numpy._base import require_equal_dims
+    that it has `count` of them (Python raises ValueError otherwise).
+    `targets` is the count, or for nested targets (`(a, b), c = value`) a
+    tuple with one entry per target: None for a name, the nested targets'
+    tuple for a nested one, whose rows unpack the same way."""
+    nested = targets if isinstance(targets, tuple) else (None,) * targets
+    count = len(nested)
+    if _is_traced(value) and value.ndim > 0 and not is_static_dim(value.shape[0]):
+        from kiln.numpy._base import require_equal_dims
 
-    require_equal_dims(value.shape[0], count, "ValueError",
-                       "cannot unpack a traced array with {} rows into %d variables" % count)
-    return tuple(value[k] for k in range(count))
+        require_equal_dims(value.shape[0], count, "ValueError",
+                           "cannot unpack a traced array with {} rows into %d variables" % count)
+        rows = tuple(value[k] for k in range(count))
+    elif all(t is None for t in nested):
+        return value
+    else:
+        rows = tuple(value)
+        if len(rows) != count:
+            return rows  # Python's own ValueError, raised by the assignment
+    return tuple(row if t is None else unpack(row, t) for row, t in zip(rows, nested))

@@ -65,7 +65,8 @@ def _unpack(names: Sequence[str], value: ast.expr, at: ast.AST) -> ast.stmt:
 
 
 class ExpressionConverter(ast.NodeTransformer):
-    """`and` / `or` / `not` / `a if c else b` → ag__.and_ / or_ / not_ / ifexp."""
+    """`and` / `or` / `not` / `a if c else b` / `a < b < c` → ag__.and_ / or_ /
+    not_ / ifexp / compare_chain."""
 
     def __init__(self, filename: str):
         self.filename = filename
@@ -77,6 +78,16 @@ class ExpressionConverter(ast.NodeTransformer):
         for value in reversed(node.values[:-1]):
             result = _call(helper, _thunk(value), _thunk(result))
         return ast.copy_location(result, node)
+
+    def visit_Compare(self, node):
+        """`a < b <= c` → ag__.compare_chain: Python evaluates `b` once and
+        stops at the first false link; a traced link joins the rest as `and`."""
+        self.generic_visit(node)
+        if len(node.ops) == 1:
+            return node
+        operands = ast.Tuple([_thunk(e) for e in [node.left, *node.comparators]], ast.Load())
+        ops = _str_tuple([type(op).__name__ for op in node.ops])
+        return ast.copy_location(_call("compare_chain", operands, ops), node)
 
     def visit_UnaryOp(self, node):
         self.generic_visit(node)
@@ -109,7 +120,8 @@ def _convert_iter(expr: ast.expr) -> ast.expr:
 
 class UnpackWrapper(ast.NodeTransformer):
     """`a, b, c = v` → `a, b, c = ag__.unpack(v, 3)`: a traced row whose
-    length is only known at run time unpacks with a run-time check."""
+    length is only known at run time unpacks with a run-time check (nested
+    targets `(a, b), c = v` → `ag__.unpack(v, ((None, None), None))`)."""
 
     def visit_Assign(self, node):
         self.generic_visit(node)
@@ -117,10 +129,21 @@ class UnpackWrapper(ast.NodeTransformer):
                 or getattr(node, "kiln_generated", False)):
             return node
         elts = node.targets[0].elts
-        if any(isinstance(e, ast.Starred) for e in elts) or isinstance(node.value, (ast.Tuple, ast.List)):
+        nested = any(isinstance(e, (ast.Tuple, ast.List)) for e in elts)
+        if any(isinstance(e, ast.Starred) for e in elts) or (isinstance(node.value, (ast.Tuple, ast.List))
+                                                             and not nested):
             return node
-        node.value = ast.copy_location(_call("unpack", node.value, ast.Constant(len(elts))), node.value)
+        targets = _unpack_targets(node.targets[0]) if nested else ast.Constant(len(elts))
+        node.value = ast.copy_location(_call("unpack", node.value, targets), node.value)
         return node
+
+
+def _unpack_targets(target: ast.expr) -> ast.expr:
+    """`(a, b), c` → `((None, None), None)`: ag__.unpack's picture of nested targets
+    (a starred one stays Python's: None, as a plain name)."""
+    if isinstance(target, (ast.Tuple, ast.List)) and not any(isinstance(e, ast.Starred) for e in target.elts):
+        return ast.Tuple([_unpack_targets(e) for e in target.elts], ast.Load())
+    return ast.Constant(None)
 
 
 class CallWrapper(ast.NodeTransformer):

@@ -133,10 +133,19 @@ def _expand_run_time_units(value: Any, shape: tuple, what: str) -> Any:
     return value
 
 
+def _holds_tracer(value: Any) -> bool:
+    if isinstance(value, (list, tuple)):
+        return any(_holds_tracer(v) for v in value)
+    return isinstance(value, Tracer)
+
+
 @tracer_method("__setitem__")
 def setitem(x: Any, idx: Any, value: Any) -> None:
     """`x[idx] = value` with NumPy's basic and integer-array indexing."""
     target = _writable_target(x, "x[idx] = value")
+    if isinstance(value, (list, tuple)) and _holds_tracer(value):
+        # `row[0] = theta, omega`: NumPy makes an array of the sequence first.
+        value = knp.asarray(value)
     if isinstance(idx, Tracer) and idx.aval.dtype == np.bool_ or isinstance(idx, np.ndarray) and idx.dtype == bool:
         _masked_assign(target, operand(idx), value)
         return
