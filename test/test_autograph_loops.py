@@ -258,6 +258,32 @@ def test_nested_unpacking_of_a_traced_array():
         f(np.random.rand(3, 2), np.random.rand(4))
 
 
+def test_a_tuple_is_carried_through_loops_and_branches():
+    """bioinformatics.smith_waterman_score in test/corpus: `best_pos = (i, j)`
+    in an `if` in a loop carries a tuple of traced ints."""
+
+    def argmax_2d(H):
+        best, best_pos = -1.0, (0, 0)
+        for i in range(H.shape[0]):
+            for j in range(H.shape[1]):
+                if H[i, j] > best:
+                    best = H[i, j]
+                    best_pos = (i, j)
+        k = 0
+        pair = (0.0, (1, 2.0))
+        while k < H.shape[0]:
+            pair = (pair[0] + H[k, 0], (pair[1][0] + 1, pair[1][1]))
+            k += 1
+        return best, best_pos, pair
+
+    f = kiln.qjit(argmax_2d)
+    for n in SIZES:
+        H = np.random.rand(n, 3)
+        got, want = f(H), argmax_2d(H)
+        assert got[1] == want[1] and got[2][1] == want[2][1]
+        np.testing.assert_allclose([got[0], got[2][0]], [want[0], want[2][0]])
+
+
 def test_unpacking_rows_of_a_for_loop_over_an_array():
     def spread(P):
         s = 0.0

@@ -11,7 +11,6 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from kiln.autograph.runtime import (
-    _CARRYABLE,
     _TracedArray,
     _TracedIter,
     _TracedRange,
@@ -20,6 +19,7 @@ from kiln.autograph.runtime import (
     _carry_check,
     _is_traced,
     _rethrow,
+    carryable,
     if_stmt,
 )
 from kiln.errors import KilnError, KilnInternalError, KilnTypeError
@@ -86,7 +86,7 @@ def _compiles(iterable: range, init: tuple, names: tuple, target: str | None) ->
 
     if not is_tracing() or len(iterable) < 2:
         return False
-    return all(isinstance(v, _CARRYABLE) or (isinstance(v, _Undefined) and n == target)
+    return all(carryable(v) or (isinstance(v, _Undefined) and n == target)
                for n, v in zip(names, init))
 
 

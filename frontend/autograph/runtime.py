@@ -310,6 +310,14 @@ def zip_(zip_fn: Any, *iterables: Any, **kwargs: Any) -> Any:
 _CARRYABLE = (Tracer, bool, int, float, complex, np.generic, np.ndarray)
 
 
+def carryable(value: Any) -> bool:
+    """An array or a number, or a tuple of carryable values (`best = (i, j)`):
+    what kiln's loops and conds carry (tuples as trees of values)."""
+    if isinstance(value, tuple):
+        return builtins.all(carryable(v) for v in value)
+    return isinstance(value, _CARRYABLE)
+
+
 def _carry_check(names: Sequence[str], values: Sequence[Any], where: str, what: str) -> None:
     """Values carried through a compiled loop must exist and be arrays or numbers."""
     for name, value in zip(names, values):
@@ -318,11 +326,11 @@ def _carry_check(names: Sequence[str], values: Sequence[Any], where: str, what: 
                 f"{where}: variable {name!r} is assigned in the {what} body and used afterwards (after the loop "
                 f"or in the next iteration), but has no value before the loop; a loop over traced values may run "
                 f"zero times, so give {name!r} a value before the loop.")
-        if not isinstance(value, _CARRYABLE):
+        if not carryable(value):
             raise KilnTypeError(
                 f"{where}: variable {name!r} is assigned in the {what} body and carried to the next iteration, "
-                f"but holds a {type(value).__name__}; a loop over traced values can carry arrays and numbers "
-                "only. Keep other Python objects out of the loop body.")
+                f"but holds a {type(value).__name__}; a loop over traced values can carry arrays, numbers and "
+                "tuples of them only. Keep other Python objects out of the loop body.")
 
 
 def _rethrow(error: KilnError, where: str, names: Sequence[str]) -> KilnError:
@@ -382,11 +390,11 @@ def _checked_branch(branch: Callable, init: tuple, out_names: tuple, where: str,
                     f"{where}: variable {name!r} is used after this `if`, but the {which} branch leaves it "
                     f"undefined; the condition is traced, so both branches are compiled and each must give "
                     f"{name!r} a value. Assign it before the `if` or in every branch.")
-            if not isinstance(value, _CARRYABLE):
+            if not carryable(value):
                 raise KilnTypeError(
                     f"{where}: variable {name!r} is assigned in this `if` and used after it, but holds a "
-                    f"{type(value).__name__}; with a traced condition branches can only produce arrays "
-                    "and numbers.")
+                    f"{type(value).__name__}; with a traced condition branches can only produce arrays, "
+                    "numbers and tuples of them.")
         return out
 
     return run
