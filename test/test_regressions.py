@@ -613,3 +613,29 @@ def test_a_value_captured_again_through_the_parent_scope_is_one_constant(size):
     got, want, _, _ = run_both(_relax_after_break, w, np.int64(0 if size else -1))
     for g, e in zip(got, want):
         assert_same(g, e)
+
+
+def _static_index_out_of_bounds_where_it_may_not_run(flag, n):
+    out = np.zeros(3)
+    if flag > 0:
+        out[5] = 1.0
+    for _ in range(n):
+        out[1] += out[-4]
+    return out
+
+
+@pytest.mark.parametrize("flag, n, error", [(0, 0, None), (1, 0, "index 5 is out"), (0, 2, "index -4 is out")])
+def test_a_static_index_out_of_bounds_raises_only_where_it_runs(flag, n, error):
+    """graphs.bfs_distances at size 1: `queue[tail] = v` with a Python int
+    `tail` past the end, in a branch never taken at run time, raised
+    IndexError while tracing. In a loop body or a branch it is a run-time
+    check (NumPy raises only if the line runs); at the top level it still
+    raises while tracing."""
+    f = kiln.qjit(_static_index_out_of_bounds_where_it_may_not_run)
+    if error is None:
+        assert_same(f(flag, n), _static_index_out_of_bounds_where_it_may_not_run(flag, n))
+        return
+    with pytest.raises(IndexError, match=error):
+        _static_index_out_of_bounds_where_it_may_not_run(flag, n)
+    with pytest.raises(IndexError, match=error):
+        f(flag, n)

@@ -14,8 +14,6 @@ _ALL = tuple(SIZES)
 # Programs kiln does not run yet: name -> (the sizes that fail, the precise cause).
 MISSING: dict[str, tuple[tuple[str, ...], str]] = {
     "finance.black_scholes_calls": (_ALL, "math.erf on a traced value (no erf primitive)"),
-    "graphs.bfs_distances": (("1",), "a static out-of-bounds index (`queue[tail]`, tail == 1 == n at trace time) in "
-                                     "a branch never taken at run time raises IndexError while tracing"),
 }
 
 
