@@ -60,6 +60,7 @@ DEFAULT_PIPELINE: Pipeline = [
     ("linalg", [
         "kiln-dims-from-shapes",
         "kiln-lower-checks",
+        "kiln-lower-prints",
         "kiln-legalize-writes",
         "kiln-legalize-dynamic",
         "kiln-legalize-control-flow",
