@@ -83,7 +83,10 @@ def _print_hook(text: bytes, words, count: int) -> None:
 def install_print_hook(library: ctypes.CDLL) -> None:
     """Route the library's `kiln.print`s to `sys.stdout` (without the hook,
     support.c prints them in plain C, as for a library called from C)."""
-    setter = library.kiln_set_print_hook
+    try:
+        setter = library.kiln_set_print_hook
+    except AttributeError:
+        return  # exported by a kiln older than debug_print: it has no prints to route
     setter.argtypes = [PRINT_HOOK_TYPE]
     setter.restype = None
     setter(_print_hook)
