@@ -10,7 +10,6 @@ Writes through a mask (`x[mask] = v`, `x[mask] += v`) are in mutation.py.
 
 from __future__ import annotations
 
-import weakref
 from dataclasses import dataclass
 from typing import Any
 
@@ -35,10 +34,10 @@ class _Positions:
     valid_through: int  # the scope's equations up to here write nothing the mask aliases
 
 
-# Per scope: mask id -> its positions. `Z[I] = Z[I] ** 2 + C[I]` then finds
-# the positions of I once, and the three selections share one count dim (so
-# the write needs no run-time size check).
-_POSITIONS_BY_SCOPE: "weakref.WeakKeyDictionary[Builder, dict[int, _Positions]]" = weakref.WeakKeyDictionary()
+# Each scope keeps ("true positions", mask id) -> _Positions in its `derived`
+# table: `Z[I] = Z[I] ** 2 + C[I]` then finds the positions of I once, and
+# the three selections share one count dim (so the write needs no run-time
+# size check).
 
 
 def _still_valid(builder: Builder, entry: _Positions) -> bool:
@@ -64,13 +63,13 @@ def true_positions(mask: Any) -> tuple[Any, Any]:
         return positions.size, operand(positions)
     builder = current_builder()
     mask = builder.lift(mask)
-    cache = _POSITIONS_BY_SCOPE.setdefault(builder, {})
-    entry = cache.get(id(mask))
+    key = ("true positions", id(mask))
+    entry = builder.derived.get(key)
     if entry is not None and _still_valid(builder, entry):
         return entry.count, entry.positions
     flat_input = mask if mask.aval.ndim else reshape_view(mask, [1])
     count, positions = bind(index_prims.flatnonzero_p, flat_input)
-    cache[id(mask)] = _Positions(mask, count, positions, len(builder.eqns))
+    builder.derived[key] = _Positions(mask, count, positions, len(builder.eqns))
     return count, positions
 
 
