@@ -23,6 +23,11 @@ IRDL cannot express (at most two check values) by `kiln-lower-checks`.
   IRDL variadic operand takes a single type. Effectful: never removed,
   merged or reordered. Lowered by `kiln-lower-prints`.
   `"kiln.print"(%t) {format = "x = {0}", dtypes = ["float64"]} : (tuple<tensor<?xf64>>) -> ()`
+- `kiln.flatnonzero`: the row-major flat positions of the true elements of
+  a bool tensor (rank >= 1), in increasing order, and how many there are
+  (the positions' size, known only when the program runs). Lowered to two
+  loops by `kiln-legalize-dynamic`.
+  `%n, %p = "kiln.flatnonzero"(%mask) : (tensor<?x3xi1>) -> (tensor<i64>, tensor<?xi64>)`
 """
 
 from __future__ import annotations
@@ -71,6 +76,13 @@ irdl.dialect @kiln {{
     irdl.operands(values: %values)
     irdl.attributes {{ "format" = %format, "dtypes" = %dtypes }}
   }}
+  irdl.operation @flatnonzero {{
+    %mask = irdl.base "!builtin.tensor"
+    %count = irdl.is tensor<i64>
+    %positions = irdl.is tensor<?xi64>
+    irdl.operands(mask: %mask)
+    irdl.results(count: %count, positions: %positions)
+  }}
 }}
 '''
 
@@ -103,3 +115,13 @@ def print_values(values: list, format: str, dtypes: list[str]) -> None:
     ir.Operation.create("kiln.print", results=[], operands=[packed], attributes={
         "format": ir.StringAttr.get(format),
         "dtypes": ir.ArrayAttr.get([ir.StringAttr.get(d) for d in dtypes])})
+
+
+def flatnonzero(mask) -> tuple:
+    """Build `kiln.flatnonzero(mask)`; return its (count, positions) results."""
+    from kiln.compiler.mlir import ir
+
+    i64 = ir.IntegerType.get_signless(64)
+    op = ir.Operation.create("kiln.flatnonzero", operands=[mask], results=[
+        ir.RankedTensorType.get([], i64), ir.RankedTensorType.get([ir.ShapedType.get_dynamic_size()], i64)])
+    return op.results[0], op.results[1]
