@@ -154,11 +154,16 @@ def test_mask_of_a_non_contiguous_view():
 
 
 def test_concrete_masks_have_static_counts():
-    def f(x):
-        return x[np.array([True, False, True, True])], x[[False, True, False, False]]
+    def f(x, v):
+        picked = x[np.array([True, False, True, True])], x[[False, True, False, False]], x[np.zeros(4, bool)]
+        x[[True, False, True, False]] = 5.0
+        x[np.array([False, True, False, True])] = v[:2]
+        x[np.zeros(4, bool)] = v[:0]
+        x[np.zeros(4, bool)] += 1.0
+        return picked
 
     compiled = kiln.qjit(f)
-    same_as_numpy(compiled, f, rand(4))
+    same_as_numpy(compiled, f, rand(4), rand(3))
 
 
 def test_selection_in_arithmetic_with_the_same_mask():
@@ -387,6 +392,44 @@ def test_masks_in_branches():
     for n in SIZES:
         for t in (-100.0, 0.5, 100.0):
             same_as_numpy(compiled, f, rand(n), t)
+
+
+def test_selection_chosen_by_a_branch():
+    def f(x, t):
+        if t > 0:
+            y = x[x > 0]
+        else:
+            y = x[x < 0]
+        return y * 2
+
+    compiled = kiln.qjit(f)
+    for n in SIZES:
+        for t in (-1.0, 1.0):
+            same_as_numpy(compiled, f, rand(n), t)
+
+
+def test_selection_shrinks_in_a_loop():
+    def f(x, n):
+        for _ in range(n):
+            x = x[x > 0.1] * 0.9
+        return x
+
+    compiled = kiln.qjit(f)
+    for size in SIZES:
+        same_as_numpy(compiled, f, np.abs(rand(size)), 4)
+
+
+def test_mask_made_before_a_loop_writes_in_every_iteration():
+    def f(x, y, n):
+        m = x > 0
+        for _ in range(n):
+            y[m] += 1.0
+            y[~m] = y[~m] * 2.0
+        return y
+
+    compiled = kiln.qjit(f)
+    for size in SIZES:
+        same_as_numpy(compiled, f, rand(size), rand(size), 3)
 
 
 def test_selection_grows_in_a_while_loop():
