@@ -519,3 +519,23 @@ def test_compress_with_a_true_past_the_end_is_an_index_error():
     with pytest.raises(IndexError, match="out of bounds"):
         compiled(np.array([True, False, False, True]), np.arange(3.0))
     same_as_numpy(compiled, lambda c, a: np.compress(c, a), np.array([True, False, False, False]), np.arange(3.0))
+
+
+@pytest.mark.compiled_only
+def test_run_time_sizes_survive_export_and_pickling(tmp_path):
+    """A result whose length is data comes back through an exported library
+    (kiln.load) and through a pickled function."""
+    import pickle
+
+    @kiln.qjit
+    def positives(x: kiln.ShapeDtype(("n",), "float64")):
+        return x[x > 0], np.nonzero(x > 1)[0]
+
+    kiln.export(positives, str(tmp_path))
+    loaded = kiln.load(str(tmp_path))
+    unpickled = pickle.loads(pickle.dumps(positives))
+    for n in SIZES:
+        x = rand(n)
+        expected = (x[x > 0], np.nonzero(x > 1)[0])
+        assert_same(loaded(x), expected)
+        assert_same(unpickled(x), expected)
