@@ -539,3 +539,43 @@ def test_run_time_sizes_survive_export_and_pickling(tmp_path):
         expected = (x[x > 0], np.nonzero(x > 1)[0])
         assert_same(loaded(x), expected)
         assert_same(unpickled(x), expected)
+
+
+def test_place_takes_values_in_order_repeated():
+    def f(a, m, v):
+        np.place(a, m, v)
+        np.place(a, a > 3, [7, 8])
+
+    compiled = kiln.qjit(f)
+    for n in SIZES:
+        for m in masks(n):
+            same_as_numpy(compiled, f, rand(n, np.int64), m, rand(3, np.int64))
+    same_as_numpy(compiled, f, rand((3, 4), np.int64), _rng.random(12) < 0.5, rand(5, np.int64))
+
+
+def test_place_from_an_empty_array_is_numpys_value_error():
+    compiled = kiln.qjit(lambda a, m, v: np.place(a, m, v))
+    with pytest.raises(ValueError, match="Cannot insert from an empty array!"):
+        compiled(np.zeros(3), np.array([False, True, False]), np.zeros(0))
+    same_as_numpy(compiled, lambda a, m, v: np.place(a, m, v), np.zeros(3), np.zeros(3, bool), np.zeros(0))
+
+
+def test_putmask_repeats_values_by_position():
+    def f(a, m, v):
+        np.putmask(a, m, v)
+        np.putmask(a, a < -1, 2.5)
+
+    compiled = kiln.qjit(f)
+    for n in SIZES:
+        for m in masks(n):
+            same_as_numpy(compiled, f, rand(n), m, rand(3))
+            same_as_numpy(compiled, f, rand(n), m, rand(n))
+            same_as_numpy(compiled, f, rand(n), m, rand(0))
+    same_as_numpy(compiled, f, rand((4, 5)), _rng.random((4, 5)) < 0.5, rand(7))
+
+
+def test_place_and_putmask_refuse_what_numpy_refuses():
+    with pytest.raises(ValueError, match="putmask: mask and data must be the same size"):
+        kiln.qjit(lambda a, m: np.putmask(a, m, 1.0))(np.zeros(3), np.ones(4, bool))
+    with pytest.raises(TypeError, match="Cannot cast array data from dtype\\('float64'\\) to dtype\\('int64'\\)"):
+        kiln.qjit(lambda a, v: np.place(a, a > 0, v))(np.ones(3, np.int64), np.ones(2))
