@@ -1,4 +1,4 @@
-"""Stage "jaxpr": reductions (sum, prod, max, min, mean, argmax, any, all, count_nonzero, cumsum)
+"""Stage "jaxpr": reductions (sum, prod, max, min, mean, argmax, any, all, cumsum)
 and the ufunc methods `np.add.reduce`, `np.maximum.accumulate`, ....
 
 In: a traced array, `axis` (None, int or tuple), `keepdims`, `dtype`.
@@ -116,13 +116,6 @@ def any(x: Any, axis: Any = None, keepdims: bool = False) -> Tracer:
 @numpy_function("all", method="all")
 def all(x: Any, axis: Any = None, keepdims: bool = False) -> Tracer:
     return _reduce(reduction.reduce_and_p, convert(operand(x), np.bool_), axis, None, keepdims)
-
-
-@numpy_function("count_nonzero")
-def count_nonzero(x: Any, axis: Any = None, *, keepdims: bool = False) -> Tracer:
-    """The number of non-zero elements (NumPy's intp, int64 here)."""
-    x = operand(x)
-    return sum(knp.not_equal(x, 0), axis, INDEX_DTYPE, keepdims)
 
 
 # np.<ufunc>.reduce reduces axis 0 by default, where the functions above
