@@ -122,14 +122,28 @@ class Tool:
             jax.block_until_ready(result)
         return result
 
-    def outputs(self, result: Any, args: list, expected: int) -> list:
-        """What NPBench compares. A jax kernel cannot write its arguments: it returns
-        the written arrays, so its returned values stand for all outputs."""
+    def problems(self, result: Any, args: list, reference: tuple[list, list]) -> list[str]:
+        """NPBench's check of this tool's outputs against NumPy's (returned, written).
+        A kernel may return its result or only write it into an argument (adi's
+        Numba version returns nothing); a jax kernel cannot write its arguments
+        and returns what the NumPy kernel writes."""
+        returned = _returned_values(result)
+        expected_returned, expected_written = reference
         if self.name == "jax.jit":
-            returned = [] if result is None else list(result) if isinstance(result, (tuple, list)) else [result]
-            if len(returned) == expected:
-                return [np.asarray(r) for r in returned]
-        return self.kernel.outputs(result, args)
+            for expected in (expected_returned + expected_written, expected_returned, expected_written):
+                if expected and len(returned) == len(expected):
+                    return mismatches(self.kernel, expected, returned)
+            return [f"returns {len(returned)} values, NumPy gives {len(expected_returned)} "
+                    f"and writes {len(expected_written)}"]
+        written = self.kernel.outputs(None, args)
+        if not returned and expected_returned:
+            return mismatches(self.kernel, expected_written, written)
+        return mismatches(self.kernel, expected_returned + expected_written, returned + written)
+
+
+def _returned_values(result: Any) -> list:
+    values = [] if result is None else list(result) if isinstance(result, (tuple, list)) else [result]
+    return [np.asarray(v) for v in values]
 
 
 def _error_line(e: BaseException) -> str:
@@ -137,9 +151,10 @@ def _error_line(e: BaseException) -> str:
     return f"{type(e).__name__}: {text[0] if text else ''}"[:200]
 
 
-def _reference(kernel: Kernel, data: dict) -> list:
+def _reference(kernel: Kernel, data: dict) -> tuple[list, list]:
+    """NumPy's outputs: (returned values, written arguments)."""
     args = kernel.arguments(data)
-    return kernel.outputs(kernel.numpy_kernel()(*args), args)
+    return _returned_values(kernel.numpy_kernel()(*args)), kernel.outputs(None, args)
 
 
 def run_worker(folder: Path, name: str, preset: str, tools: list[str], budget: float, max_calls: int) -> dict:
@@ -160,7 +175,7 @@ def run_worker(folder: Path, name: str, preset: str, tools: list[str], budget: f
             tool.function = tool.build()
             result = tool.call(args)
             entry["first_ms"] = 1e3 * (time.perf_counter() - start)
-            problems = mismatches(kernel, reference, tool.outputs(result, args, len(reference)))
+            problems = tool.problems(result, args, reference)
         except Exception as e:  # a tool that cannot run the kernel costs its column, not the run
             entry.update(status="failed", error=_error_line(e))
             continue
@@ -179,7 +194,7 @@ def run_worker(folder: Path, name: str, preset: str, tools: list[str], budget: f
             entry["second_first_ms"] = 1e3 * (time.perf_counter() - start)
             after = _compile_count(tool.name, tool.function)
             entry["recompiled"] = None if count is None else after != count
-            problems = mismatches(kernel, second_reference, tool.outputs(result, args, len(second_reference)))
+            problems = tool.problems(result, args, second_reference)
             entry["second_status"] = "ok" if not problems else "wrong: " + "; ".join(problems)[:160]
         except Exception as e:  # noqa: BLE001 - reported in the row
             entry["second_status"] = "failed: " + _error_line(e)

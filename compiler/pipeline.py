@@ -75,6 +75,7 @@ DEFAULT_PIPELINE: Pipeline = [
         "kiln-simplify-shapes",
         "canonicalize",
         "kiln-scalarize-rank0",
+        "kiln-element-access",
         "canonicalize",
         "cse",
         "canonicalize",
@@ -83,6 +84,7 @@ DEFAULT_PIPELINE: Pipeline = [
         "canonicalize",
         "cse",
         "kiln-elementwise-in-place",
+        "kiln-chain-overwrites",
     ]),
     ("bufferized", [
         "one-shot-bufferize{bufferize-function-boundaries allow-return-allocs-from-loops "
