@@ -76,6 +76,7 @@ DEFAULT_PIPELINE: Pipeline = [
         "canonicalize",
         "kiln-scalarize-rank0",
         "kiln-element-access",
+        "kiln-scalarize-dots",
         "canonicalize",
         "cse",
         "canonicalize",

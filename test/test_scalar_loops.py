@@ -119,3 +119,25 @@ def test_element_write_read_back_and_written_again_on_a_view():
     f(expected, 1.5)
     np.testing.assert_allclose(kiln.qjit(f)(got, 1.5), expected, rtol=1e-12)
     np.testing.assert_allclose(got, expected, rtol=1e-12)
+
+
+def test_triangular_solve_loop_allocates_nothing_and_calls_no_blas():
+    f = kiln.qjit(forward_substitution)
+    f(np.eye(4), np.ones(4))
+    bufferized = kiln.get_compilation_stage(f, "bufferized")
+    assert ops_in_loops(bufferized, "memref.alloc") == 0
+    assert "scipy_cblas" not in bufferized
+
+
+@pytest.mark.parametrize("n", [0, 1, 5, 1000])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.int64])
+def test_one_element_products_match_numpy(n, dtype):
+    def f(a, b):
+        return a @ b, a[None, :] @ b[:, None], a[1:] @ a[:-1]
+
+    a = (rng.standard_normal(n) * 10).astype(dtype)
+    b = (rng.standard_normal(n) * 10).astype(dtype)
+    for got, expected in zip(kiln.qjit(f)(a, b), f(a, b)):
+        assert np.asarray(got).shape == np.asarray(expected).shape
+        assert np.asarray(got).dtype == np.asarray(expected).dtype
+        np.testing.assert_allclose(got, expected, rtol=1e-4 if dtype == np.float32 else 1e-12)
