@@ -30,6 +30,9 @@ def _declare_callee(module: ir.Module) -> None:
     with ir.InsertionPoint.at_block_begin(module.body):
         decl = func.FuncOp(FAILURE_CALLEE, ir.FunctionType.get([i64, llvm.PointerType.get(), i64, i64], []))
         decl.attributes["sym_visibility"] = ir.StringAttr.get("private")
+        # It never returns (it unwinds to the entry wrapper), so LLVM may use the
+        # checked condition after the check: a checked index needs no clamp.
+        decl.attributes["llvm.passthrough"] = ir.ArrayAttr.get([ir.StringAttr.get("noreturn"), ir.StringAttr.get("cold")])
 
 
 def report_failure(kind_code: int, message: ir.Value, values: list[ir.Value]) -> None:
