@@ -67,6 +67,9 @@ def _scalarize(op: ir.Operation, lhs: ir.Value, rhs: ir.Value, init: ir.Value) -
                 flags = ir.Attribute.parse(FASTMATH)
                 product.owner.attributes["fastmath"] = flags
                 total.owner.attributes["fastmath"] = flags
+            elif ir.IntegerType(element).width == 1:
+                # A bool dot is `any(a & b)`, as linalg's own i1 arithmetic: or of ands.
+                total = arith.ori(loop.inner_iter_args[0], arith.andi(a, b))
             else:
                 total = arith.addi(loop.inner_iter_args[0], arith.muli(a, b))
             scf.YieldOp([total])

@@ -44,6 +44,16 @@ func.func @int_dot(%a: tensor<?xi64>, %b: tensor<?xi64>, %init: tensor<i64>) -> 
   return %r : tensor<i64>
 }
 
+// A bool dot is an or of ands (NumPy's `np.dot` on bools), as linalg's i1 arithmetic.
+// CHECK-LABEL: func.func @bool_dot
+func.func @bool_dot(%a: tensor<?xi1>, %b: tensor<?xi1>, %init: tensor<i1>) -> tensor<i1> {
+  // CHECK: scf.for {{.*}} -> (i1)
+  // CHECK: %[[AND:.*]] = arith.andi
+  // CHECK-NEXT: arith.ori %{{.*}}, %[[AND]] : i1
+  %r = linalg.dot ins(%a, %b : tensor<?xi1>, tensor<?xi1>) outs(%init : tensor<i1>) -> tensor<i1>
+  return %r : tensor<i1>
+}
+
 // Products with more than one element, and transposed matmuls, stay as they are.
 // CHECK-LABEL: func.func @kept
 func.func @kept(%a: tensor<2x?xf64>, %b: tensor<?x1xf64>, %init: tensor<2x1xf64>, %t: tensor<?x1xf64>, %one: tensor<1x1xf64>) -> (tensor<2x1xf64>, tensor<1x1xf64>) {
