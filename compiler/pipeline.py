@@ -80,6 +80,7 @@ DEFAULT_PIPELINE: Pipeline = [
         "canonicalize",
         "cse",
         "canonicalize",
+        "kiln-collapse-batch-matmul",
         "kiln-reassociate-reductions",
         "kiln-fuse-insert-slices",
         "canonicalize",

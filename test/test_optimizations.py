@@ -63,6 +63,24 @@ def test_matrix_vector_products_through_gemv(dtype, m, k):
         assert "gemv64_" in kiln.get_compilation_stage(compiled, "bufferized")
 
 
+@pytest.mark.skipif(blas_library() is None, reason="NumPy ships no ILP64 OpenBLAS here")
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int64])
+@pytest.mark.parametrize("shape", [(3, 4, 5), (0, 2, 3), (2, 0, 3), (1, 1, 1), (2, 3, 1, 6), (5, 7, 0)])
+def test_batched_left_matmul_is_one_matmul(dtype, shape):
+    def f(x, w, strided):
+        return x @ w, strided[:, ::2] @ w
+
+    x = (rng.standard_normal(shape) * 3).astype(dtype)
+    w = (rng.standard_normal((shape[-1], 4)) * 3).astype(dtype)
+    strided = (rng.standard_normal(shape[:-2] + (2 * shape[-2], shape[-1])) * 3).astype(dtype)
+    compiled = kiln.qjit(f)
+    for got, expected in zip(compiled(x, w, strided), f(x, w, strided)):
+        assert got.shape == expected.shape and got.dtype == expected.dtype
+        np.testing.assert_allclose(got, expected, rtol=1e-4 if dtype == np.float32 else 1e-12, atol=1e-4)
+    linalg = kiln.get_compilation_stage(compiled, "linalg")
+    assert "linalg.matmul" in linalg and "reduction" not in linalg
+
+
 @pytest.mark.parametrize("dtype,max_ulps", [(np.float32, 4), (np.float64, 2)])
 def test_expanded_exp(dtype, max_ulps):
     @kiln.qjit
