@@ -154,11 +154,16 @@ def test_mask_of_a_non_contiguous_view():
 
 
 def test_concrete_masks_have_static_counts():
-    def f(x):
-        return x[np.array([True, False, True, True])], x[[False, True, False, False]]
+    def f(x, v):
+        picked = x[np.array([True, False, True, True])], x[[False, True, False, False]], x[np.zeros(4, bool)]
+        x[[True, False, True, False]] = 5.0
+        x[np.array([False, True, False, True])] = v[:2]
+        x[np.zeros(4, bool)] = v[:0]
+        x[np.zeros(4, bool)] += 1.0
+        return picked
 
     compiled = kiln.qjit(f)
-    same_as_numpy(compiled, f, rand(4))
+    same_as_numpy(compiled, f, rand(4), rand(3))
 
 
 def test_selection_in_arithmetic_with_the_same_mask():
@@ -389,6 +394,44 @@ def test_masks_in_branches():
             same_as_numpy(compiled, f, rand(n), t)
 
 
+def test_selection_chosen_by_a_branch():
+    def f(x, t):
+        if t > 0:
+            y = x[x > 0]
+        else:
+            y = x[x < 0]
+        return y * 2
+
+    compiled = kiln.qjit(f)
+    for n in SIZES:
+        for t in (-1.0, 1.0):
+            same_as_numpy(compiled, f, rand(n), t)
+
+
+def test_selection_shrinks_in_a_loop():
+    def f(x, n):
+        for _ in range(n):
+            x = x[x > 0.1] * 0.9
+        return x
+
+    compiled = kiln.qjit(f)
+    for size in SIZES:
+        same_as_numpy(compiled, f, np.abs(rand(size)), 4)
+
+
+def test_mask_made_before_a_loop_writes_in_every_iteration():
+    def f(x, y, n):
+        m = x > 0
+        for _ in range(n):
+            y[m] += 1.0
+            y[~m] = y[~m] * 2.0
+        return y
+
+    compiled = kiln.qjit(f)
+    for size in SIZES:
+        same_as_numpy(compiled, f, rand(size), rand(size), 3)
+
+
 def test_selection_grows_in_a_while_loop():
     def f(x, limit):
         k = 0
@@ -476,3 +519,63 @@ def test_compress_with_a_true_past_the_end_is_an_index_error():
     with pytest.raises(IndexError, match="out of bounds"):
         compiled(np.array([True, False, False, True]), np.arange(3.0))
     same_as_numpy(compiled, lambda c, a: np.compress(c, a), np.array([True, False, False, False]), np.arange(3.0))
+
+
+@pytest.mark.compiled_only
+def test_run_time_sizes_survive_export_and_pickling(tmp_path):
+    """A result whose length is data comes back through an exported library
+    (kiln.load) and through a pickled function."""
+    import pickle
+
+    @kiln.qjit
+    def positives(x: kiln.ShapeDtype(("n",), "float64")):
+        return x[x > 0], np.nonzero(x > 1)[0]
+
+    kiln.export(positives, str(tmp_path))
+    loaded = kiln.load(str(tmp_path))
+    unpickled = pickle.loads(pickle.dumps(positives))
+    for n in SIZES:
+        x = rand(n)
+        expected = (x[x > 0], np.nonzero(x > 1)[0])
+        assert_same(loaded(x), expected)
+        assert_same(unpickled(x), expected)
+
+
+def test_place_takes_values_in_order_repeated():
+    def f(a, m, v):
+        np.place(a, m, v)
+        np.place(a, a > 3, [7, 8])
+
+    compiled = kiln.qjit(f)
+    for n in SIZES:
+        for m in masks(n):
+            same_as_numpy(compiled, f, rand(n, np.int64), m, rand(3, np.int64))
+    same_as_numpy(compiled, f, rand((3, 4), np.int64), _rng.random(12) < 0.5, rand(5, np.int64))
+
+
+def test_place_from_an_empty_array_is_numpys_value_error():
+    compiled = kiln.qjit(lambda a, m, v: np.place(a, m, v))
+    with pytest.raises(ValueError, match="Cannot insert from an empty array!"):
+        compiled(np.zeros(3), np.array([False, True, False]), np.zeros(0))
+    same_as_numpy(compiled, lambda a, m, v: np.place(a, m, v), np.zeros(3), np.zeros(3, bool), np.zeros(0))
+
+
+def test_putmask_repeats_values_by_position():
+    def f(a, m, v):
+        np.putmask(a, m, v)
+        np.putmask(a, a < -1, 2.5)
+
+    compiled = kiln.qjit(f)
+    for n in SIZES:
+        for m in masks(n):
+            same_as_numpy(compiled, f, rand(n), m, rand(3))
+            same_as_numpy(compiled, f, rand(n), m, rand(n))
+            same_as_numpy(compiled, f, rand(n), m, rand(0))
+    same_as_numpy(compiled, f, rand((4, 5)), _rng.random((4, 5)) < 0.5, rand(7))
+
+
+def test_place_and_putmask_refuse_what_numpy_refuses():
+    with pytest.raises(ValueError, match="putmask: mask and data must be the same size"):
+        kiln.qjit(lambda a, m: np.putmask(a, m, 1.0))(np.zeros(3), np.ones(4, bool))
+    with pytest.raises(TypeError, match="Cannot cast array data from dtype\\('float64'\\) to dtype\\('int64'\\)"):
+        kiln.qjit(lambda a, v: np.place(a, a > 0, v))(np.ones(3, np.int64), np.ones(2))

@@ -31,7 +31,7 @@ PUBLIC_NAMES = {
     # issue 14: creation on traced sizes and values, np.repeat
     "asanyarray", "ascontiguousarray", "identity", "meshgrid", "repeat",
     # issue 14: the positions of true elements (boolean masks); nbody's hstack and triu
-    "argwhere", "compress", "count_nonzero", "extract", "flatnonzero", "nonzero",
+    "argwhere", "compress", "count_nonzero", "extract", "flatnonzero", "nonzero", "place", "putmask",
     "atleast_2d", "hstack", "tril", "triu", "vstack",
 }
 

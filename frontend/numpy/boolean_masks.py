@@ -1,6 +1,7 @@
 """Stage "jaxpr": boolean masks and the positions of true elements: reading
 `x[mask]`, `np.nonzero` / `x.nonzero()`, `np.where(cond)`, `np.flatnonzero`,
-`np.argwhere`, `np.count_nonzero`, `np.extract`, `np.compress`.
+`np.argwhere`, `np.count_nonzero`, `np.extract`, `np.compress`, and the
+mask-writing functions `np.place` and `np.putmask`.
 
 In: traced arrays and masks (traced, or concrete NumPy / list masks).
 Out: tracers whose selected dim is the number of true elements, a dim known
@@ -15,8 +16,8 @@ from typing import Any
 
 import numpy as np
 
-from kiln.core import INDEX_DTYPE, Jaxpr, KilnIndexError, KilnValueError, is_static_dim
-from kiln.numpy._base import convert, operand, require_equal_dims, reshape_view, shape_product
+from kiln.core import INDEX_DTYPE, Jaxpr, KilnIndexError, KilnTypeError, KilnValueError, is_static_dim, same_dim
+from kiln.numpy._base import check, convert, operand, require_equal_dims, reshape_view, shape_product
 from kiln.numpy._bindings import knp, numpy_function, tracer_method
 from kiln.primitives import indexing as index_prims
 from kiln.primitives.mutation import WRITE_PRIMITIVES
@@ -284,3 +285,73 @@ def compress(condition: Any, a: Any, axis: Any = None) -> Tracer:
 def _compress_method(self: Any, condition: Any, axis: Any = None) -> Tracer:
     """`a.compress(condition, axis)`."""
     return compress(condition, self, axis)
+
+
+# --------------------------------------------------------------------------
+# NumPy's mask writes by function: values taken in order, repeated
+
+
+def _values_for(a: Tracer, values: Any, what: str) -> Tracer:
+    """`values` flattened in `a`'s dtype: Python values (scalars, lists) are
+    cast as NumPy casts them (unsafe), arrays only under the 'safe' rule."""
+    given = operand(values)
+    if isinstance(values, (Tracer, np.ndarray)) and not np.can_cast(given.aval.dtype, a.aval.dtype, "safe"):
+        raise KilnTypeError(f"{what}: Cannot cast array data from dtype('{given.aval.dtype}') to "
+                            f"dtype('{a.aval.dtype}') according to the rule 'safe'")
+    return knp.ravel(convert(given, a.aval.dtype))
+
+
+def _same_size_mask(a: Tracer, mask: Any, what: str) -> Tracer:
+    """`mask != 0` shaped like `a`; a different number of elements is NumPy's ValueError."""
+    mask = _nonzero_mask(mask)
+    size, mask_size = shape_product(a.aval.shape), shape_product(mask.aval.shape)
+    require_equal_dims(size, mask_size, "ValueError", f"{what}: mask and data must be the same size "
+                       "(data has {} elements, the mask {})")
+    return knp.reshape(mask, *a.aval.shape) if a.aval.ndim else knp.reshape(mask)
+
+
+def _repeated(values: Tracer, count: Any, may_be_empty: bool) -> Tracer:
+    """The first `count` elements of `values` repeated as often as needed.
+    With `may_be_empty`, an empty `values` gives zeros (a padding element
+    keeps every read in bounds; the caller writes none of them)."""
+    n = values.aval.shape[0]
+    if same_dim(n, count):
+        return values
+    if may_be_empty and not (is_static_dim(n) and n > 0):
+        values = knp.concatenate([values, knp.zeros(1, dtype=values.aval.dtype)])
+    return knp.take(values, knp.remainder(knp.arange(count), knp.maximum(n, 1)))
+
+
+@numpy_function("place")
+def place(arr: Any, mask: Any, vals: Any) -> None:
+    """`np.place(arr, mask, vals)`: the true positions of `mask` (flat, same
+    size as `arr`) take the first values of `vals` in order, repeated."""
+    if not isinstance(arr, Tracer):
+        raise KilnTypeError(f"np.place: the destination must be a traced array, got {type(arr).__name__}")
+    mask = _same_size_mask(arr, mask, "place")
+    values = _values_for(arr, vals, "np.place")
+    count, _ = true_positions(mask)
+    n = values.aval.shape[0]
+    if is_static_dim(count) and is_static_dim(n):
+        something_to_insert = count == 0 or n > 0
+    else:
+        something_to_insert = knp.logical_or(knp.equal(count, 0), knp.greater(n, 0))
+    check(something_to_insert, "ValueError", "Cannot insert from an empty array!")
+    arr[mask] = _repeated(values, count, may_be_empty=False)
+
+
+@numpy_function("putmask")
+def putmask(a: Any, mask: Any, values: Any) -> None:
+    """`np.putmask(a, mask, values)`: `a.flat[n] = values.flat[n % values.size]`
+    where `mask.flat[n]` is true (no write at all when values is empty)."""
+    if not isinstance(a, Tracer):
+        raise KilnTypeError(f"np.putmask: the destination must be a traced array, got {type(a).__name__}")
+    mask = _same_size_mask(a, mask, "putmask")
+    values = _values_for(a, values, "np.putmask")
+    if is_static_dim(values.aval.shape[0]) and values.aval.shape[0] == 0:
+        return
+    spread = _repeated(values, shape_product(a.aval.shape), may_be_empty=True)
+    spread = knp.reshape(spread, *a.aval.shape) if a.aval.ndim else knp.reshape(spread)
+    if not is_static_dim(values.aval.shape[0]):
+        mask = knp.logical_and(mask, knp.greater(values.aval.shape[0], 0))
+    knp.copyto(a, spread, casting="unsafe", where=mask)
