@@ -5,27 +5,36 @@
  * records the check's kind code (1 + the position of its exception in
  * kiln.errors.CHECK_ERRORS), two values and the address of its
  * message (a NUL-terminated constant of the compiled library) and unwinds back
- * to kiln_invoke, so no code after a failed check runs. State is per thread.
+ * to kiln_invoke, so no code after a failed check runs. Every buffer the
+ * compiled code allocates is recorded until it frees it, so an unwinding call
+ * frees what it had allocated: a failed call leaks nothing. State is per thread.
  */
 #include <setjmp.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 
-static __thread jmp_buf *kiln_active_jmp;
-static __thread int64_t kiln_failure[4];
+/* One thread's calls: the innermost kiln_invoke's jump target, the failure
+ * record, and the buffers the compiled code allocated and has not freed
+ * (kiln_invoke owns those from its entry's `live_count` on). */
+static __thread struct {
+  jmp_buf *active_jmp;
+  int64_t failure[4];
+  void **live;
+  size_t live_count, live_capacity;
+} kiln_thread;
 
 void kiln_check_failed(int64_t kind, const char *message, int64_t value0, int64_t value1) {
-  kiln_failure[0] = kind;
-  kiln_failure[1] = value0;
-  kiln_failure[2] = value1;
-  kiln_failure[3] = (int64_t)(intptr_t)message;
-  if (kiln_active_jmp == NULL) {
+  kiln_thread.failure[0] = kind;
+  kiln_thread.failure[1] = value0;
+  kiln_thread.failure[2] = value1;
+  kiln_thread.failure[3] = (int64_t)(intptr_t)message;
+  if (kiln_thread.active_jmp == NULL) {
     fprintf(stderr, "kiln: run-time check failed outside kiln_invoke: %s (values %lld, %lld)\n",
             message ? message : "(no message)", (long long)value0, (long long)value1);
     abort();
   }
-  longjmp(*kiln_active_jmp, 1);
+  longjmp(*kiln_thread.active_jmp, 1);
 }
 
 /* Heap allocation of the compiled code (finalize-memref-to-llvm with
@@ -35,40 +44,70 @@ void kiln_check_failed(int64_t kind, const char *message, int64_t value0, int64_
  * letting the code write through a null pointer. */
 #define KILN_OUT_OF_MEMORY (-1)
 
-void *_mlir_memref_to_llvm_alloc(size_t size) {
-  void *p = malloc(size);
-  if (p == NULL && size != 0)
-    kiln_check_failed(KILN_OUT_OF_MEMORY, NULL, (int64_t)size, 0);
+/* Record a fresh buffer of a call in progress (outside kiln_invoke nothing can
+ * unwind, so nothing is recorded). */
+static void *kiln_track(void *p, size_t size) {
+  if (p == NULL) {
+    if (size != 0)
+      kiln_check_failed(KILN_OUT_OF_MEMORY, NULL, (int64_t)size, 0);
+    return p;
+  }
+  if (kiln_thread.active_jmp == NULL)
+    return p;
+  if (kiln_thread.live_count == kiln_thread.live_capacity) {
+    size_t capacity = kiln_thread.live_capacity ? 2 * kiln_thread.live_capacity : 64;
+    void **grown = realloc(kiln_thread.live, capacity * sizeof(void *));
+    if (grown == NULL) {
+      free(p);
+      kiln_check_failed(KILN_OUT_OF_MEMORY, NULL, (int64_t)(capacity * sizeof(void *)), 0);
+    }
+    kiln_thread.live = grown;
+    kiln_thread.live_capacity = capacity;
+  }
+  kiln_thread.live[kiln_thread.live_count++] = p;
   return p;
 }
+
+void *_mlir_memref_to_llvm_alloc(size_t size) { return kiln_track(malloc(size), size); }
 
 void *_mlir_memref_to_llvm_aligned_alloc(size_t alignment, size_t size) {
   void *p = NULL;
   if (posix_memalign(&p, alignment < sizeof(void *) ? sizeof(void *) : alignment, size) != 0)
     p = NULL;
-  if (p == NULL && size != 0)
-    kiln_check_failed(KILN_OUT_OF_MEMORY, NULL, (int64_t)size, 0);
-  return p;
+  return kiln_track(p, size);
 }
 
-void _mlir_memref_to_llvm_free(void *p) { free(p); }
+/* Buffers die mostly in reverse order of birth: search from the newest. */
+void _mlir_memref_to_llvm_free(void *p) {
+  for (size_t i = kiln_thread.live_count; i-- > 0;) {
+    if (kiln_thread.live[i] == p) {
+      kiln_thread.live[i] = kiln_thread.live[--kiln_thread.live_count];
+      break;
+    }
+  }
+  free(p);
+}
 
 /* Returns 0 on success, else the failed check's kind code, with failure[0..3]
- * = (kind, value0, value1, message address). */
+ * = (kind, value0, value1, message address). On success the buffers the call
+ * still holds are its results (the caller's); on failure they are freed. */
 int64_t kiln_invoke(void (*packed)(void **), void **args, int64_t *failure) {
   jmp_buf here;
-  jmp_buf *outer = kiln_active_jmp;
-  kiln_active_jmp = &here;
+  jmp_buf *outer = kiln_thread.active_jmp;
+  size_t first_live = kiln_thread.live_count;
+  kiln_thread.active_jmp = &here;
   if (setjmp(here)) {
-    kiln_active_jmp = outer;
-    failure[0] = kiln_failure[0];
-    failure[1] = kiln_failure[1];
-    failure[2] = kiln_failure[2];
-    failure[3] = kiln_failure[3];
+    kiln_thread.active_jmp = outer;
+    for (size_t i = first_live; i < kiln_thread.live_count; i++)
+      free(kiln_thread.live[i]);
+    kiln_thread.live_count = first_live;
+    for (int i = 0; i < 4; i++)
+      failure[i] = kiln_thread.failure[i];
     return failure[0];
   }
   packed(args);
-  kiln_active_jmp = outer;
+  kiln_thread.active_jmp = outer;
+  kiln_thread.live_count = first_live;
   return 0;
 }
 
