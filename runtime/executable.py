@@ -34,11 +34,13 @@ from kiln.runtime.memref import (
     contiguous_strides,
     data_pointer,
     descriptor_words,
+    register_owner_type,
     tune_malloc,
 )
 
 _WORD = 8
 OUT_OF_MEMORY = -1  # support.c's KILN_OUT_OF_MEMORY: an allocation of the compiled code failed
+PYTHON_ERROR = -2  # support.c's KILN_PYTHON_ERROR: a signal handler raised during the call
 _SCRATCH_WORDS = 2  # room for any scalar kiln supports (complex128)
 _FASTCALL_SOURCE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fastcall.c")
 _fastcall_state: dict = {}
@@ -53,8 +55,42 @@ def fastcall_module():
                 module = toolchain.python_extension(_FASTCALL_SOURCE, "kiln_fastcall")
             except (toolchain.ToolchainError, OSError, ImportError):
                 module = None  # no compiler or no Python headers: the Python path serves
+            if module is not None:
+                register_owner_type(module.OwnedBuffer, module.live_buffers)
         _fastcall_state["module"] = module
     return _fastcall_state["module"]
+
+
+# support.c's kiln_interrupt_hooks: four C API functions, the main thread's
+# id, then words the libraries share (zero at first).
+_HOOK_WORDS = 9
+_interrupt_hooks: list = []
+
+
+def interrupt_hooks() -> int:
+    """The address of the process-wide block every loaded library gets
+    through `kiln_set_interrupt_hooks`: with it, compiled loops run Python's
+    pending signal handlers while a call of the main thread lasts
+    (support.c, "Interrupts")."""
+    if not _interrupt_hooks:
+        api = ctypes.pythonapi
+        block = (ctypes.c_uint64 * _HOOK_WORDS)()
+        for i, name in enumerate(("PyGILState_Ensure", "PyGILState_Release", "PyErr_CheckSignals", "PyErr_Fetch")):
+            block[i] = ctypes.cast(getattr(api, name), ctypes.c_void_p).value
+        block[4] = threading.main_thread().ident
+        _interrupt_hooks.append(block)
+    return ctypes.addressof(_interrupt_hooks[0])
+
+
+def _raise_python_error(failure: Sequence[int]) -> None:
+    """Raise the exception a signal handler raised inside a compiled call
+    (support.c's kiln_poll fetched its type, value and traceback references;
+    PyErr_Restore takes them over, and a `pythonapi` call raises what it sets)."""
+    restore = ctypes.pythonapi.PyErr_Restore
+    restore.argtypes = [ctypes.c_void_p] * 3
+    restore.restype = None
+    restore(failure[1] or None, failure[2] or None, failure[3] or None)
+    raise KilnInternalError("a signal handler's exception was lost on its way out of a compiled call")
 
 
 @dataclass(frozen=True)
@@ -117,6 +153,7 @@ class Executable:
         self._invoke = self._lib.kiln_invoke
         self._invoke.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p]
         self._invoke.restype = ctypes.c_int64
+        self._lib.kiln_set_interrupt_hooks(ctypes.c_void_p(interrupt_hooks()))
         # Word offsets of each descriptor in a call frame.
         offset = 0
         self.result_offsets = []
@@ -136,7 +173,7 @@ class Executable:
         fastcall = fastcall_module()
         self._caller = None if fastcall is None else fastcall.Caller(
             ctypes.cast(self._invoke, ctypes.c_void_p).value, self._packed_fn,
-            [(a.dtype, a.rank) for a in self.args], [(r.dtype, r.rank) for r in self.results], OwnedBuffer)
+            [(a.dtype, a.rank) for a in self.args], [(r.dtype, r.rank) for r in self.results])
 
     def _frame(self) -> _CallFrame:
         frame = getattr(self._local, "frame", None)
@@ -151,6 +188,8 @@ class Executable:
             return self.call_python(values)
         out = caller(values)
         if type(out) is tuple:  # (kind, value, value, message) of a failed run-time check
+            if out[0] == PYTHON_ERROR:
+                _raise_python_error(out)
             raise check_error(out)
         return out
 
@@ -179,6 +218,8 @@ class Executable:
             words[offset:offset + 3 + 2 * rank] = (ptr, ptr, 0, *shape, *contiguous_strides(shape))
         code = self._invoke(self._packed_fn, frame.packed_address, frame.failure_address)
         if code:
+            if code == PYTHON_ERROR:
+                _raise_python_error(frame.failure)
             raise check_error(frame.failure)
         if not self.results:
             return []
