@@ -20,6 +20,7 @@ from __future__ import annotations
 import ctypes
 import os
 import threading
+import warnings
 from dataclasses import dataclass
 from typing import Any, Sequence
 
@@ -221,6 +222,8 @@ class Executable:
             if code == PYTHON_ERROR:
                 _raise_python_error(frame.failure)
             raise check_error(frame.failure)
+        if frame.failure[1]:
+            warn_of_call(frame.failure)
         if not self.results:
             return []
         return self._adopt_results(words[:self.result_words], inputs)
@@ -255,6 +258,14 @@ class Executable:
             allocated = words[offset]
             if allocated not in owners and allocated not in inputs and allocated != GLOBAL_ALLOCATED:
                 owners[allocated] = OwnedBuffer(allocated)
+
+
+def warn_of_call(record: Sequence[int]) -> None:
+    """Warn with each message of a successful call's record `(0, message
+    address...)`: the checks of a warning kind that failed (once each)."""
+    for address in record[1:]:
+        if address:
+            warnings.warn(ctypes.string_at(address).decode(), RuntimeWarning, stacklevel=5)
 
 
 def check_error(failure: Sequence[int]) -> Exception:

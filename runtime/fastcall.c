@@ -283,6 +283,13 @@ static PyObject *caller_call(Caller *self, PyObject *args, PyObject *kwds) {
   }
   /* Owners no array references (scalar and empty results) free their buffer now. */
   for (Py_ssize_t j = 0; j < nowned; ++j) Py_DECREF(owners[j]);
+  /* Checks of a warning kind that failed (an integer division by zero): warn
+   * once each, as NumPy's ufuncs do; a warning filtered into an error fails. */
+  for (int k = 1; k < 4; ++k)
+    if (failure[k] && PyErr_WarnEx(PyExc_RuntimeWarning, (const char *)(uintptr_t)failure[k], 4) < 0) {
+      Py_CLEAR(result);
+      break;
+    }
   goto done;
 fail_results:
   for (Py_ssize_t j = 0; j < nowned; ++j) Py_DECREF(owners[j]);

@@ -20,12 +20,16 @@
 #include <stdlib.h>
 #include <time.h>
 
+#define KILN_MAX_WARNINGS 3 /* distinct warning messages reported per call */
+
 /* One thread's calls: the innermost kiln_invoke's jump target, the failure
- * record, and the buffers the compiled code allocated and has not freed
- * (kiln_invoke owns those from its entry's `live_count` on). */
+ * record, the warnings of the call (message addresses), and the buffers the
+ * compiled code allocated and has not freed (kiln_invoke owns those from its
+ * entry's `live_count` on). */
 static __thread struct {
   jmp_buf *active_jmp;
   int64_t failure[4];
+  const char *warnings[KILN_MAX_WARNINGS];
   void **live;
   size_t live_count, live_capacity;
 } kiln_thread;
@@ -41,6 +45,19 @@ void kiln_check_failed(int64_t kind, const char *message, int64_t value0, int64_
     abort();
   }
   longjmp(*kiln_thread.active_jmp, 1);
+}
+
+/* A check of a warning kind failed (an integer division by zero): remember
+ * its message; kiln_invoke reports each distinct one once, after the call. */
+void kiln_warn(const char *message) {
+  for (int i = 0; i < KILN_MAX_WARNINGS; i++) {
+    if (kiln_thread.warnings[i] == message)
+      return;
+    if (kiln_thread.warnings[i] == NULL) {
+      kiln_thread.warnings[i] = message;
+      return;
+    }
+  }
 }
 
 /* Heap allocation of the compiled code (finalize-memref-to-llvm with
@@ -227,12 +244,19 @@ void kiln_poll(void) {
 }
 
 /* Returns 0 on success, else the failed check's kind code, with failure[0..3]
- * = (kind, value0, value1, message address). On success the buffers the call
- * still holds are its results (the caller's); on failure they are freed. */
+ * = (kind, value0, value1, message address). On success failure[0] is 0 and
+ * failure[1..3] hold the messages of the warnings the call raised (0: none).
+ * On success the buffers the call still holds are its results (the caller's);
+ * on failure they are freed. */
 int64_t kiln_invoke(void (*packed)(void **), void **args, int64_t *failure) {
   jmp_buf here;
   jmp_buf *outer = kiln_thread.active_jmp;
   size_t first_live = kiln_thread.live_count;
+  const char *outer_warnings[KILN_MAX_WARNINGS];
+  for (int i = 0; i < KILN_MAX_WARNINGS; i++) {
+    outer_warnings[i] = kiln_thread.warnings[i];
+    kiln_thread.warnings[i] = NULL;
+  }
   kiln_interrupt_hooks *h = kiln_hooks;
   int watched = h != NULL && (uint64_t)pthread_self() == h->main_thread;
   volatile int32_t *outer_flag = NULL;
@@ -254,6 +278,8 @@ int64_t kiln_invoke(void (*packed)(void **), void **args, int64_t *failure) {
     for (size_t i = first_live; i < kiln_thread.live_count; i++)
       free(kiln_thread.live[i]);
     kiln_thread.live_count = first_live;
+    for (int i = 0; i < KILN_MAX_WARNINGS; i++)
+      kiln_thread.warnings[i] = outer_warnings[i];
     for (int i = 0; i < 4; i++)
       failure[i] = kiln_thread.failure[i];
     return failure[0];
@@ -263,6 +289,11 @@ int64_t kiln_invoke(void (*packed)(void **), void **args, int64_t *failure) {
   if (watched)
     __atomic_store_n(&h->active_flag, outer_flag, __ATOMIC_SEQ_CST);
   kiln_thread.live_count = first_live;
+  failure[0] = 0;
+  for (int i = 0; i < KILN_MAX_WARNINGS; i++) {
+    failure[1 + i] = (int64_t)(intptr_t)kiln_thread.warnings[i];
+    kiln_thread.warnings[i] = outer_warnings[i];
+  }
   return 0;
 }
 

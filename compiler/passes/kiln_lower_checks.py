@@ -2,6 +2,8 @@
 
 In: `kiln.check(%ok: tensor<i1>, %v...: tensor<i64>) {kind, message}`.
 Out: `scf.if (!ok) { func.call @kiln_check_failed(kind code, message, v0, v1) }`
+(`func.call @kiln_warn(message)` for a warning kind, which records the
+message for the runtime to warn with after the call)
 where the message is a private `llvm.mlir.global` string of the module (the
 check's message plus ` (at FILE:LINE)` from its location), so a library
 carries its own messages. The callee lives in the runtime support code
@@ -16,19 +18,23 @@ from kiln.compiler.mlir import arith, func, ir, llvm, scf, source_position, tens
 from kiln.compiler.passes import ModulePass, register_pass
 from kiln.compiler.passes._util import collect_ops
 from kiln.dialects.kiln import CHECK_KINDS, MAX_CHECK_VALUES
+from kiln.errors import CHECK_WARNINGS
 
 FAILURE_CALLEE = "kiln_check_failed"
+WARNING_CALLEE = "kiln_warn"
 MESSAGE_PREFIX = "kiln_check_message_"
 
 
-def _declare_callee(module: ir.Module) -> None:
-    """`func.func private @kiln_check_failed(kind: i64, message: !llvm.ptr, i64, i64)`."""
+def _declare_callee(module: ir.Module, name: str = FAILURE_CALLEE) -> None:
+    """`func.func private @kiln_check_failed(kind: i64, message: !llvm.ptr, i64, i64)`
+    (or `@kiln_warn(message: !llvm.ptr)`)."""
     for op in module.body.operations:
-        if op.operation.name == "func.func" and ir.StringAttr(op.attributes["sym_name"]).value == FAILURE_CALLEE:
+        if op.operation.name == "func.func" and ir.StringAttr(op.attributes["sym_name"]).value == name:
             return
     i64 = ir.IntegerType.get_signless(64)
+    inputs = [llvm.PointerType.get()] if name == WARNING_CALLEE else [i64, llvm.PointerType.get(), i64, i64]
     with ir.InsertionPoint.at_block_begin(module.body):
-        decl = func.FuncOp(FAILURE_CALLEE, ir.FunctionType.get([i64, llvm.PointerType.get(), i64, i64], []))
+        decl = func.FuncOp(name, ir.FunctionType.get(inputs, []))
         decl.attributes["sym_visibility"] = ir.StringAttr.get("private")
 
 
@@ -85,12 +91,17 @@ def lower_checks(module: ir.Module) -> None:
     checks = collect_ops(module, {"kiln.check"})
     if not checks:
         return
+    kinds = {ir.StringAttr(op.attributes["kind"]).value for op in checks}
     with module.context, ir.Location.unknown():
-        _declare_callee(module)
+        if kinds - set(CHECK_WARNINGS):
+            _declare_callee(module)
+        if kinds & set(CHECK_WARNINGS):
+            _declare_callee(module, WARNING_CALLEE)
     names: dict[str, str] = {}
     for op in checks:
         values = _check_operands(op)
-        kind_code = CHECK_KINDS.index(ir.StringAttr(op.attributes["kind"]).value) + 1
+        kind = ir.StringAttr(op.attributes["kind"]).value
+        kind_code = CHECK_KINDS.index(kind) + 1
         with module.context, ir.Location.unknown():
             symbol = _message_global(module, _message_text(op), names)
         with ir.InsertionPoint(op), op.location:
@@ -99,7 +110,10 @@ def lower_checks(module: ir.Module) -> None:
             if_op = scf.IfOp(bad)
             with ir.InsertionPoint(if_op.then_block):
                 message = llvm.AddressOfOp(llvm.PointerType.get(), symbol).result
-                report_failure(kind_code, message, [tensor.extract(v, []) for v in values])
+                if kind in CHECK_WARNINGS:
+                    func.CallOp([], ir.FlatSymbolRefAttr.get(WARNING_CALLEE), [message])
+                else:
+                    report_failure(kind_code, message, [tensor.extract(v, []) for v in values])
                 scf.YieldOp([])
         op.erase()
 
