@@ -154,7 +154,12 @@ class Executable:
         self._invoke = self._lib.kiln_invoke
         self._invoke.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p]
         self._invoke.restype = ctypes.c_int64
-        self._lib.kiln_set_interrupt_hooks(ctypes.c_void_p(interrupt_hooks()))
+        try:
+            set_hooks = self._lib.kiln_set_interrupt_hooks
+        except AttributeError:  # exported by a kiln before interrupts: it runs, uninterruptible
+            set_hooks = None
+        if set_hooks is not None:
+            set_hooks(ctypes.c_void_p(interrupt_hooks()))
         # Word offsets of each descriptor in a call frame.
         offset = 0
         self.result_offsets = []
@@ -222,7 +227,7 @@ class Executable:
             if code == PYTHON_ERROR:
                 _raise_python_error(frame.failure)
             raise check_error(frame.failure)
-        if frame.failure[1]:
+        if frame.failure[1] and not frame.failure[0]:  # (a library older than warnings leaves a stale record)
             warn_of_call(frame.failure)
         if not self.results:
             return []

@@ -11,8 +11,8 @@ names the side that disagrees.
 A program chains one to three kernels, each appending its result to the
 returned tuple and leaving its writes in `x` for the next: time loops of
 stencil updates on slices, triangular loops writing elements, row
-recurrences, data-dependent `while` loops with `break` and with a
-convergence test, views of `x` made before a loop and written inside it,
+recurrences, data-dependent `while` loops with `break` (and `while True`,
+nested `while` with `and`, `continue`) and with a convergence test, views of `x` made before a loop and written inside it,
 and helper functions (one of which writes its argument).
 """
 
@@ -110,6 +110,22 @@ def _while_break(draw, k: int, rank: int, integer: bool) -> list[str]:
             f"results.append(total{k})", f"results.append(i{k})"]
 
 
+def _runs(draw, k: int, rank: int, integer: bool) -> list[str]:
+    """Nested while loops over runs of positive values; `while True` with
+    break; `continue`."""
+    item = "x[{i}]" if rank == 1 else "x[{i}, 0]"
+    kind = draw(st.sampled_from(["nested", "while_true", "continue"]))
+    if kind == "nested":
+        return [f"i{k} = 0", f"count{k} = 0", f"while i{k} < x.shape[0]:", f"    j{k} = i{k}",
+                f"    while j{k} < x.shape[0] and {item.format(i=f'j{k}')} > 0:", f"        j{k} += 1",
+                f"    count{k} += j{k} - i{k}", f"    i{k} = j{k} + 1", f"results.append(count{k})"]
+    if kind == "while_true":
+        return [f"i{k} = 0", "while True:", f"    if i{k} >= x.shape[0] or {item.format(i=f'i{k}')} < 0:",
+                "        break", f"    i{k} += 1", f"results.append(i{k})"]
+    return [f"s{k} = x[:0].sum()", f"for i in range(x.shape[0]):", f"    if {item.format(i='i')} < 0:",
+            "        continue", f"    s{k} = s{k} + {item.format(i='i')}", f"results.append(s{k})"]
+
+
 def _converge(draw, k: int, rank: int, integer: bool) -> list[str]:
     """A while loop with a convergence test on the whole array."""
     limit = draw(st.integers(0, 6))
@@ -139,7 +155,7 @@ def _helpers(draw, k: int, rank: int, integer: bool) -> tuple[list[str], tuple]:
     return ([f"results.append(row_sum(x, x.shape[0] // 2))"], ("row_sum",))
 
 
-KERNELS = (_stencil, _triangular, _recurrence, _while_break, _converge, _view_before_loop)
+KERNELS = (_stencil, _triangular, _recurrence, _while_break, _runs, _converge, _view_before_loop)
 
 
 @st.composite
