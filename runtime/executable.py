@@ -75,7 +75,11 @@ def interrupt_hooks() -> int:
     (support.c, "Interrupts")."""
     if not _interrupt_hooks:
         api = ctypes.pythonapi
-        block = (ctypes.c_uint64 * _HOOK_WORDS)()
+        # malloc'd and never freed: the watchdog thread reads it until the
+        # process ends, after Python has freed its own objects.
+        calloc = ctypes.CDLL(None).calloc
+        calloc.argtypes, calloc.restype = [ctypes.c_size_t, ctypes.c_size_t], ctypes.c_void_p
+        block = (ctypes.c_uint64 * _HOOK_WORDS).from_address(calloc(_HOOK_WORDS, 8))
         for i, name in enumerate(("PyGILState_Ensure", "PyGILState_Release", "PyErr_CheckSignals", "PyErr_Fetch")):
             block[i] = ctypes.cast(getattr(api, name), ctypes.c_void_p).value
         block[4] = threading.main_thread().ident
