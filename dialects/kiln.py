@@ -17,6 +17,11 @@ IRDL cannot express (at most two check values) by `kiln-lower-checks`.
   `reverse`), combining with `combiner` (add, mul, max, min); the result
   has the operand's type. Lowered to a loop by `kiln-legalize-dynamic`.
   `%y = "kiln.scan"(%x) {combiner = "add", axis = 0 : i64, reverse = false} : (tensor<?xf64>) -> tensor<?xf64>`
+- `kiln.flatnonzero`: the row-major flat positions of the true elements of
+  a bool tensor (rank >= 1), in increasing order, and how many there are
+  (the positions' size, known only when the program runs). Lowered to two
+  loops by `kiln-legalize-dynamic`.
+  `%n, %p = "kiln.flatnonzero"(%mask) : (tensor<?x3xi1>) -> (tensor<i64>, tensor<?xi64>)`
 """
 
 from __future__ import annotations
@@ -59,6 +64,13 @@ irdl.dialect @kiln {{
     irdl.attributes {{ "combiner" = %combiner, "axis" = %axis, "reverse" = %reverse }}
     irdl.results(result: %x)
   }}
+  irdl.operation @flatnonzero {{
+    %mask = irdl.base "!builtin.tensor"
+    %count = irdl.is tensor<i64>
+    %positions = irdl.is tensor<?xi64>
+    irdl.operands(mask: %mask)
+    irdl.results(count: %count, positions: %positions)
+  }}
 }}
 '''
 
@@ -80,3 +92,13 @@ def scan(x, combiner: str, axis: int, reverse: bool):
         "axis": ir.IntegerAttr.get(ir.IntegerType.get_signless(64), axis),
         "reverse": ir.BoolAttr.get(reverse)})
     return op.result
+
+
+def flatnonzero(mask) -> tuple:
+    """Build `kiln.flatnonzero(mask)`; return its (count, positions) results."""
+    from kiln.compiler.mlir import ir
+
+    i64 = ir.IntegerType.get_signless(64)
+    op = ir.Operation.create("kiln.flatnonzero", operands=[mask], results=[
+        ir.RankedTensorType.get([], i64), ir.RankedTensorType.get([ir.ShapedType.get_dynamic_size()], i64)])
+    return op.results[0], op.results[1]
