@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from kiln.compiler.mlir import arith, func, ir, llvm, scf, source_position, tensor
 from kiln.compiler.passes import ModulePass, register_pass
-from kiln.compiler.passes._util import collect_ops
+from kiln.compiler.passes._util import collect_ops, declare_private_function, string_global
 from kiln.dialects.kiln import CHECK_KINDS, MAX_CHECK_VALUES
 from kiln.errors import CHECK_WARNINGS
 
@@ -25,17 +25,15 @@ WARNING_CALLEE = "kiln_warn"
 MESSAGE_PREFIX = "kiln_check_message_"
 
 
-def _declare_callee(module: ir.Module, name: str = FAILURE_CALLEE) -> None:
-    """`func.func private @kiln_check_failed(kind: i64, message: !llvm.ptr, i64, i64)`
-    (or `@kiln_warn(message: !llvm.ptr)`)."""
-    for op in module.body.operations:
-        if op.operation.name == "func.func" and ir.StringAttr(op.attributes["sym_name"]).value == name:
-            return
+def declare_failure_callee(module: ir.Module) -> None:
+    """`func.func private @kiln_check_failed(kind: i64, message: !llvm.ptr, i64, i64)`."""
     i64 = ir.IntegerType.get_signless(64)
-    inputs = [llvm.PointerType.get()] if name == WARNING_CALLEE else [i64, llvm.PointerType.get(), i64, i64]
-    with ir.InsertionPoint.at_block_begin(module.body):
-        decl = func.FuncOp(name, ir.FunctionType.get(inputs, []))
-        decl.attributes["sym_visibility"] = ir.StringAttr.get("private")
+    declare_private_function(module, FAILURE_CALLEE, [i64, llvm.PointerType.get(), i64, i64])
+
+
+def declare_warning_callee(module: ir.Module) -> None:
+    """`func.func private @kiln_warn(message: !llvm.ptr)`."""
+    declare_private_function(module, WARNING_CALLEE, [llvm.PointerType.get()])
 
 
 def report_failure(kind_code: int, message: ir.Value, values: list[ir.Value]) -> None:
@@ -59,24 +57,6 @@ def _message_text(op: ir.Operation) -> str:
     return f"{message} (at {where})"
 
 
-def _message_global(module: ir.Module, text: str, names: dict[str, str]) -> str:
-    """The symbol of a NUL-terminated global holding `text` (one per distinct text)."""
-    if text in names:
-        return names[text]
-    used = {ir.StringAttr(op.attributes["sym_name"]).value for op in module.body.operations
-            if "sym_name" in op.attributes}
-    index = len(names)
-    while f"{MESSAGE_PREFIX}{index}" in used:
-        index += 1
-    name = names[text] = f"{MESSAGE_PREFIX}{index}"
-    data = text.encode() + b"\0"
-    array = ir.Type.parse(f"!llvm.array<{len(data)} x i8>")
-    with ir.InsertionPoint(module.body):
-        llvm.GlobalOp(array, name, ir.Attribute.parse("#llvm.linkage<private>"), constant=True,
-                      value=ir.StringAttr.get(data), addr_space=0)
-    return name
-
-
 def _check_operands(op: ir.Operation) -> list[ir.Value]:
     """The reported values; IRDL cannot bound their count, so it is checked here."""
     values = list(op.operands)[1:]
@@ -94,16 +74,16 @@ def lower_checks(module: ir.Module) -> None:
     kinds = {ir.StringAttr(op.attributes["kind"]).value for op in checks}
     with module.context, ir.Location.unknown():
         if kinds - set(CHECK_WARNINGS):
-            _declare_callee(module)
+            declare_failure_callee(module)
         if kinds & set(CHECK_WARNINGS):
-            _declare_callee(module, WARNING_CALLEE)
+            declare_warning_callee(module)
     names: dict[str, str] = {}
     for op in checks:
         values = _check_operands(op)
         kind = ir.StringAttr(op.attributes["kind"]).value
         kind_code = CHECK_KINDS.index(kind) + 1
         with module.context, ir.Location.unknown():
-            symbol = _message_global(module, _message_text(op), names)
+            symbol = string_global(module, MESSAGE_PREFIX, _message_text(op), names)
         with ir.InsertionPoint(op), op.location:
             ok = tensor.extract(op.operands[0], [])
             bad = arith.xori(ok, arith.constant(ir.IntegerType.get_signless(1), 1))
