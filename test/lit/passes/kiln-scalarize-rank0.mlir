@@ -5,13 +5,14 @@
 // op is a 0-d linalg.generic. After the pass (and canonicalize) the loop
 // carries i64 and f64 and its body is plain arith.
 #map = affine_map<() -> ()>
+// The loop bound, a read of the 0-d argument, is made once at the entry.
 // CHECK-LABEL: func.func @count
 // CHECK-SAME: (%[[N:.*]]: tensor<i64>)
 func.func @count(%n: tensor<i64>) -> tensor<f64> {
+  // CHECK-DAG: %[[END:.*]] = tensor.extract %[[N]][] : tensor<i64>
   // CHECK-DAG: %[[ZERO:.*]] = arith.constant 0 : i64
   // CHECK-DAG: %[[ACC0:.*]] = arith.constant 0.000000e+00 : f64
   // CHECK: %[[W:.*]]:2 = scf.while (%[[I:.*]] = %[[ZERO]], %[[ACC:.*]] = %[[ACC0]]) : (i64, f64) -> (i64, f64)
-  // CHECK-NEXT: %[[END:.*]] = tensor.extract %[[N]][] : tensor<i64>
   // CHECK-NEXT: %[[P:.*]] = arith.cmpi slt, %[[I]], %[[END]] : i64
   // CHECK-NEXT: scf.condition(%[[P]]) %[[I]], %[[ACC]] : i64, f64
   // CHECK: ^bb0(%[[I2:.*]]: i64, %[[ACC2:.*]]: f64):
@@ -80,4 +81,37 @@ func.func @mixed(%x: tensor<f64>, %v: tensor<4xf64>) -> (tensor<f64>, tensor<4xf
     linalg.yield %t : f64
   } -> tensor<4xf64>
   return %n, %w : tensor<f64>, tensor<4xf64>
+}
+
+// A traced `if` on scalars (crc16's `crc = (crc >> 1) ^ poly if ... else crc >> 1`)
+// yields the element, not a 0-d tensor: after canonicalize no tensor is left
+// in the loop, so bufferization allocates no 0-d buffer per iteration.
+// CHECK-LABEL: func.func @branch
+// CHECK-SAME: (%[[P:.*]]: i1, %[[C:.*]]: i64, %[[POLY:.*]]: tensor<i64>)
+func.func @branch(%p: i1, %crc: i64, %poly: tensor<i64>) -> i64 {
+  // The read of the 0-d argument leaves the branch (no load under a condition).
+  // CHECK: %[[Q:.*]] = tensor.extract %[[POLY]][] : tensor<i64>
+  // CHECK: %[[R:.*]] = scf.if %[[P]] -> (i64) {
+  // CHECK-NEXT: %[[S:.*]] = arith.shrsi %[[C]]
+  // CHECK-NEXT: %[[X:.*]] = arith.xori %[[S]], %[[Q]] : i64
+  // CHECK-NEXT: scf.yield %[[X]] : i64
+  // CHECK-NEXT: } else {
+  // CHECK-NEXT: %[[S2:.*]] = arith.shrsi %[[C]]
+  // CHECK-NEXT: scf.yield %[[S2]] : i64
+  // CHECK-NOT: tensor.from_elements
+  // CHECK: return %[[R]] : i64
+  %one = arith.constant 1 : i64
+  %r = scf.if %p -> (tensor<i64>) {
+    %s = arith.shrsi %crc, %one : i64
+    %q = tensor.extract %poly[] : tensor<i64>
+    %x = arith.xori %s, %q : i64
+    %t = tensor.from_elements %x : tensor<i64>
+    scf.yield %t : tensor<i64>
+  } else {
+    %s = arith.shrsi %crc, %one : i64
+    %t = tensor.from_elements %s : tensor<i64>
+    scf.yield %t : tensor<i64>
+  }
+  %v = tensor.extract %r[] : tensor<i64>
+  return %v : i64
 }
