@@ -56,7 +56,7 @@ DEFAULT_PIPELINE: Pipeline = [
         "tensorssa-rename",
         "tensorssa-remove-update",
     ]),
-    ("stablehlo", ["immut-to-stablehlo"]),
+    ("stablehlo", ["immut-to-stablehlo", "kiln-broadcast-operands"]),
     ("linalg", [
         "kiln-dims-from-shapes",
         "kiln-lower-checks",

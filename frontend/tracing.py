@@ -147,6 +147,9 @@ class Builder:
         self.eqns: list[JaxprEqn] = []
         # Pairs of dims (by id) a run-time check in this scope proved equal.
         self.proven_equal_dims: set[frozenset] = set()
+        # (operand dim, result dim) pairs, by id, a run-time check in this
+        # scope proved broadcastable: the operand dim is 1 or the result dim.
+        self.proven_broadcast_dims: set[tuple[int, int]] = set()
         # Which values are views of which arrays (NumPy's view semantics).
         self.aliases = Aliases(self)
 

@@ -57,3 +57,18 @@ def dynamic_sizes_from_shape_tensor(shape: ir.Value, result_type: ir.RankedTenso
         # StableHLO shape operands hold integers or indices.
         sizes.append(v if isinstance(v.type, ir.IndexType) else arith.index_cast(ir.IndexType.get(), v))
     return sizes
+
+
+def axes_attribute(op: ir.Operation, name: str) -> set[int]:
+    """The axes listed in a `DenseI64ArrayAttr` attribute (empty when absent)."""
+    return set(ir.DenseI64ArrayAttr(op.attributes[name])) if name in op.attributes else set()
+
+
+def maybe_expanding_axes(op: ir.Operation) -> list[int]:
+    """Operand axes of a `stablehlo.dynamic_broadcast_in_dim` that may be 1
+    at run time while the result dim is larger: dynamic and in neither of
+    its `known_*expanding_dimensions` lists (StableHLO's meaning)."""
+    operand_type = ir.RankedTensorType(op.operands[0].type)
+    known = (axes_attribute(op, "known_nonexpanding_dimensions")
+             | axes_attribute(op, "known_expanding_dimensions"))
+    return [j for j in range(operand_type.rank) if operand_type.is_dynamic_dim(j) and j not in known]

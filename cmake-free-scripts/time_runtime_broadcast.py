@@ -1,0 +1,85 @@
+"""Timing script (not a test): elementwise workloads whose dims may be 1 at
+run time, compiled by kiln, best of several calls. Used to measure the cost
+of run-time size-1 broadcasting (docs/numpy.md, "Broadcasting dims that
+are 1 at run time"); run it against two checkouts to compare.
+
+    python cmake-free-scripts/time_runtime_broadcast.py [--quick]
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+
+import numpy as np
+
+import kiln
+
+
+def best_of(fn, args, repeats: int) -> float:
+    fn(*args)
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        fn(*args)
+        times.append(time.perf_counter() - start)
+    return min(times)
+
+
+def stencil(a):
+    return 0.2 * (a[1:-1] + a[:-2] + a[2:])
+
+
+def diff(x):
+    return x[1:] - x[:-1]
+
+
+def neighbours_2d(d):
+    return d[:, 1:] * d[:, :-1] + 1.0
+
+
+def assign_shifted(x, y):
+    x[1:] = y * 2.0
+
+
+def add_args(x, y):
+    return x * 2.0 + y
+
+
+def column_plus_row(d, k):
+    return d[:, k:k + 1] + d[k:k + 1, :]
+
+
+def workloads(n: int, side: int) -> list:
+    rng = np.random.default_rng(0)
+    vec, mat = rng.random(n), rng.random((side, side))
+    return [
+        ("stencil 0.2*(a[1:-1]+a[:-2]+a[2:])", stencil, (vec,), {}),
+        ("diff x[1:]-x[:-1]", diff, (vec,), {}),
+        ("2-D d[:,1:]*d[:,:-1]+1", neighbours_2d, (mat,), {}),
+        ("assign x[1:] = y*2 (y argument)", assign_shifted, (vec.copy(), vec[1:].copy()), {}),
+        ("args x*2+y", add_args, (vec, vec.copy()), {}),
+        ("args x*2+y, specialize_unit_dims=False", add_args, (vec, vec.copy()),
+         {"specialize_unit_dims": False}),
+        ("size-1 path d[:,k:k+1]+d[k:k+1,:]", column_plus_row, (mat, 3), {}),
+    ]
+
+
+def main() -> None:
+    quick = "--quick" in sys.argv
+    n, side, repeats = (200_000, 300, 5) if quick else (2_000_000, 1000, 15)
+    print(f"kiln from {kiln.__file__}; n={n}, side={side}, best of {repeats}")
+    print(f"{'workload':48} {'kiln ms':>9} {'numpy ms':>9}")
+    for name, fn, args, options in workloads(n, side):
+        try:
+            compiled = kiln.qjit(fn, **options)
+            kiln_ms = f"{best_of(compiled, args, repeats) * 1e3:9.3f}"
+        except ValueError as e:
+            kiln_ms = f"{'error':>9}"
+            print(f"  ({name}: {str(e)[:70]})")
+        numpy_ms = best_of(fn, args, repeats) * 1e3
+        print(f"{name:48} {kiln_ms} {numpy_ms:9.3f}")
+
+
+if __name__ == "__main__":
+    main()
