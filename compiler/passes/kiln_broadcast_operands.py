@@ -63,7 +63,7 @@ def _through_elementwise(bcast: ir.Operation, producer: ir.Operation) -> list[ir
         made.append(operands[-1].owner)
     result_type = hlo.with_element(ir.RankedTensorType(bcast.results[0].type),
                                    ir.RankedTensorType(producer.results[0].type).element_type)
-    attrs = {named.name: named.attr for named in producer.attributes}
+    attrs = {named.name: named.attr for named in (producer.attributes[i] for i in range(len(producer.attributes)))}
     new = ir.Operation.create(producer.name, results=[result_type], operands=operands, attributes=attrs)
     bcast.results[0].replace_all_uses_with(new.results[0])
     return made

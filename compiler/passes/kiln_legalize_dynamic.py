@@ -6,7 +6,9 @@ leaves behind: `dynamic_broadcast_in_dim` with a dynamic result,
 with a dynamic result), and `kiln.scan`.
 Out: the same computation in `tensor` / `linalg` / `arith` / `scf` ops:
 `tensor.empty` sized from the shape operand plus a `linalg.generic` whose
-input map drops broadcast dims; `tensor.reshape`; `linalg.generic`s that
+input map drops broadcast dims (versioned with `scf.if` when an operand dim
+may be 1 at run time: the common case keeps that map, or is the operand
+itself; the other reads index 0 along the dims that are 1); `tensor.reshape`; `linalg.generic`s that
 read the reversed or gathered position with `tensor.extract`; an `scf.for`
 along the scanned axis carrying the running slice.
 """
