@@ -46,6 +46,10 @@ def add_args(x, y):
     return x * 2.0 + y
 
 
+def outer_sum(col, row):
+    return col * 2.0 + row
+
+
 def column_plus_row(d, k):
     return d[:, k:k + 1] + d[k:k + 1, :]
 
@@ -62,6 +66,12 @@ def workloads(n: int, side: int) -> list:
         ("args x*2+y, specialize_unit_dims=False", add_args, (vec, vec.copy()),
          {"specialize_unit_dims": False}),
         ("size-1 path d[:,k:k+1]+d[k:k+1,:]", column_plus_row, (mat, 3), {}),
+        ("args (n,1)*2+(1,n), specialized", outer_sum, (mat[:, :1].copy(), mat[:1].copy()), {}),
+        ("args (n,1)*2+(1,n), specialize_unit_dims=False", outer_sum, (mat[:, :1].copy(), mat[:1].copy()),
+         {"specialize_unit_dims": False}),
+        ("args (1,)*2+(n,), specialized", outer_sum, (vec[:1].copy(), vec), {}),
+        ("args (1,)*2+(n,), specialize_unit_dims=False", outer_sum, (vec[:1].copy(), vec),
+         {"specialize_unit_dims": False}),
     ]
 
 

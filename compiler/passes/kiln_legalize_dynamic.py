@@ -37,15 +37,16 @@ def _parallel_maps(rank: int, in_exprs: list | None) -> tuple:
             ir.ArrayAttr.get([ir.Attribute.parse("#linalg.iterator_type<parallel>")] * rank))
 
 
-def _broadcast_by_maps(op: ir.Operation, sizes: list) -> ir.Value:
+def _broadcast_by_maps(op: ir.Operation, sizes: list, ones: frozenset = frozenset()) -> ir.Value:
     """The broadcast as one `linalg.generic` whose input map reads index 0
-    along the expanding dims (static 1s and known-expanding dims) and drops
-    the new ones; every other operand dim is the result dim."""
+    along the expanding dims (static 1s, known-expanding dims and the
+    operand axes `ones`, known to be 1 here) and drops the new ones; every
+    other operand dim is the result dim."""
     operand = op.operands[0]
     result_type = ir.RankedTensorType(op.results[0].type)
     operand_type = ir.RankedTensorType(operand.type)
     bdims = list(ir.DenseI64ArrayAttr(op.attributes["broadcast_dimensions"]))
-    expanding = axes_attribute(op, "known_expanding_dimensions")
+    expanding = axes_attribute(op, "known_expanding_dimensions") | ones
     exprs = []
     for j, d in enumerate(bdims):
         stretched = (operand_type.shape[j] == 1 and result_type.shape[d] != 1) or j in expanding
@@ -104,7 +105,9 @@ def _broadcast(op: ir.Operation) -> ir.Value:
         scf.if (each such dim == its result dim) { broadcast by maps (or
         the operand itself) } else { broadcast by reads }
 
-    so the common case is today's code and the size-1 case is still NumPy's."""
+    so the common case is today's code and the size-1 case is still NumPy's
+    (with one such dim, the else branch knows it is 1 and reads index 0 by
+    its map)."""
     operand, shape = op.operands[0], op.operands[1]
     result_type = ir.RankedTensorType(op.results[0].type)
     sizes = dynamic_sizes_from_shape_tensor(shape, result_type)
@@ -115,7 +118,8 @@ def _broadcast(op: ir.Operation) -> ir.Value:
     kept, is_one = None, {}
     for j in maybe:
         size = tensor.dim(operand, index_value(j))
-        is_one[j] = arith.cmpi(arith.CmpIPredicate.eq, size, index_value(1))
+        if len(maybe) > 1:
+            is_one[j] = arith.cmpi(arith.CmpIPredicate.eq, size, index_value(1))
         equal = arith.cmpi(arith.CmpIPredicate.eq, size, _as_index(sizes[bdims[j]]))
         kept = equal if kept is None else arith.andi(kept, equal)
     identity = bdims == list(range(result_type.rank)) and not axes_attribute(op, "known_expanding_dimensions") and all(
@@ -124,7 +128,10 @@ def _broadcast(op: ir.Operation) -> ir.Value:
     with ir.InsertionPoint(if_op.then_block):
         scf.YieldOp([_unchanged(operand, result_type, sizes) if identity else _broadcast_by_maps(op, sizes)])
     with ir.InsertionPoint(if_op.else_block):
-        scf.YieldOp([_broadcast_by_reads(op, sizes, maybe, is_one)])
+        # One such dim that differs from its result dim is 1 (StableHLO's
+        # rule, checked by kiln): a plain broadcast by maps, which vectorizes.
+        scf.YieldOp([_broadcast_by_maps(op, sizes, frozenset(maybe)) if len(maybe) == 1
+                     else _broadcast_by_reads(op, sizes, maybe, is_one)])
     return if_op.result
 
 

@@ -55,22 +55,18 @@ func.func @broadcast_unit_dim(%x: tensor<1x?xf32>, %shape: tensor<2xi64>) -> ten
 // result dim is larger (StableHLO's meaning): the broadcast is versioned.
 // When every such dim equals its result dim, the result is the operand
 // itself (no copy, so the consumer fuses with the operand's producer as
-// before); otherwise each element reads index 0 along the dims that are 1.
+// before); otherwise that dim is 1 and the input map reads index 0.
 // CHECK-LABEL: func.func @broadcast_versioned
 // CHECK-SAME: (%[[X:.*]]: tensor<?x?xf32>, %[[SHAPE:.*]]: tensor<2xi64>)
 func.func @broadcast_versioned(%x: tensor<?x?xf32>, %shape: tensor<2xi64>) -> tensor<?x?xf32> {
   // CHECK: %[[N:.*]] = arith.index_cast %{{.*}} : i64 to index
   // CHECK: %[[D:.*]] = tensor.dim %[[X]], %{{.*}} : tensor<?x?xf32>
-  // CHECK: %[[ONE:.*]] = arith.cmpi eq, %[[D]], %{{.*}} : index
   // CHECK: %[[SAME:.*]] = arith.cmpi eq, %[[D]], %[[N]] : index
   // CHECK: %[[R:.*]] = scf.if %[[SAME]] -> (tensor<?x?xf32>) {
   // CHECK-NEXT: scf.yield %[[X]] : tensor<?x?xf32>
   // CHECK-NEXT: } else {
-  // CHECK: linalg.generic {indexing_maps = [#[[ID2]]], iterator_types = ["parallel", "parallel"]}
-  // CHECK: %[[I:.*]] = linalg.index 0 : index
-  // CHECK: %[[AT:.*]] = arith.select %[[ONE]], %{{.*}}, %[[I]] : index
-  // CHECK: %[[J:.*]] = linalg.index 1 : index
-  // CHECK: tensor.extract %[[X]][%[[AT]], %[[J]]] : tensor<?x?xf32>
+  // CHECK: linalg.generic {indexing_maps = [#[[UNIT]], #[[ID2]]], iterator_types = ["parallel", "parallel"]}
+  // CHECK-SAME: ins(%[[X]] : tensor<?x?xf32>)
   // CHECK: return %[[R]]
   %0 = stablehlo.dynamic_broadcast_in_dim %x, %shape, dims = [0, 1] {known_nonexpanding_dimensions = array<i64: 1>} : (tensor<?x?xf32>, tensor<2xi64>) -> tensor<?x?xf32>
   return %0 : tensor<?x?xf32>
@@ -82,9 +78,31 @@ func.func @broadcast_versioned_new_dim(%x: tensor<?xf32>, %shape: tensor<2xi64>)
   // CHECK: scf.if
   // CHECK: linalg.generic {indexing_maps = [#[[COL]], #[[ID2]]]
   // CHECK: } else {
-  // CHECK: arith.select
-  // CHECK: tensor.extract
+  // CHECK: linalg.generic {indexing_maps = [#[[ZERO:.*]], #[[ID2]]]
   %0 = stablehlo.dynamic_broadcast_in_dim %x, %shape, dims = [1] : (tensor<?xf32>, tensor<2xi64>) -> tensor<?x?xf32>
+  return %0 : tensor<?x?xf32>
+}
+
+// With several such dims, the other case cannot know which are 1: each
+// element reads the operand at index 0 along the dims that are 1.
+// CHECK-LABEL: func.func @broadcast_versioned_two_dims
+// CHECK-SAME: (%[[X:.*]]: tensor<?x?xf32>, %[[SHAPE:.*]]: tensor<2xi64>)
+func.func @broadcast_versioned_two_dims(%x: tensor<?x?xf32>, %shape: tensor<2xi64>) -> tensor<?x?xf32> {
+  // CHECK: %[[D0:.*]] = tensor.dim %[[X]], %{{.*}} : tensor<?x?xf32>
+  // CHECK: %[[ONE0:.*]] = arith.cmpi eq, %[[D0]], %{{.*}} : index
+  // CHECK: %[[D1:.*]] = tensor.dim %[[X]], %{{.*}} : tensor<?x?xf32>
+  // CHECK: %[[ONE1:.*]] = arith.cmpi eq, %[[D1]], %{{.*}} : index
+  // CHECK: %[[R:.*]] = scf.if %{{.*}} -> (tensor<?x?xf32>) {
+  // CHECK-NEXT: scf.yield %[[X]] : tensor<?x?xf32>
+  // CHECK-NEXT: } else {
+  // CHECK: linalg.generic {indexing_maps = [#[[ID2]]], iterator_types = ["parallel", "parallel"]}
+  // CHECK: %[[I:.*]] = linalg.index 0 : index
+  // CHECK: %[[AT0:.*]] = arith.select %[[ONE0]], %{{.*}}, %[[I]] : index
+  // CHECK: %[[J:.*]] = linalg.index 1 : index
+  // CHECK: %[[AT1:.*]] = arith.select %[[ONE1]], %{{.*}}, %[[J]] : index
+  // CHECK: tensor.extract %[[X]][%[[AT0]], %[[AT1]]] : tensor<?x?xf32>
+  // CHECK: return %[[R]]
+  %0 = stablehlo.dynamic_broadcast_in_dim %x, %shape, dims = [0, 1] : (tensor<?x?xf32>, tensor<2xi64>) -> tensor<?x?xf32>
   return %0 : tensor<?x?xf32>
 }
 
