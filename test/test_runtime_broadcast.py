@@ -249,3 +249,18 @@ def test_integer_and_bool_operands():
         got = kiln.qjit(f)(x, b, p, q)
         np.testing.assert_array_equal(got, f(x, b, p, q))
         assert got.dtype == f(x, b, p, q).dtype
+
+
+def test_stack_does_not_broadcast():
+    """NumPy stacks equal shapes only, a 1 included."""
+
+    @kiln.qjit
+    def f(x, m):
+        return np.stack([x[:m], x])
+
+    x = np.arange(3.0)
+    np.testing.assert_allclose(f(x, 3), np.stack([x, x]))
+    with pytest.raises(ValueError, match=r"all input arrays must have the same shape"):
+        np.stack([x[:1], x])
+    with pytest.raises(ValueError, match=r"stack: all input arrays must have the same shape \(axis 0: sizes 1 and 3\)"):
+        f(x, 1)
