@@ -95,6 +95,7 @@ DEFAULT_PIPELINE: Pipeline = [
         "func.func(convert-linalg-to-parallel-loops)",
         "kiln-expand-exp",
         "kiln-check-alloc-sizes",
+        "kiln-refine-if-layouts",
         "canonicalize",
         "cse",
         "kiln-version-small-dims",
