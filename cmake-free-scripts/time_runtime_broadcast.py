@@ -1,28 +1,38 @@
 """Timing script (not a test): elementwise workloads whose dims may be 1 at
 run time, compiled by kiln, best of several calls. Used to measure the cost
 of run-time size-1 broadcasting (docs/numpy.md, "Broadcasting dims that
-are 1 at run time"); run it against two checkouts to compare.
+are 1 at run time"); run it against two checkouts to compare. It measures
+the CPU time of one thread (KILN_NUM_THREADS=1), which a loaded, shared
+machine disturbs far less than wall time.
 
-    python cmake-free-scripts/time_runtime_broadcast.py [--quick]
+    python cmake-free-scripts/time_runtime_broadcast.py [--small]
+
+--small: 20,000 elements (150 x 150), 300 calls per sample, in cache: the
+steadiest comparison of the all-equal path.
 """
 
 from __future__ import annotations
 
+import os
 import sys
 import time
+
+os.environ.setdefault("KILN_NUM_THREADS", "1")
 
 import numpy as np
 
 import kiln
 
 
-def best_of(fn, args, repeats: int) -> float:
+def best_of(fn, args, repeats: int, calls: int) -> float:
+    """Seconds per call: the best of `repeats` samples of `calls` calls."""
     fn(*args)
     times = []
     for _ in range(repeats):
-        start = time.perf_counter()
-        fn(*args)
-        times.append(time.perf_counter() - start)
+        start = time.process_time()
+        for _ in range(calls):
+            fn(*args)
+        times.append((time.process_time() - start) / calls)
     return min(times)
 
 
@@ -76,18 +86,19 @@ def workloads(n: int, side: int) -> list:
 
 
 def main() -> None:
-    quick = "--quick" in sys.argv
-    n, side, repeats = (200_000, 300, 5) if quick else (2_000_000, 1000, 15)
-    print(f"kiln from {kiln.__file__}; n={n}, side={side}, best of {repeats}")
-    print(f"{'workload':48} {'kiln ms':>9} {'numpy ms':>9}")
+    small = "--small" in sys.argv
+    n, side, repeats, calls = (20_000, 150, 30, 300) if small else (2_000_000, 1000, 15, 1)
+    print(f"kiln from {kiln.__file__}; n={n}, side={side}, CPU time of one thread, best of {repeats}")
+    unit, scale = ("us", 1e6) if small else ("ms", 1e3)
+    print(f"{'workload':48} {'kiln ' + unit:>9} {'numpy ' + unit:>9}")
     for name, fn, args, options in workloads(n, side):
         try:
             compiled = kiln.qjit(fn, **options)
-            kiln_ms = f"{best_of(compiled, args, repeats) * 1e3:9.3f}"
+            kiln_ms = f"{best_of(compiled, args, repeats, calls) * scale:9.3f}"
         except ValueError as e:
             kiln_ms = f"{'error':>9}"
             print(f"  ({name}: {str(e)[:70]})")
-        numpy_ms = best_of(fn, args, repeats) * 1e3
+        numpy_ms = best_of(fn, args, repeats, calls) * scale
         print(f"{name:48} {kiln_ms} {numpy_ms:9.3f}")
 
 
