@@ -150,6 +150,9 @@ class Builder:
         # (operand dim, result dim) pairs, by id, a run-time check in this
         # scope proved broadcastable: the operand dim is 1 or the result dim.
         self.proven_broadcast_dims: set[tuple[int, int]] = set()
+        # Dims broadcasting made at run time (`select(a == 1, b, a)`), by
+        # id: the two dims they were made from.
+        self.broadcast_results: dict[int, tuple] = {}
         # Which values are views of which arrays (NumPy's view semantics).
         self.aliases = Aliases(self)
 

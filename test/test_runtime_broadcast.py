@@ -264,3 +264,37 @@ def test_stack_does_not_broadcast():
         np.stack([x[:1], x])
     with pytest.raises(ValueError, match=r"stack: all input arrays must have the same shape \(axis 0: sizes 1 and 3\)"):
         f(x, 1)
+
+
+def test_loop_keeps_a_carried_dim_that_may_be_one():
+    """`acc + x[:m]` in a loop body: both sizes may be 1, and the loop keeps
+    the carried size (checked when it runs), so it needs no resizing."""
+
+    @kiln.qjit
+    def f(x, m, n):
+        @kiln.for_loop(0, n, 1)
+        def body(i, acc):
+            return acc + x[:m] * 2.0 + x[1:m + 1]
+
+        return body(np.zeros(m))
+
+    x = np.arange(6.0)
+    for m in (1, 3, 5):
+        np.testing.assert_allclose(f(x, m, 4), 4 * (x[:m] * 2.0 + x[1:m + 1]))
+
+
+def test_a_carried_array_that_broadcasting_would_grow_is_refused_when_it_runs():
+    """NumPy lets `acc` grow from (1,) to (3,) on the first iteration; a
+    kiln loop keeps its carried sizes and says so, naming the loop's line."""
+
+    @kiln.qjit
+    def f(x, n):
+        acc = x[:1] * 0.0
+        for i in range(n):
+            acc = acc + x[:n]
+        return acc
+
+    np.testing.assert_allclose(f(np.arange(5.0), 1), [0.0])
+    with pytest.raises(ValueError, match=r"carried array 0 enters the loop with size 1 on axis 0 but broadcasting "
+                                         r"in the body makes it size 3"):
+        f(np.arange(5.0), 3)

@@ -295,12 +295,43 @@ def broadcast_dim(a: Any, b: Any, message: str) -> Any:
         check(ok, "ValueError", message, a, b)
         result = dim_operand(bind(elementwise.select_p, knp.equal(a, 1), operand(b), operand(a)))
         builder.proven_broadcast_dims.update({(id(a), id(result)), (id(b), id(result))})
+        builder.broadcast_results[id(result)] = (a, b)
         return result
     unit, other = (a, b) if unit_a else (b, a)
     if (id(unit), id(other)) not in builder.proven_broadcast_dims:
         check(knp.logical_or(knp.equal(unit, other), knp.equal(unit, 1)), "ValueError", message, a, b)
         builder.proven_broadcast_dims.add((id(unit), id(other)))
     return other
+
+
+def keep_carried_dims(name: str, carried: Sequence[Any], outs: list) -> list:
+    """A loop body's results with their carried dims back where only
+    broadcasting changed them: `acc + x[:m]` gives `select(c == 1, s, c)`
+    for a carried dim `c` that may be 1. A loop keeps its carried sizes, so
+    that dim must be `c` again (a run-time check; NumPy would let the array
+    grow instead), and the result is retyped to `c`."""
+    from kiln.tracing import current_builder
+
+    made = current_builder().broadcast_results
+
+    def made_from(d: Any, c: Any) -> bool:
+        sources = made.get(id(d))
+        return sources is not None and any(same_dim(s, c) or made_from(s, c) for s in sources)
+
+    kept = []
+    for k, (arg, out) in enumerate(zip(carried, outs)):
+        dims, changed = list(out.aval.shape), False
+        for axis, (c, d) in enumerate(zip(arg.aval.shape, out.aval.shape)):
+            if out.aval.ndim != arg.aval.ndim or same_dim(c, d) or not made_from(d, c):
+                continue
+            changed = True
+            require_equal_dims(c, d, "ValueError",
+                               f"{name}: carried array {k} enters the loop with size {{}} on axis {axis} but "
+                               "broadcasting in the body makes it size {}; a loop keeps the sizes of its carried "
+                               "arrays (NumPy would let the array grow): give it its final size before the loop")
+            dims[axis] = c
+        kept.append(match_dims(out, dims) if changed else out)
+    return kept
 
 
 def _shape_str(s: tuple) -> str:
