@@ -84,13 +84,16 @@ def _through_broadcast(bcast: ir.Operation, inner: ir.Operation) -> list[ir.Oper
 
 def broadcast_operands(module: ir.Module) -> None:
     """Move every broadcast that may expand onto the operands of the
-    elementwise ops and broadcasts it is the only user of."""
+    elementwise ops and broadcasts it is the only user of. A bypassed
+    broadcast is erased at the end: it may still be waiting in the worklist
+    (it is then skipped, having no use left)."""
     work = [op for op in collect_ops(module, {BROADCAST}) if maybe_expanding_axes(op)]
+    bypassed = []
     while work:
         bcast = work.pop()
         source = bcast.operands[0]
         producer = source.owner
-        if isinstance(producer, ir.Block) or not _single_use(source):
+        if not list(bcast.results[0].uses) or isinstance(producer, ir.Block) or not _single_use(source):
             continue
         if producer.name in ELEMENTWISE and len(producer.results) == 1:
             rewrite = _through_elementwise
@@ -102,8 +105,13 @@ def broadcast_operands(module: ir.Module) -> None:
         with ir.InsertionPoint(bcast), bcast.location:
             made = rewrite(bcast, producer)
         bcast.erase()
-        producer.erase()
+        if producer.name == BROADCAST:
+            bypassed.append(producer)
+        else:
+            producer.erase()
         work.extend(op for op in made if maybe_expanding_axes(op))
+    for op in bypassed:
+        op.erase()
 
 
 @register_pass
