@@ -15,18 +15,19 @@ KERNELS = [
     "softmax", "spmv", "stockham_fft", "symm", "syrk", "trisolv", "vadv",
 ]
 
-_MASK = "KilnIndexError: boolean-mask indexing is not supported on traced arrays"
 # Kernel -> (the missing part, the error kiln.qjit raises today and where).
 MISSING = {
     "contour_integral": ("inplace", "KilnValueError: augmented assignment (add): the destination is a value "
                                     "carried by kiln.for_loop (`Tz += zz * Ham[n]` in contour_integral_numpy.py)"),
-    "mandelbrot1": ("masks", f"{_MASK} (`Z[I] = Z[I]**2 + C[I]` in mandelbrot1_numpy.py)"),
-    "nbody": ("masks", f"{_MASK}, at nbody_numpy.py:34"),
+    "nbody": ("bcast1", "KilnValueError: np.subtract: operands could not be broadcast together: size 25 vs 1 "
+                        "(`dx = x.T - x` with `x = pos[:, 0:1]`, a slice whose size is 1 at run time, at "
+                        "nbody_numpy.py:28; its masks work)"),
     "azimint_hist": ("breadth", "np.histogram is not supported by kiln on traced values"),
     "cholesky2": ("breadth", "np.linalg.cholesky is not supported by kiln on traced values"),
     "floyd_warshall": ("breadth", "np.add.outer is not supported by kiln on traced values"),
 }
-_ITEMS = {"inplace": "in-place updates in loops, issue 14 item 5", "masks": "boolean-mask reads, issue 14 item 7",
+_ITEMS = {"inplace": "in-place updates in loops, issue 14 item 5",
+          "bcast1": "dims that are 1 at run time broadcast as in NumPy, issue 14 item 6",
           "breadth": "a NumPy function no part of issue 14 covers: the NumPy-breadth issue"}
 
 

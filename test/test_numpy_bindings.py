@@ -30,12 +30,15 @@ PUBLIC_NAMES = {
     "uint32", "uint64", "uint8", "var", "vdot", "where", "zeros", "zeros_like",
     # issue 14: creation on traced sizes and values, np.repeat
     "asanyarray", "ascontiguousarray", "identity", "meshgrid", "repeat",
+    # issue 14: the positions of true elements (boolean masks); nbody's hstack and triu
+    "argwhere", "compress", "count_nonzero", "extract", "flatnonzero", "nonzero", "place", "putmask",
+    "atleast_2d", "hstack", "tril", "triu", "vstack",
 }
 
 TRACER_METHODS = {
     "all", "any", "argmax", "argmin", "astype", "clip", "conj", "conjugate", "copy", "cumprod", "cumsum",
     "dot", "fill", "flatten", "max", "mean", "min", "prod", "ravel", "reshape", "round", "squeeze", "std",
-    "sum", "swapaxes", "take", "transpose", "var", "repeat",
+    "sum", "swapaxes", "take", "transpose", "var", "repeat", "nonzero", "compress",
 }
 
 

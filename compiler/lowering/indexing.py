@@ -2,7 +2,8 @@
 `stablehlo.real_dynamic_slice` (dynamic starts or sizes), or in a function
 that writes (`ctx.reference_semantics`) the view `tensorssa.slice`; gather
 along one axis -> `stablehlo.gather` (static slice sizes) or
-`stablehlo.dynamic_gather`.
+`stablehlo.dynamic_gather`; the positions of a mask's true elements ->
+`kiln.flatnonzero` (lowered by kiln-legalize-dynamic).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from kiln.compiler.lowering import lowering
 from kiln.dialects.stablehlo import tensor_type
 from kiln.compiler.mlir import GatherDimensionNumbers
 from kiln.core import is_static_dim
+from kiln.dialects import kiln as kiln_dialect
 from kiln.dialects import stablehlo as hlo
 from kiln.dialects import tensorssa
 from kiln.primitives import indexing as ip
@@ -75,3 +77,9 @@ def _gather(ctx, eqn, x, indices):
                         slice_sizes=hlo.dense_i64_array(slice_sizes))]
     sizes = hlo.shape_tensor([ctx.dim(d) for d in slice_sizes])
     return [hlo.one("dynamic_gather", out_type, x, indices, sizes, dimension_numbers=dnums)]
+
+
+@lowering(ip.flatnonzero_p)
+def _flatnonzero(ctx, eqn, mask):
+    """`kiln.flatnonzero` (StableHLO has no op whose result size is data)."""
+    return list(kiln_dialect.flatnonzero(mask))
