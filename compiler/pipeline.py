@@ -107,6 +107,7 @@ DEFAULT_PIPELINE: Pipeline = [
         "kiln-block-rows",
         "kiln-parallelize",
         "kiln-version-small-dims{bodies=true}",
+        "kiln-poll-interrupts",
     ]),
     ("llvm", [
         "convert-complex-to-standard",
