@@ -24,7 +24,6 @@ MISSING = {
     "nbody": ("masks", f"{_MASK}, at nbody_numpy.py:34"),
     "azimint_hist": ("breadth", "np.histogram is not supported by kiln on traced values"),
     "cholesky2": ("breadth", "np.linalg.cholesky is not supported by kiln on traced values"),
-    "floyd_warshall": ("breadth", "np.add.outer is not supported by kiln on traced values"),
 }
 _ITEMS = {"inplace": "in-place updates in loops, issue 14 item 5", "masks": "boolean-mask reads, issue 14 item 7",
           "breadth": "a NumPy function no part of issue 14 covers: the NumPy-breadth issue"}
