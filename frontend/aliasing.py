@@ -28,6 +28,15 @@ AMBIGUOUS_RESHAPE = (
     "always get a copy, or reshape after the writes")
 
 
+def run_time_alias_message(made_at: str, written_at: str) -> str:
+    """Why reading a stale cond or loop result is refused ("{how}" is filled in)."""
+    return (f"a value made by the branch or loop at {made_at} is, when some branch or iteration runs, an "
+            f"outer array itself or a view of it (NumPy then returns that very array), and that array is "
+            f"written at {written_at} before the value is {{how}}; NumPy would show the write through the value "
+            "only on that run-time path, which kiln does not track. Copy the result where it is made "
+            "(e.g. `y = b.copy() if p else b + 1`), or write to the array before the branch or loop")
+
+
 def _is_static_unit(d: Any) -> bool:
     return is_static_dim(d) and d == 1
 
@@ -65,7 +74,14 @@ class Aliases:
         # from. Writes to such a copy are refused; a write to its root makes
         # it stale, and reading a stale copy is refused.
         self.ambiguous_copies: dict[int, Tracer] = {}
-        self.stale_copies: set[int] = set()
+        # Results that may be an outer array (or a view of one) chosen at run
+        # time: a cond branch or a loop body returned one for them. Result id
+        # -> (the roots it may be, where the cond or loop is). kiln keeps such
+        # a result as a value of its own, so a later write to one of those
+        # roots makes it stale, and reading it then is refused.
+        self.run_time_aliases: dict[int, tuple[list, str]] = {}
+        # Stale copies -> the message refusing a read ("{how}": read/returned).
+        self.stale_copies: dict[int, str] = {}
 
     @property
     def _outer(self) -> "Aliases | None":
@@ -147,39 +163,62 @@ class Aliases:
             aliases = aliases._outer
         return False
 
-    def _is_stale(self, x: "Tracer") -> bool:
+    def _stale_reason(self, x: "Tracer") -> str | None:
         root = self.root(x)
         if id(root) in self.stale_copies:
-            return True
+            return self.stale_copies[id(root)]
         source = self.scope.outer_source(root)
-        return source is not None and self._outer._is_stale(source)
+        return self._outer._stale_reason(source) if source is not None else None
 
     def refuse_stale_reads(self, values: list, how: str) -> None:
-        """Reading a stale ambiguous copy is refused (`how`: "read", "returned")."""
+        """Reading a stale copy is refused (`how`: "read", "returned")."""
         if not self.any_stale():
             return
         for x in values:
-            if not isinstance(x, Literal) and self._is_stale(x):
-                raise KilnValueError(AMBIGUOUS_RESHAPE + f" (the reshaped array is {how} after a write to "
-                                     "the array it came from)")
+            reason = None if isinstance(x, Literal) else self._stale_reason(x)
+            if reason is not None:
+                raise KilnValueError(reason.replace("{how}", how))
 
-    def mark_written(self, x: "Tracer", child: "Aliases | None" = None) -> None:
-        """Record a write through `x`; a captured root marks the outer array
-        too (`child`: the aliases of the nested scope the write was made in)."""
+    def may_be(self, x: "Tracer") -> list:
+        """The arrays of this scope that `x` may be a view of at run time: its
+        root, or the roots a cond or loop result may be (`run_time_aliases`)."""
+        root = self.root(x)
+        if id(root) not in self.run_time_aliases:
+            return [root]
+        found: list = []
+        for r in self.run_time_aliases[id(root)][0]:
+            found.extend(r2 for r2 in self.may_be(r) if not any(r2 is f for f in found))
+        return found
+
+    def _stale_copies_of(self, root: "Tracer", where: str) -> dict:
+        """The copies a write to `root` makes stale, with why a read is refused."""
+        stale = {}
+        for copy_id, source in self.ambiguous_copies.items():
+            if source is root:
+                stale[copy_id] = AMBIGUOUS_RESHAPE + " (the reshaped array is {how} after a write to the array " \
+                                                     "it came from)"
+        for result_id, (roots, made_at) in self.run_time_aliases.items():
+            if any(r is root for r in roots):
+                stale[result_id] = run_time_alias_message(made_at, where)
+        return stale
+
+    def mark_written(self, x: "Tracer", child: "Aliases | None" = None, where: str = "") -> None:
+        """Record a write through `x` (`where`: the user's line); a captured
+        root marks the outer array too (`child`: the aliases of the nested
+        scope the write was made in)."""
         root = self.root(x)
         if id(root) in self.ambiguous_copies:
             raise KilnValueError(AMBIGUOUS_RESHAPE + " (the write is to the reshaped array)")
-        for copy_id, source in self.ambiguous_copies.items():
-            if source is not root:
-                continue
-            self.stale_copies.add(copy_id)
+        where = where or self.scope.user_line()
+        for copy_id, reason in self._stale_copies_of(root, where).items():
+            self.stale_copies[copy_id] = reason
             # A nested scope (a loop body) that reads the copy may read it
             # again after this write, in a later iteration.
             if child is not None and any(not isinstance(c, np.ndarray) and id(self.root(c)) == copy_id
                                          for c in child.scope.const_sources):
-                raise KilnValueError(AMBIGUOUS_RESHAPE + " (the reshaped array is read in the loop or "
-                                     "branch that writes to the array it came from)")
+                raise KilnValueError(reason.replace("{how}", "read again (it is read in the loop or branch that "
+                                                    "makes the write)"))
         self.written_roots.add(id(root))
         source = self.scope.outer_source(root)
         if source is not None:
-            self._outer.mark_written(source, self)
+            self._outer.mark_written(source, self, where)

@@ -26,6 +26,10 @@ from kiln.core import (
 )
 from kiln.loop_in_place import (
     check_in_place_slots,
+    found_aliases,
+    mark_branch_aliases,
+    mark_loop_aliases,
+    mark_run_time_alias,
     mark_zero_d_arrays,
     same_array_slots,
     unchanged_results,
@@ -148,11 +152,18 @@ def _trace_body(carry: _Carry, fn: Callable, resizing: bool | str,
     infer = resizing == INFER
     resizing = bool(resizing) and not infer
     in_place: dict[int, Any] = {}
-    for _attempt in range(4 + len(inits)):
+    # Slot -> the outer arrays the body may return for it (so the next
+    # iteration's carried value may be one of them).
+    aliased: dict[int, list] = {}
+    where = current_builder().user_line()
+    for _attempt in range(4 + 2 * len(inits)):
         carried_slots = [k for k in range(len(inits)) if k not in in_place]
         ctx, body = _open_body([inits[k].aval for k in carried_slots], resizing, with_index)
         mark_zero_d_arrays(body, [inits[k] for k in carried_slots])
         with ctx:
+            for k, arg in zip(carried_slots, body.carried):
+                if k in aliased:
+                    mark_run_time_alias(body.builder, arg, [body.builder.lift(r) for r in aliased[k]], where)
             params = dict(in_place)
             params.update(zip(carried_slots, body.carried))
             args = tree.unflatten(carry.tree, [params[k] for k in range(len(inits))])
@@ -187,6 +198,8 @@ def _trace_body(carry: _Carry, fn: Callable, resizing: bool | str,
                 if same:
                     in_place.update({k: inits[k] for k in same})
                     continue
+                if found_aliases(body.builder, carried_slots, outs, aliased):
+                    continue
                 outs = [convert(o, init.aval.dtype, init.aval.weak_type) if o.aval.dtype != init.aval.dtype else o
                         for o, init in zip(outs, slot_inits)]
                 if infer and not resizing:
@@ -203,7 +216,7 @@ def _trace_body(carry: _Carry, fn: Callable, resizing: bool | str,
                                              for d in o.aval.shape)
                 jaxpr = body.builder.build(implicit_outs + outs,
                                            [False] * len(implicit_outs) + [True] * len(outs))
-                return jaxpr, list(body.builder.const_sources), slot_inits, resizing, in_place
+                return jaxpr, list(body.builder.const_sources), slot_inits, resizing, in_place, aliased
         # Promote the weak initial values in the enclosing scope, then retrace.
         for k, dtype, weak in promoted:
             inits[k] = convert(inits[k], dtype, weak)
@@ -332,12 +345,14 @@ def _traced_for(lower, upper, step, resizing, body, init):
 
         check(knp.not_equal(step, 0), "ValueError", "for_loop: step must not be zero (it would loop forever)")
     carry = _Carry("for_loop", init)
-    jaxpr, consts, inits, resizing, in_place = _trace_body(carry, body, resizing, with_index=True)
+    jaxpr, consts, inits, resizing, in_place, aliased = _trace_body(carry, body, resizing, with_index=True)
     implicit = _implicit_inits(inits) if resizing else []
     outs = bind(for_loop_p, *consts, lower, upper, step, *implicit, *inits,
                 body_jaxpr=jaxpr, body_nconsts=len(consts), num_implicit_inputs=len(implicit),
                 num_implicit_outputs=len(implicit), preserve_dimensions=not resizing)
-    return carry.unflatten(with_in_place(outs[len(implicit):], in_place))
+    results = with_in_place(outs[len(implicit):], in_place)
+    mark_loop_aliases(results, aliased, current_builder().user_line())
+    return carry.unflatten(results)
 
 
 
@@ -379,7 +394,8 @@ def _eager_while(cond_fn, body, init):
 
 def _traced_while(cond_fn, resizing, body, init):
     carry = _Carry("while_loop", init)
-    body_jaxpr, body_consts, inits, resizing, in_place = _trace_body(carry, body, resizing, with_index=False)
+    body_jaxpr, body_consts, inits, resizing, in_place, aliased = _trace_body(carry, body, resizing,
+                                                                              with_index=False)
     ctx, cond_body = _open_body([x.aval for x in inits], resizing, with_index=False)
     with ctx:
         pred = cond_fn(*tree.unflatten(carry.tree, with_in_place(cond_body.carried, in_place)))
@@ -391,7 +407,9 @@ def _traced_while(cond_fn, resizing, body, init):
                 cond_jaxpr=cond_jaxpr, body_jaxpr=body_jaxpr, cond_nconsts=len(cond_consts),
                 body_nconsts=len(body_consts), num_implicit_inputs=len(implicit),
                 num_implicit_outputs=len(implicit), preserve_dimensions=not resizing)
-    return carry.unflatten(with_in_place(outs[len(implicit):], in_place))
+    results = with_in_place(outs[len(implicit):], in_place)
+    mark_loop_aliases(results, aliased, current_builder().user_line())
+    return carry.unflatten(results)
 
 
 def _predicate(name: str, what: str, pred: Any) -> Any:
@@ -482,6 +500,7 @@ def cond(pred: Any) -> Callable[[Callable], _Cond]:
 def _traced_cond(preds: list, fns: list, has_default: bool) -> Any:
     from kiln.numpy._base import convert, result_dtype
 
+    where = current_builder().user_line()
     pred_ops = [_predicate("cond", "the predicate", p) for p in preds]
     traced = []
     for b, fn in enumerate(fns):
@@ -541,21 +560,9 @@ def _traced_cond(preds: list, fns: list, has_default: bool) -> Any:
     num_implicit = len(implicit_outs[0])
     results = bind(cond_p, *pred_ops, *consts, branches=tuple(branches), num_implicit_inputs=0,
                    num_implicit_outputs=num_implicit, preserve_dimensions=num_implicit == 0)
-    _mark_branch_aliases(traced, results[num_implicit:])
+    mark_branch_aliases(traced, results[num_implicit:], where)
     values = iter(results[num_implicit:])
     return tree.unflatten(first_tree, [unchanged[k] if k in unchanged else next(values) for k in range(count)])
-
-
-def _mark_branch_aliases(traced: list, results: list) -> None:
-    """In NumPy a branch that returns a view of an outer array makes the
-    result alias whichever array the branch chose at run time; kiln refuses
-    writes through such a result (see frontend/numpy/mutation.py)."""
-    outer = current_builder()
-    for k, result in enumerate(results):
-        for builder, outs, _ in traced:
-            out = outs[k]
-            if isinstance(out, Tracer) and any(builder.aliases.root(out) is c for c in builder.constvars):
-                outer.aliases.unresolved.add(id(result))
 
 
 def _dim_kind(builder: Builder, d: Any, const_index: dict, branch: int) -> tuple:

@@ -208,6 +208,11 @@ class Builder:
             self.aliases.record_view(prim, ins[0], outs[0], params)
         return outs
 
+    def user_line(self) -> str:
+        """Where the user's code runs now (`file.py:LINE`), for messages."""
+        line = _user_source_line()
+        return str(line) if line is not None else "an earlier line"
+
     def outer_source(self, x: Tracer) -> Tracer | None:
         """The outer-scope tracer that constvar `x` captures, if any."""
         for const, source in zip(self.constvars, self.const_sources):
