@@ -233,7 +233,7 @@ def _unify_carried_dims(name: str, body: _Body, outs: list) -> list | None:
     run-time check for each dim the body replaced by another dim fixed for
     the whole loop (`x = A @ x` with a square `A`); None when some carried
     array really changes size (the loop must resize)."""
-    from kiln import numpy as knp
+    from kiln.numpy._bindings import knp
     from kiln.numpy._base import require_equal_dims
 
     pairs = []
@@ -341,7 +341,7 @@ def _traced_for(lower, upper, step, resizing, body, init):
         if step.val == 0:
             raise KilnValueError("for_loop: step must not be zero (it would loop forever)")
     else:
-        from kiln import numpy as knp
+        from kiln.numpy._bindings import knp
 
         check(knp.not_equal(step, 0), "ValueError", "for_loop: step must not be zero (it would loop forever)")
     carry = _Carry("for_loop", init)

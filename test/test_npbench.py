@@ -23,7 +23,6 @@ MISSING = {
     "mandelbrot1": ("masks", f"{_MASK} (`Z[I] = Z[I]**2 + C[I]` in mandelbrot1_numpy.py)"),
     "nbody": ("masks", f"{_MASK}, at nbody_numpy.py:34"),
     "azimint_hist": ("breadth", "np.histogram is not supported by kiln on traced values"),
-    "cholesky2": ("breadth", "np.linalg.cholesky is not supported by kiln on traced values"),
 }
 _ITEMS = {"inplace": "in-place updates in loops, issue 14 item 5", "masks": "boolean-mask reads, issue 14 item 7",
           "breadth": "a NumPy function no part of issue 14 covers: the NumPy-breadth issue"}
