@@ -22,7 +22,6 @@ MISSING = {
                                     "carried by kiln.for_loop (`Tz += zz * Ham[n]` in contour_integral_numpy.py)"),
     "mandelbrot1": ("masks", f"{_MASK} (`Z[I] = Z[I]**2 + C[I]` in mandelbrot1_numpy.py)"),
     "nbody": ("masks", f"{_MASK}, at nbody_numpy.py:34"),
-    "azimint_hist": ("breadth", "np.histogram is not supported by kiln on traced values"),
 }
 _ITEMS = {"inplace": "in-place updates in loops, issue 14 item 5", "masks": "boolean-mask reads, issue 14 item 7",
           "breadth": "a NumPy function no part of issue 14 covers: the NumPy-breadth issue"}

@@ -177,3 +177,119 @@ def test_triu_tril():
         a = _rng.standard_normal((n + 1, n + 3))
         for k in (-1, 0, 2):
             assert_same(compiled(a, k), f(a, k))
+
+
+# --------------------------------------------------------------------------
+# np.histogram
+
+
+def _hist_equal(result, expected) -> None:
+    """Counts exactly; float sums (weights, density) to rounding."""
+    for r, e in zip(result, expected):
+        assert_same(r, e, rtol=1e-12, atol=1e-12)
+
+
+def test_histogram_azimint_forms():
+    """NPBench azimint_hist: counts and weighted sums with a traced bin count."""
+
+    def f(data, radius, npt):
+        counts, edges = np.histogram(radius, npt)
+        weighted = np.histogram(radius, npt, weights=data)[0]
+        return counts, edges, weighted
+
+    compiled = kiln.qjit(f)
+    for n in SIZES + (4001,):
+        for npt in (1, 3, 50):
+            data, radius = _rng.random(n), _rng.random(n)
+            _hist_equal(compiled(data, radius, npt), f(data, radius, npt))
+    assert compiled.num_compiles <= 2  # one binary for every size (size 1 may specialize)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.int64, np.int8, np.bool_],
+                         ids=lambda d: np.dtype(d).name)
+def test_histogram_default_bins_and_dtypes(dtype):
+    def f(a):
+        return np.histogram(a)
+
+    compiled = kiln.qjit(f)
+    for n in SIZES:
+        a = (_rng.standard_normal(n) * 20).astype(dtype) if dtype != np.bool_ else _rng.random(n) > 0.5
+        _hist_equal(compiled(a), f(a))
+
+
+def test_histogram_right_edge_and_equal_values():
+    """The last bin holds its right edge; all-equal data gets NumPy's
+    range [v - 0.5, v + 0.5]; values on every inner edge land as NumPy's."""
+
+    def f(a, bins):
+        return np.histogram(a, bins)
+
+    compiled = kiln.qjit(f)
+    cases = [np.array([0.0, 1.0, 2.0, 3.0, 4.0]), np.full(5, 7.0), np.linspace(-1.0, 1.0, 101),
+             np.array([1e-300, 1e300]), np.array([0.1, 0.2, 0.3, 0.7, 1.0, 0.9, 0.30000000000000004])]
+    for a in cases:
+        for bins in (1, 3, 4, 10):
+            _hist_equal(compiled(a, bins), f(a, bins))
+
+
+def test_histogram_range_density_and_weights():
+    def f(a, w, lo, hi):
+        return (np.histogram(a, 7, range=(lo, hi)), np.histogram(a, 5, range=(-1.0, 1.0), weights=w),
+                np.histogram(a, 6, density=True), np.histogram(a, 4, range=(lo, hi), density=True, weights=w))
+
+    compiled = kiln.qjit(f)
+    for n in SIZES:
+        a = _rng.standard_normal(n) * 2
+        w = _rng.random(n).astype(np.float32)
+        with np.errstate(all="ignore"):
+            expected = f(a, w, -0.5, 1.5)
+        got = compiled(a, w, -0.5, 1.5)
+        for g, e in zip(got, expected):
+            for r, x in zip(g, e):
+                assert_same(r, x, rtol=1e-6, atol=1e-12)
+
+
+def test_histogram_explicit_edges():
+    def f(a, edges):
+        return np.histogram(a, edges), np.histogram(a, [0.0, 0.25, 0.25, 0.5, 1.0]), \
+            np.histogram(a, np.array([0, 1, 2]), weights=a)
+
+    compiled = kiln.qjit(f)
+    for n in SIZES:
+        a = _rng.random(n) * 1.5 - 0.2
+        for edges in (np.sort(_rng.random(5)), np.array([0.0, 0.5, 0.5, 1.0]), np.array([0.3]), np.zeros(0)):
+            got, expected = compiled(a, edges), f(a, edges)
+            for g, e in zip(got, expected):
+                _hist_equal(g, e)
+
+
+def test_histogram_nan_and_errors():
+    def auto(a):
+        return np.histogram(a, 4)
+
+    def ranged(a):
+        return np.histogram(a, 4, range=(0.0, 1.0))
+
+    def backwards(a):
+        return np.histogram(a, 4, range=(1.0, 0.0))
+
+    def unsorted(a):
+        return np.histogram(a, np.array([0.0, 2.0, 1.0]))
+
+    def no_bins(a, n):
+        return np.histogram(a, n)
+
+    a = np.array([0.2, np.nan, 0.7, 1.0])
+    _hist_equal(kiln.qjit(ranged)(a), ranged(a))  # a NaN counts nowhere when the range is given
+    with pytest.raises(ValueError, match="autodetected range"):
+        auto(a)
+    with pytest.raises(ValueError, match="autodetected range is not finite"):
+        kiln.qjit(auto)(a)
+    with pytest.raises(ValueError, match="max must be larger than min in range parameter"):
+        kiln.qjit(backwards)(np.ones(3))
+    with pytest.raises(ValueError, match="`bins` must increase monotonically"):
+        kiln.qjit(unsorted)(np.ones(3))
+    with pytest.raises(ValueError, match="`bins` must be positive"):
+        kiln.qjit(no_bins)(np.ones(3), 0)
+    with pytest.raises(TypeError, match="bins='auto'"):
+        kiln.qjit(lambda x: np.histogram(x, "auto"))(np.ones(3))
