@@ -191,15 +191,21 @@ class Aliases:
         return found
 
     def _stale_copies_of(self, root: "Tracer", where: str) -> dict:
-        """The copies a write to `root` makes stale, with why a read is refused."""
+        """The copies a write to `root` makes stale: copy id -> (why a later
+        read is refused, with "{how}"; why a read by the nested scope that
+        made the write is refused)."""
         stale = {}
         for copy_id, source in self.ambiguous_copies.items():
             if source is root:
-                stale[copy_id] = AMBIGUOUS_RESHAPE + " (the reshaped array is {how} after a write to the array " \
-                                                     "it came from)"
+                stale[copy_id] = (
+                    AMBIGUOUS_RESHAPE + " (the reshaped array is {how} after a write to the array it came from)",
+                    AMBIGUOUS_RESHAPE + " (the reshaped array is read in the loop or branch that writes to the "
+                                        "array it came from)")
         for result_id, (roots, made_at) in self.run_time_aliases.items():
             if any(r is root for r in roots):
-                stale[result_id] = run_time_alias_message(made_at, where)
+                message = run_time_alias_message(made_at, where)
+                stale[result_id] = (message, message.replace("{how}", "read in the loop or branch that makes "
+                                                                      "the write (so again after it)"))
         return stale
 
     def mark_written(self, x: "Tracer", child: "Aliases | None" = None, where: str = "") -> None:
@@ -210,14 +216,13 @@ class Aliases:
         if id(root) in self.ambiguous_copies:
             raise KilnValueError(AMBIGUOUS_RESHAPE + " (the write is to the reshaped array)")
         where = where or self.scope.user_line()
-        for copy_id, reason in self._stale_copies_of(root, where).items():
+        for copy_id, (reason, nested_reason) in self._stale_copies_of(root, where).items():
             self.stale_copies[copy_id] = reason
             # A nested scope (a loop body) that reads the copy may read it
             # again after this write, in a later iteration.
             if child is not None and any(not isinstance(c, np.ndarray) and id(self.root(c)) == copy_id
                                          for c in child.scope.const_sources):
-                raise KilnValueError(reason.replace("{how}", "read again (it is read in the loop or branch that "
-                                                    "makes the write)"))
+                raise KilnValueError(nested_reason)
         self.written_roots.add(id(root))
         source = self.scope.outer_source(root)
         if source is not None:
