@@ -11,7 +11,10 @@ were written (written function arguments become write-back results).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+import contextlib
+import itertools
+import threading
+from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 import numpy as np
 
@@ -29,12 +32,36 @@ AMBIGUOUS_RESHAPE = (
 
 
 def run_time_alias_message(made_at: str, written_at: str) -> str:
-    """Why reading a stale cond or loop result is refused ("{how}" is filled in)."""
-    return (f"a value made by the branch or loop at {made_at} is, when some branch or iteration runs, an "
-            f"outer array itself or a view of it (NumPy then returns that very array), and that array is "
-            f"written at {written_at} before the value is {{how}}; NumPy would show the write through the value "
-            "only on that run-time path, which kiln does not track. Copy the result where it is made "
-            "(e.g. `y = b.copy() if p else b + 1`), or write to the array before the branch or loop")
+    """Why reading a stale loop result is refused ("{how}" is filled in)."""
+    return (f"the value made by the loop or branch at {made_at} is an outer array itself (or a view of it) "
+            f"after some iteration or branch (NumPy then returns that very array), and that array is written at "
+            f"{written_at} before the value is {{how}}; kiln keeps a branch's result up to date after such writes, "
+            "but not a loop's, nor one read in a loop before the loop writes the array. Copy the result where it "
+            "is made (`y = b.copy()`), or write to the array before the loop")
+
+
+class _Writes(threading.local):
+    """Per thread: a count of the writes recorded so far (a refreshed value
+    stays current until the next one), and whether a refresh is being traced
+    (its own reads of the stale value are the old value, on purpose)."""
+
+    def __init__(self):
+        self.count = itertools.count(1)
+        self.generation = 0
+        self.refreshing = False
+
+
+_writes = _Writes()
+
+
+@contextlib.contextmanager
+def refreshing() -> Iterator[None]:
+    """While a refresh is traced, stale values are read as they are."""
+    previous, _writes.refreshing = _writes.refreshing, True
+    try:
+        yield
+    finally:
+        _writes.refreshing = previous
 
 
 def _is_static_unit(d: Any) -> bool:
@@ -80,6 +107,11 @@ class Aliases:
         # a result as a value of its own, so a later write to one of those
         # roots makes it stale, and reading it then is refused.
         self.run_time_aliases: dict[int, tuple[list, str]] = {}
+        # The refresh of such a result, when kiln can recompute it (a cond
+        # branch's views of the array: kiln.branch_aliases), and this scope's
+        # refreshed values: value id -> (current value, write generation).
+        self.refreshers: dict[int, Callable[[Any], Any]] = {}
+        self.refreshed: dict[int, tuple[Any, int]] = {}
         # Stale copies -> the message refusing a read ("{how}": read/returned).
         self.stale_copies: dict[int, str] = {}
 
@@ -163,21 +195,36 @@ class Aliases:
             aliases = aliases._outer
         return False
 
-    def _stale_reason(self, x: "Tracer") -> str | None:
+    def _stale_entry(self, x: "Tracer") -> tuple | None:
+        """(why reading `x` is refused, the refresh that recomputes it or
+        None) when `x` is a stale copy or a view of one."""
         root = self.root(x)
         if id(root) in self.stale_copies:
-            return self.stale_copies[id(root)]
+            return self.stale_copies[id(root)], self.refreshers.get(id(root))
         source = self.scope.outer_source(root)
-        return self._outer._stale_reason(source) if source is not None else None
+        return self._outer._stale_entry(source) if source is not None else None
 
-    def refuse_stale_reads(self, values: list, how: str) -> None:
-        """Reading a stale copy is refused (`how`: "read", "returned")."""
-        if not self.any_stale():
-            return
+    def current_values(self, values: list, how: str) -> list:
+        """`values` as an equation reads them (`how`: "read", "returned"):
+        a stale cond result (or a view of it) is refreshed, once per write;
+        reading another stale copy is refused."""
+        if _writes.refreshing or not self.any_stale():
+            return values
+        current = []
         for x in values:
-            reason = None if isinstance(x, Literal) else self._stale_reason(x)
-            if reason is not None:
+            entry = None if isinstance(x, Literal) else self._stale_entry(x)
+            if entry is None:
+                current.append(x)
+                continue
+            reason, refresh = entry
+            if refresh is None:
                 raise KilnValueError(reason.replace("{how}", how))
+            cached = self.refreshed.get(id(x))
+            if cached is None or cached[1] != _writes.generation:
+                cached = (refresh(x), _writes.generation)
+                self.refreshed[id(x)] = cached
+            current.append(cached[0])
+        return current
 
     def may_be(self, x: "Tracer") -> list:
         """The arrays of this scope that `x` may be a view of at run time: its
@@ -216,6 +263,7 @@ class Aliases:
         if id(root) in self.ambiguous_copies:
             raise KilnValueError(AMBIGUOUS_RESHAPE + " (the write is to the reshaped array)")
         where = where or self.scope.user_line()
+        _writes.generation = next(_writes.count)
         for copy_id, (reason, nested_reason) in self._stale_copies_of(root, where).items():
             self.stale_copies[copy_id] = reason
             # A nested scope (a loop body) that reads the copy may read it

@@ -9,6 +9,7 @@ captured constants (see `kiln.tracing.Builder.lift`).
 
 from __future__ import annotations
 
+import functools
 from typing import Any, Callable, Sequence
 
 import numpy as np
@@ -24,13 +25,14 @@ from kiln.core import (
     is_static_dim,
     same_dim,
 )
+from kiln.branch_aliases import branch_recipes, track_results
 from kiln.loop_in_place import (
     check_in_place_slots,
     found_aliases,
-    mark_branch_aliases,
+    mark_aliased_slots,
     mark_loop_aliases,
-    mark_run_time_alias,
     mark_zero_d_arrays,
+    outer_arrays,
     same_array_slots,
     unchanged_results,
     with_in_place,
@@ -161,9 +163,7 @@ def _trace_body(carry: _Carry, fn: Callable, resizing: bool | str,
         ctx, body = _open_body([inits[k].aval for k in carried_slots], resizing, with_index)
         mark_zero_d_arrays(body, [inits[k] for k in carried_slots])
         with ctx:
-            for k, arg in zip(carried_slots, body.carried):
-                if k in aliased:
-                    mark_run_time_alias(body.builder, arg, [body.builder.lift(r) for r in aliased[k]], where)
+            mark_aliased_slots(body, carried_slots, aliased, where)
             params = dict(in_place)
             params.update(zip(carried_slots, body.carried))
             args = tree.unflatten(carry.tree, [params[k] for k in range(len(inits))])
@@ -497,7 +497,7 @@ def cond(pred: Any) -> Callable[[Callable], _Cond]:
     return decorator
 
 
-def _traced_cond(preds: list, fns: list, has_default: bool) -> Any:
+def _traced_cond(preds: list, fns: list, has_default: bool, track_aliases: bool = True) -> Any:
     from kiln.numpy._base import convert, result_dtype
 
     where = current_builder().user_line()
@@ -553,15 +553,21 @@ def _traced_cond(preds: list, fns: list, has_default: bool) -> Any:
             for b, (builder, outs, _) in enumerate(traced):
                 d = outs[k].aval.shape[axis]
                 implicit_outs[b].append(literal(int(d), INDEX_DTYPE) if is_static_dim(d) else d)
+    roots = [[outer_arrays(builder, outs[k]) for builder, outs, _ in traced] for k in range(len(results_of))]
+    recipes, extras = branch_recipes(traced, roots) if track_aliases else ([], [[] for _ in traced])
     branches = []
-    for (builder, outs, _), implicit in zip(traced, implicit_outs):
+    for (builder, outs, _), implicit, extra in zip(traced, implicit_outs, extras):
         with scope(builder):
-            branches.append(builder.build(implicit + outs, [False] * len(implicit) + [True] * len(outs)))
+            branches.append(builder.build(implicit + outs + extra,
+                                          [False] * len(implicit) + [True] * (len(outs) + len(extra))))
     num_implicit = len(implicit_outs[0])
     results = bind(cond_p, *pred_ops, *consts, branches=tuple(branches), num_implicit_inputs=0,
                    num_implicit_outputs=num_implicit, preserve_dimensions=num_implicit == 0)
-    mark_branch_aliases(traced, results[num_implicit:], where)
-    values = iter(results[num_implicit:])
+    user_results = results[num_implicit:num_implicit + len(results_of)]
+    if track_aliases:
+        track_results(user_results, pred_ops, recipes, results[num_implicit + len(results_of):], roots, where,
+                      functools.partial(_traced_cond, has_default=True, track_aliases=False))
+    values = iter(user_results)
     return tree.unflatten(first_tree, [unchanged[k] if k in unchanged else next(values) for k in range(count)])
 
 

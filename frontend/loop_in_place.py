@@ -70,7 +70,7 @@ def outer_arrays(builder: Builder, x: Any) -> list:
     return found
 
 
-def mark_run_time_alias(builder: Builder, result: Any, roots: list, where: str) -> None:
+def mark_run_time_alias(builder: Builder, result: Any, roots: list, where: str, refresh: Any = None) -> None:
     """`result` (of a cond or loop in `builder`'s scope) may be one of `roots`
     at run time: writes through it are refused, and reads of it after a
     write to one of the roots (see `kiln.aliasing.Aliases.run_time_aliases`)."""
@@ -78,6 +78,8 @@ def mark_run_time_alias(builder: Builder, result: Any, roots: list, where: str) 
         return
     builder.aliases.unresolved.add(id(result))
     builder.aliases.run_time_aliases[id(result)] = (roots, where)
+    if refresh is not None:
+        builder.aliases.refreshers[id(result)] = refresh
 
 
 def found_aliases(builder: Builder, slots: list, outs: list, aliased: dict) -> bool:
@@ -95,26 +97,20 @@ def found_aliases(builder: Builder, slots: list, outs: list, aliased: dict) -> b
     return added
 
 
+def mark_aliased_slots(body: Any, slots: list, aliased: dict, where: str) -> None:
+    """A carried value whose slot the body returns (a view of) an outer array
+    for is that array from the second iteration on (see `found_aliases`)."""
+    for k, arg in zip(slots, body.carried):
+        if k in aliased:
+            mark_run_time_alias(body.builder, arg, [body.builder.lift(r) for r in aliased[k]], where)
+
+
 def mark_loop_aliases(results: list, aliased: dict, where: str) -> None:
     """A loop result for a slot whose body returns (a view of) an outer
-    array is that array in NumPy (see `mark_branch_aliases`)."""
+    array is that array in NumPy (see `kiln.branch_aliases`)."""
     builder = current_builder()
     for k, roots in aliased.items():
         mark_run_time_alias(builder, results[k], roots, where)
-
-
-def mark_branch_aliases(traced: list, results: list, where: str) -> None:
-    """In NumPy a branch that returns (a view of) an outer array makes the
-    result that array when the branch runs. kiln's result is a value of its
-    own: writes through it are refused (kiln.numpy.mutation), and so
-    are reads of it after a write to such an outer array (docs/mutation.md)."""
-    outer = current_builder()
-    for k, result in enumerate(results):
-        roots: list = []
-        for builder, outs, _ in traced:
-            if isinstance(outs[k], Tracer):
-                roots.extend(outer_arrays(builder, outs[k]))
-        mark_run_time_alias(outer, result, roots, where)
 
 
 def with_in_place(carried: list, in_place: dict) -> list:
