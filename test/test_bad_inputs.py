@@ -317,7 +317,7 @@ def test_iterating_over_a_traced_array():
 
 @pytest.mark.parametrize("call, name", [
     (lambda x: np.unique(x), "np.unique"),
-    (lambda x: np.linalg.inv(x), "np.linalg.inv"),
+    (lambda x: np.linalg.det(x), "np.linalg.det"),
     (lambda x: np.fft.fft(x), "np.fft.fft"),
     (lambda x: np.sort(x), "np.sort"),
     (lambda x: np.linalg.norm(x), "np.linalg.norm"),

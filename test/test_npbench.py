@@ -18,13 +18,10 @@ KERNELS = [
 _MASK = "KilnIndexError: boolean-mask indexing is not supported on traced arrays"
 # Kernel -> (the missing part, the error kiln.qjit raises today and where).
 MISSING = {
-    "contour_integral": ("breadth", "np.linalg.inv is not supported by kiln on traced values (then "
-                                    "np.linalg.solve; at contour_integral_numpy.py:15)"),
     "mandelbrot1": ("masks", f"{_MASK} (`Z[I] = Z[I]**2 + C[I]` in mandelbrot1_numpy.py)"),
     "nbody": ("masks", f"{_MASK}, at nbody_numpy.py:34"),
 }
-_ITEMS = {"masks": "boolean-mask reads, issue 14 item 7",
-          "breadth": "a NumPy function no part of issue 14 covers: the NumPy-breadth issue"}
+_ITEMS = {"masks": "boolean-mask reads, issue 14 item 7"}
 
 
 def _param(name: str):

@@ -30,8 +30,9 @@ PUBLIC_NAMES = {
     "uint32", "uint64", "uint8", "var", "vdot", "where", "zeros", "zeros_like",
     # issue 14: creation on traced sizes and values, np.repeat
     "asanyarray", "ascontiguousarray", "identity", "meshgrid", "repeat",
-    # issue 14: what the NPBench kernels use (np.linalg.cholesky is knp.cholesky, as np.linalg.outer is knp.outer)
-    "cholesky", "histogram", "tril", "triu",
+    # issue 14: what the NPBench kernels use (np.linalg.cholesky / inv / solve are knp.cholesky ..., as
+    # np.linalg.outer is knp.outer)
+    "cholesky", "histogram", "inv", "solve", "tril", "triu",
 }
 
 TRACER_METHODS = {

@@ -293,3 +293,48 @@ def test_histogram_nan_and_errors():
         kiln.qjit(no_bins)(np.ones(3), 0)
     with pytest.raises(TypeError, match="bins='auto'"):
         kiln.qjit(lambda x: np.histogram(x, "auto"))(np.ones(3))
+
+
+# --------------------------------------------------------------------------
+# np.linalg.solve, np.linalg.inv
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.int64, np.complex128],
+                         ids=lambda d: np.dtype(d).name)
+def test_solve_and_inv(dtype):
+    def f(a, b, v):
+        return np.linalg.solve(a, b), np.linalg.solve(a, v), np.linalg.inv(a)
+
+    compiled = kiln.qjit(f)
+    for n in SIZES:
+        a = _rng.standard_normal((n, n)) + n * np.eye(n) * (dtype == np.int64)
+        if dtype == np.complex128:
+            a = a + 1j * _rng.standard_normal((n, n))
+        a = (np.round(a * 3) if dtype == np.int64 else a).astype(dtype)
+        b, v = _rng.standard_normal((n, 3)).astype(dtype), _rng.standard_normal(n).astype(dtype)
+        expected = f(a, b, v)
+        rtol = 2e-3 if dtype == np.float32 else 1e-7
+        assert_same(compiled(a, b, v), expected, rtol=rtol, atol=rtol * max(1.0, np.abs(expected[2]).max(initial=0)))
+
+
+def test_solve_pivots_and_singular_matrices():
+    """A zero leading entry needs a row swap; an exactly singular matrix
+    raises numpy.linalg.LinAlgError as NumPy."""
+
+    def f(a, b):
+        return np.linalg.solve(a, b)
+
+    a = np.array([[0.0, 2.0, 1.0], [1.0, 1.0, 0.0], [3.0, 0.0, 1.0]])
+    b = np.arange(3.0)
+    assert_same(kiln.qjit(f)(a, b), f(a, b), rtol=1e-12, atol=1e-12)
+    for singular in (np.zeros((2, 2)), np.array([[1.0, 2.0], [2.0, 4.0]])):
+        with pytest.raises(np.linalg.LinAlgError, match="Singular matrix"):
+            np.linalg.solve(singular, np.ones(2))
+        with pytest.raises(np.linalg.LinAlgError, match="^Singular matrix"):
+            kiln.qjit(f)(singular, np.ones(2))
+        with pytest.raises(np.linalg.LinAlgError, match="^Singular matrix"):
+            kiln.qjit(lambda m: np.linalg.inv(m))(singular)
+    with pytest.raises(ValueError, match="b has 2 rows but a has 3"):
+        kiln.qjit(f)(a, np.ones(2))
+    with pytest.raises(np.linalg.LinAlgError, match="must be square"):
+        kiln.qjit(lambda m: np.linalg.inv(m))(np.ones((2, 3)))
