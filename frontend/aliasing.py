@@ -105,7 +105,8 @@ class Aliases:
         # time: a cond branch or a loop body returned one for them. Result id
         # -> (the roots it may be, where the cond or loop is). kiln keeps such
         # a result as a value of its own, so a later write to one of those
-        # roots makes it stale, and reading it then is refused.
+        # roots makes it stale: reading it then reads its refresh, or is
+        # refused when it has none.
         self.run_time_aliases: dict[int, tuple[list, str]] = {}
         # The refresh of such a result, when kiln can recompute it (a cond
         # branch's views of the array: kiln.branch_aliases), and this scope's
