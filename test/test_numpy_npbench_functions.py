@@ -235,6 +235,7 @@ def test_histogram_right_edge_and_equal_values():
 def test_histogram_range_density_and_weights():
     def f(a, w, lo, hi):
         return (np.histogram(a, 7, range=(lo, hi)), np.histogram(a, 5, range=(-1.0, 1.0), weights=w),
+                np.histogram(a.reshape(1, -1), 3, weights=w.reshape(1, -1)),
                 np.histogram(a, 6, density=True), np.histogram(a, 4, range=(lo, hi), density=True, weights=w))
 
     compiled = kiln.qjit(f)
@@ -279,6 +280,9 @@ def test_histogram_nan_and_errors():
     def no_bins(a, n):
         return np.histogram(a, n)
 
+    def misshapen_weights(a, w):
+        return np.histogram(a, 3, weights=w)
+
     a = np.array([0.2, np.nan, 0.7, 1.0])
     _hist_equal(kiln.qjit(ranged)(a), ranged(a))  # a NaN counts nowhere when the range is given
     with pytest.raises(ValueError, match="autodetected range"):
@@ -291,6 +295,8 @@ def test_histogram_nan_and_errors():
         kiln.qjit(unsorted)(np.ones(3))
     with pytest.raises(ValueError, match="`bins` must be positive"):
         kiln.qjit(no_bins)(np.ones(3), 0)
+    with pytest.raises(ValueError, match="weights should have the same shape as a"):
+        kiln.qjit(misshapen_weights)(np.ones(3), np.ones(4))
     with pytest.raises(TypeError, match="bins='auto'"):
         kiln.qjit(lambda x: np.histogram(x, "auto"))(np.ones(3))
 

@@ -16,7 +16,7 @@ import numpy as np
 
 from kiln.control_flow import for_loop
 from kiln.core import KilnTypeError, KilnValueError
-from kiln.numpy._base import check, convert, dim_operand, materialize, operand
+from kiln.numpy._base import check, convert, dim_operand, match_dims, materialize, operand, require_equal_dims
 from kiln.numpy._bindings import knp, numpy_function
 from kiln.numpy.creation import iota
 from kiln.primitives.indexing import scatter_add_p
@@ -129,7 +129,7 @@ def _explicit_edges(a: Any, bins: Any) -> tuple:
 def histogram(a: Any, bins: Any = 10, range: Any = None, density: Any = None, weights: Any = None) -> tuple:
     """`np.histogram(a, bins, range, density, weights)`: `bins` an int (static
     or traced) or an array of edges; returns `(hist, bin_edges)`."""
-    a = knp.ravel(operand(a))
+    a = operand(a)
     if isinstance(bins, str):
         raise KilnTypeError(f"np.histogram: bins={bins!r} (an estimator) is not supported by kiln; pass a number "
                             "of bins or the edges")
@@ -138,7 +138,12 @@ def histogram(a: Any, bins: Any = 10, range: Any = None, density: Any = None, we
         if weights.aval.dtype.kind not in "biuf":
             raise KilnTypeError(f"np.histogram: weights of dtype {weights.aval.dtype} are not supported by kiln "
                                 "(ints, floats and bools are)")
-        weights = knp.ravel(knp.broadcast_to(weights, a.shape))
+        if weights.aval.ndim != a.aval.ndim:
+            raise KilnValueError("weights should have the same shape as a.")
+        for w, d in zip(weights.aval.shape, a.aval.shape):
+            require_equal_dims(w, d, "ValueError", "weights should have the same shape as a. (size {} vs {})")
+        weights = knp.ravel(match_dims(weights, a.aval.shape))
+    a = knp.ravel(a)
     if a.aval.dtype.kind not in "biuf":
         raise KilnTypeError(f"np.histogram of {a.aval.dtype} data is not supported by kiln")
     if isinstance(bins, (list, tuple, np.ndarray)) or isinstance(bins, Tracer) and bins.aval.ndim > 0:
