@@ -42,7 +42,7 @@ STAGE_DIALECTS = {
     "mlir": frozenset({"builtin", "func", "stablehlo", "kiln", "tensorssa", "immut"}),
     "functionalized": frozenset({"builtin", "func", "stablehlo", "kiln", "immut"}),
     "stablehlo": frozenset({"builtin", "func", "stablehlo", "kiln"}),
-    # llvm: the check messages (`llvm.mlir.global`, `llvm.mlir.addressof`).
+    # llvm: the check messages and print formats (`llvm.mlir.global`, `llvm.mlir.addressof`).
     "linalg": frozenset({"builtin", "func", "arith", "math", "complex", "tensor", "linalg", "scf", "llvm"}),
     # builtin here includes the unrealized casts one-shot-bufferize leaves.
     "bufferized": frozenset({"builtin", "func", "arith", "math", "complex", "memref", "scf", "llvm", "affine"}),
@@ -60,6 +60,7 @@ DEFAULT_PIPELINE: Pipeline = [
     ("linalg", [
         "kiln-dims-from-shapes",
         "kiln-lower-checks",
+        "kiln-lower-prints",
         "kiln-legalize-writes",
         "kiln-legalize-dynamic",
         "kiln-legalize-control-flow",

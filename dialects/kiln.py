@@ -15,6 +15,19 @@ IRDL cannot express (at most two check values) by `kiln-lower-checks`.
   `reverse`), combining with `combiner` (add, mul, max, min); the result
   has the operand's type. Lowered to a loop by `kiln-legalize-dynamic`.
   `%y = "kiln.scan"(%x) {combiner = "add", axis = 0 : i64, reverse = false} : (tensor<?xf64>) -> tensor<?xf64>`
+- `kiln.print`: when execution reaches it, print `format` (Python
+  `str.format` with numbered fields `{0}`, `{1:.3f}`, one per element of
+  the tuple `%values`, made by `stablehlo.tuple` just before) with the
+  values as NumPy prints them; `dtypes` names each value's NumPy dtype
+  (MLIR types do not tell uint8 from int8). One tuple operand because an
+  IRDL variadic operand takes a single type. Effectful: never removed,
+  merged or reordered. Lowered by `kiln-lower-prints`.
+  `"kiln.print"(%t) {format = "x = {0}", dtypes = ["float64"]} : (tuple<tensor<?xf64>>) -> ()`
+- `kiln.flatnonzero`: the row-major flat positions of the true elements of
+  a bool tensor (rank >= 1), in increasing order, and how many there are
+  (the positions' size, known only when the program runs). Lowered to two
+  loops by `kiln-legalize-dynamic`.
+  `%n, %p = "kiln.flatnonzero"(%mask) : (tensor<?x3xi1>) -> (tensor<i64>, tensor<?xi64>)`
 """
 
 from __future__ import annotations
@@ -56,6 +69,20 @@ irdl.dialect @kiln {{
     irdl.attributes {{ "combiner" = %combiner, "axis" = %axis, "reverse" = %reverse }}
     irdl.results(result: %x)
   }}
+  irdl.operation @print {{
+    %values = irdl.base "!builtin.tuple"
+    %format = irdl.base "#builtin.string"
+    %dtypes = irdl.base "#builtin.array"
+    irdl.operands(values: %values)
+    irdl.attributes {{ "format" = %format, "dtypes" = %dtypes }}
+  }}
+  irdl.operation @flatnonzero {{
+    %mask = irdl.base "!builtin.tensor"
+    %count = irdl.is tensor<i64>
+    %positions = irdl.is tensor<?xi64>
+    irdl.operands(mask: %mask)
+    irdl.results(count: %count, positions: %positions)
+  }}
 }}
 '''
 
@@ -77,3 +104,24 @@ def scan(x, combiner: str, axis: int, reverse: bool):
         "axis": ir.IntegerAttr.get(ir.IntegerType.get_signless(64), axis),
         "reverse": ir.BoolAttr.get(reverse)})
     return op.result
+
+
+def print_values(values: list, format: str, dtypes: list[str]) -> None:
+    """Build `kiln.print(stablehlo.tuple(values...)) {format, dtypes}` at the insertion point."""
+    from kiln.compiler.mlir import ir
+
+    packed = ir.Operation.create("stablehlo.tuple", results=[ir.TupleType.get_tuple([v.type for v in values])],
+                                 operands=values).result
+    ir.Operation.create("kiln.print", results=[], operands=[packed], attributes={
+        "format": ir.StringAttr.get(format),
+        "dtypes": ir.ArrayAttr.get([ir.StringAttr.get(d) for d in dtypes])})
+
+
+def flatnonzero(mask) -> tuple:
+    """Build `kiln.flatnonzero(mask)`; return its (count, positions) results."""
+    from kiln.compiler.mlir import ir
+
+    i64 = ir.IntegerType.get_signless(64)
+    op = ir.Operation.create("kiln.flatnonzero", operands=[mask], results=[
+        ir.RankedTensorType.get([], i64), ir.RankedTensorType.get([ir.ShapedType.get_dynamic_size()], i64)])
+    return op.results[0], op.results[1]

@@ -33,6 +33,7 @@ _LAZY_EXPORTS = {
     "OutDBIdx": "kiln.core", "ShapedArray": "kiln.core",
     "cond": "kiln.control_flow", "for_loop": "kiln.control_flow", "while_loop": "kiln.control_flow",
     "interpret": "kiln.interpreted", "eval_jaxpr": "kiln.interpreter",
+    "debug_print": "kiln.debugging",
     "numpy": "kiln.numpy",
 }
 

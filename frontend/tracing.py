@@ -149,6 +149,9 @@ class Builder:
         self.proven_equal_dims: set[frozenset] = set()
         # Which values are views of which arrays (NumPy's view semantics).
         self.aliases = Aliases(self)
+        # Values the numpy layer derives once per scope, by its own keys
+        # (the true positions of a mask: kiln/numpy/boolean_masks.py).
+        self.derived: dict[Any, Any] = {}
 
     # --- values entering the scope
     def new_arg(self, aval: DShapedArray, explicit: bool = True) -> Tracer:

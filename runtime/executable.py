@@ -27,6 +27,7 @@ import numpy as np
 
 from kiln.errors import CHECK_ERRORS, KilnInternalError, KilnValueError
 from kiln.runtime import toolchain
+from kiln.runtime.debug_print import install_print_hook
 from kiln.runtime.memref import (
     GLOBAL_ALLOCATED,
     BufferView,
@@ -113,6 +114,7 @@ class Executable:
         self.results = [ValueSpec(np.dtype(r.dtype), r.rank) for r in results]
         tune_malloc()
         self._lib = ctypes.CDLL(library)
+        install_print_hook(self._lib)
         self._packed_fn = ctypes.cast(getattr(self._lib, f"_mlir__mlir_ciface_{name}"), ctypes.c_void_p).value
         self._invoke = self._lib.kiln_invoke
         self._invoke.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p]

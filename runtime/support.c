@@ -292,3 +292,168 @@ void kiln_parallel_for(kiln_body_fn fn, void *ctx, int64_t lo, int64_t hi, int64
     kiln_cpu_relax();
   pthread_mutex_unlock(&kiln_pool.dispatch);
 }
+
+/* ---- debug_print ---------------------------------------------------------
+ *
+ * kiln-lower-prints turns each kiln.print into kiln_print_begin(), one
+ * kiln_print_word per 64-bit word of its record (per value: rank, dims,
+ * then the elements in row-major order; integers and bools widened, floats
+ * by their bits, complex as real then imaginary) and kiln_print_emit(text),
+ * where text is a constant of the library: the values' NumPy dtype names,
+ * space separated, a newline, then the format (Python str.format with
+ * numbered fields). The Python runtime installs a hook that formats the
+ * values as NumPy prints them onto sys.stdout; a library called from C has
+ * none, and kiln_print_plain writes the record to stdout with printf
+ * formats instead (format specs ignored). The record is per thread.
+ */
+#include <math.h>
+#include <string.h>
+
+typedef void (*kiln_print_hook_fn)(const char *text, const int64_t *words, int64_t count);
+
+static kiln_print_hook_fn kiln_print_hook;
+static __thread int64_t *kiln_print_words;
+static __thread int64_t kiln_print_count, kiln_print_capacity;
+
+void kiln_set_print_hook(kiln_print_hook_fn hook) { kiln_print_hook = hook; }
+
+static void kiln_print_reset(void) {
+  free(kiln_print_words);
+  kiln_print_words = NULL;
+  kiln_print_count = kiln_print_capacity = 0;
+}
+
+/* A record left by a call that unwound (a failed check) is dropped here. */
+void kiln_print_begin(void) { kiln_print_reset(); }
+
+void kiln_print_word(int64_t word) {
+  if (kiln_print_count == kiln_print_capacity) {
+    int64_t capacity = kiln_print_capacity ? 2 * kiln_print_capacity : 64;
+    int64_t *words = realloc(kiln_print_words, (size_t)capacity * sizeof(int64_t));
+    if (words == NULL) {
+      kiln_print_reset();
+      kiln_check_failed(KILN_OUT_OF_MEMORY, NULL, capacity * (int64_t)sizeof(int64_t), 0);
+    }
+    kiln_print_words = words;
+    kiln_print_capacity = capacity;
+  }
+  kiln_print_words[kiln_print_count++] = word;
+}
+
+/* One element of dtype kind `kind` ('b', 'i', 'u', 'f', 'c') and `bits`
+ * per part; returns the words it used. */
+static int64_t kiln_print_scalar(char kind, int bits, const int64_t *words) {
+  uint64_t word = (uint64_t)words[0];
+  uint64_t mask = bits >= 64 ? ~UINT64_C(0) : (UINT64_C(1) << bits) - 1;
+  if (kind == 'b') {
+    fputs(word ? "True" : "False", stdout);
+  } else if (kind == 'i') {
+    printf("%lld", (long long)words[0]);
+  } else if (kind == 'u') {
+    printf("%llu", (unsigned long long)(word & mask));
+  } else if (kind == 'f' || kind == 'c') {
+    double parts[2];
+    for (int p = 0; p < (kind == 'c' ? 2 : 1); ++p) {
+      uint64_t bits_of = (uint64_t)words[p] & mask;
+      if (bits == 64) {
+        memcpy(&parts[p], &bits_of, sizeof(double));
+      } else if (bits == 32) {
+        float f;
+        uint32_t b32 = (uint32_t)bits_of;
+        memcpy(&f, &b32, sizeof(float));
+        parts[p] = f;
+      } else { /* binary16 */
+        int exponent = (int)((bits_of >> 10) & 0x1f);
+        double magnitude = exponent == 0 ? ldexp((double)(bits_of & 0x3ff), -24)
+                           : exponent == 31 ? ((bits_of & 0x3ff) ? NAN : INFINITY)
+                                            : ldexp((double)((bits_of & 0x3ff) | 0x400), exponent - 25);
+        parts[p] = (bits_of & 0x8000) ? -magnitude : magnitude;
+      }
+    }
+    if (kind == 'c')
+      printf("(%g%+gj)", parts[0], parts[1]);
+    else
+      printf("%g", parts[0]);
+    return kind == 'c' ? 2 : 1;
+  }
+  return 1;
+}
+
+/* Elements of dims `dims[0..rank)` in brackets, as nested lists. */
+static const int64_t *kiln_print_nested(char kind, int bits, int64_t rank, const int64_t *dims,
+                                        const int64_t *words) {
+  if (rank == 0)
+    return words + kiln_print_scalar(kind, bits, words);
+  putchar('[');
+  for (int64_t i = 0; i < dims[0]; ++i) {
+    if (i)
+      putchar(' ');
+    words = kiln_print_nested(kind, bits, rank - 1, dims + 1, words);
+  }
+  putchar(']');
+  return words;
+}
+
+static void kiln_print_plain(const char *text, const int64_t *words, int64_t count) {
+  enum { MAX_VALUES = 64 };
+  char kinds[MAX_VALUES];
+  int bits[MAX_VALUES];
+  const int64_t *starts[MAX_VALUES];
+  int nvalues = 0;
+  /* The dtype line: "float64 uint8 ...". */
+  while (*text && *text != '\n') {
+    char name[32];
+    int length = 0;
+    while (*text == ' ')
+      ++text;
+    while (*text && *text != ' ' && *text != '\n' && length < 31)
+      name[length++] = *text++;
+    name[length] = 0;
+    if (length == 0 || nvalues == MAX_VALUES)
+      continue;
+    const char *digits = name + strcspn(name, "0123456789");
+    kinds[nvalues] = name[0] == 'b' ? 'b' : name[0] == 'i' ? 'i' : name[0] == 'u' ? 'u' : name[0] == 'f' ? 'f' : 'c';
+    bits[nvalues] = kinds[nvalues] == 'b' ? 8 : kinds[nvalues] == 'c' ? atoi(digits) / 2 : atoi(digits);
+    ++nvalues;
+  }
+  if (*text == '\n')
+    ++text;
+  /* Where each value's record starts. */
+  const int64_t *cursor = words, *end = words + count;
+  int recorded = 0;
+  for (; recorded < nvalues && cursor < end; ++recorded) {
+    int v = recorded;
+    starts[v] = cursor;
+    int64_t rank = cursor[0], elements = 1;
+    for (int64_t d = 0; d < rank; ++d)
+      elements *= cursor[1 + d];
+    cursor += 1 + rank + elements * (kinds[v] == 'c' ? 2 : 1);
+  }
+  for (; *text; ++text) {
+    if ((text[0] == '{' && text[1] == '{') || (text[0] == '}' && text[1] == '}')) {
+      putchar(*text++);
+      continue;
+    }
+    if (*text != '{') {
+      putchar(*text);
+      continue;
+    }
+    int v = atoi(text + 1);
+    while (*text && *text != '}')
+      ++text;
+    if (v < recorded)
+      kiln_print_nested(kinds[v], bits[v], starts[v][0], starts[v] + 1, starts[v] + 1 + starts[v][0]);
+    if (!*text)
+      break;
+  }
+  putchar('\n');
+  fflush(stdout);
+}
+
+void kiln_print_emit(const char *text) {
+  if (kiln_print_hook)
+    kiln_print_hook(text, kiln_print_words, kiln_print_count);
+  else
+    kiln_print_plain(text, kiln_print_words, kiln_print_count);
+  kiln_print_reset();
+}

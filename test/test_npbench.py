@@ -15,13 +15,13 @@ KERNELS = [
     "softmax", "spmv", "stockham_fft", "symm", "syrk", "trisolv", "vadv",
 ]
 
-_MASK = "KilnIndexError: boolean-mask indexing is not supported on traced arrays"
 # Kernel -> (the missing part, the error kiln.qjit raises today and where).
 MISSING = {
-    "mandelbrot1": ("masks", f"{_MASK} (`Z[I] = Z[I]**2 + C[I]` in mandelbrot1_numpy.py)"),
-    "nbody": ("masks", f"{_MASK}, at nbody_numpy.py:34"),
+    "nbody": ("bcast1", "KilnValueError: np.subtract: operands could not be broadcast together: size 25 vs 1 "
+                        "(`dx = x.T - x` with `x = pos[:, 0:1]`, a slice whose size is 1 at run time, at "
+                        "nbody_numpy.py:28; its masks work)"),
 }
-_ITEMS = {"masks": "boolean-mask reads, issue 14 item 7"}
+_ITEMS = {"bcast1": "dims that are 1 at run time broadcast as in NumPy, issue 14 item 6"}
 
 
 def _param(name: str):

@@ -30,15 +30,18 @@ PUBLIC_NAMES = {
     "uint32", "uint64", "uint8", "var", "vdot", "where", "zeros", "zeros_like",
     # issue 14: creation on traced sizes and values, np.repeat
     "asanyarray", "ascontiguousarray", "identity", "meshgrid", "repeat",
-    # issue 14: what the NPBench kernels use (np.linalg.cholesky / inv / solve are knp.cholesky ..., as
-    # np.linalg.outer is knp.outer)
-    "cholesky", "histogram", "inv", "solve", "tril", "triu",
+    # issue 14: the positions of true elements (boolean masks); nbody's hstack and triu
+    "argwhere", "compress", "count_nonzero", "extract", "flatnonzero", "nonzero", "place", "putmask",
+    "atleast_2d", "hstack", "tril", "triu", "vstack",
+    # issue 14: what the other NPBench kernels use (np.linalg.cholesky / inv / solve are knp.cholesky ...,
+    # as np.linalg.outer is knp.outer)
+    "cholesky", "histogram", "inv", "solve",
 }
 
 TRACER_METHODS = {
     "all", "any", "argmax", "argmin", "astype", "clip", "conj", "conjugate", "copy", "cumprod", "cumsum",
     "dot", "fill", "flatten", "max", "mean", "min", "prod", "ravel", "reshape", "round", "squeeze", "std",
-    "sum", "swapaxes", "take", "transpose", "var", "repeat",
+    "sum", "swapaxes", "take", "transpose", "var", "repeat", "nonzero", "compress",
 }
 
 

@@ -476,6 +476,21 @@ def test_concatenate_stack(n, m):
         np.stack([x, x + 1], axis=1), np.stack([x, x, x], axis=-1)), x, y)
 
 
+def _stacks_and_triangles(v, x, k):
+    return (np.hstack([v, v * 2]), np.hstack((x, x[:, :1])), np.vstack([v, v]), np.vstack((x, x)),
+            np.atleast_2d(v), np.atleast_2d(x), np.triu(x), np.triu(x, 1), np.tril(x, -1), np.tril(x, k),
+            np.triu(v), np.triu(x[None], k))
+
+
+_stacks_and_triangles_jit = kiln.qjit(_stacks_and_triangles)
+
+
+@pytest.mark.parametrize("n", SIZES)
+def test_hstack_vstack_triu_tril(n):
+    for k in (-1, 0, 2):
+        compare(_stacks_and_triangles_jit, _stacks_and_triangles, rand(n), rand((n, 4)), k)
+
+
 def _flip_diff(x):
     return (np.flip(x), np.flip(x, 0), np.flip(x, axis=(0, 1)), np.diff(x), np.diff(x, axis=0), np.diff(x, n=2),
             np.diff(x > 0.5, axis=1), np.diff(x, n=0))

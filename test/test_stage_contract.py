@@ -1,5 +1,5 @@
 """The stage contract (`kiln.compiler.pipeline.STAGE_DIALECTS`): over a
-corpus of programs with run-time checks, scans, loops, branches and writes,
+corpus of programs with run-time checks, scans, prints, loops, branches and writes,
 every stage's module holds ops of its allowed dialects only; the `stablehlo`
 stage holds func, StableHLO and `kiln` ops and no `custom_call`.
 """
@@ -59,6 +59,19 @@ def linear_algebra(a, b):
     return a @ b, np.argmax(a, axis=0), np.concatenate([a, a]), np.where(a > 0, a, -a)
 
 
+def prints_in_loops(b, n):
+    for i in range(n):
+        b[i % b.shape[0]] += 1.0
+        print("b =", b, i)
+    kiln.debug_print("{} {}", b.astype(np.complex64), b > 1)
+    return b
+
+
+def boolean_masks(x, z):
+    z[z > 0] = z[z > 0] * 2.0
+    return x[x > 0].sum(), np.nonzero(x)
+
+
 CORPUS = [
     (checks_and_gathers, (np.ones(8), np.ones(8), 1, 1)),
     (scans, (np.ones((3, 4)), np.arange(5, dtype=np.uint32))),
@@ -66,6 +79,8 @@ CORPUS = [
     (writes, (np.ones((4, 3)), np.zeros((4, 2)))),
     (nested_writes_with_checks, (np.ones((3, 2)), 1)),
     (linear_algebra, (np.ones((3, 3)), np.ones((3, 2)))),
+    (prints_in_loops, (np.ones((3, 2)), 4)),
+    (boolean_masks, (np.ones((3, 2)), np.arange(4.0) - 1)),
 ]
 
 
@@ -109,7 +124,7 @@ def test_corpus_covers_the_kiln_dialect_and_views(stages):
     """The corpus exercises what the contract is about: kiln ops in the
     `stablehlo` stage and reference-semantics ops before it."""
     seen = {stage: set().union(*(s[stage] for s in stages.values())) for stage in ("mlir", "functionalized", "stablehlo")}
-    assert {"kiln.check", "kiln.scan"} <= seen["stablehlo"]
+    assert {"kiln.check", "kiln.scan", "kiln.print", "kiln.flatnonzero"} <= seen["stablehlo"]
     assert {"tensorssa.slice", "tensorssa.copy", "tensorssa.scatter"} <= seen["mlir"]
     assert {"immut.slice", "immut.slice_rev"} <= seen["functionalized"]
     assert {"stablehlo.while", "stablehlo.case"} & seen["stablehlo"]

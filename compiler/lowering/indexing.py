@@ -2,8 +2,10 @@
 `stablehlo.real_dynamic_slice` (dynamic starts or sizes), or in a function
 that writes (`ctx.reference_semantics`) the view `tensorssa.slice`; gather
 along one axis -> `stablehlo.gather` (static slice sizes) or
-`stablehlo.dynamic_gather`; scatter_add -> `stablehlo.scatter` whose update
-computation adds (kiln-legalize-writes lowers it to a loop).
+`stablehlo.dynamic_gather`; the positions of a mask's true elements ->
+`kiln.flatnonzero` (lowered by kiln-legalize-dynamic); scatter_add ->
+`stablehlo.scatter` whose update computation adds (kiln-legalize-writes
+lowers it to a loop).
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from kiln.compiler.lowering import lowering
 from kiln.dialects.stablehlo import tensor_type
 from kiln.compiler.mlir import GatherDimensionNumbers, ScatterDimensionNumbers, ir
 from kiln.core import is_static_dim
+from kiln.dialects import kiln as kiln_dialect
 from kiln.dialects import stablehlo as hlo
 from kiln.dialects import tensorssa
 from kiln.primitives import indexing as ip
@@ -92,3 +95,9 @@ def _scatter_add(ctx, eqn, base, indices, updates):
     with ir.InsertionPoint(block):
         hlo.op("return", [], [hlo.one("add", scalar, block.arguments[0], block.arguments[1])])
     return [op.result]
+
+
+@lowering(ip.flatnonzero_p)
+def _flatnonzero(ctx, eqn, mask):
+    """`kiln.flatnonzero` (StableHLO has no op whose result size is data)."""
+    return list(kiln_dialect.flatnonzero(mask))

@@ -1,10 +1,11 @@
-"""Helpers shared by kiln's Python passes: collecting ops, index values."""
+"""Helpers shared by kiln's Python passes: collecting ops, index values,
+runtime callees and string constants of the module."""
 
 from __future__ import annotations
 
 from typing import Container
 
-from kiln.compiler.mlir import arith, ir, tensor
+from kiln.compiler.mlir import arith, func, ir, llvm, tensor
 
 
 def collect_ops(module: ir.Module, names: Container[str]) -> list[ir.Operation]:
@@ -57,3 +58,33 @@ def dynamic_sizes_from_shape_tensor(shape: ir.Value, result_type: ir.RankedTenso
         # StableHLO shape operands hold integers or indices.
         sizes.append(v if isinstance(v.type, ir.IndexType) else arith.index_cast(ir.IndexType.get(), v))
     return sizes
+
+
+def declare_private_function(module: ir.Module, name: str, argument_types: list[ir.Type]) -> None:
+    """`func.func private @name(argument_types) -> ()` at the top of the
+    module, unless it is declared already (a callee of the runtime support code)."""
+    for op in module.body.operations:
+        if op.operation.name == "func.func" and ir.StringAttr(op.attributes["sym_name"]).value == name:
+            return
+    with ir.InsertionPoint.at_block_begin(module.body):
+        decl = func.FuncOp(name, ir.FunctionType.get(argument_types, []))
+        decl.attributes["sym_visibility"] = ir.StringAttr.get("private")
+
+
+def string_global(module: ir.Module, prefix: str, text: str, names: dict[str, str]) -> str:
+    """The symbol of a private, constant, NUL-terminated `llvm.mlir.global`
+    holding `text` (one per distinct text; `names` maps texts to symbols)."""
+    if text in names:
+        return names[text]
+    used = {ir.StringAttr(op.attributes["sym_name"]).value for op in module.body.operations
+            if "sym_name" in op.attributes}
+    index = len(names)
+    while f"{prefix}{index}" in used:
+        index += 1
+    name = names[text] = f"{prefix}{index}"
+    data = text.encode() + b"\0"
+    array = ir.Type.parse(f"!llvm.array<{len(data)} x i8>")
+    with ir.InsertionPoint(module.body):
+        llvm.GlobalOp(array, name, ir.Attribute.parse("#llvm.linkage<private>"), constant=True,
+                      value=ir.StringAttr.get(data), addr_space=0)
+    return name

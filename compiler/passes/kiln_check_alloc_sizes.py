@@ -18,7 +18,7 @@ import math
 from kiln.compiler.mlir import arith, ir, llvm, scf
 from kiln.compiler.passes import ModulePass, register_pass
 from kiln.compiler.passes._util import collect_ops
-from kiln.compiler.passes.kiln_lower_checks import _declare_callee, report_failure
+from kiln.compiler.passes.kiln_lower_checks import declare_failure_callee, report_failure
 
 OUT_OF_MEMORY_CHECK_ID = -1  # runtime/support.c's KILN_OUT_OF_MEMORY
 MAX_BYTES = 2.0 ** 62
@@ -55,7 +55,7 @@ class KilnCheckAllocSizes(ModulePass):
         if not allocs:
             return
         with module.context, ir.Location.unknown():
-            _declare_callee(module)
+            declare_failure_callee(module)
         f64 = ir.F64Type.get()
         i64 = ir.IntegerType.get_signless(64)
         for op in allocs:

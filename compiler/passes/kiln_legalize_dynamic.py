@@ -3,12 +3,13 @@
 In: StableHLO with the dynamic-shape ops that `stablehlo-legalize-to-linalg`
 leaves behind: `dynamic_broadcast_in_dim` with a dynamic result,
 `dynamic_reshape`, `reverse` on dynamic dims, `dynamic_gather` (and `gather`
-with a dynamic result), and `kiln.scan`.
+with a dynamic result), `kiln.scan` and `kiln.flatnonzero`.
 Out: the same computation in `tensor` / `linalg` / `arith` / `scf` ops:
 `tensor.empty` sized from the shape operand plus a `linalg.generic` whose
 input map drops broadcast dims; `tensor.reshape`; `linalg.generic`s that
 read the reversed or gathered position with `tensor.extract`; an `scf.for`
-along the scanned axis carrying the running slice.
+along the scanned axis carrying the running slice; for flatnonzero one
+`scf.for` counting the true elements and one filling a tensor of that size.
 """
 
 from __future__ import annotations
@@ -224,6 +225,50 @@ def _scan(op: ir.Operation) -> ir.Value:
     return loop.results[1]
 
 
+def _flatnonzero(op: ir.Operation) -> tuple[ir.Value, ir.Value]:
+    """`kiln.flatnonzero`: the mask viewed flat, one loop counting its true
+    elements, then one storing the position of each at the next free slot
+    of a tensor of exactly that size."""
+    mask = op.operands[0]
+    mask_type = ir.RankedTensorType(mask.type)
+    i64, index = ir.IntegerType.get_signless(64), ir.IndexType.get()
+    if mask_type.rank > 1:
+        flat_type = ir.RankedTensorType.get([_flat_size(mask_type)], mask_type.element_type)
+        mask = tensor.collapse_shape(flat_type, mask, [list(range(mask_type.rank))])
+    n = _as_index(_sizes_of(mask)[0])
+    zero, one = index_value(0), index_value(1)
+    counting = scf.ForOp(zero, n, one, [zero])
+    with ir.InsertionPoint(counting.body):
+        bit = tensor.extract(mask, [counting.induction_variable])
+        increment = arith.index_cast(index, arith.extui(i64, bit))
+        scf.YieldOp([arith.addi(counting.inner_iter_args[0], increment)])
+    count = counting.results[0]
+    positions = tensor.empty([count], i64)
+    filling = scf.ForOp(zero, n, one, [zero, positions])
+    with ir.InsertionPoint(filling.body):
+        i = filling.induction_variable
+        slot, partial = filling.inner_iter_args
+        branch = scf.IfOp(tensor.extract(mask, [i]), [index, positions.type], has_else=True)
+        with ir.InsertionPoint(branch.then_block):
+            stored = tensor.insert(arith.index_cast(i64, i), partial, [slot])
+            scf.YieldOp([arith.addi(slot, one), stored])
+        with ir.InsertionPoint(branch.else_block):
+            scf.YieldOp([slot, partial])
+        scf.YieldOp(list(branch.results))
+    count_tensor = tensor.from_elements(ir.RankedTensorType.get([], i64), [arith.index_cast(i64, count)])
+    return count_tensor, filling.results[1]
+
+
+def _flat_size(t: ir.RankedTensorType) -> int:
+    """The static number of elements of `t`, or the dynamic-size marker."""
+    if not t.has_static_shape:
+        return ir.ShapedType.get_dynamic_size()
+    total = 1
+    for d in t.shape:
+        total *= d
+    return total
+
+
 _RULES = {
     "stablehlo.dynamic_broadcast_in_dim": _broadcast,
     "stablehlo.dynamic_reshape": _reshape,
@@ -231,6 +276,7 @@ _RULES = {
     "stablehlo.dynamic_gather": _gather,
     "stablehlo.gather": _gather,
     "kiln.scan": _scan,
+    "kiln.flatnonzero": _flatnonzero,
 }
 
 
@@ -247,19 +293,22 @@ def _needs_rewrite(op: ir.Operation) -> bool:
 
 
 def legalize_dynamic(module: ir.Module) -> None:
-    """Lower the dynamic-shape StableHLO ops that stablehlo-legalize-to-linalg leaves, and `kiln.scan`."""
+    """Lower the dynamic-shape StableHLO ops that stablehlo-legalize-to-linalg leaves, `kiln.scan` and
+    `kiln.flatnonzero`."""
     for op in collect_ops(module, _RULES):
         if not _needs_rewrite(op):
             continue
         with ir.InsertionPoint(op), op.location:
             new = _RULES[op.name](op)
-        op.results[0].replace_all_uses_with(new)
+        for old, value in zip(op.results, new if isinstance(new, tuple) else (new,)):
+            old.replace_all_uses_with(value)
         op.erase()
 
 
 @register_pass
 class KilnLegalizeDynamic(ModulePass):
-    """Lower the dynamic-shape StableHLO ops that stablehlo-legalize-to-linalg leaves, and `kiln.scan`."""
+    """Lower the dynamic-shape StableHLO ops that stablehlo-legalize-to-linalg leaves, `kiln.scan` and
+    `kiln.flatnonzero`."""
 
     name = "kiln-legalize-dynamic"
 

@@ -14,22 +14,17 @@ from __future__ import annotations
 
 from kiln.compiler.mlir import arith, func, ir, llvm, scf, source_position, tensor
 from kiln.compiler.passes import ModulePass, register_pass
-from kiln.compiler.passes._util import collect_ops
+from kiln.compiler.passes._util import collect_ops, declare_private_function, string_global
 from kiln.dialects.kiln import CHECK_KINDS, MAX_CHECK_VALUES
 
 FAILURE_CALLEE = "kiln_check_failed"
 MESSAGE_PREFIX = "kiln_check_message_"
 
 
-def _declare_callee(module: ir.Module) -> None:
+def declare_failure_callee(module: ir.Module) -> None:
     """`func.func private @kiln_check_failed(kind: i64, message: !llvm.ptr, i64, i64)`."""
-    for op in module.body.operations:
-        if op.operation.name == "func.func" and ir.StringAttr(op.attributes["sym_name"]).value == FAILURE_CALLEE:
-            return
     i64 = ir.IntegerType.get_signless(64)
-    with ir.InsertionPoint.at_block_begin(module.body):
-        decl = func.FuncOp(FAILURE_CALLEE, ir.FunctionType.get([i64, llvm.PointerType.get(), i64, i64], []))
-        decl.attributes["sym_visibility"] = ir.StringAttr.get("private")
+    declare_private_function(module, FAILURE_CALLEE, [i64, llvm.PointerType.get(), i64, i64])
 
 
 def report_failure(kind_code: int, message: ir.Value, values: list[ir.Value]) -> None:
@@ -53,24 +48,6 @@ def _message_text(op: ir.Operation) -> str:
     return f"{message} (at {where})"
 
 
-def _message_global(module: ir.Module, text: str, names: dict[str, str]) -> str:
-    """The symbol of a NUL-terminated global holding `text` (one per distinct text)."""
-    if text in names:
-        return names[text]
-    used = {ir.StringAttr(op.attributes["sym_name"]).value for op in module.body.operations
-            if "sym_name" in op.attributes}
-    index = len(names)
-    while f"{MESSAGE_PREFIX}{index}" in used:
-        index += 1
-    name = names[text] = f"{MESSAGE_PREFIX}{index}"
-    data = text.encode() + b"\0"
-    array = ir.Type.parse(f"!llvm.array<{len(data)} x i8>")
-    with ir.InsertionPoint(module.body):
-        llvm.GlobalOp(array, name, ir.Attribute.parse("#llvm.linkage<private>"), constant=True,
-                      value=ir.StringAttr.get(data), addr_space=0)
-    return name
-
-
 def _check_operands(op: ir.Operation) -> list[ir.Value]:
     """The reported values; IRDL cannot bound their count, so it is checked here."""
     values = list(op.operands)[1:]
@@ -86,13 +63,13 @@ def lower_checks(module: ir.Module) -> None:
     if not checks:
         return
     with module.context, ir.Location.unknown():
-        _declare_callee(module)
+        declare_failure_callee(module)
     names: dict[str, str] = {}
     for op in checks:
         values = _check_operands(op)
         kind_code = CHECK_KINDS.index(ir.StringAttr(op.attributes["kind"]).value) + 1
         with module.context, ir.Location.unknown():
-            symbol = _message_global(module, _message_text(op), names)
+            symbol = string_global(module, MESSAGE_PREFIX, _message_text(op), names)
         with ir.InsertionPoint(op), op.location:
             ok = tensor.extract(op.operands[0], [])
             bad = arith.xori(ok, arith.constant(ir.IntegerType.get_signless(1), 1))

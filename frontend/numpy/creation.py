@@ -199,28 +199,27 @@ def identity(n: Any, dtype: Any = None, *, like: Any = None) -> Tracer:
 
 
 def _triangle(m: Any, k: Any, keep_upper: bool) -> Tracer:
-    """`m` with the elements on one side of diagonal `k` of its last two axes
-    zeroed (a 1-D `m` is its rows repeated, as NumPy)."""
+    """`m` with the elements below (upper) or above (lower) diagonal `k` of its last two axes zeroed."""
     from kiln.numpy.shape_ops import expand_dims
 
     m = operand(m)
-    if m.aval.ndim == 0:
-        raise KilnValueError("np.triu / np.tril: input must be at least 1-d")
-    rows, cols = m.aval.shape[-2:] if m.aval.ndim >= 2 else (m.aval.shape[0], m.aval.shape[0])
+    if m.aval.ndim < 2:
+        m = broadcast_to(m, (m.aval.shape[0] if m.aval.ndim else 1,) * 2)
+    rows, cols = m.aval.shape[-2:]
     offset = broadcast_to(iota(cols), (rows, cols)) - broadcast_to(expand_dims(iota(rows), 1), (rows, cols))
-    keep = offset >= k if keep_upper else offset <= k
+    keep = knp.greater_equal(offset, k) if keep_upper else knp.less_equal(offset, k)
     return knp.where(keep, m, knp.zeros((), dtype=m.aval.dtype))
 
 
 @numpy_function("triu")
 def triu(m: Any, k: Any = 0) -> Tracer:
-    """`np.triu`: zero below diagonal `k` (k may be traced)."""
+    """`np.triu`: zero below the k-th diagonal (k may be traced)."""
     return _triangle(m, k, keep_upper=True)
 
 
 @numpy_function("tril")
 def tril(m: Any, k: Any = 0) -> Tracer:
-    """`np.tril`: zero above diagonal `k` (k may be traced)."""
+    """`np.tril`: zero above the k-th diagonal (k may be traced)."""
     return _triangle(m, k, keep_upper=False)
 
 

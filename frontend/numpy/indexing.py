@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from kiln.core import INDEX_DTYPE, KilnIndexError, KilnTypeError, is_static_dim, same_dim
+from kiln.numpy import boolean_masks
 from kiln.numpy._base import check, convert, operand, reshape_view, shape_product, split_shape
 from kiln.numpy._bindings import knp, numpy_function, tracer_method
 from kiln.primitives import elementwise
@@ -221,8 +222,6 @@ def parse_index(x: Tracer, idx: Any) -> ParsedIndex:
                 raise KilnIndexError(
                     "kiln supports one integer-array index per indexing expression; index in two steps")
             arr = _index_array_operand(e)
-            if arr.aval.dtype == np.bool_:
-                raise KilnIndexError("boolean-mask indexing is not supported on traced arrays; use np.where")
             if arr.aval.dtype.kind not in "iu":
                 raise KilnIndexError(f"arrays used as indices must be of integer type, got {arr.aval.dtype}")
             array_index = (dim, arr)
@@ -286,6 +285,8 @@ def merged_array_index(x: Tracer, entries: list, what: str) -> tuple[Tracer, Tra
 
 def getitem(x: Any, idx: Any) -> Tracer:
     x = operand(x)
+    if boolean_masks.has_boolean_array(idx):
+        return boolean_masks.getitem_with_mask(x, idx, getitem)
     entries = expand_index(x, idx)
     if sum(1 for e in entries if e is not None and _is_array_index(e)) > 1:
         merged, flat, axis = merged_array_index(x, entries, "x[idx]")

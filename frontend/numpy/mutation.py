@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from kiln.core import KilnTypeError, KilnValueError, Literal, is_static_dim, same_dim
-from kiln.numpy import indexing
+from kiln.numpy import boolean_masks, indexing
 from kiln.numpy._base import broadcast_to, check, convert, materialize, operand, reshape_view
 from kiln.numpy._bindings import knp, numpy_function, tracer_method
 from kiln.primitives import indexing as index_prims
@@ -138,8 +138,8 @@ def _expand_run_time_units(value: Any, shape: tuple, what: str) -> Any:
 def setitem(x: Any, idx: Any, value: Any) -> None:
     """`x[idx] = value` with NumPy's basic and integer-array indexing."""
     target = _writable_target(x, "x[idx] = value")
-    if isinstance(idx, Tracer) and idx.aval.dtype == np.bool_ or isinstance(idx, np.ndarray) and idx.dtype == bool:
-        _masked_assign(target, operand(idx), value)
+    if boolean_masks.has_boolean_array(idx):
+        _masked_setitem(target, idx, value)
         return
     entries = indexing.expand_index(target, idx)
     if sum(1 for e in entries if e is not None and indexing._is_array_index(e)) > 1:
@@ -207,14 +207,66 @@ def _entry_position(entries: list, dim: int) -> int:
     return len(entries)
 
 
-def _masked_assign(target: Tracer, mask: Any, value: Any) -> None:
-    """`x[mask] = v` for a v that broadcasts to x (a scalar, typically)."""
-    value = operand(value)
-    if value.aval.ndim:
-        raise KilnTypeError(
-            "x[mask] = value: kiln supports a scalar value with a boolean mask; for array values use "
-            "x[...] = np.where(mask, value, x) with value shaped like x")
-    assign(target, knp.where(mask, value, target), "x[mask] = value")
+def _masked_setitem(target: Tracer, idx: Any, value: Any) -> None:
+    """`x[idx] = v` for an index holding a boolean array. A value that does
+    not vary along the selection (a scalar, or one row for `x[mask]` of a
+    matrix) is written with `where(mask, v, x)`; otherwise the value is
+    scattered to the flat positions of the true elements."""
+    what = "x[mask] = value"
+    parsed = boolean_masks.parse_mask_index(target, idx, what)
+    mask, dim = parsed.mask, parsed.dim
+    mask_ndim = mask.aval.ndim if isinstance(mask, Tracer) else mask.ndim
+    value = _python_float_for_int_target(operand(value), target.aval.dtype, what)
+    if parsed.selects_only_mask:
+        value = _drop_leading_unit_dims(value, target.aval.ndim - mask_ndim + 1)
+    rest = target.aval.ndim - dim - mask_ndim
+    if parsed.selects_only_mask and dim == 0 and mask_ndim == target.aval.ndim and value.aval.ndim > 1:
+        raise KilnTypeError(f"NumPy boolean array indexing assignment requires a 0 or 1-dimensional input, input "
+                            f"has {value.aval.ndim} dimensions")
+    if parsed.selects_only_mask and value.aval.ndim <= rest:
+        in_place = knp.reshape(mask, *mask.shape, *(1,) * rest) if rest else mask
+        assign(target, knp.where(in_place, convert(value, target.aval.dtype), target), what)
+        return
+    builder = current_builder()
+    if mask_ndim > 1 and not builder.aliases.is_contiguous(target):
+        # Merging the mask's axes needs a contiguous array: write a copy, then copy it back.
+        scratch = copy(target)
+        _masked_setitem(scratch, idx, value)
+        assign(target, scratch, what)
+        return
+    count, positions = boolean_masks.true_positions(mask)
+    merged = boolean_masks.merge_mask_axes(target, dim, mask_ndim)
+    if not parsed.selects_only_mask:
+        entries = list(parsed.entries)
+        entries[parsed.position] = positions
+        setitem(merged, tuple(entries), value)
+        return
+    selected = list(merged.aval.shape[:dim]) + [count] + list(merged.aval.shape[dim + 1:])
+    updates = _selection_sized(convert(value, target.aval.dtype), selected, dim, count)
+    if any(is_static_dim(d) and d == 0 for d in merged.aval.shape + builder.aliases.root(merged).aval.shape):
+        return
+    bind(mutation.scatter_p, merged, positions, broadcast_to(updates, selected), axis=dim)
+    builder.aliases.mark_written(merged)
+
+
+def _selection_sized(value: Any, selected: list, dim: int, count: Any) -> Any:
+    """`value` with its dim along the selection equal to `count` (or 1, then
+    repeated): NumPy's rule for how many values a mask assignment takes."""
+    axis = dim - (len(selected) - value.aval.ndim)
+    if axis < 0 or not isinstance(value, Tracer):
+        return value
+    given = value.aval.shape[axis]
+    if same_dim(given, count) or (is_static_dim(given) and given == 1):
+        return value
+    message = ("NumPy boolean array indexing assignment cannot assign {} input values to the {} output values "
+               "where the mask is true")
+    if is_static_dim(given) and is_static_dim(count):
+        raise KilnValueError(message.format(given, count))
+    check(knp.logical_or(knp.equal(given, 1), knp.equal(given, count)), "ValueError", message, given, count)
+    if is_static_dim(given):
+        return value
+    repeated = knp.where(knp.equal(given, 1), 0, knp.arange(count))
+    return bind(index_prims.gather_p, value, repeated, axis=axis)
 
 
 def inplace(x: Tracer, result: Any, op_name: str) -> Tracer:

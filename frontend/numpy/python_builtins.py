@@ -1,7 +1,8 @@
 """Stage "jaxpr": Python's builtins and `math` functions on traced values.
 
-In: a call of `min`, `max`, `sum`, `len`, `reversed`, `float`, `int`, `bool`, `complex` or a
-`math` function that traced code makes (found by autograph at the call site).
+In: a call of `min`, `max`, `sum`, `len`, `reversed`, `float`, `int`, `bool`, `complex`,
+`print` (kiln.debugging.traced_print) or a `math` function that traced code
+makes (found by autograph at the call site).
 Out: Python's own result when no argument is traced; otherwise the kiln.numpy
 equations that compute it, or a KilnTypeError naming what Python would refuse.
 `abs`, `round`, `divmod` and `pow` need no replacement: they reach the traced
@@ -17,6 +18,7 @@ from typing import Any, Callable
 import numpy as np
 
 from kiln.core import KilnTypeError
+from kiln.debugging import traced_print
 from kiln.numpy._bindings import FUNCTIONS, tracer_method, traced
 from kiln.numpy._ufunc import ufunc_entry
 from kiln.tracing import Tracer, is_static_dim
@@ -209,7 +211,7 @@ MATH[math.log] = _log
 # The callables traced code reaches instead of Python's own.
 BUILTINS = {builtins.min: min_, builtins.max: max_, builtins.sum: sum_, builtins.len: len_,
             builtins.reversed: reversed_, builtins.float: float_, builtins.int: int_, builtins.bool: bool_,
-            builtins.complex: complex_}
+            builtins.complex: complex_, builtins.print: traced_print}
 REPLACEMENTS = {**BUILTINS, **MATH}
 
 

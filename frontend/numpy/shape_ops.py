@@ -182,6 +182,12 @@ def atleast_1d(x: Any) -> Tracer:
     return reshape(x, 1) if x.aval.ndim == 0 else x
 
 
+@numpy_function("atleast_2d")
+def atleast_2d(x: Any) -> Tracer:
+    x = operand(x)
+    return reshape(x, 1, *x.aval.shape) if x.aval.ndim < 2 else x
+
+
 @numpy_function("flip")
 def flip(x: Any, axis: int | Sequence[int] | None = None) -> Tracer:
     """`np.flip`: `x[..., ::-1, ...]` on each axis given (all when None)."""
@@ -250,6 +256,19 @@ def _match_other_dims(a: Tracer, like: Tracer, axis: int) -> Tracer:
     return bind(shape_prims.reshape_p, a, *dyn, new_sizes=static)
 
 
+@numpy_function("hstack")
+def hstack(tup: Sequence[Any]) -> Tracer:
+    """`np.hstack`: concatenate along axis 1 (axis 0 for 1-D arrays)."""
+    arrays = [atleast_1d(a) for a in tup]
+    return concatenate(arrays, axis=0 if arrays and arrays[0].aval.ndim == 1 else 1)
+
+
+@numpy_function("vstack")
+def vstack(tup: Sequence[Any]) -> Tracer:
+    """`np.vstack`: concatenate along axis 0, 1-D arrays as rows."""
+    return concatenate([atleast_2d(a) for a in tup], axis=0)
+
+
 @numpy_function("stack")
 def stack(arrays: Sequence[Any], axis: int = 0) -> Tracer:
     arrays = [operand(a) for a in arrays]
@@ -265,8 +284,10 @@ def stack(arrays: Sequence[Any], axis: int = 0) -> Tracer:
 
 @numpy_function("where")
 def where(condition: Any, x: Any = None, y: Any = None) -> Tracer:
+    if x is None and y is None:
+        return knp.nonzero(condition)
     if x is None or y is None:
-        raise KilnValueError("where: the one-argument form (nonzero) is not supported; pass x and y")
+        raise KilnValueError("either both or neither of x and y should be given")
     cond = convert(operand(condition), np.bool_)
     x, y = operand(x), operand(y)
     dtype, weak = result_dtype(x, y)

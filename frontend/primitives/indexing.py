@@ -1,10 +1,12 @@
-"""Stage "jaxpr": reading parts of arrays (strided slices, gathers), and
-accumulating into them (scatter_add).
+"""Stage "jaxpr": reading parts of arrays (strided slices, gathers, mask positions),
+and accumulating into them (scatter_add).
 
 In: an operand, dynamic starts/sizes as scalar int operands (`None` in the
-static params where dynamic), static strides; for gather an integer index array.
+static params where dynamic), static strides; for gather an integer index
+array; for flatnonzero a bool array.
 Out: the selected elements (a slice is a view of its operand). Bounds are already valid: the numpy layer clamps
-slices as NumPy does and emits run-time checks for scalar indices.
+slices as NumPy does and emits run-time checks for scalar indices. flatnonzero's
+result size is data: its count is an implicit result (the result's dim).
 `scatter_add(base, indices, updates)` is a new array: `base` with each
 `updates[k]` added at `indices[k]` (1-D, duplicates accumulate, as
 `np.add.at` on a copy); the indices are in bounds (the caller clamps them).
@@ -12,7 +14,9 @@ slices as NumPy does and emits run-time checks for scalar indices.
 
 from __future__ import annotations
 
-from kiln.core import DShapedArray, KilnInternalError, Primitive, ViewRule, is_static_dim
+import numpy as np
+
+from kiln.core import INDEX_DTYPE, DShapedArray, KilnInternalError, OutDBIdx, Primitive, ViewRule, is_static_dim
 from kiln.primitives._rules import shape_with_dynamic
 
 
@@ -35,6 +39,12 @@ def _slice_keeps_contiguity(base, view, params, is_unit) -> bool:
 slice_p = Primitive("slice", view=ViewRule(_slice_keeps_contiguity))
 gather_p = Primitive("gather")
 scatter_add_p = Primitive("scatter_add")
+# The row-major flat positions of the True elements of a bool array of rank
+# >= 1, and their count: `count:i64[] positions:i64[count] = flatnonzero mask`.
+# The count is only known when the program runs, so it is a result of the
+# equation, the dim of the positions (what boolean-mask indexing, nonzero
+# and argwhere are built from in kiln/numpy/boolean_masks.py).
+flatnonzero_p = Primitive("flatnonzero", multiple_results=True)
 
 
 @slice_p.def_abstract_eval
@@ -68,13 +78,18 @@ def _scatter_add_rule(base, indices, updates):
     return DShapedArray(b.shape, b.dtype, b.weak_type)
 
 
-PRIMITIVES = [slice_p, gather_p, scatter_add_p]
+@flatnonzero_p.def_abstract_eval
+def _flatnonzero_rule(mask):
+    if mask.aval.dtype != np.bool_ or mask.aval.ndim == 0:
+        raise KilnInternalError(f"flatnonzero: the mask must be a bool array of rank >= 1, got {mask.aval}")
+    return [DShapedArray((), INDEX_DTYPE), DShapedArray((OutDBIdx(0),), INDEX_DTYPE)]
+
+
+PRIMITIVES = [slice_p, gather_p, flatnonzero_p, scatter_add_p]
 
 
 # --------------------------------------------------------------------------
 # Interpreter rules (kiln.interpreter): a slice is a NumPy view of its operand.
-
-import numpy as np  # noqa: E402
 
 from kiln.interpreter import checked_shape, fill_dims, interpret_rule  # noqa: E402
 
@@ -99,3 +114,9 @@ def _scatter_add_value(base, indices, updates):
     out = np.array(base, copy=True)
     np.add.at(out, indices, updates)
     return out
+
+
+@interpret_rule(flatnonzero_p)
+def _flatnonzero_value(mask):
+    positions = np.flatnonzero(mask).astype(INDEX_DTYPE)
+    return [np.array(positions.size, INDEX_DTYPE), positions]

@@ -66,3 +66,11 @@ func.func @scan_without_axis(%x: tensor<?xf64>) -> tensor<?xf64> {
   %y = "kiln.scan"(%x) {combiner = "add", reverse = false} : (tensor<?xf64>) -> tensor<?xf64>
   return %y : tensor<?xf64>
 }
+
+// -----
+
+func.func @flatnonzero_static_positions(%mask: tensor<4xi1>) -> tensor<4xi64> {
+  // CHECK: kiln-invalid.mlir:[[# @LINE + 1]]:12: error: expected 'tensor<?xi64>' but got 'tensor<4xi64>'
+  %n, %p = "kiln.flatnonzero"(%mask) : (tensor<4xi1>) -> (tensor<i64>, tensor<4xi64>)
+  return %p : tensor<4xi64>
+}

@@ -156,3 +156,29 @@ func.func @cummax_reverse(%x: tensor<?xi32>) -> tensor<?xi32> {
   %0 = "kiln.scan"(%x) {combiner = "max", axis = 0 : i64, reverse = true} : (tensor<?xi32>) -> tensor<?xi32>
   return %0 : tensor<?xi32>
 }
+
+// The positions of a mask's true elements: the mask is viewed flat, one loop
+// counts the true elements, a second stores position i at the next free slot
+// of a tensor of exactly that size; the count comes back as a tensor<i64>.
+// CHECK-LABEL: func.func @flatnonzero
+// CHECK-SAME: (%[[MASK:.*]]: tensor<?x3xi1>)
+func.func @flatnonzero(%mask: tensor<?x3xi1>) -> (tensor<i64>, tensor<?xi64>) {
+  // CHECK: %[[FLAT:.*]] = tensor.collapse_shape %[[MASK]] {{\[\[}}0, 1]] : tensor<?x3xi1> into tensor<?xi1>
+  // CHECK: %[[N:.*]] = tensor.dim %[[FLAT]], %{{.*}} : tensor<?xi1>
+  // CHECK: %[[COUNT:.*]] = scf.for %[[I:.*]] = %{{.*}} to %[[N]] step %{{.*}} iter_args(%[[SEEN:.*]] = %{{.*}}) -> (index)
+  // CHECK: %[[BIT:.*]] = tensor.extract %[[FLAT]][%[[I]]] : tensor<?xi1>
+  // CHECK: arith.extui %[[BIT]] : i1 to i64
+  // CHECK: %[[OUT:.*]] = tensor.empty(%[[COUNT]]) : tensor<?xi64>
+  // CHECK: %[[FILL:.*]]:2 = scf.for %[[J:.*]] = %{{.*}} to %[[N]] step %{{.*}} iter_args(%[[SLOT:.*]] = %{{.*}}, %[[PART:.*]] = %[[OUT]]) -> (index, tensor<?xi64>)
+  // CHECK: %[[TRUE:.*]] = tensor.extract %[[FLAT]][%[[J]]] : tensor<?xi1>
+  // CHECK: scf.if %[[TRUE]] -> (index, tensor<?xi64>)
+  // CHECK: %[[POS:.*]] = arith.index_cast %[[J]] : index to i64
+  // CHECK: tensor.insert %[[POS]] into %[[PART]][%[[SLOT]]] : tensor<?xi64>
+  // CHECK: } else {
+  // CHECK: scf.yield %[[SLOT]], %[[PART]] : index, tensor<?xi64>
+  // CHECK: %[[N64:.*]] = arith.index_cast %[[COUNT]] : index to i64
+  // CHECK: %[[NT:.*]] = tensor.from_elements %[[N64]] : tensor<i64>
+  // CHECK: return %[[NT]], %[[FILL]]#1
+  %count, %positions = "kiln.flatnonzero"(%mask) : (tensor<?x3xi1>) -> (tensor<i64>, tensor<?xi64>)
+  return %count, %positions : tensor<i64>, tensor<?xi64>
+}
