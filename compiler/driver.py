@@ -279,8 +279,7 @@ def build_library(jaxpr: Jaxpr, symbol: str, output: str, wrapper: Callable[[], 
             run_pipeline(module, DEFAULT_PIPELINE, StageRecord(), keep_text=False)
             built, bundled = codegen.emit_shared_library(module, build_dir, symbol, [wrapper_object],
                                                          bundle_into=os.path.dirname(os.path.abspath(output)))
-        shutil.copyfile(built, output + ".tmp")
-        os.replace(output + ".tmp", output)
+        cache.write_atomically(output, lambda tmp: shutil.copyfile(built, tmp))
     finally:
         shutil.rmtree(build_dir, ignore_errors=True)
     return bundled

@@ -76,14 +76,18 @@ DEFAULT_PIPELINE: Pipeline = [
         "kiln-simplify-shapes",
         "canonicalize",
         "kiln-scalarize-rank0",
+        "kiln-element-access",
+        "kiln-scalarize-dots",
         "canonicalize",
         "cse",
         "canonicalize",
+        "kiln-collapse-batch-matmul",
         "kiln-reassociate-reductions",
         "kiln-fuse-insert-slices",
         "canonicalize",
         "cse",
         "kiln-elementwise-in-place",
+        "kiln-chain-overwrites",
     ]),
     ("bufferized", [
         "one-shot-bufferize{bufferize-function-boundaries allow-return-allocs-from-loops "

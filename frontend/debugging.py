@@ -21,7 +21,6 @@ from kiln.runtime.debug_print import FORMATTER, print_formatted
 from kiln.tracing import Tracer, bind, is_tracing
 
 
-
 def _escape(text: str) -> str:
     return text.replace("{", "{{").replace("}", "}}")
 
@@ -152,7 +151,7 @@ def traced_print(*args: Any, sep: str | None = " ", end: str | None = "\n", file
     `debug_print` of the same line (printed when the code runs, each time);
     without one, Python's print, which runs while kiln traces the function
     (once per compile, as under jax.jit)."""
-    if not any(isinstance(a, Tracer) for a in args):
+    if not any(_holds_tracer(a) for a in args):
         print(*args, sep=sep, end=end, file=file, flush=flush)
         return
     sep = " " if sep is None else sep

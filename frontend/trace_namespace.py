@@ -57,6 +57,20 @@ def is_library_function(fn: types.FunctionType) -> bool:
     return any(filename.startswith(d) for d in _LIBRARY_DIRS)
 
 
+def function_like(fn: types.FunctionType, code: types.CodeType, globals: dict,
+                  closure: tuple | None) -> types.FunctionType:
+    """A function running `code` with `globals` and `closure` that otherwise
+    looks like `fn`: name, qualname, module, defaults, doc, annotations, attributes."""
+    new = types.FunctionType(code, globals, fn.__name__, fn.__defaults__, closure)
+    new.__kwdefaults__ = fn.__kwdefaults__
+    new.__qualname__ = fn.__qualname__
+    new.__module__ = fn.__module__
+    new.__doc__ = fn.__doc__
+    new.__annotations__ = dict(getattr(fn, "__annotations__", {}))
+    new.__dict__.update(fn.__dict__)
+    return new
+
+
 def _is_user_module(module: types.ModuleType) -> bool:
     root = module.__name__.split(".")[0]
     filename = getattr(module, "__file__", None)
@@ -165,14 +179,7 @@ class TraceNamespace:
         # A function reached again while its own closure is translated (a
         # recursive closure) keeps its original cells.
         self._functions[id(fn)] = (fn, fn)
-        copy = types.FunctionType(fn.__code__, self._view(fn.__globals__), fn.__name__, fn.__defaults__,
-                                  self._closure(fn))
-        copy.__kwdefaults__ = fn.__kwdefaults__
-        copy.__qualname__ = fn.__qualname__
-        copy.__module__ = fn.__module__
-        copy.__doc__ = fn.__doc__
-        copy.__annotations__ = dict(getattr(fn, "__annotations__", {}))
-        copy.__dict__.update(fn.__dict__)
+        copy = function_like(fn, fn.__code__, self._view(fn.__globals__), self._closure(fn))
         self._functions[id(fn)] = (fn, copy)
         return copy
 

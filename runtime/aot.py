@@ -15,7 +15,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import tempfile
 from typing import Any, Sequence
 
 import numpy as np
@@ -329,16 +328,12 @@ def received_library_path(data: bytes, filename: str) -> str:
                 return path
     except OSError:
         pass
-    os.makedirs(folder, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=folder, suffix=".so.tmp")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-    return path
+    return cache.write_atomically(path, lambda tmp: _write_bytes(tmp, data))
+
+
+def _write_bytes(path: str, data: bytes) -> None:
+    with open(path, "wb") as f:
+        f.write(data)
 
 
 def rebuild_loaded(library: bytes, meta: dict, bundled: dict[str, bytes] | None = None) -> LoadedFunction:
@@ -349,10 +344,7 @@ def rebuild_loaded(library: bytes, meta: dict, bundled: dict[str, bytes] | None 
     for name, data in (bundled or {}).items():
         target = os.path.join(folder, name)
         if not os.path.exists(target) or os.path.getsize(target) != len(data):
-            fd, tmp = tempfile.mkstemp(dir=folder, suffix=".so.tmp")
-            with os.fdopen(fd, "wb") as f:
-                f.write(data)
-            os.replace(tmp, target)
+            cache.write_atomically(target, lambda tmp: _write_bytes(tmp, data))
     return LoadedFunction(folder, meta)
 
 

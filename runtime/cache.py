@@ -196,9 +196,10 @@ def _matches(path: str, digest: str | None) -> bool:
     return True
 
 
-def _publish(path: str, fill: Callable[[str], None]) -> None:
+def write_atomically(path: str, fill: Callable[[str], None]) -> str:
     """Write `path` through a temporary file in its directory (`fill(tmp)`
-    writes it) and move it into place with `os.replace`."""
+    writes it) and move it into place with `os.replace`, so a reader sees
+    the old file or the whole new one, never a part; returns `path`."""
     directory, name = os.path.split(path)
     os.makedirs(directory, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=directory, prefix=f".{name}.", suffix=".tmp")
@@ -209,6 +210,7 @@ def _publish(path: str, fill: Callable[[str], None]) -> None:
     finally:
         if os.path.exists(tmp):
             os.unlink(tmp)
+    return path
 
 
 def _publish_text(path: str, text: str) -> None:
@@ -216,7 +218,7 @@ def _publish_text(path: str, text: str) -> None:
         with open(tmp, "w") as f:
             f.write(text)
 
-    _publish(path, fill)
+    write_atomically(path, fill)
 
 
 def toolchain_file(name: str, build: Callable[[str], None]) -> str:
@@ -241,7 +243,7 @@ def toolchain_file(name: str, build: Callable[[str], None]) -> str:
             built = os.path.join(build_dir, os.path.basename(target))
             build(built)
             digest = _sha256(built)
-            _publish(target, lambda tmp: shutil.copyfile(built, tmp))
+            write_atomically(target, lambda tmp: shutil.copyfile(built, tmp))
             _publish_text(target + ".sha256", digest)
         finally:
             shutil.rmtree(build_dir, ignore_errors=True)
@@ -309,7 +311,7 @@ def store(symbol: str, key: str, built_library: str, stages: dict) -> str:
     def write() -> str:
         library, meta_path = entry_paths(symbol, key)
         digest = _sha256(built_library)
-        _publish(library, lambda tmp: shutil.copyfile(built_library, tmp))
+        write_atomically(library, lambda tmp: shutil.copyfile(built_library, tmp))
         meta = {"format": FORMAT_VERSION, "key": key, "symbol": symbol, "library_sha256": digest,
                 "stages": stages}
         _publish_text(meta_path, json.dumps(meta))

@@ -2,7 +2,7 @@
 
 In: object files produced by LLVM (`compiler/codegen.py`).
 Out: shared libraries (`cc -shared`), linked with kiln's support code
-(`support.c`: entry wrapper and run-time check reporting) and libm. The
+(`support.c`: entry wrapper, run-time check reporting, prints, threads) and libm. The
 support code and the fastcall extension are cached and verified by
 `runtime/cache.py`; a missing or failing compiler is a ToolchainError.
 """
@@ -16,7 +16,6 @@ import shlex
 import shutil
 import subprocess
 import sys
-import tempfile
 
 from kiln.errors import ToolchainError
 from kiln.runtime import cache
@@ -71,23 +70,11 @@ def compile_object(source: str, output: str, include_dirs: list[str] = ()) -> st
     return output
 
 
-def _atomic_build(target: str, build) -> str:
-    fd, tmp = tempfile.mkstemp(dir=os.path.dirname(target), suffix=os.path.splitext(target)[1])
-    os.close(fd)
-    try:
-        build(tmp)
-        os.replace(tmp, target)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-    return target
-
-
 def link_shared_library(objects: list[str], output: str) -> str:
     """`cc -shared` the objects with the support code and libm into `output` (atomically)."""
     # -Bsymbolic: the library's calls to its own support code must not bind
     # to another copy already loaded in the process (its thread-locals differ).
-    return _atomic_build(output, lambda out: _run([c_compiler(), "-shared", "-Wl,-Bsymbolic", "-o", out,
+    return cache.write_atomically(output, lambda out: _run([c_compiler(), "-shared", "-Wl,-Bsymbolic", "-o", out,
                                                    *objects, support_object(), "-lm", "-pthread"]))
 
 

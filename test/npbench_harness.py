@@ -66,13 +66,15 @@ class Kernel:
     def norm_error(self) -> float:
         return self.info.get("norm_error", DEFAULT_NORM_ERROR)
 
-    def _module(self, suffix: str) -> Any:
+    def implementation(self, suffix: str = "") -> Any:
+        """The kernel's module for one framework: `_numpy`, `_numba_n`, `_jax`,
+        or "" for the module that holds `initialize`."""
         module = self.info["module_name"] + suffix
         path = self.folder / "benchmarks" / self.info["relative_path"] / f"{module}.py"
         return _load_module(path, f"npbench_{self.name}_{module}")
 
     def numpy_kernel(self) -> Callable:
-        return getattr(self._module("_numpy"), self.info["func_name"])
+        return getattr(self.implementation("_numpy"), self.info["func_name"])
 
     def parameters(self, preset: str = "S") -> dict:
         return dict(self.info["parameters"][preset])
@@ -83,7 +85,7 @@ class Kernel:
         init = self.info.get("init")
         if not init:
             return data
-        initialize = getattr(self._module(""), init["func_name"])
+        initialize = getattr(self.implementation(""), init["func_name"])
         made = initialize(*[parameters[a] for a in init["input_args"]])
         if len(init["output_args"]) == 1:
             made = (made,)

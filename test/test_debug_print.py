@@ -242,7 +242,7 @@ def test_autograph_print_of_traced_values_runs_with_the_code(capsys):
             total = total + x[i]
             print("i", i, "total", total, sep=": ")
         if total > 3.0:
-            print("large", total)
+            print("large", total, x.shape)
         else:
             print("small", total, end="!\n")
         return total
@@ -252,7 +252,7 @@ def test_autograph_print_of_traced_values_runs_with_the_code(capsys):
     first = capsys.readouterr().out
     f(x, 1)
     second = capsys.readouterr().out
-    assert first == "tracing f\ni: 0: total: 1.0\ni: 1: total: 3.0\ni: 2: total: 6.0\nlarge 6.0\n"
+    assert first == "tracing f\ni: 0: total: 1.0\ni: 1: total: 3.0\ni: 2: total: 6.0\nlarge 6.0 (3,)\n"
     assert second == "i: 0: total: 1.0\nsmall 1.0!\n"
 
 

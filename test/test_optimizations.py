@@ -31,7 +31,8 @@ def test_matmul_through_blas(dtype, m, k, n):
 
     a, b = rng.standard_normal((m, k)).astype(dtype), rng.standard_normal((k, n)).astype(dtype)
     np.testing.assert_allclose(f(a, b), a @ b, rtol=1e-5 if dtype == np.float32 else 1e-12, atol=1e-5)
-    assert "scipy_cblas_" in kiln.get_compilation_stage(f, "bufferized")
+    # A product of one element is a scalar loop (kiln-scalarize-dots), not a BLAS call.
+    assert ("scipy_cblas_" in kiln.get_compilation_stage(f, "bufferized")) == (m * n != 1)
 
 
 def test_matmul_of_views_and_chains():
@@ -41,6 +42,43 @@ def test_matmul_of_views_and_chains():
 
     a, b, c = rng.standard_normal((9, 8)), rng.standard_normal((8, 5)), rng.standard_normal((4, 5))
     np.testing.assert_allclose(f(a, b, c), np.maximum(a[1:, 2:] @ b[:-2], 0.0) @ c.T, rtol=1e-12)
+
+
+@pytest.mark.skipif(blas_library() is None, reason="NumPy ships no ILP64 OpenBLAS here")
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("m,k", [(6, 5), (0, 4), (3, 0), (1, 1), (300, 257)])
+def test_matrix_vector_products_through_gemv(dtype, m, k):
+    def f(a, x, y, strided):
+        return a @ x, y @ a, a[:, ::2] @ strided[::2], a @ x[:, None], y[None, :] @ a
+
+    a = rng.standard_normal((m, k)).astype(dtype)
+    x, y = rng.standard_normal(k).astype(dtype), rng.standard_normal(m).astype(dtype)
+    strided = rng.standard_normal(2 * ((k + 1) // 2)).astype(dtype)
+    compiled = kiln.qjit(f)
+    tolerance = 1e-4 if dtype == np.float32 else 1e-12
+    for got, expected in zip(compiled(a, x, y, strided), f(a, x, y, strided)):
+        assert got.shape == expected.shape and got.dtype == expected.dtype
+        np.testing.assert_allclose(got, expected, rtol=tolerance, atol=tolerance)
+    if (m, k) != (1, 1):  # else every product has one element: a scalar loop (kiln-scalarize-dots)
+        assert "gemv64_" in kiln.get_compilation_stage(compiled, "bufferized")
+
+
+@pytest.mark.skipif(blas_library() is None, reason="NumPy ships no ILP64 OpenBLAS here")
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int64])
+@pytest.mark.parametrize("shape", [(3, 4, 5), (0, 2, 3), (2, 0, 3), (1, 1, 1), (2, 3, 1, 6), (5, 7, 0)])
+def test_batched_left_matmul_is_one_matmul(dtype, shape):
+    def f(x, w, strided):
+        return x @ w, strided[:, ::2] @ w
+
+    x = (rng.standard_normal(shape) * 3).astype(dtype)
+    w = (rng.standard_normal((shape[-1], 4)) * 3).astype(dtype)
+    strided = (rng.standard_normal(shape[:-2] + (2 * shape[-2], shape[-1])) * 3).astype(dtype)
+    compiled = kiln.qjit(f)
+    for got, expected in zip(compiled(x, w, strided), f(x, w, strided)):
+        assert got.shape == expected.shape and got.dtype == expected.dtype
+        np.testing.assert_allclose(got, expected, rtol=1e-4 if dtype == np.float32 else 1e-12, atol=1e-4)
+    linalg = kiln.get_compilation_stage(compiled, "linalg")
+    assert "linalg.matmul" in linalg and "reduction" not in linalg
 
 
 @pytest.mark.parametrize("dtype,max_ulps", [(np.float32, 4), (np.float64, 2)])

@@ -30,12 +30,18 @@ def _reshape(ctx, eqn, x, *dyn):
     return [hlo.one("dynamic_reshape", tensor_type(out), x, ctx.shape_of(out))]
 
 
+def _view_or_op(ctx, eqn, name: str, x: ir.Value, **attributes) -> list:
+    """A view lowered as `tensorssa.view` under reference semantics, else
+    as the StableHLO op of the same name (`transpose`, `reverse`)."""
+    result = tensor_type(eqn.outvars[0].aval)
+    if ctx.reference_semantics:
+        return [tensorssa.view(name, result, x, **attributes)]
+    return [hlo.one(name, result, x, **attributes)]
+
+
 @lowering(sp.transpose_p)
 def _transpose(ctx, eqn, x):
-    permutation = hlo.dense_i64_array(eqn.params["permutation"])
-    if ctx.reference_semantics:
-        return [tensorssa.view("transpose", tensor_type(eqn.outvars[0].aval), x, permutation=permutation)]
-    return [hlo.one("transpose", tensor_type(eqn.outvars[0].aval), x, permutation=permutation)]
+    return _view_or_op(ctx, eqn, "transpose", x, permutation=hlo.dense_i64_array(eqn.params["permutation"]))
 
 
 @lowering(sp.iota_p)
@@ -56,10 +62,7 @@ def _concatenate(ctx, eqn, *operands):
 
 @lowering(sp.reverse_p)
 def _reverse(ctx, eqn, x):
-    dimensions = hlo.dense_i64_array(eqn.params["dimensions"])
-    if ctx.reference_semantics:
-        return [tensorssa.view("reverse", tensor_type(eqn.outvars[0].aval), x, dimensions=dimensions)]
-    return [hlo.one("reverse", tensor_type(eqn.outvars[0].aval), x, dimensions=dimensions)]
+    return _view_or_op(ctx, eqn, "reverse", x, dimensions=hlo.dense_i64_array(eqn.params["dimensions"]))
 
 
 @lowering(sp.match_dims_p)

@@ -4,7 +4,10 @@ In: `linalg.matmul ins(%A, %B) outs(%C)` on f32/f64 memrefs whose rows are
 contiguous (inner stride 1), usually right after `linalg.fill 0 -> %C`.
 Out: a call to the CBLAS `gemm` of the OpenBLAS that NumPy ships
 (`scipy_cblas_sgemm64_` / `scipy_cblas_dgemm64_`, 64-bit integers), with
-beta = 0 when the zero fill is dropped, else beta = 1 (C += A B). Matmuls of
+beta = 0 when the zero fill is dropped, else beta = 1 (C += A B). A
+matrix-vector product (B of one column: `A @ x`; A of one row: `x @ A`)
+calls `gemv` instead (beta = 1, after the zero fill), as NumPy does:
+OpenBLAS's gemm with one column is several times slower than its gemv. Matmuls of
 other layouts or dtypes, and every matmul when no BLAS library is found,
 stay as they are and lower to loops.
 """
@@ -22,7 +25,9 @@ from kiln.compiler.passes._util import collect_ops, index_value
 # CBLAS enum values (cblas.h): CblasRowMajor, CblasNoTrans.
 ROW_MAJOR = 101
 NO_TRANS = 111
+TRANS = 112
 GEMM_SYMBOLS = {"f32": "scipy_cblas_sgemm64_", "f64": "scipy_cblas_dgemm64_"}
+GEMV_SYMBOLS = {"f32": "scipy_cblas_sgemv64_", "f64": "scipy_cblas_dgemv64_"}
 # Ops between a fill and its matmul that touch no memory.
 _PURE_BETWEEN = {"memref.dim", "arith.constant", "arith.index_cast"}
 
@@ -45,7 +50,7 @@ def blas_library() -> str | None:
 
 
 def uses_blas(module_text: str) -> bool:
-    return any(symbol in module_text for symbol in GEMM_SYMBOLS.values())
+    return any(symbol in module_text for symbol in (*GEMM_SYMBOLS.values(), *GEMV_SYMBOLS.values()))
 
 
 def _rows_contiguous(t: ir.MemRefType) -> bool:
@@ -78,7 +83,11 @@ def _declare(module: ir.Module, symbol: str, float_type: ir.Type) -> None:
         return
     i32, i64 = ir.IntegerType.get_signless(32), ir.IntegerType.get_signless(64)
     ptr = ir.Type.parse("!llvm.ptr")
-    inputs = [i32, i32, i32, i64, i64, i64, float_type, ptr, i64, ptr, i64, float_type, ptr, i64]
+    if symbol in GEMV_SYMBOLS.values():
+        # order, trans, M, N, alpha, A, lda, x, incx, beta, y, incy
+        inputs = [i32, i32, i64, i64, float_type, ptr, i64, ptr, i64, float_type, ptr, i64]
+    else:
+        inputs = [i32, i32, i32, i64, i64, i64, float_type, ptr, i64, ptr, i64, float_type, ptr, i64]
     with ir.InsertionPoint.at_block_begin(module.body):
         fn = func.FuncOp(symbol, ir.FunctionType.get(inputs, []), visibility="private")
     fn.attributes["llvm.nounwind"] = ir.UnitAttr.get()
@@ -143,20 +152,33 @@ class KilnLinalgToBlas(ModulePass):
                 continue
             a, b, c = op.operands
             float_type = ir.MemRefType(a.type).element_type
-            symbol = GEMM_SYMBOLS[str(float_type)]
+            rows_of_a, columns_of_b = ir.MemRefType(a.type).shape[0], ir.MemRefType(b.type).shape[1]
+            vector_product = columns_of_b == 1 or rows_of_a == 1
+            symbol = (GEMV_SYMBOLS if vector_product else GEMM_SYMBOLS)[str(float_type)]
             _declare(module, symbol, float_type)
-            fill = _zero_fill_before(op, c)
+            # gemv returns without touching y when the inner dimension is 0, so a
+            # zero fill before it stays (and the call accumulates, beta = 1).
+            fill = None if vector_product else _zero_fill_before(op, c)
             with ir.InsertionPoint(op), op.location:
                 pa, m, lda = _matrix(a)
                 pb, k, ldb = _matrix(b)
                 pc, _, ldc = _matrix(c)
                 n = memref.dim(b, index_value(1))
-                order, no_trans = arith.constant(i32, ROW_MAJOR), arith.constant(i32, NO_TRANS)
+                order = arith.constant(i32, ROW_MAJOR)
+                trans = arith.constant(i32, TRANS if rows_of_a == 1 and columns_of_b != 1 else NO_TRANS)
                 alpha = arith.constant(float_type, 1.0)
                 beta = arith.constant(float_type, 0.0 if fill is not None else 1.0)
-                func.CallOp([], ir.FlatSymbolRefAttr.get(symbol),
-                            [order, no_trans, no_trans, arith.index_cast(i64, m), arith.index_cast(i64, n),
-                             arith.index_cast(i64, k), alpha, pa, lda, pb, ldb, beta, pc, ldc])
+                if columns_of_b == 1:
+                    # c[:, 0] = A @ b[:, 0]; the column vectors step by their row strides.
+                    arguments = [trans, m, k, alpha, pa, lda, pb, ldb, beta, pc, ldc]
+                elif rows_of_a == 1:
+                    # c[0, :] = B^T @ a[0, :]; the row vectors are contiguous.
+                    one = arith.constant(i64, 1)
+                    arguments = [trans, k, n, alpha, pb, ldb, pa, one, beta, pc, one]
+                else:
+                    arguments = [trans, trans, m, n, k, alpha, pa, lda, pb, ldb, beta, pc, ldc]
+                arguments = [arith.index_cast(i64, v) if isinstance(v.type, ir.IndexType) else v for v in arguments]
+                func.CallOp([], ir.FlatSymbolRefAttr.get(symbol), [order, *arguments])
             op.erase()
             if fill is not None:
                 fill.erase()

@@ -25,6 +25,10 @@ def declare_failure_callee(module: ir.Module) -> None:
     """`func.func private @kiln_check_failed(kind: i64, message: !llvm.ptr, i64, i64)`."""
     i64 = ir.IntegerType.get_signless(64)
     declare_private_function(module, FAILURE_CALLEE, [i64, llvm.PointerType.get(), i64, i64])
+    # It never returns (it unwinds to the entry wrapper), so LLVM may use the
+    # checked condition after the check: a checked index needs no clamp.
+    callee = ir.SymbolTable(module.operation)[FAILURE_CALLEE]
+    callee.attributes["llvm.passthrough"] = ir.ArrayAttr.get([ir.StringAttr.get("noreturn"), ir.StringAttr.get("cold")])
 
 
 def report_failure(kind_code: int, message: ir.Value, values: list[ir.Value]) -> None:

@@ -1,11 +1,12 @@
 """Pass `kiln-scalarize-rank0` (stage "linalg", after elementwise fusion).
 
 In: 0-d tensors used as scalars: `linalg.generic` ops all of whose operands
-are 0-d tensors, and 0-d tensors carried by `scf.while` (a loop's
-induction variable, scalar accumulators).
+are 0-d tensors, 0-d tensors carried by `scf.while` (a loop's induction
+variable, scalar accumulators) and yielded by `scf.if` (a traced `if` on
+scalars).
 Out: the generic's body inlined on `tensor.extract`ed scalars with the
-result rebuilt by `tensor.from_elements`; `scf.while` carrying the element
-type instead. `canonicalize` then folds extract(from_elements(x)) to x, so
+result rebuilt by `tensor.from_elements`; `scf.while` carrying and `scf.if`
+yielding the element type instead. `canonicalize` then folds extract(from_elements(x)) to x, so
 scalar loop state lives in registers instead of one heap buffer per value
 per iteration.
 """
@@ -93,6 +94,26 @@ def _scalarize_while(op: ir.Operation) -> None:
     op.erase()
 
 
+def _scalarize_if(op: ir.Operation) -> None:
+    """An scf.if yielding 0-d tensors yields their elements instead."""
+    types = [r.type for r in op.results]
+    rank0 = [_is_rank0(t) for t in types]
+    if not any(rank0):
+        return
+    scalar_types = [_element(t) if r else t for t, r in zip(types, rank0)]
+    with ir.InsertionPoint(op), op.location:
+        new = ir.Operation.create("scf.if", results=scalar_types, operands=list(op.operands), regions=2)
+    for region in range(2):
+        new_block = new.regions[region].blocks.append()
+        _move_ops(op.regions[region].blocks[0], new_block)
+        _replace_terminator(new_block, "scf.yield", 0, rank0)
+    with ir.InsertionPoint.after(new), op.location:
+        results = [tensor.from_elements(t, [v]) if r else v for t, r, v in zip(types, rank0, new.results)]
+    for old, value in zip(op.results, results):
+        old.replace_all_uses_with(value)
+    op.erase()
+
+
 def _is_rank0_generic(op: ir.Operation) -> bool:
     return all(_is_rank0(v.type) for v in op.operands) and all(_is_rank0(r.type) for r in op.results)
 
@@ -109,3 +130,5 @@ class KilnScalarizeRank0(ModulePass):
                 _scalarize_generic(op)
         for op in reversed(collect_ops(module, {"scf.while"})):
             _scalarize_while(op)
+        for op in reversed(collect_ops(module, {"scf.if"})):
+            _scalarize_if(op)

@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import ast
 import inspect
-import os
-import sys
 import textwrap
 import types
 import weakref
@@ -28,6 +26,7 @@ from kiln.autograph.transform import (
 )
 from kiln.errors import KilnTypeError
 from kiln.numpy.python_builtins import REPLACEMENTS as TRACED_BUILTINS
+from kiln.trace_namespace import function_like, is_library_function
 
 
 class _Context:
@@ -76,10 +75,6 @@ def _hashable(fn: Any) -> bool:
 
 
 _CONVERTED_CODE: "weakref.WeakSet[types.CodeType]" = weakref.WeakSet()
-_LIBRARY_ROOTS = {"kiln", "numpy", "scipy", "jax", "jaxlib", "numba", "pytest", "_pytest", "torch_mlir"}
-_LIBRARY_DIRS = tuple(
-    os.path.normcase(os.path.realpath(p)) + os.sep
-    for p in {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix})
 
 
 def _matches(module: str, qualname: str, patterns: tuple) -> bool:
@@ -98,13 +93,7 @@ def _should_convert(fn: types.FunctionType, include: tuple, exclude: tuple) -> b
         return False
     if _matches(module, fn.__qualname__, include):
         return True
-    root = module.split(".")[0]
-    if root in _LIBRARY_ROOTS or root in sys.stdlib_module_names:
-        return False
-    filename = os.path.normcase(os.path.realpath(fn.__code__.co_filename))
-    if "site-packages" in filename or "dist-packages" in filename:
-        return False
-    return not any(filename.startswith(d) for d in _LIBRARY_DIRS)
+    return not is_library_function(fn)
 
 
 class _NoSource(KilnTypeError):
@@ -208,13 +197,7 @@ def _build(fn: types.FunctionType, context: _Context) -> types.FunctionType:
     cells = dict(zip(freevars, fn.__closure__ or ()))
     cells[CONTEXT_NAME] = types.CellType(context)
     closure = tuple(cells[v] for v in fn_code.co_freevars)
-    new = types.FunctionType(fn_code, fn.__globals__, fn.__name__, fn.__defaults__, closure)
-    new.__kwdefaults__ = fn.__kwdefaults__
-    new.__qualname__ = fn.__qualname__
-    new.__module__ = fn.__module__
-    new.__doc__ = fn.__doc__
-    new.__annotations__ = dict(getattr(fn, "__annotations__", {}))
-    new.__dict__.update(fn.__dict__)
+    new = function_like(fn, fn_code, fn.__globals__, closure)
     new.kiln_autograph_source = ast.unparse(node)
     _register(fn_code)
     return new

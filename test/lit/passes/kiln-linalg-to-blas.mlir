@@ -45,3 +45,22 @@ func.func @kept(%a: memref<?x?xf32, strided<[1, ?], offset: ?>>, %b: memref<?x?x
   linalg.matmul ins(%i, %i : memref<?x?xi32>, memref<?x?xi32>) outs(%i : memref<?x?xi32>)
   return
 }
+
+// Matrix-vector products call gemv: `A @ x` (B of one column, stepping by its
+// row stride) without transposing, `x @ A` (A of one row) with B transposed.
+// The zero fill stays: gemv leaves y alone when the inner dimension is 0.
+// CHECK-LABEL: func.func @matrix_vector
+func.func @matrix_vector(%a: memref<?x?xf64>, %x: memref<?x1xf64, strided<[?, 1], offset: ?>>, %y: memref<?x1xf64>,
+                         %row: memref<1x?xf32>, %b: memref<?x?xf32>, %out: memref<1x?xf32>) {
+  // CHECK: linalg.fill
+  // CHECK: %[[ROW_MAJOR:.*]] = arith.constant 101 : i32
+  // CHECK: %[[NT:.*]] = arith.constant 111 : i32
+  // CHECK: call @scipy_cblas_dgemv64_(%[[ROW_MAJOR]], %[[NT]], {{.*}}) : (i32, i32, i64, i64, f64, !llvm.ptr, i64, !llvm.ptr, i64, f64, !llvm.ptr, i64) -> ()
+  %zero = arith.constant 0.0 : f64
+  linalg.fill ins(%zero : f64) outs(%y : memref<?x1xf64>)
+  linalg.matmul ins(%a, %x : memref<?x?xf64>, memref<?x1xf64, strided<[?, 1], offset: ?>>) outs(%y : memref<?x1xf64>)
+  // CHECK: %[[T:.*]] = arith.constant 112 : i32
+  // CHECK: call @scipy_cblas_sgemv64_(%{{.*}}, %[[T]], {{.*}})
+  linalg.matmul ins(%row, %b : memref<1x?xf32>, memref<?x?xf32>) outs(%out : memref<1x?xf32>)
+  return
+}

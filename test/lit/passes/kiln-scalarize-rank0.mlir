@@ -81,3 +81,35 @@ func.func @mixed(%x: tensor<f64>, %v: tensor<4xf64>) -> (tensor<f64>, tensor<4xf
   } -> tensor<4xf64>
   return %n, %w : tensor<f64>, tensor<4xf64>
 }
+
+// A traced `if` on scalars (crc16's `crc = (crc >> 1) ^ poly if ... else crc >> 1`)
+// yields the element, not a 0-d tensor: after canonicalize no tensor is left
+// in the loop, so bufferization allocates no 0-d buffer per iteration.
+// CHECK-LABEL: func.func @branch
+// CHECK-SAME: (%[[P:.*]]: i1, %[[C:.*]]: i64, %[[POLY:.*]]: tensor<i64>)
+func.func @branch(%p: i1, %crc: i64, %poly: tensor<i64>) -> i64 {
+  // CHECK: %[[R:.*]] = scf.if %[[P]] -> (i64) {
+  // CHECK-NEXT: %[[S:.*]] = arith.shrsi %[[C]]
+  // CHECK-NEXT: %[[Q:.*]] = tensor.extract %[[POLY]][] : tensor<i64>
+  // CHECK-NEXT: %[[X:.*]] = arith.xori %[[S]], %[[Q]] : i64
+  // CHECK-NEXT: scf.yield %[[X]] : i64
+  // CHECK-NEXT: } else {
+  // CHECK-NEXT: %[[S2:.*]] = arith.shrsi %[[C]]
+  // CHECK-NEXT: scf.yield %[[S2]] : i64
+  // CHECK-NOT: tensor.from_elements
+  // CHECK: return %[[R]] : i64
+  %one = arith.constant 1 : i64
+  %r = scf.if %p -> (tensor<i64>) {
+    %s = arith.shrsi %crc, %one : i64
+    %q = tensor.extract %poly[] : tensor<i64>
+    %x = arith.xori %s, %q : i64
+    %t = tensor.from_elements %x : tensor<i64>
+    scf.yield %t : tensor<i64>
+  } else {
+    %s = arith.shrsi %crc, %one : i64
+    %t = tensor.from_elements %s : tensor<i64>
+    scf.yield %t : tensor<i64>
+  }
+  %v = tensor.extract %r[] : tensor<i64>
+  return %v : i64
+}

@@ -1,0 +1,43 @@
+"""The NPBench benchmark harness (cmake-free-scripts/bench_npbench.py) runs end to end:
+one small kernel, --quick, in its worker subprocess; and a kernel over its time limit
+costs its row, not the run. No timing is asserted."""
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+from npbench_harness import find_npbench_dir
+
+SCRIPT = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "cmake-free-scripts",
+                      "bench_npbench.py")
+needs_npbench = pytest.mark.skipif(find_npbench_dir() is None,
+                                   reason="../shared/npbench (the NPBench kernels) is absent")
+
+
+def _run(*args: str) -> str:
+    done = subprocess.run([sys.executable, SCRIPT, *args], capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def _row(stdout: str, kernel: str) -> list[str]:
+    rows = [line.split() for line in stdout.splitlines() if line.startswith(kernel + " ")]
+    assert rows, stdout
+    return rows[-1]
+
+
+@needs_npbench
+def test_quick_run_validates_and_times_kiln_against_numpy():
+    stdout = _run("--quick", "--only", "crc16", "--tools", "numpy,kiln", "--no-docs")
+    row = _row(stdout, "crc16")
+    numpy_ms, kiln_ms = float(row[1]), float(row[2])  # numbers, not "failed" or "wrong"
+    assert numpy_ms > 0 and kiln_ms > 0
+    assert "kiln / numpy: geomean" in stdout
+
+
+@needs_npbench
+def test_a_kernel_over_its_time_limit_is_reported_and_the_run_goes_on():
+    stdout = _run("--quick", "--only", "crc16", "--tools", "numpy,kiln", "--no-docs", "--timeout", "0.01")
+    assert "time limit 0.01 s exceeded" in " ".join(_row(stdout, "crc16"))
