@@ -4,7 +4,10 @@ that disagrees: a tracing bug, a compiler bug or an interpreter bug).
 
     python cmake-free-scripts/fuzz_long.py 1800 --out /tmp/kiln-fuzz
 
-runs for 1800 seconds. Each batch of programs runs in a worker subprocess
+runs for 1800 seconds. `--programs user` draws programs shaped like user
+code and NPBench kernels (test/fuzz/user_programs.py) instead of the
+expression programs of test/fuzz/program_gen.py; `--programs both`
+alternates batches. Each batch of programs runs in a worker subprocess
 (Hypothesis with a fresh seed), so a crash or a hang of the compiled code is
 caught and reported with the program that caused it. Failures are
 minimized by Hypothesis, deduplicated by their message, printed, and
@@ -33,12 +36,15 @@ HANG_SECONDS = 240
 # Worker: one Hypothesis run, events as JSON lines
 
 
-def worker(seed: int, examples: int, events_path: str) -> None:
+def worker(seed: int, examples: int, events_path: str, programs: str) -> None:
     sys.path.insert(0, str(TEST_DIR))
     from hypothesis import HealthCheck, Phase, given, settings
     from hypothesis import seed as hyp_seed
 
     from fuzz.program_gen import program_cases, run_case
+    from fuzz.user_programs import user_program_cases
+
+    cases = user_program_cases() if programs == "user" else program_cases()
 
     events = open(events_path, "a", buffering=1)
 
@@ -50,7 +56,7 @@ def worker(seed: int, examples: int, events_path: str) -> None:
     @hyp_seed(seed)
     @settings(max_examples=examples, deadline=None, database=None, suppress_health_check=list(HealthCheck),
               phases=[Phase.generate, Phase.shrink], print_blob=False)
-    @given(program_cases())
+    @given(cases)
     def check(case):
         program, inputs = case
         emit(kind="start", source=program.source, inputs=repr(inputs), time=time.time())
@@ -91,7 +97,7 @@ def signature(detail: str) -> str:
     return side + re.sub(r"-?\d+", "N", first)[:200]
 
 
-def run(budget: float, out: Path, examples: int, first_seed: int) -> dict:
+def run(budget: float, out: Path, examples: int, first_seed: int, programs: str) -> dict:
     out.mkdir(parents=True, exist_ok=True)
     env = dict(os.environ)
     env.setdefault("KILN_CACHE_DIR", tempfile.mkdtemp(prefix="kiln-fuzz-cache-"))
@@ -104,8 +110,9 @@ def run(budget: float, out: Path, examples: int, first_seed: int) -> dict:
     while time.time() < end - 30:
         events_path = out / f"events-{seed}.jsonl"
         events_path.unlink(missing_ok=True)
+        kind = programs if programs != "both" else ("user", "expressions")[seed % 2]
         proc = subprocess.Popen([sys.executable, __file__, "--worker", "--seed", str(seed), "--examples",
-                                 str(examples), "--events", str(events_path)], env=env,
+                                 str(examples), "--events", str(events_path), "--programs", kind], env=env,
                                 stdout=subprocess.DEVNULL, stderr=open(out / f"stderr-{seed}.txt", "w"))
         hung = False
         while proc.poll() is None:
@@ -190,13 +197,15 @@ def main() -> None:
     parser.add_argument("--out", default="/tmp/kiln-fuzz", help="folder for the summary and failure logs")
     parser.add_argument("--examples", type=int, default=40, help="programs per worker batch")
     parser.add_argument("--seed", type=int, default=1, help="first Hypothesis seed")
+    parser.add_argument("--programs", choices=("expressions", "user", "both"), default="expressions",
+                        help="which generator draws the programs")
     parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--events", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker:
-        worker(args.seed, args.examples, args.events)
+        worker(args.seed, args.examples, args.events, args.programs)
         return
-    summary = run(args.budget, Path(args.out), args.examples, args.seed)
+    summary = run(args.budget, Path(args.out), args.examples, args.seed, args.programs)
     print((Path(args.out) / "summary.txt").read_text())
     sys.exit(1 if summary["distinct_failures"] else 0)
 

@@ -8,30 +8,62 @@ builds a context with StableHLO and kiln's own dialects.
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import os
+import signal
+import threading
 
-from torch_mlir import ir, passmanager  # noqa: F401
-from torch_mlir._mlir_libs import _stablehlo
-from torch_mlir.dialects import (  # noqa: F401
-    arith,
-    irdl,
-    bufferization,
-    func,
-    linalg,
-    llvm,
-    math,
-    memref,
-    scf,
-    tensor,
-)
-from torch_mlir.execution_engine import ExecutionEngine  # noqa: F401
+
+@contextlib.contextmanager
+def _signal_handlers_deferred():
+    """Python signal handlers (Ctrl-C's KeyboardInterrupt, an alarm's) run
+    after the block, not inside it. A handler that raised while the
+    bindings' native modules were importing left them half-registered
+    (the next import failed: "Dialect namespace 'linalg' is already
+    registered") or crashed the process. Main thread only (handlers run
+    there, and only there can they be set)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    caught: list = []
+    saved = {}
+    for signum in signal.valid_signals():
+        handler = signal.getsignal(signum)
+        if callable(handler):
+            saved[signum] = handler
+            signal.signal(signum, lambda number, frame: caught.append((number, frame)))
+    try:
+        yield
+    finally:
+        for signum, handler in saved.items():
+            signal.signal(signum, handler)
+        for number, frame in caught:
+            saved[number](number, frame)
+
+
+with _signal_handlers_deferred():
+    from torch_mlir import ir, passmanager  # noqa: F401
+    from torch_mlir._mlir_libs import _stablehlo
+    from torch_mlir.dialects import (  # noqa: F401
+        arith,
+        irdl,
+        bufferization,
+        func,
+        linalg,
+        llvm,
+        math,
+        memref,
+        scf,
+        tensor,
+    )
+    from torch_mlir.execution_engine import ExecutionEngine  # noqa: F401
+
+    _stablehlo.register_stablehlo_passes()
 
 # StableHLO attribute classes the lowering and passes build or read.
 GatherDimensionNumbers = _stablehlo.GatherDimensionNumbers
 ScatterDimensionNumbers = _stablehlo.ScatterDimensionNumbers
-
-_stablehlo.register_stablehlo_passes()
 
 
 def register_stablehlo_dialect(ctx: ir.Context) -> None:

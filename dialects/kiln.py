@@ -9,7 +9,9 @@ IRDL cannot express (at most two check values) by `kiln-lower-checks`.
 - `kiln.check`: run-time check. When `%ok` is false at run time, the call
   fails with `kind` (a Python exception name) and `message` (a Python format
   string whose `{}`s take the `tensor<i64>` values, at most two); the op's
-  location names the user's source line. Lowered by `kiln-lower-checks`.
+  location names the user's source line. A warning `kind` (RuntimeWarning)
+  makes the runtime warn with `message` after the call instead, once per
+  call. Lowered by `kiln-lower-checks`.
   `"kiln.check"(%ok, %i, %n) {kind = "IndexError", message = "index {} is out of bounds for size {}"} : (tensor<i1>, tensor<i64>, tensor<i64>) -> ()`
 - `kiln.scan`: inclusive scan of `%x` along `axis` (reversed when
   `reverse`), combining with `combiner` (add, mul, max, min); the result
@@ -32,11 +34,12 @@ IRDL cannot express (at most two check values) by `kiln-lower-checks`.
 
 from __future__ import annotations
 
-from kiln.errors import CHECK_ERRORS
+from kiln.errors import CHECK_ERRORS, CHECK_WARNINGS
 
 # The exception a failed check raises, by `kind`; its position + 1 is the
 # kind's code in the failure record of runtime/support.c (`kiln_check_failed`).
-CHECK_KINDS = tuple(CHECK_ERRORS)
+# A warning kind does not fail the call: support.c's `kiln_warn` records it.
+CHECK_KINDS = tuple(CHECK_ERRORS) + tuple(CHECK_WARNINGS)
 MAX_CHECK_VALUES = 2
 SCAN_COMBINERS = ("add", "mul", "max", "min")
 

@@ -147,7 +147,7 @@ def _trace_body(carry: _Carry, fn: Callable, resizing: bool | str,
     slots the body uses in place: slot -> the outer array the body reads and
     writes directly (those slots are not carried: the loop's result for them
     is that array, as in NumPy)."""
-    from kiln.numpy._base import convert, result_dtype
+    from kiln.numpy._base import convert, keep_carried_dims, result_dtype
 
     name = carry.name
     inits = list(carry.inits)
@@ -202,6 +202,8 @@ def _trace_body(carry: _Carry, fn: Callable, resizing: bool | str,
                     continue
                 outs = [convert(o, init.aval.dtype, init.aval.weak_type) if o.aval.dtype != init.aval.dtype else o
                         for o, init in zip(outs, slot_inits)]
+                if not resizing:
+                    outs = keep_carried_dims(name, body.carried, outs)
                 if infer and not resizing:
                     unified = _unify_carried_dims(name, body, outs)
                     if unified is None:

@@ -16,12 +16,18 @@ from kiln.tracing import Tracer
 
 # One conversion per argument type, chosen on first sight (None: not an array).
 _CONVERTERS: dict[type, Callable[[Any], np.ndarray] | None] = {}
+# The ndarray subclasses that mean nothing beyond their data (a masked
+# array's mask, any other subclass's own behaviour, would be lost: the
+# general path refuses those, naming why).
+PLAIN_SUBCLASSES = (np.matrix, np.memmap)
 
 
 def _converter_for(t: type) -> Callable[[Any], np.ndarray] | None:
     if issubclass(t, Tracer):
         return None
-    if issubclass(t, np.ndarray) or hasattr(t, "__array__"):
+    if issubclass(t, np.ndarray):
+        return np.asarray if issubclass(t, PLAIN_SUBCLASSES) else None
+    if hasattr(t, "__array__"):
         return np.asarray
     if hasattr(t, "__dlpack__"):
         return np.from_dlpack

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import threading
 import time
 from typing import Any, Callable, Sequence
 
@@ -41,6 +42,19 @@ _FAST_CACHE_SIZE = 4096
 
 class _NotFast(Exception):
     """A call argument the fast path does not key (the general path handles it)."""
+
+
+class _CompileInFlight:
+    """One signature being compiled: threads that need it meanwhile wait on
+    `done` and share the entry, or the error of that one compile (a failed
+    compile is not remembered: a later call tries again)."""
+
+    __slots__ = ("done", "entry", "error")
+
+    def __init__(self):
+        self.done = threading.Event()
+        self.entry: CompiledEntry | None = None
+        self.error: BaseException | None = None
 
 
 def _tree_key(x: Any, leaves: list) -> Any:
@@ -111,6 +125,9 @@ class QJIT:
         self.cache: dict[Any, CompiledEntry] = dict(_received or {})
         self._method_variants: dict[bool, QJIT] = {}
         self.num_compiles = 0
+        # Signatures being compiled now, by key; guarded by _compiling_lock.
+        self._compiling: dict[Any, _CompileInFlight] = {}
+        self._compiling_lock = threading.Lock()
         self.last: CompiledEntry | None = None
         self.workspace: str | None = None
         # Calls whose arguments are all arrays/scalars skip signature work:
@@ -196,7 +213,7 @@ class QJIT:
         call = self._prepare(args, kwargs)
         entry = self.cache.get(call.key)
         if entry is None:
-            entry = self._compile(call.signature, call.in_tree, call.static, call.positions, call.key)
+            entry = self._compile_once(call)
         if fast_key is not None:
             self._remember(fast_key, entry)
         self.last = entry
@@ -285,6 +302,34 @@ class QJIT:
                                                          exclude=self.autograph_exclude), *fn.args, **fn.keywords)
         return convert_if_possible(fn, include=self.autograph_include, exclude=self.autograph_exclude)
 
+    def _compile_once(self, call: PreparedCall) -> CompiledEntry:
+        """The entry of `call`'s signature, compiled by one thread only: a
+        thread that finds the signature being compiled waits for that
+        compile and shares its entry, or raises its error."""
+        with self._compiling_lock:
+            entry = self.cache.get(call.key)
+            if entry is not None:
+                return entry
+            flight = self._compiling.get(call.key)
+            leader = flight is None
+            if leader:
+                flight = self._compiling[call.key] = _CompileInFlight()
+        if not leader:
+            flight.done.wait()
+            if flight.error is not None:
+                raise flight.error
+            return flight.entry
+        try:
+            flight.entry = self._compile(call.signature, call.in_tree, call.static, call.positions, call.key)
+            return flight.entry
+        except BaseException as error:
+            flight.error = error
+            raise
+        finally:
+            with self._compiling_lock:
+                del self._compiling[call.key]
+            flight.done.set()
+
     def _compile(self, sig, in_tree, static, positions, key) -> CompiledEntry:
         return self._build(key, sig, *self._trace(sig, in_tree, static, positions))
 
@@ -309,8 +354,9 @@ class QJIT:
                                  sum(1 for e in jaxpr.out_explicit if not e),
                                  dim_sources, {"jaxpr": jaxpr.pretty(), **entry["stages"]},
                                  {"jaxpr": trace_seconds, **entry["seconds"]}, entry["cache_hit"])
-        self.cache[key] = compiled
-        self.num_compiles += 1
+        with self._compiling_lock:
+            self.cache[key] = compiled
+            self.num_compiles += 1
         compile_log.log_compile(self.__qualname__, sig, compiled.seconds, compiled.cache_hit)
         return compiled
 
@@ -431,7 +477,10 @@ def qjit(fn: Callable | None = None, **options: Any):
     except dims named alike in abstracted_axes / ShapeDtype annotations;
     True makes dims of equal size at the call share one variable, and a
     call whose equal-size pattern differs compiles again),
-    specialize_unit_dims (default True), pipelines, keep_intermediate,
+    specialize_unit_dims (default True: an argument dim of size 1 compiles
+    a version where it is the constant 1; False serves it with the same
+    binary, broadcasting at run time — slower on size-1 calls, see
+    docs/numpy.md), pipelines, keep_intermediate,
     autograph (default True: Python control flow on traced values becomes
     for_loop/while_loop/cond; False traces Python control flow as is; see
     docs/autograph.md), autograph_include /

@@ -17,7 +17,7 @@ import numpy as np
 
 from kiln.core import SUPPORTED_DTYPES
 from kiln.errors import KilnTypeError, KilnValueError
-from kiln.foreign_arrays import foreign_array
+from kiln.foreign_arrays import PLAIN_SUBCLASSES, foreign_array
 from kiln.tracing import Tracer
 
 
@@ -87,14 +87,11 @@ def leaf_to_array(x: Any, where: str) -> Any:
 
 # ndarray subclasses that mean nothing more than their data: they run as
 # plain arrays, and writes still reach them (the plain array is a view).
-_PLAIN_SUBCLASSES = (np.matrix, np.memmap)
-
-
 def _plain_array(x: np.ndarray, where: str) -> np.ndarray:
     """An ndarray subclass argument as a plain array, or a TypeError when
     its meaning would be lost (a masked array's mask, a subclass's own
     operators)."""
-    if isinstance(x, _PLAIN_SUBCLASSES):
+    if isinstance(x, PLAIN_SUBCLASSES):
         return x.view(np.ndarray)
     kind = f"{type(x).__module__}.{type(x).__qualname__}"
     if isinstance(x, np.ma.MaskedArray):
@@ -107,6 +104,11 @@ def _plain_array(x: np.ndarray, where: str) -> np.ndarray:
 
 
 def _check_dtype(dtype: np.dtype, where: str) -> np.dtype:
+    if dtype not in SUPPORTED_DTYPES and dtype.newbyteorder("=") in SUPPORTED_DTYPES:
+        native = dtype.newbyteorder("=")
+        raise KilnTypeError(f"{where}: dtype {dtype.str} is {native} in non-native byte order (big-endian data, e.g. "
+                            f"read from a file); compiled code computes in the machine's byte order. Pass "
+                            f"x.astype({native.name!r}) (and copy written values back with x[...] = result)")
     if dtype not in SUPPORTED_DTYPES:
         static_hint = ("; or, if it is not data but selects what the function does, mark the argument static "
                        "(static_argnames)") if dtype.kind in "OSU" else ""

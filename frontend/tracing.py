@@ -147,6 +147,12 @@ class Builder:
         self.eqns: list[JaxprEqn] = []
         # Pairs of dims (by id) a run-time check in this scope proved equal.
         self.proven_equal_dims: set[frozenset] = set()
+        # (operand dim, result dim) pairs, by id, a run-time check in this
+        # scope proved broadcastable: the operand dim is 1 or the result dim.
+        self.proven_broadcast_dims: set[tuple[int, int]] = set()
+        # Dims broadcasting made at run time (`select(a == 1, b, a)`), by
+        # id: the two dims they were made from.
+        self.broadcast_results: dict[int, tuple] = {}
         # Which values are views of which arrays (NumPy's view semantics).
         self.aliases = Aliases(self)
         # Values the numpy layer derives once per scope, by its own keys

@@ -20,6 +20,7 @@ from __future__ import annotations
 import ctypes
 import os
 import threading
+import warnings
 from dataclasses import dataclass
 from typing import Any, Sequence
 
@@ -35,11 +36,13 @@ from kiln.runtime.memref import (
     contiguous_strides,
     data_pointer,
     descriptor_words,
+    register_owner_type,
     tune_malloc,
 )
 
 _WORD = 8
 OUT_OF_MEMORY = -1  # support.c's KILN_OUT_OF_MEMORY: an allocation of the compiled code failed
+PYTHON_ERROR = -2  # support.c's KILN_PYTHON_ERROR: a signal handler raised during the call
 _SCRATCH_WORDS = 2  # room for any scalar kiln supports (complex128)
 _FASTCALL_SOURCE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fastcall.c")
 _fastcall_state: dict = {}
@@ -54,8 +57,46 @@ def fastcall_module():
                 module = toolchain.python_extension(_FASTCALL_SOURCE, "kiln_fastcall")
             except (toolchain.ToolchainError, OSError, ImportError):
                 module = None  # no compiler or no Python headers: the Python path serves
+            if module is not None:
+                register_owner_type(module.OwnedBuffer, module.live_buffers)
         _fastcall_state["module"] = module
     return _fastcall_state["module"]
+
+
+# support.c's kiln_interrupt_hooks: four C API functions, the main thread's
+# id, then words the libraries share (zero at first).
+_HOOK_WORDS = 9
+_interrupt_hooks: list = []
+
+
+def interrupt_hooks() -> int:
+    """The address of the process-wide block every loaded library gets
+    through `kiln_set_interrupt_hooks`: with it, compiled loops run Python's
+    pending signal handlers while a call of the main thread lasts
+    (support.c, "Interrupts")."""
+    if not _interrupt_hooks:
+        api = ctypes.pythonapi
+        # malloc'd and never freed: the watchdog thread reads it until the
+        # process ends, after Python has freed its own objects.
+        calloc = ctypes.CDLL(None).calloc
+        calloc.argtypes, calloc.restype = [ctypes.c_size_t, ctypes.c_size_t], ctypes.c_void_p
+        block = (ctypes.c_uint64 * _HOOK_WORDS).from_address(calloc(_HOOK_WORDS, 8))
+        for i, name in enumerate(("PyGILState_Ensure", "PyGILState_Release", "PyErr_CheckSignals", "PyErr_Fetch")):
+            block[i] = ctypes.cast(getattr(api, name), ctypes.c_void_p).value
+        block[4] = threading.main_thread().ident
+        _interrupt_hooks.append(block)
+    return ctypes.addressof(_interrupt_hooks[0])
+
+
+def _raise_python_error(failure: Sequence[int]) -> None:
+    """Raise the exception a signal handler raised inside a compiled call
+    (support.c's kiln_poll fetched its type, value and traceback references;
+    PyErr_Restore takes them over, and a `pythonapi` call raises what it sets)."""
+    restore = ctypes.pythonapi.PyErr_Restore
+    restore.argtypes = [ctypes.c_void_p] * 3
+    restore.restype = None
+    restore(failure[1] or None, failure[2] or None, failure[3] or None)
+    raise KilnInternalError("a signal handler's exception was lost on its way out of a compiled call")
 
 
 @dataclass(frozen=True)
@@ -119,6 +160,12 @@ class Executable:
         self._invoke = self._lib.kiln_invoke
         self._invoke.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p]
         self._invoke.restype = ctypes.c_int64
+        try:
+            set_hooks = self._lib.kiln_set_interrupt_hooks
+        except AttributeError:  # exported by a kiln before interrupts: it runs, uninterruptible
+            set_hooks = None
+        if set_hooks is not None:
+            set_hooks(ctypes.c_void_p(interrupt_hooks()))
         # Word offsets of each descriptor in a call frame.
         offset = 0
         self.result_offsets = []
@@ -138,7 +185,7 @@ class Executable:
         fastcall = fastcall_module()
         self._caller = None if fastcall is None else fastcall.Caller(
             ctypes.cast(self._invoke, ctypes.c_void_p).value, self._packed_fn,
-            [(a.dtype, a.rank) for a in self.args], [(r.dtype, r.rank) for r in self.results], OwnedBuffer)
+            [(a.dtype, a.rank) for a in self.args], [(r.dtype, r.rank) for r in self.results])
 
     def _frame(self) -> _CallFrame:
         frame = getattr(self._local, "frame", None)
@@ -153,6 +200,8 @@ class Executable:
             return self.call_python(values)
         out = caller(values)
         if type(out) is tuple:  # (kind, value, value, message) of a failed run-time check
+            if out[0] == PYTHON_ERROR:
+                _raise_python_error(out)
             raise check_error(out)
         return out
 
@@ -181,7 +230,11 @@ class Executable:
             words[offset:offset + 3 + 2 * rank] = (ptr, ptr, 0, *shape, *contiguous_strides(shape))
         code = self._invoke(self._packed_fn, frame.packed_address, frame.failure_address)
         if code:
+            if code == PYTHON_ERROR:
+                _raise_python_error(frame.failure)
             raise check_error(frame.failure)
+        if frame.failure[1] and not frame.failure[0]:  # (a library older than warnings leaves a stale record)
+            warn_of_call(frame.failure)
         if not self.results:
             return []
         return self._adopt_results(words[:self.result_words], inputs)
@@ -216,6 +269,14 @@ class Executable:
             allocated = words[offset]
             if allocated not in owners and allocated not in inputs and allocated != GLOBAL_ALLOCATED:
                 owners[allocated] = OwnedBuffer(allocated)
+
+
+def warn_of_call(record: Sequence[int]) -> None:
+    """Warn with each message of a successful call's record `(0, message
+    address...)`: the checks of a warning kind that failed (once each)."""
+    for address in record[1:]:
+        if address:
+            warnings.warn(ctypes.string_at(address).decode(), RuntimeWarning, stacklevel=5)
 
 
 def check_error(failure: Sequence[int]) -> Exception:

@@ -5,7 +5,7 @@
  * result specs) and, per call, the argument values (NumPy arrays of the
  * declared dtype and rank in any layout, scalars for rank-0 arguments).
  * Out: the list of results as NumPy arrays owning their malloc'd buffers
- * (base: a kiln.runtime.memref.OwnedBuffer) or NumPy scalars for rank 0,
+ * (base: a kiln_fastcall.OwnedBuffer) or NumPy scalars for rank 0,
  * or (kind code, value0, value1, message address) when a run-time check failed.
  * Same rules as the Python path: canonical row-major strides, results
  * aliasing an argument or a library constant are copied, results sharing a
@@ -16,13 +16,58 @@
 #define NPY_NO_DEPRECATED_API NPY_2_0_API_VERSION
 #define NPY_TARGET_VERSION NPY_2_0_API_VERSION
 #include <numpy/arrayobject.h>
+#include <stddef.h>
 #include <stdint.h>
+#include <structmember.h>
 #include <stdlib.h>
 
 #define MAX_RANK 32
 #define GLOBAL_ALLOCATED ((int64_t)0xDEADBEEF)
 
 typedef int64_t (*invoke_fn)(void *packed, void **args, int64_t *failure);
+
+/* Owns one buffer malloc'd by compiled code; frees it when it dies. Made and
+ * destroyed without running Python code, so a pending KeyboardInterrupt can
+ * never land half-way through either (a Python __init__ or __del__ would take
+ * it, leak the buffer and print "Exception ignored"). */
+typedef struct {
+  PyObject_HEAD
+  int64_t allocated;
+} OwnedBuffer;
+
+static Py_ssize_t live_buffers; /* guarded by the GIL */
+
+static void owned_buffer_dealloc(OwnedBuffer *self) {
+  if (self->allocated) {
+    free((void *)(uintptr_t)self->allocated);
+    live_buffers--;
+  }
+  Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static PyMemberDef owned_buffer_members[] = {
+    {"allocated", T_LONGLONG, offsetof(OwnedBuffer, allocated), READONLY, "address of the owned buffer"},
+    {NULL},
+};
+
+static PyTypeObject OwnedBufferType = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "kiln_fastcall.OwnedBuffer",
+    .tp_basicsize = sizeof(OwnedBuffer),
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_dealloc = (destructor)owned_buffer_dealloc,
+    .tp_members = owned_buffer_members,
+    .tp_doc = "Owns one buffer of compiled code; frees it when the last array viewing it dies.",
+};
+
+static PyObject *owned_buffer_new(int64_t allocated) {
+  OwnedBuffer *owner = PyObject_New(OwnedBuffer, &OwnedBufferType);
+  if (!owner) return NULL;
+  owner->allocated = allocated;
+  live_buffers++;
+  return (PyObject *)owner;
+}
+
+static PyObject *count_live_buffers(PyObject *module, PyObject *unused) { return PyLong_FromSsize_t(live_buffers); }
 
 typedef struct {
   PyObject_HEAD
@@ -32,7 +77,6 @@ typedef struct {
   int *arg_ranks, *arg_types, *result_ranks;
   PyArray_Descr **arg_descrs, **result_descrs;
   Py_ssize_t words; /* descriptor words of all results then all arguments */
-  PyObject *owner_class;
 } Caller;
 
 static void caller_dealloc(Caller *self) {
@@ -43,16 +87,14 @@ static void caller_dealloc(Caller *self) {
   PyMem_Free(self->result_ranks);
   PyMem_Free(self->arg_descrs);
   PyMem_Free(self->result_descrs);
-  Py_XDECREF(self->owner_class);
   Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
-/* Caller(invoke_address, packed_address, [(dtype, rank)...] args, [(dtype, rank)...] results, OwnedBuffer) */
+/* Caller(invoke_address, packed_address, [(dtype, rank)...] args, [(dtype, rank)...] results) */
 static int caller_init(Caller *self, PyObject *args, PyObject *kwds) {
   unsigned long long invoke, packed;
-  PyObject *arg_specs, *result_specs, *owner_class;
-  if (!PyArg_ParseTuple(args, "KKO!O!O", &invoke, &packed, &PyList_Type, &arg_specs, &PyList_Type, &result_specs,
-                        &owner_class))
+  PyObject *arg_specs, *result_specs;
+  if (!PyArg_ParseTuple(args, "KKO!O!", &invoke, &packed, &PyList_Type, &arg_specs, &PyList_Type, &result_specs))
     return -1;
   self->invoke = (invoke_fn)(uintptr_t)invoke;
   self->packed = (void *)(uintptr_t)packed;
@@ -91,8 +133,6 @@ static int caller_init(Caller *self, PyObject *args, PyObject *kwds) {
     self->arg_types[i] = self->arg_descrs[i]->type_num;
     self->words += 3 + 2 * rank;
   }
-  Py_INCREF(owner_class);
-  Py_XSETREF(self->owner_class, owner_class);
   return 0;
 }
 
@@ -229,7 +269,7 @@ static PyObject *caller_call(Caller *self, PyObject *args, PyObject *kwds) {
       for (Py_ssize_t j = 0; j < nowned; ++j)
         if (owned[j] == allocated) owner = owners[j];
       if (!owner) {
-        owner = PyObject_CallFunction(self->owner_class, "L", (long long)allocated);
+        owner = owned_buffer_new(allocated);
         if (!owner) goto fail_results;
         owners[nowned] = owner;
         owned[nowned++] = allocated;
@@ -243,6 +283,13 @@ static PyObject *caller_call(Caller *self, PyObject *args, PyObject *kwds) {
   }
   /* Owners no array references (scalar and empty results) free their buffer now. */
   for (Py_ssize_t j = 0; j < nowned; ++j) Py_DECREF(owners[j]);
+  /* Checks of a warning kind that failed (an integer division by zero): warn
+   * once each, as NumPy's ufuncs do; a warning filtered into an error fails. */
+  for (int k = 1; k < 4; ++k)
+    if (failure[k] && PyErr_WarnEx(PyExc_RuntimeWarning, (const char *)(uintptr_t)failure[k], 4) < 0) {
+      Py_CLEAR(result);
+      break;
+    }
   goto done;
 fail_results:
   for (Py_ssize_t j = 0; j < nowned; ++j) Py_DECREF(owners[j]);
@@ -265,16 +312,23 @@ static PyTypeObject CallerType = {
     .tp_doc = "Calls one compiled kiln function on NumPy values.",
 };
 
-static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "kiln_fastcall", "kiln's call hot path.", -1, NULL};
+static PyMethodDef module_functions[] = {
+    {"live_buffers", count_live_buffers, METH_NOARGS, "How many result buffers owned here are alive."},
+    {NULL},
+};
+
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "kiln_fastcall", "kiln's call hot path.", -1,
+                                    module_functions};
 
 PyMODINIT_FUNC PyInit_kiln_fastcall(void) {
   import_array();
-  if (PyType_Ready(&CallerType) < 0) return NULL;
+  if (PyType_Ready(&CallerType) < 0 || PyType_Ready(&OwnedBufferType) < 0) return NULL;
   PyObject *m = PyModule_Create(&module);
   if (!m) return NULL;
   Py_INCREF(&CallerType);
-  if (PyModule_AddObject(m, "Caller", (PyObject *)&CallerType) < 0) {
-    Py_DECREF(&CallerType);
+  Py_INCREF(&OwnedBufferType);
+  if (PyModule_AddObject(m, "Caller", (PyObject *)&CallerType) < 0 ||
+      PyModule_AddObject(m, "OwnedBuffer", (PyObject *)&OwnedBufferType) < 0) {
     Py_DECREF(m);
     return NULL;
   }

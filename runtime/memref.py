@@ -10,6 +10,7 @@ viewing it dies).
 
 from __future__ import annotations
 
+import abc
 import ctypes
 
 import numpy as np
@@ -82,9 +83,14 @@ def contiguous_strides(shape: tuple) -> tuple:
     return tuple(strides)
 
 
-class OwnedBuffer:
+class OwnedBuffer(metaclass=abc.ABCMeta):
     """Owns one buffer malloc'd by compiled code and frees it when it dies.
-    NumPy arrays over the buffer reach it through their base chain."""
+    NumPy arrays over the buffer reach it through their base chain.
+
+    The C hot path owns its results with `kiln_fastcall.OwnedBuffer` (a
+    registered virtual subclass), made and freed without running Python
+    code, so a KeyboardInterrupt never lands inside either; this class
+    serves the Python path."""
 
     __slots__ = ("allocated", "__weakref__")
     live = 0  # buffers owned and not yet freed, process-wide
@@ -95,12 +101,25 @@ class OwnedBuffer:
             OwnedBuffer.live += 1
 
     # `free` is bound at definition: at interpreter exit the module's
-    # globals may already be None when the last buffers die.
+    # globals may already be None when the last buffers die. An __init__
+    # interrupted before its first line leaves no `allocated`.
     def __del__(self, free=_free):
-        if self.allocated:
-            free(self.allocated)
+        allocated = getattr(self, "allocated", 0)
+        if allocated:
             self.allocated = 0
+            free(allocated)
             type(self).live -= 1
+
+
+# Counters of the other owner types (the C hot path's), for live_buffers().
+_other_owner_counts: list = []
+
+
+def register_owner_type(owner_type: type, count_live) -> None:
+    """Count `owner_type` (called with no arguments, `count_live` says how
+    many of its buffers are alive) as an OwnedBuffer."""
+    OwnedBuffer.register(owner_type)
+    _other_owner_counts.append(count_live)
 
 
 class BufferView:
@@ -117,4 +136,4 @@ class BufferView:
 
 def live_buffers() -> int:
     """How many result buffers are alive (owned by NumPy arrays and not yet freed)."""
-    return OwnedBuffer.live
+    return OwnedBuffer.live + sum(count() for count in _other_owner_counts)

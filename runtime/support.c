@@ -5,27 +5,59 @@
  * records the check's kind code (1 + the position of its exception in
  * kiln.errors.CHECK_ERRORS), two values and the address of its
  * message (a NUL-terminated constant of the compiled library) and unwinds back
- * to kiln_invoke, so no code after a failed check runs. State is per thread.
+ * to kiln_invoke, so no code after a failed check runs. Every buffer the
+ * compiled code allocates is recorded until it frees it, so an unwinding call
+ * frees what it had allocated: a failed call leaks nothing. Loops of the
+ * compiled code poll kiln_interrupt_flag, which a watchdog thread raises while
+ * a call of the thread that runs Python's signal handlers lasts; kiln_poll then
+ * runs the pending handlers, and one that raises unwinds the call (see
+ * "Interrupts" below). State is per thread.
  */
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
 
-static __thread jmp_buf *kiln_active_jmp;
-static __thread int64_t kiln_failure[4];
+#define KILN_MAX_WARNINGS 3 /* distinct warning messages reported per call */
+
+/* One thread's calls: the innermost kiln_invoke's jump target, the failure
+ * record, the warnings of the call (message addresses), and the buffers the
+ * compiled code allocated and has not freed (kiln_invoke owns those from its
+ * entry's `live_count` on). */
+static __thread struct {
+  jmp_buf *active_jmp;
+  int64_t failure[4];
+  const char *warnings[KILN_MAX_WARNINGS];
+  void **live;
+  size_t live_count, live_capacity;
+} kiln_thread;
 
 void kiln_check_failed(int64_t kind, const char *message, int64_t value0, int64_t value1) {
-  kiln_failure[0] = kind;
-  kiln_failure[1] = value0;
-  kiln_failure[2] = value1;
-  kiln_failure[3] = (int64_t)(intptr_t)message;
-  if (kiln_active_jmp == NULL) {
+  kiln_thread.failure[0] = kind;
+  kiln_thread.failure[1] = value0;
+  kiln_thread.failure[2] = value1;
+  kiln_thread.failure[3] = (int64_t)(intptr_t)message;
+  if (kiln_thread.active_jmp == NULL) {
     fprintf(stderr, "kiln: run-time check failed outside kiln_invoke: %s (values %lld, %lld)\n",
             message ? message : "(no message)", (long long)value0, (long long)value1);
     abort();
   }
-  longjmp(*kiln_active_jmp, 1);
+  longjmp(*kiln_thread.active_jmp, 1);
+}
+
+/* A check of a warning kind failed (an integer division by zero): remember
+ * its message; kiln_invoke reports each distinct one once, after the call. */
+void kiln_warn(const char *message) {
+  for (int i = 0; i < KILN_MAX_WARNINGS; i++) {
+    if (kiln_thread.warnings[i] == message)
+      return;
+    if (kiln_thread.warnings[i] == NULL) {
+      kiln_thread.warnings[i] = message;
+      return;
+    }
+  }
 }
 
 /* Heap allocation of the compiled code (finalize-memref-to-llvm with
@@ -34,41 +66,234 @@ void kiln_check_failed(int64_t kind, const char *message, int64_t value0, int64_
  * check of kind KILN_OUT_OF_MEMORY (the runtime raises MemoryError) instead of
  * letting the code write through a null pointer. */
 #define KILN_OUT_OF_MEMORY (-1)
+/* A Python signal handler raised while the call ran: failure[1..3] hold the
+ * exception's (type, value, traceback) references, for PyErr_Restore. */
+#define KILN_PYTHON_ERROR (-2)
 
-void *_mlir_memref_to_llvm_alloc(size_t size) {
-  void *p = malloc(size);
-  if (p == NULL && size != 0)
-    kiln_check_failed(KILN_OUT_OF_MEMORY, NULL, (int64_t)size, 0);
+/* Record a fresh buffer of a call in progress (outside kiln_invoke nothing can
+ * unwind, so nothing is recorded). */
+static void *kiln_track(void *p, size_t size) {
+  if (p == NULL) {
+    if (size != 0)
+      kiln_check_failed(KILN_OUT_OF_MEMORY, NULL, (int64_t)size, 0);
+    return p;
+  }
+  if (kiln_thread.active_jmp == NULL)
+    return p;
+  if (kiln_thread.live_count == kiln_thread.live_capacity) {
+    size_t capacity = kiln_thread.live_capacity ? 2 * kiln_thread.live_capacity : 64;
+    void **grown = realloc(kiln_thread.live, capacity * sizeof(void *));
+    if (grown == NULL) {
+      free(p);
+      kiln_check_failed(KILN_OUT_OF_MEMORY, NULL, (int64_t)(capacity * sizeof(void *)), 0);
+    }
+    kiln_thread.live = grown;
+    kiln_thread.live_capacity = capacity;
+  }
+  kiln_thread.live[kiln_thread.live_count++] = p;
   return p;
 }
+
+void *_mlir_memref_to_llvm_alloc(size_t size) { return kiln_track(malloc(size), size); }
 
 void *_mlir_memref_to_llvm_aligned_alloc(size_t alignment, size_t size) {
   void *p = NULL;
   if (posix_memalign(&p, alignment < sizeof(void *) ? sizeof(void *) : alignment, size) != 0)
     p = NULL;
-  if (p == NULL && size != 0)
-    kiln_check_failed(KILN_OUT_OF_MEMORY, NULL, (int64_t)size, 0);
-  return p;
+  return kiln_track(p, size);
 }
 
-void _mlir_memref_to_llvm_free(void *p) { free(p); }
+/* Buffers die mostly in reverse order of birth: search from the newest. */
+void _mlir_memref_to_llvm_free(void *p) {
+  for (size_t i = kiln_thread.live_count; i-- > 0;) {
+    if (kiln_thread.live[i] == p) {
+      kiln_thread.live[i] = kiln_thread.live[--kiln_thread.live_count];
+      break;
+    }
+  }
+  free(p);
+}
+
+/* ---- Interrupts -------------------------------------------------------------
+ *
+ * Python runs signal handlers (SIGINT's KeyboardInterrupt, a handler of
+ * signal.alarm) in its main thread, between bytecodes: never while that thread
+ * is inside compiled code, which runs with the GIL released. So kiln-poll-interrupts
+ * puts into every loop of the compiled code a volatile load of
+ * kiln_interrupt_flag and, when it is set, a call of kiln_poll. The flag is
+ * raised by a watchdog thread every KILN_WATCH_NANOS while one call of the
+ * main thread lasts (short calls never see it); kiln_poll takes the GIL, runs
+ * the pending handlers (PyErr_CheckSignals) and, if one raised, unwinds the
+ * call like a failed check (its buffers freed) with the exception as the
+ * failure. In a tight loop the poll is a load and a branch never taken.
+ *
+ * The runtime hands every library it loads one process-wide block (the
+ * functions of the Python C API it needs, the main thread's id) through
+ * kiln_set_interrupt_hooks; libraries called without it (kiln.export from C)
+ * never raise the flag. The block also holds what the libraries share: the flag
+ * of the call the main thread is in, a count of its calls, the watchdog state.
+ */
+#define KILN_WATCH_NANOS 20000000L /* 20 ms */
+#define KILN_WATCH_IDLE_TICKS 50   /* park after 1 s without a call of the main thread */
+
+enum { KILN_WATCHDOG_NONE, KILN_WATCHDOG_RUNNING, KILN_WATCHDOG_PARKED };
+
+typedef struct {
+  /* Filled by the runtime (runtime/executable.py: interrupt_hooks). */
+  int (*gil_ensure)(void);       /* PyGILState_Ensure */
+  void (*gil_release)(int);      /* PyGILState_Release */
+  int (*check_signals)(void);    /* PyErr_CheckSignals */
+  void (*fetch_error)(void **, void **, void **); /* PyErr_Fetch */
+  uint64_t main_thread;          /* pthread_self() of Python's main thread */
+  /* Shared by the libraries. */
+  volatile int32_t *active_flag; /* kiln_interrupt_flag of the main thread's call, or NULL */
+  uint64_t calls;                /* main-thread calls started */
+  int64_t watchdog;              /* KILN_WATCHDOG_* */
+  void (*wake_watchdog)(void);   /* in the library whose watchdog runs */
+} kiln_interrupt_hooks;
+
+volatile int32_t kiln_interrupt_flag;
+static kiln_interrupt_hooks *kiln_hooks;
+static pthread_mutex_t kiln_watch_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t kiln_watch_wake = PTHREAD_COND_INITIALIZER;
+
+void kiln_set_interrupt_hooks(kiln_interrupt_hooks *hooks) { kiln_hooks = hooks; }
+
+static void *kiln_watchdog(void *arg) {
+  kiln_interrupt_hooks *h = arg;
+  uint64_t seen_calls = UINT64_MAX;
+  int idle_ticks = 0;
+  for (;;) {
+    struct timespec tick = {0, KILN_WATCH_NANOS};
+    nanosleep(&tick, NULL);
+    volatile int32_t *flag = __atomic_load_n(&h->active_flag, __ATOMIC_SEQ_CST);
+    uint64_t calls = __atomic_load_n(&h->calls, __ATOMIC_SEQ_CST);
+    if (flag != NULL && calls == seen_calls)
+      *flag = 1; /* the same call since the last tick: let it poll */
+    seen_calls = calls;
+    idle_ticks = flag != NULL ? 0 : idle_ticks + 1;
+    if (idle_ticks < KILN_WATCH_IDLE_TICKS)
+      continue;
+    /* Park. A call that starts meanwhile either sees PARKED and wakes us, or
+     * published its flag before we look again below (both sides seq_cst). */
+    pthread_mutex_lock(&kiln_watch_lock);
+    __atomic_store_n(&h->watchdog, KILN_WATCHDOG_PARKED, __ATOMIC_SEQ_CST);
+    if (__atomic_load_n(&h->active_flag, __ATOMIC_SEQ_CST) == NULL) {
+      while (__atomic_load_n(&h->watchdog, __ATOMIC_SEQ_CST) == KILN_WATCHDOG_PARKED)
+        pthread_cond_wait(&kiln_watch_wake, &kiln_watch_lock);
+    }
+    __atomic_store_n(&h->watchdog, KILN_WATCHDOG_RUNNING, __ATOMIC_SEQ_CST);
+    pthread_mutex_unlock(&kiln_watch_lock);
+    idle_ticks = 0;
+  }
+  return NULL;
+}
+
+static void kiln_wake_watchdog(void) {
+  pthread_mutex_lock(&kiln_watch_lock);
+  __atomic_store_n(&kiln_hooks->watchdog, KILN_WATCHDOG_RUNNING, __ATOMIC_SEQ_CST);
+  pthread_cond_signal(&kiln_watch_wake);
+  pthread_mutex_unlock(&kiln_watch_lock);
+}
+
+/* The child of fork() has no watchdog, and its main thread is the one that forked. */
+static void kiln_watchdog_after_fork(void) {
+  pthread_mutex_init(&kiln_watch_lock, NULL);
+  pthread_cond_init(&kiln_watch_wake, NULL);
+  kiln_hooks->active_flag = NULL;
+  kiln_hooks->watchdog = KILN_WATCHDOG_NONE;
+  kiln_hooks->main_thread = (uint64_t)pthread_self();
+}
+
+static void kiln_start_watchdog(kiln_interrupt_hooks *h) {
+  int64_t none = KILN_WATCHDOG_NONE;
+  if (!__atomic_compare_exchange_n(&h->watchdog, &none, KILN_WATCHDOG_RUNNING, 0, __ATOMIC_SEQ_CST,
+                                   __ATOMIC_SEQ_CST))
+    return;
+  h->wake_watchdog = kiln_wake_watchdog;
+  pthread_t thread;
+  pthread_attr_t attr;
+  pthread_attr_init(&attr);
+  pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+  if (pthread_create(&thread, &attr, kiln_watchdog, h) == 0)
+    pthread_atfork(NULL, NULL, kiln_watchdog_after_fork);
+  else
+    __atomic_store_n(&h->watchdog, KILN_WATCHDOG_NONE, __ATOMIC_SEQ_CST); /* no interrupts, still correct */
+  pthread_attr_destroy(&attr);
+}
+
+/* Called by compiled loops when kiln_interrupt_flag is set. */
+void kiln_poll(void) {
+  kiln_interrupt_flag = 0;
+  kiln_interrupt_hooks *h = kiln_hooks;
+  if (h == NULL || kiln_thread.active_jmp == NULL || (uint64_t)pthread_self() != h->main_thread)
+    return;
+  int gil = h->gil_ensure();
+  void *type = NULL, *value = NULL, *traceback = NULL;
+  int raised = h->check_signals() != 0;
+  if (raised)
+    h->fetch_error(&type, &value, &traceback);
+  h->gil_release(gil);
+  if (raised) {
+    kiln_thread.failure[0] = KILN_PYTHON_ERROR;
+    kiln_thread.failure[1] = (int64_t)(intptr_t)type;
+    kiln_thread.failure[2] = (int64_t)(intptr_t)value;
+    kiln_thread.failure[3] = (int64_t)(intptr_t)traceback;
+    longjmp(*kiln_thread.active_jmp, 1);
+  }
+}
 
 /* Returns 0 on success, else the failed check's kind code, with failure[0..3]
- * = (kind, value0, value1, message address). */
+ * = (kind, value0, value1, message address). On success failure[0] is 0 and
+ * failure[1..3] hold the messages of the warnings the call raised (0: none).
+ * On success the buffers the call still holds are its results (the caller's);
+ * on failure they are freed. */
 int64_t kiln_invoke(void (*packed)(void **), void **args, int64_t *failure) {
   jmp_buf here;
-  jmp_buf *outer = kiln_active_jmp;
-  kiln_active_jmp = &here;
+  jmp_buf *outer = kiln_thread.active_jmp;
+  size_t first_live = kiln_thread.live_count;
+  const char *outer_warnings[KILN_MAX_WARNINGS];
+  for (int i = 0; i < KILN_MAX_WARNINGS; i++) {
+    outer_warnings[i] = kiln_thread.warnings[i];
+    kiln_thread.warnings[i] = NULL;
+  }
+  kiln_interrupt_hooks *h = kiln_hooks;
+  int watched = h != NULL && (uint64_t)pthread_self() == h->main_thread;
+  volatile int32_t *outer_flag = NULL;
+  if (watched) {
+    outer_flag = h->active_flag;
+    __atomic_store_n(&h->active_flag, &kiln_interrupt_flag, __ATOMIC_SEQ_CST);
+    __atomic_add_fetch(&h->calls, 1, __ATOMIC_RELAXED);
+    int64_t state = __atomic_load_n(&h->watchdog, __ATOMIC_SEQ_CST);
+    if (state == KILN_WATCHDOG_NONE)
+      kiln_start_watchdog(h);
+    else if (state == KILN_WATCHDOG_PARKED)
+      h->wake_watchdog();
+  }
+  kiln_thread.active_jmp = &here;
   if (setjmp(here)) {
-    kiln_active_jmp = outer;
-    failure[0] = kiln_failure[0];
-    failure[1] = kiln_failure[1];
-    failure[2] = kiln_failure[2];
-    failure[3] = kiln_failure[3];
+    kiln_thread.active_jmp = outer;
+    if (watched)
+      __atomic_store_n(&h->active_flag, outer_flag, __ATOMIC_SEQ_CST);
+    for (size_t i = first_live; i < kiln_thread.live_count; i++)
+      free(kiln_thread.live[i]);
+    kiln_thread.live_count = first_live;
+    for (int i = 0; i < KILN_MAX_WARNINGS; i++)
+      kiln_thread.warnings[i] = outer_warnings[i];
+    for (int i = 0; i < 4; i++)
+      failure[i] = kiln_thread.failure[i];
     return failure[0];
   }
   packed(args);
-  kiln_active_jmp = outer;
+  kiln_thread.active_jmp = outer;
+  if (watched)
+    __atomic_store_n(&h->active_flag, outer_flag, __ATOMIC_SEQ_CST);
+  kiln_thread.live_count = first_live;
+  failure[0] = 0;
+  for (int i = 0; i < KILN_MAX_WARNINGS; i++) {
+    failure[1 + i] = (int64_t)(intptr_t)kiln_thread.warnings[i];
+    kiln_thread.warnings[i] = outer_warnings[i];
+  }
   return 0;
 }
 

@@ -6,6 +6,7 @@ import re
 import subprocess
 import sys
 import textwrap
+import warnings
 
 import numpy as np
 import pytest
@@ -84,7 +85,7 @@ def test_rank_change_against_annotations_is_refused():
 def test_mismatched_dynamic_dims_raise_and_leave_arguments_untouched():
     x, y = np.arange(3.0), np.arange(4.0)
     untouched_after_failure(add_in_place, [x, y], ValueError,
-                            r"np\.add: operands could not be broadcast together: size 4 vs 3")
+                            r"np\.add: operands could not be broadcast together with shapes \(\?,\) \(\?,\) \(axis -1: sizes [34] and [34]\)")
 
 
 def test_mismatched_named_dims_are_refused_before_the_call():
@@ -330,3 +331,137 @@ def test_unsupported_numpy_function_is_named(call, name):
 def test_unsupported_ufunc_method_is_named():
     with pytest.raises(TypeError, match=r"np\.add\.reduceat is not supported by kiln"):
         kiln.qjit(lambda x: np.add.reduceat(x, [0, 1]))(np.ones(3))
+
+
+# --- integer division by zero
+
+
+@kiln.qjit
+def _divisions(x, y):
+    return x // y, x % y, np.fmod(x, y)
+
+
+@pytest.mark.parametrize("dtype", ["int8", "int32", "int64", "uint8"])
+@pytest.mark.parametrize("n", [1, 7, 1000])
+def test_integer_division_by_zero_warns_like_numpy(dtype, n):
+    """NumPy gives 0 where an integer divisor is 0 and warns once per ufunc
+    call ("divide by zero encountered in floor_divide"); so does kiln."""
+    rng = np.random.default_rng(n)
+    x = rng.integers(-50 if dtype != "uint8" else 0, 50, n).astype(dtype)
+    y = rng.integers(0, 4, n).astype(dtype)
+    y[n // 2] = 0
+    with np.errstate(divide="ignore"):
+        want = (x // y, x % y, np.fmod(x, y))
+    with pytest.warns(RuntimeWarning) as record:
+        got = _divisions(x, y)
+    for g, w in zip(got, want):
+        np.testing.assert_array_equal(g, w)
+        assert g.dtype == w.dtype
+    messages = sorted(str(m.message).split(" (at ")[0] for m in record)
+    assert messages == [f"divide by zero encountered in {name}" for name in ("floor_divide", "fmod", "remainder")]
+
+
+def test_integer_division_without_zero_divisors_does_not_warn():
+    x, y = np.arange(-5, 6), np.array([3, -2, 7, 1, -1, 5, 2, 9, -4, 6, 8])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        got = _divisions(x, y)
+        got_empty = _divisions(x[:0], y[:0])
+    for g, w in zip(got, (x // y, x % y, np.fmod(x, y))):
+        np.testing.assert_array_equal(g, w)
+    assert all(g.shape == (0,) for g in got_empty)
+
+
+def test_integer_division_by_a_zero_scalar_warns():
+    x = np.arange(6)
+    with pytest.warns(RuntimeWarning, match="divide by zero encountered in floor_divide"):
+        np.testing.assert_array_equal(kiln.qjit(lambda x, d: x // d)(x, 0), np.zeros(6, int))
+    with pytest.warns(RuntimeWarning, match="divide by zero encountered in remainder"):
+        np.testing.assert_array_equal(kiln.qjit(lambda x: x % 0)(x), np.zeros(6, int))
+
+
+@pytest.mark.compiled_only
+def test_integer_division_by_zero_warns_once_per_call():
+    """A division by zero in every iteration of a loop warns once per call
+    of the compiled function (per message), as one NumPy ufunc call does."""
+    @kiln.qjit
+    def f(x, y):
+        acc = np.zeros_like(x)
+        for i in range(x.shape[0]):
+            acc = acc + x // y
+        return acc
+
+    x, y = np.arange(5), np.zeros(5, dtype=np.int64)
+    with pytest.warns(RuntimeWarning, match="divide by zero encountered in floor_divide") as record:
+        np.testing.assert_array_equal(f(x, y), np.zeros(5, int))
+    assert len(record) == 1
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(RuntimeWarning, match="divide by zero"):
+            f(x, y)
+
+
+# --- byte order, ndarray subclasses
+
+
+def test_big_endian_arrays_are_refused_with_the_conversion():
+    for dtype, native in ((">f8", "float64"), (">i4", "int32")):
+        x = np.arange(3, dtype=dtype)
+        untouched_after_failure(add_in_place, (x, np.ones(3, dtype)), TypeError,
+                                rf"dtype {re.escape(dtype)} is {native} in non-native byte order.*"
+                                rf"x\.astype\('{native}'\)")
+
+
+@pytest.mark.filterwarnings("ignore:the matrix subclass:PendingDeprecationWarning")
+def test_matrix_and_memmap_arguments_run_as_arrays(tmp_path):
+    m = np.matrix([[1.0, 2.0], [3.0, 4.0]])
+    np.testing.assert_array_equal(add_in_place(m, np.ones((2, 2))), (np.asarray(m)) * 2)
+    np.testing.assert_array_equal(m, [[2.0, 3.0], [4.0, 5.0]])  # the write reached the matrix
+    mm = np.memmap(tmp_path / "data.bin", dtype=np.float64, mode="w+", shape=(5,))
+    mm[:] = np.arange(5.0)
+    np.testing.assert_array_equal(add_in_place(mm, np.ones(5)), (np.arange(5.0) + 1) * 2)
+    mm.flush()
+    np.testing.assert_array_equal(np.fromfile(tmp_path / "data.bin", dtype=np.float64), np.arange(5.0) + 1)
+
+
+def test_masked_arrays_and_other_subclasses_are_refused():
+    """Refused even when a plain array of the same dtype and shape has
+    already been called (the fast path once took them as plain arrays)."""
+    add_in_place(np.ones(2), np.ones(2))
+    add_in_place(np.ones(3), np.ones(3))
+    masked = np.ma.array([1.0, 2.0], mask=[0, 1])
+    untouched_after_failure(add_in_place, (masked, np.ones(2)), TypeError,
+                            r"a masked array \(numpy\.ma\.MaskedArray\) cannot be passed.*would drop the mask")
+
+    class Tagged(np.ndarray):
+        pass
+
+    tagged = np.arange(3.0).view(Tagged)
+    untouched_after_failure(add_in_place, (tagged, np.ones(3)), TypeError,
+                            r"an ndarray subclass \(.*Tagged\) cannot be passed.*np\.asarray\(x\)")
+
+
+# --- bad pass options
+
+
+@pytest.mark.compiled_only
+@pytest.mark.parametrize("spec, message", [
+    ("kiln-version-small-dims{bodies=maybe}", "option 'bodies' expects true or false (or 1 or 0), got 'maybe'"),
+    ("kiln-parallelize{min-work=-1}", "option 'min-work' expects an integer >= 0, got '-1'"),
+    ("kiln-parallelize{min-work=abc}", "option 'min-work' expects an integer >= 0, got 'abc'"),
+    ("kiln-parallelize{nope=1}", "has no option 'nope' (accepted options: min-work)"),
+])
+def test_bad_pass_options_are_refused(spec, message, tmp_path):
+    """By kiln-opt (rc 1 and the message) and by qjit(pipelines=...) (a
+    ValueError before anything runs)."""
+    source = tmp_path / "f.mlir"
+    source.write_text("func.func @f(%x: i64) -> i64 {\n  return %x : i64\n}\n")
+    proc = subprocess.run([sys.executable, "-c", "import sys; from kiln.compiler.opt import main; sys.exit(main())",
+                           str(source), "-p", spec],
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 1 and message in proc.stderr, (proc.returncode, proc.stderr)
+    from kiln.compiler.pipeline import DEFAULT_PIPELINE
+
+    pipeline = [(stage, passes + [spec] if stage == "bufferized" else passes) for stage, passes in DEFAULT_PIPELINE]
+    with pytest.raises(ValueError, match=re.escape(message)):
+        kiln.qjit(lambda x: x + 1, pipelines=pipeline)(np.ones(3))

@@ -114,7 +114,42 @@ def test_eight_threads_race_to_compile_one_function():
         np.testing.assert_allclose(x, want_x)
 
     assert _run_threads(worker) == []
-    assert f.num_compiles <= 3 * THREADS
+    assert f.num_compiles == len(f.cache) <= 3  # one compile per signature
+
+
+def test_eight_threads_share_one_compile():
+    """Eight threads call a fresh function with one signature at once: it
+    compiles once; the other seven wait for that compile and use its entry."""
+    @kiln.qjit
+    def f(x, y):
+        return np.tanh(x) * y + np.sum(x)
+
+    def worker(seed: int) -> None:
+        x, y = np.full(7, 0.25 * seed), np.arange(7.0)
+        np.testing.assert_allclose(f(x, y), np.tanh(x) * y + np.sum(x), rtol=1e-12)
+
+    assert _run_threads(worker) == []
+    assert f.num_compiles == 1
+
+
+def test_a_failed_compile_is_raised_in_every_waiting_thread():
+    """A compile that fails is not shared as a success: each of the eight
+    threads raises the error, nothing is cached, and a later call tries again."""
+    attempts = []
+
+    @kiln.qjit
+    def f(x):
+        attempts.append(1)
+        time.sleep(0.2)  # keep the first compile in flight while the others arrive
+        return x.no_such_method()
+
+    errors = _run_threads(lambda seed: f(np.ones(3)))
+    assert len(errors) == THREADS
+    assert all("no_such_method" in message for _, message in errors)
+    assert f.num_compiles == 0 and not f.cache
+    assert len(attempts) < THREADS  # waiting threads shared the one compile's error
+    with pytest.raises(AttributeError, match="no_such_method"):
+        f(np.ones(3))
 
 
 @kiln.qjit

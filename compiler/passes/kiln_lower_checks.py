@@ -2,6 +2,8 @@
 
 In: `kiln.check(%ok: tensor<i1>, %v...: tensor<i64>) {kind, message}`.
 Out: `scf.if (!ok) { func.call @kiln_check_failed(kind code, message, v0, v1) }`
+(`func.call @kiln_warn(message)` for a warning kind, which records the
+message for the runtime to warn with after the call)
 where the message is a private `llvm.mlir.global` string of the module (the
 check's message plus ` (at FILE:LINE)` from its location), so a library
 carries its own messages. The callee lives in the runtime support code
@@ -16,8 +18,10 @@ from kiln.compiler.mlir import arith, func, ir, llvm, scf, source_position, tens
 from kiln.compiler.passes import ModulePass, register_pass
 from kiln.compiler.passes._util import collect_ops, declare_private_function, string_global
 from kiln.dialects.kiln import CHECK_KINDS, MAX_CHECK_VALUES
+from kiln.errors import CHECK_WARNINGS
 
 FAILURE_CALLEE = "kiln_check_failed"
+WARNING_CALLEE = "kiln_warn"
 MESSAGE_PREFIX = "kiln_check_message_"
 
 
@@ -29,6 +33,11 @@ def declare_failure_callee(module: ir.Module) -> None:
     # checked condition after the check: a checked index needs no clamp.
     callee = ir.SymbolTable(module.operation)[FAILURE_CALLEE]
     callee.attributes["llvm.passthrough"] = ir.ArrayAttr.get([ir.StringAttr.get("noreturn"), ir.StringAttr.get("cold")])
+
+
+def declare_warning_callee(module: ir.Module) -> None:
+    """`func.func private @kiln_warn(message: !llvm.ptr)`."""
+    declare_private_function(module, WARNING_CALLEE, [llvm.PointerType.get()])
 
 
 def report_failure(kind_code: int, message: ir.Value, values: list[ir.Value]) -> None:
@@ -66,12 +75,17 @@ def lower_checks(module: ir.Module) -> None:
     checks = collect_ops(module, {"kiln.check"})
     if not checks:
         return
+    kinds = {ir.StringAttr(op.attributes["kind"]).value for op in checks}
     with module.context, ir.Location.unknown():
-        declare_failure_callee(module)
+        if kinds - set(CHECK_WARNINGS):
+            declare_failure_callee(module)
+        if kinds & set(CHECK_WARNINGS):
+            declare_warning_callee(module)
     names: dict[str, str] = {}
     for op in checks:
         values = _check_operands(op)
-        kind_code = CHECK_KINDS.index(ir.StringAttr(op.attributes["kind"]).value) + 1
+        kind = ir.StringAttr(op.attributes["kind"]).value
+        kind_code = CHECK_KINDS.index(kind) + 1
         with module.context, ir.Location.unknown():
             symbol = string_global(module, MESSAGE_PREFIX, _message_text(op), names)
         with ir.InsertionPoint(op), op.location:
@@ -80,7 +94,10 @@ def lower_checks(module: ir.Module) -> None:
             if_op = scf.IfOp(bad)
             with ir.InsertionPoint(if_op.then_block):
                 message = llvm.AddressOfOp(llvm.PointerType.get(), symbol).result
-                report_failure(kind_code, message, [tensor.extract(v, []) for v in values])
+                if kind in CHECK_WARNINGS:
+                    func.CallOp([], ir.FlatSymbolRefAttr.get(WARNING_CALLEE), [message])
+                else:
+                    report_failure(kind_code, message, [tensor.extract(v, []) for v in values])
                 scf.YieldOp([])
         op.erase()
 

@@ -14,7 +14,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from kiln.core import KilnTypeError, KilnValueError, Literal
+from kiln.core import KilnTypeError, KilnValueError, Literal, ShapedArray
 from kiln.numpy._base import broadcast_shapes, broadcast_to, check, convert, int_literal_fits, materialize, operand
 from kiln.numpy._bindings import install_on_tracer, publish, traced
 from kiln.numpy.mutation import inplace, write_out
@@ -150,6 +150,23 @@ def _check_nonnegative_exponent(y: Any) -> None:
     check(all_of(apply_ufunc("greater_equal", y, 0)), "ValueError", message)
 
 
+# Integer ufuncs whose divisor may be zero: NumPy gives 0 there and warns.
+_INTEGER_DIVISIONS = frozenset({"floor_divide", "remainder", "mod", "fmod"})
+
+
+def _warn_on_zero_divisor(np_ufunc: np.ufunc, y: Any) -> None:
+    """After the call, warn as NumPy does when an integer divisor is zero
+    (once per call: "divide by zero encountered in floor_divide")."""
+    message = f"divide by zero encountered in {np_ufunc.__name__}"
+    if isinstance(y, Literal):
+        if y.val != 0:
+            return
+        nonzero = materialize(Literal(False, ShapedArray((), np.dtype(np.bool_))))
+    else:
+        nonzero = all_of(apply_ufunc("not_equal", y, 0))
+    check(nonzero, "RuntimeWarning", message)
+
+
 def apply_ufunc(name: str, *args: Any) -> Any:
     """Apply ufunc `name` to traced or constant operands, as NumPy would."""
     declared = UFUNCS[name]
@@ -163,6 +180,8 @@ def apply_ufunc(name: str, *args: Any) -> Any:
         in_dtypes = (wide,) * len(ops)
     if declared.refuses_negative_int_exponent and np.dtype(in_dtypes[1]).kind == "i":
         _check_nonnegative_exponent(ops[1])
+    if name in _INTEGER_DIVISIONS and np.dtype(in_dtypes[1]).kind in "iu":
+        _warn_on_zero_divisor(declared.np_ufunc, ops[1])
     weak = all(x.aval.weak_type for x in ops)
     shape = broadcast_shapes([x.aval.shape for x in ops], f"np.{name}")
     ops = [broadcast_to(convert(x, dt, weak), shape) for x, dt in zip(ops, in_dtypes)]

@@ -4,19 +4,22 @@
 to report; when the predicate is false at run time the compiled function sets
 its status and the runtime raises `kind` (ValueError, IndexError,
 OverflowError, UnboundLocalError or LinAlgError: `kiln.errors.CHECK_ERRORS`) with
-`message.format(*values)`.
+`message.format(*values)`; a warning kind (`CHECK_WARNINGS`: RuntimeWarning)
+warns instead, once per call, and the call goes on.
 """
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
 from kiln.core import KilnInternalError, Primitive
-from kiln.errors import CHECK_ERRORS
+from kiln.errors import CHECK_ERRORS, CHECK_WARNINGS
 
 check_p = Primitive("check", multiple_results=True, effectful=True)
 
-CHECK_KINDS = tuple(CHECK_ERRORS)
+CHECK_KINDS = tuple(CHECK_ERRORS) + tuple(CHECK_WARNINGS)
 
 
 @check_p.def_abstract_eval
@@ -40,5 +43,8 @@ from kiln.interpreter import check_failure, interpret_rule  # noqa: E402
 @interpret_rule(check_p)
 def _check_value(pred, *values, kind, message):
     if not pred:
+        if kind in CHECK_WARNINGS:
+            warnings.warn(message.format(*values), CHECK_WARNINGS[kind], stacklevel=2)
+            return []
         raise check_failure(kind, message, values)
     return []

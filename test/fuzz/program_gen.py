@@ -260,14 +260,17 @@ class Program:
         return "def f(x, y):\n" + "".join(f"    {line}\n" for line in body)
 
     def build(self) -> Callable:
-        """The program as a closure (its source is registered with linecache,
-        so tracebacks and kiln's messages can show the lines)."""
-        src = self.source
-        filename = f"<kiln-fuzz-{abs(hash(src)):x}>"
-        linecache.cache[filename] = (len(src), None, src.splitlines(True), filename)
-        namespace: dict[str, Any] = {"np": np, "kiln": kiln}
-        exec(compile(src, filename, "exec"), namespace)
-        return namespace["f"]
+        return build_function(self.source)
+
+
+def build_function(src: str) -> Callable:
+    """The function `f` that `src` defines (its source is registered with
+    linecache, so autograph, tracebacks and kiln's messages see the lines)."""
+    filename = f"<kiln-fuzz-{abs(hash(src)):x}>"
+    linecache.cache[filename] = (len(src), None, src.splitlines(True), filename)
+    namespace: dict[str, Any] = {"np": np, "kiln": kiln}
+    exec(compile(src, filename, "exec"), namespace)
+    return namespace["f"]
 
 
 @dataclass
