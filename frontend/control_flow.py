@@ -136,7 +136,7 @@ INFER = "infer"
 
 
 def _trace_body(carry: _Carry, fn: Callable, resizing: bool | str,
-                with_index: bool) -> tuple[Jaxpr, list, list, bool, dict]:
+                with_index: bool) -> tuple[Jaxpr, list, list, bool, dict, dict]:
     """Trace `fn` on the carried avals: again when a weakly typed initial
     value has to be promoted to the type the body returns, when the body
     returns a carried array unchanged (see `kiln.loop_in_place.same_array_slots`), or, with
@@ -357,7 +357,6 @@ def _traced_for(lower, upper, step, resizing, body, init):
     return carry.unflatten(results)
 
 
-
 # --------------------------------------------------------------------------
 # while_loop
 
@@ -396,8 +395,7 @@ def _eager_while(cond_fn, body, init):
 
 def _traced_while(cond_fn, resizing, body, init):
     carry = _Carry("while_loop", init)
-    body_jaxpr, body_consts, inits, resizing, in_place, aliased = _trace_body(carry, body, resizing,
-                                                                              with_index=False)
+    body_jaxpr, body_consts, inits, resizing, in_place, aliased = _trace_body(carry, body, resizing, False)
     ctx, cond_body = _open_body([x.aval for x in inits], resizing, with_index=False)
     with ctx:
         pred = cond_fn(*tree.unflatten(carry.tree, with_in_place(cond_body.carried, in_place)))
