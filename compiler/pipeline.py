@@ -56,7 +56,7 @@ DEFAULT_PIPELINE: Pipeline = [
         "tensorssa-rename",
         "tensorssa-remove-update",
     ]),
-    ("stablehlo", ["immut-to-stablehlo"]),
+    ("stablehlo", ["immut-to-stablehlo", "kiln-broadcast-operands"]),
     ("linalg", [
         "kiln-dims-from-shapes",
         "kiln-lower-checks",
@@ -100,6 +100,7 @@ DEFAULT_PIPELINE: Pipeline = [
         "func.func(convert-linalg-to-parallel-loops)",
         "kiln-expand-exp",
         "kiln-check-alloc-sizes",
+        "kiln-refine-if-layouts",
         "canonicalize",
         "cse",
         "kiln-version-small-dims",

@@ -134,3 +134,16 @@ def comparison(direction: str, x: ir.Value, y: ir.Value, compare_type: str | Non
     if compare_type:
         attrs["compare_type"] = f"#stablehlo<comparison_type {compare_type}>"
     return one("compare", t, x, y, **attrs)
+
+
+def dynamic_broadcast(result_type: ir.Type, x: ir.Value, shape: ir.Value, broadcast_dimensions: Sequence[int],
+                      expanding: Sequence[int] = ()) -> ir.Value:
+    """`dynamic_broadcast_in_dim` stating which operand dims keep their size:
+    every dynamic one except `expanding` (dims that may be 1 at run time and
+    then broadcast; StableHLO leaves unlisted dims free to expand)."""
+    operand_shape = ranked(x).shape
+    known = [axis for axis, size in enumerate(operand_shape) if size != 1 and axis not in expanding]
+    attrs = {"broadcast_dimensions": dense_i64_array(broadcast_dimensions)}
+    if known:
+        attrs["known_nonexpanding_dimensions"] = dense_i64_array(known)
+    return one("dynamic_broadcast_in_dim", result_type, x, shape, **attrs)

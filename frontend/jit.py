@@ -477,7 +477,10 @@ def qjit(fn: Callable | None = None, **options: Any):
     except dims named alike in abstracted_axes / ShapeDtype annotations;
     True makes dims of equal size at the call share one variable, and a
     call whose equal-size pattern differs compiles again),
-    specialize_unit_dims (default True), pipelines, keep_intermediate,
+    specialize_unit_dims (default True: an argument dim of size 1 compiles
+    a version where it is the constant 1; False serves it with the same
+    binary, broadcasting at run time — slower on size-1 calls, see
+    docs/numpy.md), pipelines, keep_intermediate,
     autograph (default True: Python control flow on traced values becomes
     for_loop/while_loop/cond; False traces Python control flow as is; see
     docs/autograph.md), autograph_include /

@@ -85,7 +85,7 @@ def test_rank_change_against_annotations_is_refused():
 def test_mismatched_dynamic_dims_raise_and_leave_arguments_untouched():
     x, y = np.arange(3.0), np.arange(4.0)
     untouched_after_failure(add_in_place, [x, y], ValueError,
-                            r"np\.add: operands could not be broadcast together: size 4 vs 3")
+                            r"np\.add: operands could not be broadcast together with shapes \(\?,\) \(\?,\) \(axis -1: sizes [34] and [34]\)")
 
 
 def test_mismatched_named_dims_are_refused_before_the_call():
@@ -318,7 +318,7 @@ def test_iterating_over_a_traced_array():
 
 @pytest.mark.parametrize("call, name", [
     (lambda x: np.unique(x), "np.unique"),
-    (lambda x: np.linalg.inv(x), "np.linalg.inv"),
+    (lambda x: np.linalg.det(x), "np.linalg.det"),
     (lambda x: np.fft.fft(x), "np.fft.fft"),
     (lambda x: np.sort(x), "np.sort"),
     (lambda x: np.linalg.norm(x), "np.linalg.norm"),
@@ -329,8 +329,8 @@ def test_unsupported_numpy_function_is_named(call, name):
 
 
 def test_unsupported_ufunc_method_is_named():
-    with pytest.raises(TypeError, match=r"np\.add\.outer is not supported by kiln"):
-        kiln.qjit(lambda x: np.add.outer(x, x))(np.ones(3))
+    with pytest.raises(TypeError, match=r"np\.add\.reduceat is not supported by kiln"):
+        kiln.qjit(lambda x: np.add.reduceat(x, [0, 1]))(np.ones(3))
 
 
 # --- integer division by zero

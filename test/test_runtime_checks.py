@@ -68,17 +68,17 @@ def assign_all(x, v):
 
 
 DIM_CASES = [
-    (add, (np.ones(3), np.ones(4)), r"add: operands could not be broadcast together: size [34] vs [34]"),
-    (add, (np.ones((2, 3)), np.ones((5, 3))), r"add: .*size [25] vs [25] on axis -2"),
+    (add, (np.ones(3), np.ones(4)), r"add: operands could not be broadcast together with shapes \(\?,\) \(\?,\) \(axis -1: sizes [34] and [34]\)"),
+    (add, (np.ones((2, 3)), np.ones((5, 3))), r"add: .*\(axis -2: sizes [25] and [25]\)"),
     (matmul, (np.ones((2, 3)), np.ones((4, 2))), r"matmul: inner dimensions do not match \(3 vs 4\)"),
     (reshape_like, (np.ones(6), np.ones(4)), r"reshape: cannot reshape an array of size 6 into a shape of size 8"),
-    (broadcast_like, (np.ones(3), np.ones((2, 4))), r"broadcast_to: size 3 does not broadcast to 4 on axis 0"),
+    (broadcast_like, (np.ones(3), np.ones((2, 4))), r"broadcast_to: could not broadcast shape \(\?,\) to \(\?,\?\) \(axis 0: size 3 vs 4\)"),
     (concatenate_rows, (np.ones((2, 3)), np.ones((2, 4))),
      r"concatenate: sizes along dimension 1 differ \([34] vs [34]\)"),
     (dot, (np.ones(3), np.ones(4)), r"dot: inner dimensions do not match \(3 vs 4\)"),
-    (stack, (np.ones(3), np.ones(4)), r"stack: operands could not be broadcast together: size [34] vs [34]"),
+    (stack, (np.ones(3), np.ones(4)), r"stack: all input arrays must have the same shape \(axis 0: sizes [34] and [34]\)"),
     (assign_all, (np.ones(3), np.ones(4)),
-     r"x\[idx\] = value: could not broadcast the value into the destination: size 4 vs 3 on value axis 0"),
+     r"x\[idx\] = value: could not broadcast shape \(\?,\) to \(\?,\) \(axis 0: size 4 vs 3\)"),
 ]
 
 

@@ -77,14 +77,15 @@ class LoweringContext:
         return [fresh_value(o) if aliases(o) else o for o in outs]
 
     def broadcast(self, x: ir.Value, operand_aval: DShapedArray, out_aval: DShapedArray,
-                  broadcast_dimensions: tuple) -> ir.Value:
-        """`x` broadcast to `out_aval`'s shape (static or dynamic)."""
+                  broadcast_dimensions: tuple, expanding: tuple = ()) -> ir.Value:
+        """`x` broadcast to `out_aval`'s shape (static or dynamic); operand
+        dims in `expanding` may be 1 at run time (and then broadcast)."""
         out_type = tensor_type(out_aval.update(dtype=operand_aval.dtype))
-        dims = hlo.dense_i64_array(broadcast_dimensions)
         if out_aval.is_static and operand_aval.is_static:
-            return hlo.one("broadcast_in_dim", out_type, x, broadcast_dimensions=dims)
+            return hlo.one("broadcast_in_dim", out_type, x,
+                           broadcast_dimensions=hlo.dense_i64_array(broadcast_dimensions))
         shape = hlo.shape_tensor([self.dim(d) for d in out_aval.shape])
-        return hlo.one("dynamic_broadcast_in_dim", out_type, x, shape, broadcast_dimensions=dims)
+        return hlo.dynamic_broadcast(out_type, x, shape, broadcast_dimensions, expanding)
 
     def shape_of(self, aval: DShapedArray) -> ir.Value:
         return hlo.shape_tensor([self.dim(d) for d in aval.shape])

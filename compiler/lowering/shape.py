@@ -17,7 +17,8 @@ from kiln.primitives import shape as sp
 
 @lowering(sp.broadcast_in_dim_p)
 def _broadcast_in_dim(ctx, eqn, x, *dyn):
-    return [ctx.broadcast(x, eqn.invars[0].aval, eqn.outvars[0].aval, eqn.params["broadcast_dimensions"])]
+    return [ctx.broadcast(x, eqn.invars[0].aval, eqn.outvars[0].aval, eqn.params["broadcast_dimensions"],
+                          eqn.params.get("expanding", ()))]
 
 
 @lowering(sp.reshape_p)

@@ -88,3 +88,18 @@ def string_global(module: ir.Module, prefix: str, text: str, names: dict[str, st
         llvm.GlobalOp(array, name, ir.Attribute.parse("#llvm.linkage<private>"), constant=True,
                       value=ir.StringAttr.get(data), addr_space=0)
     return name
+
+
+def axes_attribute(op: ir.Operation, name: str) -> set[int]:
+    """The axes listed in a `DenseI64ArrayAttr` attribute (empty when absent)."""
+    return set(ir.DenseI64ArrayAttr(op.attributes[name])) if name in op.attributes else set()
+
+
+def maybe_expanding_axes(op: ir.Operation) -> list[int]:
+    """Operand axes of a `stablehlo.dynamic_broadcast_in_dim` that may be 1
+    at run time while the result dim is larger: dynamic and in neither of
+    its `known_*expanding_dimensions` lists (StableHLO's meaning)."""
+    operand_type = ir.RankedTensorType(op.operands[0].type)
+    known = (axes_attribute(op, "known_nonexpanding_dimensions")
+             | axes_attribute(op, "known_expanding_dimensions"))
+    return [j for j in range(operand_type.rank) if operand_type.is_dynamic_dim(j) and j not in known]

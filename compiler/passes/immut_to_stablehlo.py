@@ -171,8 +171,7 @@ def _assign(source: ir.Value, like: ir.Value) -> ir.Value:
     if value.type == like.type:
         return value
     st = hlo.ranked(value)
-    dims = hlo.dense_i64_array(list(range(lt.rank - st.rank, lt.rank)))
-    return hlo.one("dynamic_broadcast_in_dim", lt, value, _shape_of(like), broadcast_dimensions=dims)
+    return hlo.dynamic_broadcast(lt, value, _shape_of(like), list(range(lt.rank - st.rank, lt.rank)))
 
 
 def _lower(op: ir.Operation) -> ir.Value:

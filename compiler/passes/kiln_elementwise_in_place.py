@@ -30,11 +30,18 @@ _VIEWS = {"tensor.extract_slice", "tensor.reshape", "tensor.collapse_shape", "te
 
 
 def _is_function_argument(value: ir.Value) -> bool:
-    """True for a function argument or a view of one (writing it would force a copy)."""
+    """True for a function argument or a view of one (writing it would force
+    a copy), also when an `scf.if` may yield it (a versioned broadcast whose
+    common case is its operand, see kiln-legalize-dynamic)."""
     while not isinstance(value.owner, ir.Block):
-        if value.owner.operation.name not in _VIEWS:
+        owner = value.owner.operation
+        if owner.name == "scf.if":
+            index = ir.OpResult(value).result_number
+            return any(_is_function_argument(region.blocks[0].operations[len(region.blocks[0].operations) - 1]
+                                             .operands[index]) for region in owner.regions)
+        if owner.name not in _VIEWS:
             return False
-        value = value.owner.operation.operands[0]
+        value = owner.operands[0]
     parent = value.owner.owner
     return parent is not None and parent.operation.name == "func.func"
 

@@ -6,7 +6,9 @@ leaves behind: `dynamic_broadcast_in_dim` with a dynamic result,
 with a dynamic result), `kiln.scan` and `kiln.flatnonzero`.
 Out: the same computation in `tensor` / `linalg` / `arith` / `scf` ops:
 `tensor.empty` sized from the shape operand plus a `linalg.generic` whose
-input map drops broadcast dims; `tensor.reshape`; `linalg.generic`s that
+input map drops broadcast dims (versioned with `scf.if` when an operand dim
+may be 1 at run time: the common case keeps that map, or is the operand
+itself; the other reads index 0 along the dims that are 1); `tensor.reshape`; `linalg.generic`s that
 read the reversed or gathered position with `tensor.extract`; an `scf.for`
 along the scanned axis carrying the running slice; for flatnonzero one
 `scf.for` counting the true elements and one filling a tensor of that size.
@@ -16,38 +18,122 @@ from __future__ import annotations
 
 from kiln.compiler.mlir import GatherDimensionNumbers, arith, ir, linalg, scf, tensor
 from kiln.compiler.passes import ModulePass, register_pass
-from kiln.compiler.passes._util import collect_ops, dynamic_sizes_from_shape_tensor, index_value
+from kiln.compiler.passes._util import (
+    axes_attribute,
+    collect_ops,
+    dynamic_sizes_from_shape_tensor,
+    index_value,
+    maybe_expanding_axes,
+)
 
 
 def _is_dynamic(t: ir.Type) -> bool:
     return not ir.RankedTensorType(t).has_static_shape
 
 
-def _broadcast(op: ir.Operation) -> ir.Value:
-    """`dynamic_broadcast_in_dim` as tensor.empty + linalg.generic."""
-    operand, shape = op.operands[0], op.operands[1]
+def _parallel_maps(rank: int, in_exprs: list | None) -> tuple:
+    maps = [ir.AffineMap.get(rank, 0, in_exprs)] if in_exprs is not None else []
+    maps.append(ir.AffineMap.get_identity(rank))
+    return (ir.ArrayAttr.get([ir.AffineMapAttr.get(m) for m in maps]),
+            ir.ArrayAttr.get([ir.Attribute.parse("#linalg.iterator_type<parallel>")] * rank))
+
+
+def _broadcast_by_maps(op: ir.Operation, sizes: list, ones: frozenset = frozenset()) -> ir.Value:
+    """The broadcast as one `linalg.generic` whose input map reads index 0
+    along the expanding dims (static 1s, known-expanding dims and the
+    operand axes `ones`, known to be 1 here) and drops the new ones; every
+    other operand dim is the result dim."""
+    operand = op.operands[0]
     result_type = ir.RankedTensorType(op.results[0].type)
     operand_type = ir.RankedTensorType(operand.type)
     bdims = list(ir.DenseI64ArrayAttr(op.attributes["broadcast_dimensions"]))
-    sizes = dynamic_sizes_from_shape_tensor(shape, result_type)
-    init = tensor.empty(sizes, result_type.element_type)
-    rank = result_type.rank
+    expanding = axes_attribute(op, "known_expanding_dimensions") | ones
     exprs = []
     for j, d in enumerate(bdims):
-        src = operand_type.shape[j]
-        dst = result_type.shape[d]
-        # A static-1 operand dim stretched to a larger result dim reads index 0.
-        exprs.append(ir.AffineConstantExpr.get(0) if src == 1 and dst != 1 else ir.AffineDimExpr.get(d))
-    in_map = ir.AffineMap.get(rank, 0, exprs)
-    out_map = ir.AffineMap.get_identity(rank)
-    generic = linalg.GenericOp(
-        [result_type], [operand], [init], ir.ArrayAttr.get([ir.AffineMapAttr.get(in_map), ir.AffineMapAttr.get(out_map)]),
-        ir.ArrayAttr.get([ir.Attribute.parse("#linalg.iterator_type<parallel>")] * rank),
-    )
+        stretched = (operand_type.shape[j] == 1 and result_type.shape[d] != 1) or j in expanding
+        exprs.append(ir.AffineConstantExpr.get(0) if stretched else ir.AffineDimExpr.get(d))
+    maps, iterators = _parallel_maps(result_type.rank, exprs)
+    generic = linalg.GenericOp([result_type], [operand], [tensor.empty(sizes, result_type.element_type)],
+                               maps, iterators)
     block = generic.regions[0].blocks.append(operand_type.element_type, result_type.element_type)
     with ir.InsertionPoint(block):
         linalg.YieldOp([block.arguments[0]])
     return generic.result
+
+
+def _broadcast_by_reads(op: ir.Operation, sizes: list, maybe: list[int], is_one: dict) -> ir.Value:
+    """The general broadcast: each result element reads the operand with
+    `tensor.extract`, at index 0 along an operand dim that is 1 (static, or
+    a maybe-expanding dim found to be 1 when the program runs)."""
+    operand = op.operands[0]
+    result_type = ir.RankedTensorType(op.results[0].type)
+    operand_type = ir.RankedTensorType(operand.type)
+    bdims = list(ir.DenseI64ArrayAttr(op.attributes["broadcast_dimensions"]))
+    expanding = axes_attribute(op, "known_expanding_dimensions")
+    generic, block = _parallel_generic(result_type, sizes)
+    with ir.InsertionPoint(block):
+        zero = index_value(0)
+        indices = []
+        for j, d in enumerate(bdims):
+            position = linalg.IndexOp(d).result
+            if operand_type.shape[j] == 1 or j in expanding:
+                indices.append(zero)
+            elif j in maybe:
+                indices.append(arith.select(is_one[j], zero, position))
+            else:
+                indices.append(position)
+        linalg.YieldOp([tensor.extract(operand, indices)])
+    return generic.result
+
+
+def _unchanged(operand: ir.Value, result_type: ir.RankedTensorType, sizes: list) -> ir.Value:
+    """The operand as the result (same rank, every dim kept): itself, or a
+    slice from 0 when the result type states static sizes (not a
+    `tensor.cast`, which would be folded into the operand's producer)."""
+    if operand.type == result_type:
+        return operand
+    rank = result_type.rank
+    dynamic = ir.ShapedType.get_dynamic_size()
+    static_sizes = [dynamic if isinstance(n, ir.Value) else n for n in sizes]
+    return tensor.extract_slice(result_type, operand, [], [n for n in sizes if isinstance(n, ir.Value)], [],
+                                [0] * rank, static_sizes, [1] * rank)
+
+
+def _broadcast(op: ir.Operation) -> ir.Value:
+    """`dynamic_broadcast_in_dim` as tensor.empty + linalg.generic. With
+    operand dims that may expand at run time, versioned:
+
+        scf.if (each such dim == its result dim) { broadcast by maps (or
+        the operand itself) } else { broadcast by reads }
+
+    so the common case is today's code and the size-1 case is still NumPy's
+    (with one such dim, the else branch knows it is 1 and reads index 0 by
+    its map)."""
+    operand, shape = op.operands[0], op.operands[1]
+    result_type = ir.RankedTensorType(op.results[0].type)
+    sizes = dynamic_sizes_from_shape_tensor(shape, result_type)
+    maybe = maybe_expanding_axes(op)
+    if not maybe:
+        return _broadcast_by_maps(op, sizes)
+    bdims = list(ir.DenseI64ArrayAttr(op.attributes["broadcast_dimensions"]))
+    kept, is_one = None, {}
+    for j in maybe:
+        size = tensor.dim(operand, index_value(j))
+        if len(maybe) > 1:
+            is_one[j] = arith.cmpi(arith.CmpIPredicate.eq, size, index_value(1))
+        equal = arith.cmpi(arith.CmpIPredicate.eq, size, _as_index(sizes[bdims[j]]))
+        kept = equal if kept is None else arith.andi(kept, equal)
+    identity = bdims == list(range(result_type.rank)) and not axes_attribute(op, "known_expanding_dimensions") and all(
+        n != 1 or r == 1 for n, r in zip(ir.RankedTensorType(operand.type).shape, result_type.shape))
+    if_op = scf.IfOp(kept, [result_type], has_else=True)
+    with ir.InsertionPoint(if_op.then_block):
+        scf.YieldOp([_unchanged(operand, result_type, sizes) if identity else _broadcast_by_maps(op, sizes)])
+    with ir.InsertionPoint(if_op.else_block):
+        # One such dim that differs from its result dim is 1 (StableHLO's
+        # rule, checked by kiln): a plain broadcast by maps, which vectorizes.
+        scf.YieldOp([_broadcast_by_maps(op, sizes, frozenset(maybe)) if len(maybe) == 1
+                     else _broadcast_by_reads(op, sizes, maybe, is_one)])
+    return if_op.result
 
 
 def _reshape(op: ir.Operation) -> ir.Value:
@@ -287,7 +373,9 @@ def _needs_rewrite(op: ir.Operation) -> bool:
         if list(dnums.operand_batching_dims):
             return False
         return op.name == "stablehlo.dynamic_gather" or _is_dynamic(op.results[0].type)
-    if op.name in ("stablehlo.dynamic_broadcast_in_dim", "stablehlo.reverse"):
+    if op.name == "stablehlo.dynamic_broadcast_in_dim":
+        return _is_dynamic(op.results[0].type) or bool(maybe_expanding_axes(op))
+    if op.name == "stablehlo.reverse":
         return _is_dynamic(op.results[0].type)
     return op.name in _RULES
 

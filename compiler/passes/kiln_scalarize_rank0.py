@@ -6,7 +6,8 @@ variable, scalar accumulators) and yielded by `scf.if` (a traced `if` on
 scalars).
 Out: the generic's body inlined on `tensor.extract`ed scalars with the
 result rebuilt by `tensor.from_elements`; `scf.while` carrying and `scf.if`
-yielding the element type instead. `canonicalize` then folds extract(from_elements(x)) to x, so
+yielding the element type instead; every read of a 0-d tensor moved to just
+after the tensor's definition (out of loops and branches). `canonicalize` then folds extract(from_elements(x)) to x, so
 scalar loop state lives in registers instead of one heap buffer per value
 per iteration.
 """
@@ -114,6 +115,19 @@ def _scalarize_if(op: ir.Operation) -> None:
     op.erase()
 
 
+def _hoist_read(op: ir.Operation) -> None:
+    """Move a read of a 0-d tensor to just after the tensor's definition: it
+    cannot fail and the tensor's value never changes, so the read is made once
+    instead of per loop iteration, and the scalar stays in a register (a
+    branch then reads no memory and can become a select)."""
+    source = op.operands[0]
+    owner = source.owner
+    if isinstance(owner, ir.Block):
+        op.move_before(list(owner.operations)[0])
+    else:
+        op.move_after(owner)
+
+
 def _is_rank0_generic(op: ir.Operation) -> bool:
     return all(_is_rank0(v.type) for v in op.operands) and all(_is_rank0(r.type) for r in op.results)
 
@@ -132,3 +146,6 @@ class KilnScalarizeRank0(ModulePass):
             _scalarize_while(op)
         for op in reversed(collect_ops(module, {"scf.if"})):
             _scalarize_if(op)
+        for op in collect_ops(module, {"tensor.extract"}):
+            if _is_rank0(op.operands[0].type):
+                _hoist_read(op)

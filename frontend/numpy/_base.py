@@ -23,7 +23,7 @@ from kiln.core import (
     is_static_dim,
     same_dim,
 )
-from kiln.errors import KilnOverflowError
+from kiln.errors import CHECK_ERRORS, KilnOverflowError
 from kiln.primitives import checks, elementwise, shape
 from kiln.tracing import Tracer, as_operand, bind, literal
 from kiln.numpy._bindings import knp
@@ -191,8 +191,7 @@ def check(pred: Any, kind: str, message: str, *values: Any) -> None:
     """Emit a run-time check: when `pred` is false, the call raises `kind`."""
     if isinstance(pred, (bool, np.bool_)):
         if not pred:
-            err = KilnValueError if kind == "ValueError" else KilnIndexError
-            raise err(message.format(*[v if is_static_dim(v) else "?" for v in values]))
+            raise CHECK_ERRORS[kind](message.format(*[v if is_static_dim(v) else "?" for v in values]))
         return
     if not _check_switch.enabled:
         return
@@ -228,11 +227,15 @@ def require_equal_dims(a: Any, b: Any, kind: str, message: str) -> None:
 
 
 def broadcast_shapes(shapes: Sequence[tuple], opname: str) -> tuple:
-    """NumPy broadcasting; dynamic dims that must agree get a run-time check.
+    """NumPy broadcasting, with run-time checks where dims are dynamic.
 
-    A dynamic dim never broadcasts as if it were 1 (kiln specializes
-    argument dims of size 1; see docs/tracing.md), so dynamic dims must equal
-    the other non-1 dims of their axis.
+    Per axis the result is NumPy's rule: equal dims give that dim, a dim of 1
+    gives the other. A dynamic dim that may be 1 at run time (a computed
+    size; argument dims too unless size-1 dims are specialized) broadcasts
+    when it is 1: the result is the other dim, or, when every dim of the
+    axis may be 1, the run-time `select(a == 1, b, a)`. Each pair is checked
+    at run time (NumPy's ValueError) and recorded, so `broadcast_to` knows
+    the operand dim is 1 or the result dim.
     """
     ndim = max((len(s) for s in shapes), default=0)
     padded = [(1,) * (ndim - len(s)) + tuple(s) for s in shapes]
@@ -251,45 +254,132 @@ def broadcast_shapes(shapes: Sequence[tuple], opname: str) -> tuple:
                 + f" (axis {axis - ndim}: sizes {statics[0]} and {statics[1]}); reshape an operand "
                 "or index fewer dimensions."
             )
-        chosen = statics[0] if statics else non_one[0]
+        message = (f"{opname}: operands could not be broadcast together with shapes "
+                   + " ".join(_shape_str(s) for s in shapes)
+                   + f" (axis {axis - ndim}: sizes {{}} and {{}}); reshape an operand or index fewer dimensions.")
+        # A dim that is never 1 (static, or an argument dim) decides the axis.
+        fixed = [d for d in non_one if not may_be_unit(d)]
+        chosen = statics[0] if statics else (fixed[0] if fixed else non_one[0])
         for d in non_one:
-            require_equal_dims(d, chosen, "ValueError",
-                               f"{opname}: operands could not be broadcast together: size {{}} vs {{}} "
-                               f"on axis {axis - ndim} (a dynamic dim must equal the other operands' size)")
+            chosen = broadcast_dim(chosen, d, message)
         result.append(chosen)
     return tuple(result)
 
 
+def may_be_unit(d: Any) -> bool:
+    """Whether dim `d` can be 1 when the program runs."""
+    if is_static_dim(d):
+        return d == 1
+    from kiln.tracing import current_builder
+
+    return current_builder().aliases.may_be_unit(d)
+
+
+def broadcast_dim(a: Any, b: Any, message: str) -> Any:
+    """The dim NumPy's broadcasting gives for dims `a` and `b` (neither a
+    static 1), checked at run time; `message` takes the two sizes."""
+    if same_dim(a, b):
+        return a
+    from kiln.tracing import current_builder
+
+    builder = current_builder()
+    if frozenset((id(a), id(b))) in builder.proven_equal_dims:
+        return b if is_static_dim(b) else a
+    unit_a, unit_b = may_be_unit(a), may_be_unit(b)
+    if not (unit_a or unit_b):
+        require_equal_dims(a, b, "ValueError", message)
+        return b if is_static_dim(b) else a
+    if unit_a and unit_b:
+        ok = knp.logical_or(knp.equal(a, b), knp.logical_or(knp.equal(a, 1), knp.equal(b, 1)))
+        check(ok, "ValueError", message, a, b)
+        result = dim_operand(bind(elementwise.select_p, knp.equal(a, 1), operand(b), operand(a)))
+        builder.proven_broadcast_dims.update({(id(a), id(result)), (id(b), id(result))})
+        builder.broadcast_results[id(result)] = (a, b)
+        return result
+    unit, other = (a, b) if unit_a else (b, a)
+    if (id(unit), id(other)) not in builder.proven_broadcast_dims:
+        check(knp.logical_or(knp.equal(unit, other), knp.equal(unit, 1)), "ValueError", message, a, b)
+        builder.proven_broadcast_dims.add((id(unit), id(other)))
+    return other
+
+
+def keep_carried_dims(name: str, carried: Sequence[Any], outs: list) -> list:
+    """A loop body's results with their carried dims back where only
+    broadcasting changed them: `acc + x[:m]` gives `select(c == 1, s, c)`
+    for a carried dim `c` that may be 1. A loop keeps its carried sizes, so
+    that dim must be `c` again (a run-time check; NumPy would let the array
+    grow instead), and the result is retyped to `c`."""
+    from kiln.tracing import current_builder
+
+    made = current_builder().broadcast_results
+
+    def made_from(d: Any, c: Any) -> bool:
+        sources = made.get(id(d))
+        return sources is not None and any(same_dim(s, c) or made_from(s, c) for s in sources)
+
+    kept = []
+    for k, (arg, out) in enumerate(zip(carried, outs)):
+        dims, changed = list(out.aval.shape), False
+        for axis, (c, d) in enumerate(zip(arg.aval.shape, out.aval.shape)):
+            if out.aval.ndim != arg.aval.ndim or same_dim(c, d) or not made_from(d, c):
+                continue
+            changed = True
+            require_equal_dims(c, d, "ValueError",
+                               f"{name}: carried array {k} enters the loop with size {{}} on axis {axis} but "
+                               "broadcasting in the body makes it size {}; a loop keeps the sizes of its carried "
+                               "arrays (NumPy would let the array grow): give it its final size before the loop")
+            dims[axis] = c
+        kept.append(match_dims(out, dims) if changed else out)
+    return kept
+
+
 def _shape_str(s: tuple) -> str:
-    return "(" + ",".join(str(d) if is_static_dim(d) else "?" for d in s) + ")"
+    return "(" + ",".join(str(d) if is_static_dim(d) else "?" for d in s) + ("," if len(s) == 1 else "") + ")"
 
 
-def broadcast_to(x: Any, shape_: Sequence[Any]) -> Any:
+def broadcast_to(x: Any, shape_: Sequence[Any], what: str = "broadcast_to") -> Any:
+    """`x` broadcast to `shape_` as NumPy does. An operand dim that may be 1
+    at run time and is not the target dim broadcasts when it is 1 (checked
+    at run time unless `broadcast_shapes` already did): it is an `expanding`
+    axis of the broadcast, which the compiler versions (kiln-legalize-dynamic)."""
     x = operand(x)
     shape_ = tuple(dim_operand(d) for d in shape_)
     xs = x.aval.shape
     if len(xs) == len(shape_) and all(same_dim(a, b) for a, b in zip(xs, shape_)):
         return x
     if len(xs) > len(shape_):
-        raise KilnValueError(f"broadcast_to: cannot broadcast {_shape_str(xs)} to a lower rank {_shape_str(shape_)}")
+        raise KilnValueError(f"{what}: cannot broadcast {_shape_str(xs)} to a lower rank {_shape_str(shape_)}")
+    from kiln.tracing import current_builder
+
+    builder = current_builder()
     lead = len(shape_) - len(xs)
-    # Operand dims that equal the target stay; 1s broadcast; others need a check.
+    expanding = []
     for i, d in enumerate(xs):
         target = shape_[lead + i]
-        if same_dim(d, 1) or same_dim(d, target):
+        if same_dim(d, 1) or same_dim(d, target) or frozenset((id(d), id(target))) in builder.proven_equal_dims:
             continue
         if is_static_dim(d) and is_static_dim(target):
             raise KilnValueError(
-                f"broadcast_to: cannot broadcast shape {_shape_str(xs)} to {_shape_str(shape_)} "
-                f"(axis {i}: {d} vs {target})"
+                f"{what}: could not broadcast shape {_shape_str(xs)} to {_shape_str(shape_)} "
+                f"(axis {i}: size {d} vs {target}); reshape the operand or give a compatible shape"
             )
-        require_equal_dims(d, target, "ValueError", f"broadcast_to: size {{}} does not broadcast to {{}} on axis {i}")
-    x = match_dims(x, [d if same_dim(d, 1) else shape_[lead + i] for i, d in enumerate(xs)])
-    if len(xs) == len(shape_) and all(same_dim(a, b) for a, b in zip(x.aval.shape, shape_)):
+        message = (f"{what}: could not broadcast shape {_shape_str(xs)} to {_shape_str(shape_)} "
+                   f"(axis {i}: size {{}} vs {{}}); reshape the operand or give a compatible shape")
+        if (id(d), id(target)) in builder.proven_broadcast_dims:
+            expanding.append(i)
+        elif may_be_unit(d) and not (is_static_dim(target) and target == 1):
+            check(knp.logical_or(knp.equal(d, target), knp.equal(d, 1)), "ValueError", message, d, target)
+            builder.proven_broadcast_dims.add((id(d), id(target)))
+            expanding.append(i)
+        else:
+            require_equal_dims(d, target, "ValueError", message)
+    x = match_dims(x, [d if same_dim(d, 1) or i in expanding else shape_[lead + i] for i, d in enumerate(xs)])
+    if not expanding and len(xs) == len(shape_) and all(same_dim(a, b) for a, b in zip(x.aval.shape, shape_)):
         return x
     static, dyn = split_shape(shape_)
+    params = {"expanding": tuple(expanding)} if expanding else {}
     return bind(shape.broadcast_in_dim_p, x, *dyn, shape=static,
-                broadcast_dimensions=tuple(range(lead, len(shape_))))
+                broadcast_dimensions=tuple(range(lead, len(shape_))), **params)
 
 
 def materialize(x: Any) -> Any:

@@ -40,9 +40,10 @@ def _writable_target(target: Any, what: str) -> Tracer:
     target = builder.lift(target)
     if id(target) in builder.aliases.unresolved:
         raise KilnValueError(
-            f"{what}: the destination was returned by a kiln.cond branch as a view of an outer array, so "
-            "which array the write reaches is only known at run time; write to the outer array inside the "
-            "branch, or copy the result (np.copy) before writing to it")
+            f"{what}: the destination was returned by a branch (an `if` on a traced value, kiln.cond) or a "
+            "loop body as an outer array or a view of one on some run-time path only, so which array the write "
+            "reaches is only known at run time; write to the outer array inside the branch or loop, or copy "
+            "the result (np.copy) before writing to it")
     if id(target) in builder.aliases.scalars:
         raise KilnTypeError(
             f"{what}: the destination is a NumPy scalar (indexing every axis with an integer gives a copy, "
@@ -97,8 +98,7 @@ def assign(target: Any, value: Any, what: str, casting: str = "unsafe") -> Trace
         raise KilnTypeError(
             f"{what}: cannot cast {value.aval.dtype} to the destination's {target.aval.dtype} with "
             f"casting rule {casting!r}; convert the value with .astype() first")
-    value = broadcast_to(_expand_run_time_units(convert(value, target.aval.dtype), target.aval.shape, what),
-                         target.aval.shape)
+    value = broadcast_to(convert(value, target.aval.dtype), target.aval.shape, what)
     if value is target:
         return target
     root = current_builder().aliases.root(target)
@@ -110,27 +110,6 @@ def assign(target: Any, value: Any, what: str, casting: str = "unsafe") -> Trace
     bind(mutation.assign_p, target, value)
     current_builder().aliases.mark_written(target)
     return target
-
-
-def _expand_run_time_units(value: Any, shape: tuple, what: str) -> Any:
-    """NumPy broadcasts a value dim that is 1 when the program runs (a
-    computed size, such as a slice's) to the destination's dim: where a
-    dynamic value dim is not known to equal the destination's, read it
-    through the index `where(dim == 1, 0, arange(target))`."""
-    if not isinstance(value, Tracer):
-        return value
-    lead = len(shape) - value.aval.ndim
-    for axis, d in enumerate(value.aval.shape):
-        if lead < 0 or is_static_dim(d) or same_dim(d, shape[lead + axis]):
-            continue
-        target = shape[lead + axis]
-        check(knp.logical_or(knp.equal(d, 1), knp.equal(d, target)), "ValueError",
-              f"{what}: could not broadcast the value into the destination: size {{}} vs {{}} on value "
-              f"axis {axis}",
-              d, target)
-        index = knp.where(knp.equal(d, 1), 0, knp.arange(target))
-        value = bind(index_prims.gather_p, value, index, axis=axis)
-    return value
 
 
 @tracer_method("__setitem__")
@@ -170,7 +149,7 @@ def setitem(x: Any, idx: Any, value: Any) -> None:
     # scatter's layout: no None dims, the index dims at `axis`.
     numpy_shape = tuple(indexing.advanced_result_shape(entries, basic_dims, list(indices.aval.shape)))
     updates = convert(_python_float_for_int_target(operand(value), view.aval.dtype, "x[idx] = value"), view.aval.dtype)
-    updates = broadcast_to(_expand_run_time_units(updates, numpy_shape, "x[idx] = value"), numpy_shape)
+    updates = broadcast_to(updates, numpy_shape, "x[idx] = value")
     first = indexing.advanced_dims_first(entries)
     layout = (list(indices.aval.shape) + basic_dims) if first else (
         basic_dims[:axis] + list(indices.aval.shape) + basic_dims[axis:])
@@ -189,7 +168,7 @@ def _multi_array_assign(target: Tracer, entries: list, value: Any) -> None:
     merged, flat, axis = indexing.merged_array_index(target, entries, "x[idx] = value")
     updates_shape = merged.aval.shape[:axis] + flat.aval.shape + merged.aval.shape[axis + 1:]
     updates = convert(_python_float_for_int_target(operand(value), merged.aval.dtype, "x[idx] = value"), merged.aval.dtype)
-    updates = broadcast_to(_expand_run_time_units(updates, updates_shape, "x[idx] = value"), updates_shape)
+    updates = broadcast_to(updates, updates_shape, "x[idx] = value")
     bind(mutation.scatter_p, merged, flat, updates, axis=axis)
     current_builder().aliases.mark_written(merged)
 

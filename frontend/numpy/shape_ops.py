@@ -22,6 +22,8 @@ from kiln.numpy._base import (
     promote,
     result_dtype,
     materialize,
+    match_dims,
+    require_equal_dims,
     shape_product,
     split_shape,
     reshape_view,
@@ -274,11 +276,16 @@ def stack(arrays: Sequence[Any], axis: int = 0) -> Tracer:
     arrays = [operand(a) for a in arrays]
     if not arrays:
         raise KilnValueError("stack: need at least one array to stack")
-    shape = broadcast_shapes([a.aval.shape for a in arrays], "stack")
+    shape = arrays[0].aval.shape
     if any(a.aval.ndim != len(shape) for a in arrays):
         raise KilnValueError("stack: all input arrays must have the same shape")
+    # NumPy stacks equal shapes only: no broadcasting, not even of a 1.
+    for a in arrays[1:]:
+        for i, (d, first) in enumerate(zip(a.aval.shape, shape)):
+            require_equal_dims(first, d, "ValueError", f"stack: all input arrays must have the same shape "
+                               f"(axis {i}: sizes {{}} and {{}})")
     axis = _normalize_axis(axis, len(shape) + 1, "stack")
-    expanded = [expand_dims(broadcast_to(a, shape), axis) for a in arrays]
+    expanded = [expand_dims(match_dims(a, shape), axis) for a in arrays]
     return concatenate(expanded, axis=axis)
 
 

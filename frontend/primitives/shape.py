@@ -41,11 +41,17 @@ match_dims_p = Primitive("match_dims", view=ViewRule(_always_contiguous, regroup
 
 
 @broadcast_in_dim_p.def_abstract_eval
-def _broadcast_in_dim_rule(x, *dyn_shape, shape, broadcast_dimensions):
+def _broadcast_in_dim_rule(x, *dyn_shape, shape, broadcast_dimensions, expanding=()):
+    """`expanding` lists the operand axes whose dynamic dim is, at run time,
+    either 1 (and then broadcasts) or the result dim (a checked fact)."""
     out_shape = shape_with_dynamic(shape, list(dyn_shape))
     if len(broadcast_dimensions) != x.aval.ndim:
         raise KilnInternalError("broadcast_in_dim: one broadcast dimension per operand dim")
-    for src, dst in zip(x.aval.shape, broadcast_dimensions):
+    for axis, (src, dst) in enumerate(zip(x.aval.shape, broadcast_dimensions)):
+        if axis in expanding:
+            if is_static_dim(src):
+                raise KilnInternalError(f"broadcast_in_dim: expanding operand axis {axis} has static size {src}")
+            continue
         if not (same_dim(src, 1) or same_dim(src, out_shape[dst])):
             raise KilnInternalError(
                 f"broadcast_in_dim: operand dim {src} does not match result dim {out_shape[dst]}"
@@ -117,7 +123,7 @@ from kiln.interpreter import checked_shape, fill_dims, interpret_rule  # noqa: E
 
 
 @interpret_rule(broadcast_in_dim_p)
-def _broadcast_in_dim_value(x, *dyn_shape, shape, broadcast_dimensions):
+def _broadcast_in_dim_value(x, *dyn_shape, shape, broadcast_dimensions, expanding=()):
     out_shape = checked_shape(fill_dims(shape, dyn_shape))
     placed = [1] * len(out_shape)
     for size, dim in zip(x.shape, broadcast_dimensions):

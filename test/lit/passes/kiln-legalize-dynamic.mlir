@@ -26,7 +26,7 @@ func.func @broadcast(%x: tensor<?xf32>, %shape: tensor<2xi64>) -> tensor<?x?xf32
   // CHECK-NEXT: linalg.yield %[[IN]] : f32
   // CHECK-NOT: stablehlo.dynamic_broadcast_in_dim
   // CHECK: return %[[R]]
-  %0 = stablehlo.dynamic_broadcast_in_dim %x, %shape, dims = [1] : (tensor<?xf32>, tensor<2xi64>) -> tensor<?x?xf32>
+  %0 = stablehlo.dynamic_broadcast_in_dim %x, %shape, dims = [1] {known_nonexpanding_dimensions = array<i64: 0>} : (tensor<?xf32>, tensor<2xi64>) -> tensor<?x?xf32>
   return %0 : tensor<?x?xf32>
 }
 
@@ -38,7 +38,7 @@ func.func @broadcast_index_shape(%x: tensor<?xf32>, %shape: tensor<2xindex>) -> 
   // CHECK: %[[N:.*]] = tensor.extract %[[SHAPE]][%{{.*}}] : tensor<2xindex>
   // CHECK-NOT: arith.index_cast
   // CHECK: tensor.empty(%[[M]], %[[N]]) : tensor<?x?xf32>
-  %0 = stablehlo.dynamic_broadcast_in_dim %x, %shape, dims = [1] : (tensor<?xf32>, tensor<2xindex>) -> tensor<?x?xf32>
+  %0 = stablehlo.dynamic_broadcast_in_dim %x, %shape, dims = [1] {known_nonexpanding_dimensions = array<i64: 0>} : (tensor<?xf32>, tensor<2xindex>) -> tensor<?x?xf32>
   return %0 : tensor<?x?xf32>
 }
 
@@ -47,7 +47,62 @@ func.func @broadcast_index_shape(%x: tensor<?xf32>, %shape: tensor<2xindex>) -> 
 func.func @broadcast_unit_dim(%x: tensor<1x?xf32>, %shape: tensor<2xi64>) -> tensor<?x?xf32> {
   // CHECK: linalg.generic {indexing_maps = [#[[UNIT]], #[[ID2]]]
   // CHECK-SAME: ins(%{{.*}} : tensor<1x?xf32>)
-  %0 = stablehlo.dynamic_broadcast_in_dim %x, %shape, dims = [0, 1] : (tensor<1x?xf32>, tensor<2xi64>) -> tensor<?x?xf32>
+  %0 = stablehlo.dynamic_broadcast_in_dim %x, %shape, dims = [0, 1] {known_nonexpanding_dimensions = array<i64: 1>} : (tensor<1x?xf32>, tensor<2xi64>) -> tensor<?x?xf32>
+  return %0 : tensor<?x?xf32>
+}
+
+// An operand dim in neither known list may be 1 at run time while the
+// result dim is larger (StableHLO's meaning): the broadcast is versioned.
+// When every such dim equals its result dim, the result is the operand
+// itself (no copy, so the consumer fuses with the operand's producer as
+// before); otherwise that dim is 1 and the input map reads index 0.
+// CHECK-LABEL: func.func @broadcast_versioned
+// CHECK-SAME: (%[[X:.*]]: tensor<?x?xf32>, %[[SHAPE:.*]]: tensor<2xi64>)
+func.func @broadcast_versioned(%x: tensor<?x?xf32>, %shape: tensor<2xi64>) -> tensor<?x?xf32> {
+  // CHECK: %[[N:.*]] = arith.index_cast %{{.*}} : i64 to index
+  // CHECK: %[[D:.*]] = tensor.dim %[[X]], %{{.*}} : tensor<?x?xf32>
+  // CHECK: %[[SAME:.*]] = arith.cmpi eq, %[[D]], %[[N]] : index
+  // CHECK: %[[R:.*]] = scf.if %[[SAME]] -> (tensor<?x?xf32>) {
+  // CHECK-NEXT: scf.yield %[[X]] : tensor<?x?xf32>
+  // CHECK-NEXT: } else {
+  // CHECK: linalg.generic {indexing_maps = [#[[UNIT]], #[[ID2]]], iterator_types = ["parallel", "parallel"]}
+  // CHECK-SAME: ins(%[[X]] : tensor<?x?xf32>)
+  // CHECK: return %[[R]]
+  %0 = stablehlo.dynamic_broadcast_in_dim %x, %shape, dims = [0, 1] {known_nonexpanding_dimensions = array<i64: 1>} : (tensor<?x?xf32>, tensor<2xi64>) -> tensor<?x?xf32>
+  return %0 : tensor<?x?xf32>
+}
+
+// With a new result dim, the common case is the broadcast by maps.
+// CHECK-LABEL: func.func @broadcast_versioned_new_dim
+func.func @broadcast_versioned_new_dim(%x: tensor<?xf32>, %shape: tensor<2xi64>) -> tensor<?x?xf32> {
+  // CHECK: scf.if
+  // CHECK: linalg.generic {indexing_maps = [#[[COL]], #[[ID2]]]
+  // CHECK: } else {
+  // CHECK: linalg.generic {indexing_maps = [#[[ZERO:.*]], #[[ID2]]]
+  %0 = stablehlo.dynamic_broadcast_in_dim %x, %shape, dims = [1] : (tensor<?xf32>, tensor<2xi64>) -> tensor<?x?xf32>
+  return %0 : tensor<?x?xf32>
+}
+
+// With several such dims, the other case cannot know which are 1: each
+// element reads the operand at index 0 along the dims that are 1.
+// CHECK-LABEL: func.func @broadcast_versioned_two_dims
+// CHECK-SAME: (%[[X:.*]]: tensor<?x?xf32>, %[[SHAPE:.*]]: tensor<2xi64>)
+func.func @broadcast_versioned_two_dims(%x: tensor<?x?xf32>, %shape: tensor<2xi64>) -> tensor<?x?xf32> {
+  // CHECK: %[[D0:.*]] = tensor.dim %[[X]], %{{.*}} : tensor<?x?xf32>
+  // CHECK: %[[ONE0:.*]] = arith.cmpi eq, %[[D0]], %{{.*}} : index
+  // CHECK: %[[D1:.*]] = tensor.dim %[[X]], %{{.*}} : tensor<?x?xf32>
+  // CHECK: %[[ONE1:.*]] = arith.cmpi eq, %[[D1]], %{{.*}} : index
+  // CHECK: %[[R:.*]] = scf.if %{{.*}} -> (tensor<?x?xf32>) {
+  // CHECK-NEXT: scf.yield %[[X]] : tensor<?x?xf32>
+  // CHECK-NEXT: } else {
+  // CHECK: linalg.generic {indexing_maps = [#[[ID2]]], iterator_types = ["parallel", "parallel"]}
+  // CHECK: %[[I:.*]] = linalg.index 0 : index
+  // CHECK: %[[AT0:.*]] = arith.select %[[ONE0]], %{{.*}}, %[[I]] : index
+  // CHECK: %[[J:.*]] = linalg.index 1 : index
+  // CHECK: %[[AT1:.*]] = arith.select %[[ONE1]], %{{.*}}, %[[J]] : index
+  // CHECK: tensor.extract %[[X]][%[[AT0]], %[[AT1]]] : tensor<?x?xf32>
+  // CHECK: return %[[R]]
+  %0 = stablehlo.dynamic_broadcast_in_dim %x, %shape, dims = [0, 1] : (tensor<?x?xf32>, tensor<2xi64>) -> tensor<?x?xf32>
   return %0 : tensor<?x?xf32>
 }
 

@@ -5,13 +5,14 @@
 // op is a 0-d linalg.generic. After the pass (and canonicalize) the loop
 // carries i64 and f64 and its body is plain arith.
 #map = affine_map<() -> ()>
+// The loop bound, a read of the 0-d argument, is made once at the entry.
 // CHECK-LABEL: func.func @count
 // CHECK-SAME: (%[[N:.*]]: tensor<i64>)
 func.func @count(%n: tensor<i64>) -> tensor<f64> {
+  // CHECK-DAG: %[[END:.*]] = tensor.extract %[[N]][] : tensor<i64>
   // CHECK-DAG: %[[ZERO:.*]] = arith.constant 0 : i64
   // CHECK-DAG: %[[ACC0:.*]] = arith.constant 0.000000e+00 : f64
   // CHECK: %[[W:.*]]:2 = scf.while (%[[I:.*]] = %[[ZERO]], %[[ACC:.*]] = %[[ACC0]]) : (i64, f64) -> (i64, f64)
-  // CHECK-NEXT: %[[END:.*]] = tensor.extract %[[N]][] : tensor<i64>
   // CHECK-NEXT: %[[P:.*]] = arith.cmpi slt, %[[I]], %[[END]] : i64
   // CHECK-NEXT: scf.condition(%[[P]]) %[[I]], %[[ACC]] : i64, f64
   // CHECK: ^bb0(%[[I2:.*]]: i64, %[[ACC2:.*]]: f64):
@@ -88,9 +89,10 @@ func.func @mixed(%x: tensor<f64>, %v: tensor<4xf64>) -> (tensor<f64>, tensor<4xf
 // CHECK-LABEL: func.func @branch
 // CHECK-SAME: (%[[P:.*]]: i1, %[[C:.*]]: i64, %[[POLY:.*]]: tensor<i64>)
 func.func @branch(%p: i1, %crc: i64, %poly: tensor<i64>) -> i64 {
+  // The read of the 0-d argument leaves the branch (no load under a condition).
+  // CHECK: %[[Q:.*]] = tensor.extract %[[POLY]][] : tensor<i64>
   // CHECK: %[[R:.*]] = scf.if %[[P]] -> (i64) {
   // CHECK-NEXT: %[[S:.*]] = arith.shrsi %[[C]]
-  // CHECK-NEXT: %[[Q:.*]] = tensor.extract %[[POLY]][] : tensor<i64>
   // CHECK-NEXT: %[[X:.*]] = arith.xori %[[S]], %[[Q]] : i64
   // CHECK-NEXT: scf.yield %[[X]] : i64
   // CHECK-NEXT: } else {
