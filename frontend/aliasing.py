@@ -11,7 +11,10 @@ were written (written function arguments become write-back results).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+import contextlib
+import itertools
+import threading
+from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 import numpy as np
 
@@ -26,6 +29,39 @@ AMBIGUOUS_RESHAPE = (
     "view's strides and the run-time sizes, so whether a write to one array is seen through the other "
     "is not known when kiln compiles. Copy explicitly before reshaping (v.copy().reshape(...)) to "
     "always get a copy, or reshape after the writes")
+
+
+def run_time_alias_message(made_at: str, written_at: str) -> str:
+    """Why reading a stale loop result is refused ("{how}" is filled in)."""
+    return (f"the value made by the loop or branch at {made_at} is an outer array itself (or a view of it) "
+            f"after some iteration or branch (NumPy then returns that very array), and that array is written at "
+            f"{written_at} before the value is {{how}}; kiln keeps a branch's result up to date after such writes, "
+            "but not a loop's, nor one read in a loop before the loop writes the array. Copy the result where it "
+            "is made (`y = b.copy()`), or write to the array before the loop")
+
+
+class _Writes(threading.local):
+    """Per thread: a count of the writes recorded so far (a refreshed value
+    stays current until the next one), and whether a refresh is being traced
+    (its own reads of the stale value are the old value, on purpose)."""
+
+    def __init__(self):
+        self.count = itertools.count(1)
+        self.generation = 0
+        self.refreshing = False
+
+
+_writes = _Writes()
+
+
+@contextlib.contextmanager
+def refreshing() -> Iterator[None]:
+    """While a refresh is traced, stale values are read as they are."""
+    previous, _writes.refreshing = _writes.refreshing, True
+    try:
+        yield
+    finally:
+        _writes.refreshing = previous
 
 
 def _is_static_unit(d: Any) -> bool:
@@ -65,7 +101,20 @@ class Aliases:
         # from. Writes to such a copy are refused; a write to its root makes
         # it stale, and reading a stale copy is refused.
         self.ambiguous_copies: dict[int, Tracer] = {}
-        self.stale_copies: set[int] = set()
+        # Results that may be an outer array (or a view of one) chosen at run
+        # time: a cond branch or a loop body returned one for them. Result id
+        # -> (the roots it may be, where the cond or loop is). kiln keeps such
+        # a result as a value of its own, so a later write to one of those
+        # roots makes it stale: reading it then reads its refresh, or is
+        # refused when it has none.
+        self.run_time_aliases: dict[int, tuple[list, str]] = {}
+        # The refresh of such a result, when kiln can recompute it (a cond
+        # branch's views of the array: kiln.branch_aliases), and this scope's
+        # refreshed values: value id -> (current value, write generation).
+        self.refreshers: dict[int, Callable[[Any], Any]] = {}
+        self.refreshed: dict[int, tuple[Any, int]] = {}
+        # Stale copies -> the message refusing a read ("{how}": read/returned).
+        self.stale_copies: dict[int, str] = {}
 
     @property
     def _outer(self) -> "Aliases | None":
@@ -147,39 +196,83 @@ class Aliases:
             aliases = aliases._outer
         return False
 
-    def _is_stale(self, x: "Tracer") -> bool:
+    def _stale_entry(self, x: "Tracer") -> tuple | None:
+        """(why reading `x` is refused, the refresh that recomputes it or
+        None) when `x` is a stale copy or a view of one."""
         root = self.root(x)
         if id(root) in self.stale_copies:
-            return True
+            return self.stale_copies[id(root)], self.refreshers.get(id(root))
         source = self.scope.outer_source(root)
-        return source is not None and self._outer._is_stale(source)
+        return self._outer._stale_entry(source) if source is not None else None
 
-    def refuse_stale_reads(self, values: list, how: str) -> None:
-        """Reading a stale ambiguous copy is refused (`how`: "read", "returned")."""
-        if not self.any_stale():
-            return
+    def current_values(self, values: list, how: str) -> list:
+        """`values` as an equation reads them (`how`: "read", "returned"):
+        a stale cond result (or a view of it) is refreshed, once per write;
+        reading another stale copy is refused."""
+        if _writes.refreshing or not self.any_stale():
+            return values
+        current = []
         for x in values:
-            if not isinstance(x, Literal) and self._is_stale(x):
-                raise KilnValueError(AMBIGUOUS_RESHAPE + f" (the reshaped array is {how} after a write to "
-                                     "the array it came from)")
+            entry = None if isinstance(x, Literal) else self._stale_entry(x)
+            if entry is None:
+                current.append(x)
+                continue
+            reason, refresh = entry
+            if refresh is None:
+                raise KilnValueError(reason.replace("{how}", how))
+            cached = self.refreshed.get(id(x))
+            if cached is None or cached[1] != _writes.generation:
+                cached = (refresh(x), _writes.generation)
+                self.refreshed[id(x)] = cached
+            current.append(cached[0])
+        return current
 
-    def mark_written(self, x: "Tracer", child: "Aliases | None" = None) -> None:
-        """Record a write through `x`; a captured root marks the outer array
-        too (`child`: the aliases of the nested scope the write was made in)."""
+    def may_be(self, x: "Tracer") -> list:
+        """The arrays of this scope that `x` may be a view of at run time: its
+        root, or the roots a cond or loop result may be (`run_time_aliases`)."""
+        root = self.root(x)
+        if id(root) not in self.run_time_aliases:
+            return [root]
+        found: list = []
+        for r in self.run_time_aliases[id(root)][0]:
+            found.extend(r2 for r2 in self.may_be(r) if not any(r2 is f for f in found))
+        return found
+
+    def _stale_copies_of(self, root: "Tracer", where: str) -> dict:
+        """The copies a write to `root` makes stale: copy id -> (why a later
+        read is refused, with "{how}"; why a read by the nested scope that
+        made the write is refused)."""
+        stale = {}
+        for copy_id, source in self.ambiguous_copies.items():
+            if source is root:
+                stale[copy_id] = (
+                    AMBIGUOUS_RESHAPE + " (the reshaped array is {how} after a write to the array it came from)",
+                    AMBIGUOUS_RESHAPE + " (the reshaped array is read in the loop or branch that writes to the "
+                                        "array it came from)")
+        for result_id, (roots, made_at) in self.run_time_aliases.items():
+            if any(r is root for r in roots):
+                message = run_time_alias_message(made_at, where)
+                stale[result_id] = (message, message.replace("{how}", "read in the loop or branch that makes "
+                                                                      "the write (so again after it)"))
+        return stale
+
+    def mark_written(self, x: "Tracer", child: "Aliases | None" = None, where: str = "") -> None:
+        """Record a write through `x` (`where`: the user's line); a captured
+        root marks the outer array too (`child`: the aliases of the nested
+        scope the write was made in)."""
         root = self.root(x)
         if id(root) in self.ambiguous_copies:
             raise KilnValueError(AMBIGUOUS_RESHAPE + " (the write is to the reshaped array)")
-        for copy_id, source in self.ambiguous_copies.items():
-            if source is not root:
-                continue
-            self.stale_copies.add(copy_id)
+        where = where or self.scope.user_line()
+        _writes.generation = next(_writes.count)
+        for copy_id, (reason, nested_reason) in self._stale_copies_of(root, where).items():
+            self.stale_copies[copy_id] = reason
             # A nested scope (a loop body) that reads the copy may read it
             # again after this write, in a later iteration.
             if child is not None and any(not isinstance(c, np.ndarray) and id(self.root(c)) == copy_id
                                          for c in child.scope.const_sources):
-                raise KilnValueError(AMBIGUOUS_RESHAPE + " (the reshaped array is read in the loop or "
-                                     "branch that writes to the array it came from)")
+                raise KilnValueError(nested_reason)
         self.written_roots.add(id(root))
         source = self.scope.outer_source(root)
         if source is not None:
-            self._outer.mark_written(source, self)
+            self._outer.mark_written(source, self, where)

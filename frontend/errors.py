@@ -1,11 +1,14 @@
 """Every error class kiln raises on purpose, in one leaf module.
 
-In: nothing (imports no other kiln module, so every layer may import it).
+In: nothing (imports no other kiln module, so every layer may import it;
+NumPy only for `numpy.linalg.LinAlgError`).
 Out: `KilnError` and its subclasses; each also subclasses the natural Python
 exception (a shape error is a `ValueError`, an index error an `IndexError`).
 """
 
 from __future__ import annotations
+
+from numpy.linalg import LinAlgError
 
 
 class KilnError(Exception):
@@ -40,6 +43,11 @@ class KilnUnboundLocalError(KilnError, UnboundLocalError):
     of a loop that ran zero times)."""
 
 
+class KilnLinAlgError(KilnError, LinAlgError):
+    """A linear-algebra failure NumPy reports as `numpy.linalg.LinAlgError`
+    (a `ValueError`): a matrix that is not positive definite."""
+
+
 class ToolchainError(KilnError, RuntimeError):
     """The system C compiler is missing or failed."""
 
@@ -48,7 +56,7 @@ class ToolchainError(KilnError, RuntimeError):
 # the `kiln.check` op name them with; a kind's position + 1 is its code in
 # the failure record of runtime/support.c.
 CHECK_ERRORS = {"ValueError": KilnValueError, "IndexError": KilnIndexError, "OverflowError": KilnOverflowError,
-                "UnboundLocalError": KilnUnboundLocalError}
+                "UnboundLocalError": KilnUnboundLocalError, "LinAlgError": KilnLinAlgError}
 # The warnings a run-time check emits instead (the call goes on; the runtime
 # warns once per call and message after it returns, as a NumPy ufunc does).
 CHECK_WARNINGS = {"RuntimeWarning": RuntimeWarning}

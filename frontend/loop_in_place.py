@@ -3,7 +3,9 @@
 In: a traced loop body (its carried arguments, outputs and written roots)
 or the traced branches of a cond. Out: which carried slots the body uses in
 place (the initial array itself) and which cond results are an outer value
-itself, so that `x += y` in a loop or branch updates `x` as in NumPy.
+itself, so that `x += y` in a loop or branch updates `x` as in NumPy; and
+which results may be an outer array only on some run-time path (marked so
+that writes through them, and reads after writes to that array, are refused).
 """
 
 from __future__ import annotations
@@ -51,6 +53,64 @@ def check_in_place_slots(name: str, builder: Builder, in_place: dict, leaves: li
         if out is not outer and builder.outer_source(out) is not outer:
             raise KilnInternalError(f"{name}: carried value {k} was returned unchanged by the body, but not "
                                     "when the body was traced again with the initial array in its place")
+
+
+def outer_arrays(builder: Builder, x: Any) -> list:
+    """The arrays of the enclosing scope that `x`, a value of the nested
+    scope `builder`, may be (or view) at run time: captured outer arrays,
+    directly or through a cond or loop result that may be one."""
+    if not isinstance(x, Tracer):
+        return []
+    outer = builder.parent.aliases
+    found: list = []
+    for root in builder.aliases.may_be(x):
+        source = builder.outer_source(root)
+        if source is not None:
+            found.extend(r for r in outer.may_be(source) if not any(r is f for f in found))
+    return found
+
+
+def mark_run_time_alias(builder: Builder, result: Any, roots: list, where: str, refresh: Any = None) -> None:
+    """`result` (of a cond or loop in `builder`'s scope) may be one of `roots`
+    at run time: writes through it are refused, and reads of it after a
+    write to one of the roots (see `kiln.aliasing.Aliases.run_time_aliases`)."""
+    if not roots or not isinstance(result, Tracer):
+        return
+    builder.aliases.unresolved.add(id(result))
+    builder.aliases.run_time_aliases[id(result)] = (roots, where)
+    if refresh is not None:
+        builder.aliases.refreshers[id(result)] = refresh
+
+
+def found_aliases(builder: Builder, slots: list, outs: list, aliased: dict) -> bool:
+    """Record the outer arrays the body returns (views of) for its carried
+    slots; True when that adds any (the body is traced again with them)."""
+    added = False
+    for k, out in zip(slots, outs):
+        known = aliased.setdefault(k, [])
+        for root in outer_arrays(builder, out):
+            if not any(root is r for r in known):
+                known.append(root)
+                added = True
+        if not known:
+            del aliased[k]
+    return added
+
+
+def mark_aliased_slots(body: Any, slots: list, aliased: dict, where: str) -> None:
+    """A carried value whose slot the body returns (a view of) an outer array
+    for is that array from the second iteration on (see `found_aliases`)."""
+    for k, arg in zip(slots, body.carried):
+        if k in aliased:
+            mark_run_time_alias(body.builder, arg, [body.builder.lift(r) for r in aliased[k]], where)
+
+
+def mark_loop_aliases(results: list, aliased: dict, where: str) -> None:
+    """A loop result for a slot whose body returns (a view of) an outer
+    array is that array in NumPy (see `kiln.branch_aliases`)."""
+    builder = current_builder()
+    for k, roots in aliased.items():
+        mark_run_time_alias(builder, results[k], roots, where)
 
 
 def with_in_place(carried: list, in_place: dict) -> list:

@@ -206,7 +206,7 @@ class Builder:
 
     # --- equations
     def add_eqn(self, prim: Primitive, ins: list, params: dict) -> list[Tracer]:
-        self.aliases.refuse_stale_reads(ins, "read")
+        ins = self.aliases.current_values(ins, "read")
         rule = prim.abstract_eval
         if rule is None:
             raise KilnInternalError(f"primitive {prim.name} has no abstract-evaluation rule")
@@ -222,6 +222,11 @@ class Builder:
             self.aliases.record_view(prim, ins[0], outs[0], params)
         return outs
 
+    def user_line(self) -> str:
+        """Where the user's code runs now (`file.py:LINE`), for messages."""
+        line = _user_source_line()
+        return str(line) if line is not None else "an earlier line"
+
     def outer_source(self, x: Tracer) -> Tracer | None:
         """The outer-scope tracer that constvar `x` captures, if any."""
         for const, source in zip(self.constvars, self.const_sources):
@@ -232,6 +237,10 @@ class Builder:
     # --- finishing
     def build(self, outs: Sequence[Any], out_explicit: Sequence[bool] | None = None) -> Jaxpr:
         """Turn the recorded scope into a Jaxpr (tracers become Vars)."""
+        # A stale cond result returned here is refreshed first (new equations).
+        outs = [self.lift(o) if isinstance(o, Tracer) else o for o in outs]
+        if self.aliases.any_stale():
+            outs = self.aliases.current_values(outs, "returned")
         var_of: dict[int, Var] = {}
 
         def to_var(t: Tracer) -> Var:
@@ -256,9 +265,7 @@ class Builder:
             for t in eqn.outvars:
                 outvars.append(to_var(t))
             eqns.append(JaxprEqn(eqn.primitive, ins, outvars, eqn.params, eqn.source_info))
-        if self.aliases.any_stale():
-            self.aliases.refuse_stale_reads([self.lift(o) for o in outs if isinstance(o, Tracer)], "returned")
-        outvars = [read(self.lift(o)) if isinstance(o, Tracer) else o for o in outs]
+        outvars = [read(o) if isinstance(o, Tracer) else o for o in outs]
         jaxpr = Jaxpr(
             constvars,
             invars,

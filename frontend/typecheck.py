@@ -1,4 +1,5 @@
-"""Stage "jaxpr": the typechecker every traced jaxpr goes through.
+"""Stage "jaxpr": the typechecker every traced jaxpr goes through, and
+dead-code elimination before it.
 
 In: a `Jaxpr`.
 Out: nothing, or `KilnInternalError` naming the equation whose types are
@@ -8,7 +9,9 @@ types that disagree with the primitive's abstract-evaluation rule.
 
 from __future__ import annotations
 
-from kiln.core import Jaxpr, KilnInternalError, Literal, OutDBIdx, Var, is_static_dim, same_dim
+import dataclasses
+
+from kiln.core import Jaxpr, JaxprEqn, KilnInternalError, Literal, OutDBIdx, Var, is_static_dim, same_dim
 
 
 def typecheck_jaxpr(jaxpr: Jaxpr) -> None:
@@ -72,6 +75,23 @@ def has_effects(eqn) -> bool:
     return False
 
 
+def _without_unused_cond_results(eqn: JaxprEqn, live: set) -> JaxprEqn:
+    """A cond whose explicit results are partly unused (values a refresh
+    would read after a write that never came, kiln.branch_aliases) without
+    them, in the equation and in every branch."""
+    # With implicit dim results, each names the dims of an explicit one: keep all.
+    if eqn.primitive.name != "cond" or eqn.params["num_implicit_outputs"]:
+        return eqn
+    keep = [i for i, v in enumerate(eqn.outvars) if id(v) in live]
+    if len(keep) == len(eqn.outvars):
+        return eqn
+    branches = tuple(dataclasses.replace(b, outvars=[b.outvars[i] for i in keep],
+                                         out_explicit=tuple(b.out_explicit[i] for i in keep) if b.out_explicit else ())
+                     for b in eqn.params["branches"])
+    return JaxprEqn(eqn.primitive, eqn.invars, [eqn.outvars[i] for i in keep], {**eqn.params, "branches": branches},
+                    eqn.source_info)
+
+
 def dead_code_elimination(jaxpr: Jaxpr) -> Jaxpr:
     """Drop equations whose results are unused and that have no effect."""
     live: set[int] = {id(v) for v in jaxpr.outvars if isinstance(v, Var)}
@@ -80,6 +100,7 @@ def dead_code_elimination(jaxpr: Jaxpr) -> Jaxpr:
     kept = []
     for eqn in reversed(jaxpr.eqns):
         if has_effects(eqn) or any(id(v) in live for v in eqn.outvars):
+            eqn = _without_unused_cond_results(eqn, live)
             kept.append(eqn)
             for x in eqn.invars:
                 if isinstance(x, Var):

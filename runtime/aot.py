@@ -89,7 +89,7 @@ def c_header(meta: dict) -> str:
     lines += [_memref_typedef(r) for r in ranks]
     lines += ["#ifndef KILN_FAILURE_DEFINED", "#define KILN_FAILURE_DEFINED",
               "/* kind: 1 + the position of the check's exception in (ValueError, IndexError,",
-              " * OverflowError, UnboundLocalError); message: its text in Python format syntax, whose {}s take",
+              " * OverflowError, UnboundLocalError, LinAlgError); message: its text in Python format syntax, whose {}s take",
               " * `values`, ending with the source line of the check; a constant of the library. */",
               "typedef struct { int64_t kind; int64_t values[2]; const char *message; } kiln_failure;",
               "#endif", "",

@@ -20,9 +20,9 @@ import kiln  # noqa: E402
 
 # The modules whose tests run both ways (the interpreter needs no compile:
 # the interpreted half adds about 30 s to the suite).
-RUN_BOTH_WAYS = {"test_numpy_surface", "test_mutation", "test_control_flow", "test_autograph", "test_boolean_masks",
-                 "test_runtime_checks", "test_regressions", "test_bad_inputs", "test_runtime_broadcast",
-                 "test_debug_print"}
+RUN_BOTH_WAYS = {"test_numpy_surface", "test_numpy_npbench_functions", "test_run_time_aliases", "test_mutation",
+                 "test_control_flow", "test_autograph", "test_boolean_masks", "test_runtime_checks", "test_regressions",
+                 "test_bad_inputs", "test_runtime_broadcast", "test_debug_print"}
 
 
 def pytest_configure(config):

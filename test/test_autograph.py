@@ -72,6 +72,40 @@ def test_for_range_start_stop_step_and_negative_step():
     assert f.num_compiles == 1
 
 
+def test_reversed_traced_range_and_negative_step_loops():
+    """`reversed(range(n))` with a traced `n` and `range(n - 1, -1, -1)` run
+    backwards, at sizes 0, 1 and more (issue 14); a static reversed range is
+    one compiled loop, not an unrolled one."""
+
+    def backwards(x, n):
+        horner, seen = 0.0, np.zeros(x.shape[0])
+        for i in reversed(range(n)):
+            horner = horner * 2.0 + x[i]
+        for k, i in enumerate(reversed(range(1, n, 2))):
+            seen[k] = x[i]
+        for i in range(n - 1, -1, -1):
+            horner = horner * 3.0 + x[i]
+        return horner, seen
+
+    def static_backwards(x):
+        total = 0.0
+        for i in reversed(range(5)):
+            total = total * 2.0 + x[i]
+        return total
+
+    f = kiln.qjit(backwards)
+    x = np.random.rand(9)
+    for n in (0, 1, 2, 7, 9):
+        expected = backwards(x, n)
+        got = f(x, n)
+        np.testing.assert_allclose(got[0], expected[0])
+        np.testing.assert_array_equal(got[1], expected[1])
+    assert f.num_compiles == 1
+    g = kiln.qjit(static_backwards)
+    np.testing.assert_allclose(g(x), static_backwards(x))
+    assert "for_loop[" in str(g.jaxpr)
+
+
 def test_for_range_of_shape_updates_an_array():
     @kiln.qjit(autograph=True)
     def f(x):

@@ -318,7 +318,7 @@ def test_iterating_over_a_traced_array():
 
 @pytest.mark.parametrize("call, name", [
     (lambda x: np.unique(x), "np.unique"),
-    (lambda x: np.linalg.inv(x), "np.linalg.inv"),
+    (lambda x: np.linalg.det(x), "np.linalg.det"),
     (lambda x: np.fft.fft(x), "np.fft.fft"),
     (lambda x: np.sort(x), "np.sort"),
     (lambda x: np.linalg.eigvals(x), "np.linalg.eigvals"),
@@ -329,8 +329,8 @@ def test_unsupported_numpy_function_is_named(call, name):
 
 
 def test_unsupported_ufunc_method_is_named():
-    with pytest.raises(TypeError, match=r"np\.add\.outer is not supported by kiln"):
-        kiln.qjit(lambda x: np.add.outer(x, x))(np.ones(3))
+    with pytest.raises(TypeError, match=r"np\.add\.reduceat is not supported by kiln"):
+        kiln.qjit(lambda x: np.add.reduceat(x, [0, 1]))(np.ones(3))
 
 
 # --- integer division by zero

@@ -15,26 +15,6 @@ KERNELS = [
     "softmax", "spmv", "stockham_fft", "symm", "syrk", "trisolv", "vadv",
 ]
 
-# Kernel -> (the missing part, the error kiln.qjit raises today and where).
-MISSING = {
-    "contour_integral": ("inplace", "KilnValueError: augmented assignment (add): the destination is a value "
-                                    "carried by kiln.for_loop (`Tz += zz * Ham[n]` in contour_integral_numpy.py)"),
-    "azimint_hist": ("breadth", "np.histogram is not supported by kiln on traced values"),
-    "cholesky2": ("breadth", "np.linalg.cholesky is not supported by kiln on traced values"),
-    "floyd_warshall": ("breadth", "np.add.outer is not supported by kiln on traced values"),
-}
-_ITEMS = {"inplace": "in-place updates in loops, issue 14 item 5",
-          "breadth": "a NumPy function no part of issue 14 covers: the NumPy-breadth issue"}
-
-
-def _param(name: str):
-    if name not in MISSING:
-        return name
-    part, error = MISSING[name]
-    reason = f"needs {part} ({_ITEMS[part]}): {error}"
-    return pytest.param(name, marks=pytest.mark.xfail(reason=reason, strict=True))
-
-
 NPBENCH = find_npbench_dir()
 needs_npbench = pytest.mark.skipif(NPBENCH is None, reason="../shared/npbench (the NPBench kernels) is absent")
 
@@ -45,7 +25,7 @@ def test_the_kernel_list_is_npbench_folder():
 
 
 @needs_npbench
-@pytest.mark.parametrize("name", [_param(n) for n in KERNELS])
+@pytest.mark.parametrize("name", KERNELS)
 def test_npbench_kernel(name):
     outcome = run_kernel(load_kernels(NPBENCH)[name], kiln.qjit)
     assert outcome.ok, f"{name}: {outcome.stage}: {outcome.error}"

@@ -3,7 +3,9 @@
 that writes (`ctx.reference_semantics`) the view `tensorssa.slice`; gather
 along one axis -> `stablehlo.gather` (static slice sizes) or
 `stablehlo.dynamic_gather`; the positions of a mask's true elements ->
-`kiln.flatnonzero` (lowered by kiln-legalize-dynamic).
+`kiln.flatnonzero` (lowered by kiln-legalize-dynamic); scatter_add ->
+`stablehlo.scatter` whose update computation adds (kiln-legalize-writes
+lowers it to a loop).
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ import numpy as np
 
 from kiln.compiler.lowering import lowering
 from kiln.dialects.stablehlo import tensor_type
-from kiln.compiler.mlir import GatherDimensionNumbers
+from kiln.compiler.mlir import GatherDimensionNumbers, ScatterDimensionNumbers, ir
 from kiln.core import is_static_dim
 from kiln.dialects import kiln as kiln_dialect
 from kiln.dialects import stablehlo as hlo
@@ -77,6 +79,22 @@ def _gather(ctx, eqn, x, indices):
                         slice_sizes=hlo.dense_i64_array(slice_sizes))]
     sizes = hlo.shape_tensor([ctx.dim(d) for d in slice_sizes])
     return [hlo.one("dynamic_gather", out_type, x, indices, sizes, dimension_numbers=dnums)]
+
+
+@lowering(ip.scatter_add_p)
+def _scatter_add(ctx, eqn, base, indices, updates):
+    """One index per update element (`index_vector_dim` 1 past the 1-D
+    indices); the update computation returns `current + update`."""
+    dnums = ScatterDimensionNumbers.get([], [0], [], [], [0], 1)
+    result_type = tensor_type(eqn.outvars[0].aval)
+    op = ir.Operation.create("stablehlo.scatter", results=[result_type],
+                             operands=[base, hlo.convert(indices, hlo.i64()), updates],
+                             attributes={"scatter_dimension_numbers": dnums}, regions=1)
+    scalar = ir.RankedTensorType.get([], result_type.element_type)
+    block = op.regions[0].blocks.append(scalar, scalar)
+    with ir.InsertionPoint(block):
+        hlo.op("return", [], [hlo.one("add", scalar, block.arguments[0], block.arguments[1])])
+    return [op.result]
 
 
 @lowering(ip.flatnonzero_p)

@@ -3,11 +3,13 @@
 In: the StableHLO that `immut-to-stablehlo` emits for writes and that
 `stablehlo-legalize-to-linalg` leaves behind: `dynamic_update_slice` with
 a dynamic operand or update, `scatter` along one axis with a replacing update
-computation (the form kiln emits), `get_dimension_size`.
+computation (the form kiln emits for writes) or, on 1-D tensors, an adding
+one (`scatter_add`), `get_dimension_size`.
 Out: `tensor.insert_slice` for the update slice; an `scf.for` over the
 scattered indices that moves one row (`tensor.extract_slice` of the updates,
 `tensor.insert_slice` into the carried result) per index, in order, so the
-last write of a duplicated index wins; `tensor.dim` for dimension sizes.
+last write of a duplicated index wins, or adds one element to the element
+at its index (duplicates accumulate); `tensor.dim` for dimension sizes.
 """
 
 from __future__ import annotations
@@ -49,6 +51,8 @@ def _update_slice(op: ir.Operation) -> ir.Value:
 
 
 def _scatter(op: ir.Operation) -> ir.Value:
+    if _combiner(op) == "add":
+        return _scatter_add(op)
     base, indices, updates = list(op.operands)
     axis = ScatterDimensionNumbers(op.attributes["scatter_dimension_numbers"]).inserted_window_dims[0]
     ut = ir.RankedTensorType(updates.type)
@@ -75,6 +79,21 @@ def _scatter(op: ir.Operation) -> ir.Value:
     return loop.results[0]
 
 
+def _scatter_add(op: ir.Operation) -> ir.Value:
+    """1-D: `acc[indices[k]] += updates[k]` for each k in order."""
+    base, indices, updates = list(op.operands)
+    element = ir.RankedTensorType(base.type).element_type
+    add = arith.AddIOp if isinstance(element, ir.IntegerType) else arith.AddFOp
+    loop = scf.ForOp(index_value(0), tensor.dim(indices, index_value(0)), index_value(1), [base])
+    with ir.InsertionPoint(loop.body):
+        k = loop.induction_variable
+        acc = loop.inner_iter_args[0]
+        target = arith.index_cast(ir.IndexType.get(), tensor.extract(indices, [k]))
+        total = add(tensor.extract(acc, [target]), tensor.extract(updates, [k])).result
+        scf.YieldOp([tensor.insert(total, acc, [target])])
+    return loop.results[0]
+
+
 def _dimension_size(op: ir.Operation) -> ir.Value:
     axis = ir.IntegerAttr(op.attributes["dimension"]).value
     size = tensor.dim(op.operands[0], index_value(axis))
@@ -82,14 +101,29 @@ def _dimension_size(op: ir.Operation) -> ir.Value:
     return tensor.from_elements(op.results[0].type, [arith.index_cast(i32, size)])
 
 
-def _is_kiln_scatter(op: ir.Operation) -> bool:
-    """One index per update row, inserted along one axis, the update region
-    returning the new value (what kiln emits); others are not replaced."""
-    dnums = ScatterDimensionNumbers(op.attributes["scatter_dimension_numbers"])
+def _combiner(op: ir.Operation) -> str | None:
+    """"replace" when the update region returns the update, "add" when it
+    returns `current + update`; None for any other computation."""
     block = op.regions[0].blocks[0]
     body = list(block.operations)
-    replaces = len(body) == 1 and len(body[0].operands) == 1 and body[0].operands[0] == block.arguments[1]
-    return (replaces and len(dnums.inserted_window_dims) == 1 and list(dnums.scattered_dims_to_operand_dims)
+    current, update = block.arguments[0], block.arguments[1]
+    if len(body) == 1 and len(body[0].operands) == 1 and body[0].operands[0] == update:
+        return "replace"
+    if (len(body) == 2 and body[0].name == "stablehlo.add" and list(body[0].operands) == [current, update]
+            and len(body[1].operands) == 1 and body[1].operands[0] == body[0].results[0]):
+        return "add"
+    return None
+
+
+def _is_kiln_scatter(op: ir.Operation) -> bool:
+    """One index per update row, inserted along one axis, the update region
+    returning the new value (what kiln emits for writes) or, on 1-D tensors,
+    adding it (scatter_add); others are not replaced."""
+    dnums = ScatterDimensionNumbers(op.attributes["scatter_dimension_numbers"])
+    combiner = _combiner(op)
+    if combiner is None or combiner == "add" and ir.RankedTensorType(op.operands[0].type).rank != 1:
+        return False
+    return (len(dnums.inserted_window_dims) == 1 and list(dnums.scattered_dims_to_operand_dims)
             == list(dnums.inserted_window_dims) and ir.RankedTensorType(op.operands[1].type).rank == 1)
 
 
@@ -102,7 +136,7 @@ _RULES = {
 
 @register_pass
 class KilnLegalizeWrites(ModulePass):
-    """Lower dynamic_update_slice, one-axis scatter and get_dimension_size to tensor/scf."""
+    """Lower dynamic_update_slice, one-axis scatter (replacing, or adding on 1-D) and get_dimension_size to tensor/scf."""
 
     name = "kiln-legalize-writes"
 

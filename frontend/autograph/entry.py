@@ -47,6 +47,7 @@ class _Context:
     range_ = staticmethod(runtime.range_)
     enumerate_ = staticmethod(runtime.enumerate_)
     zip_ = staticmethod(runtime.zip_)
+    reversed_ = staticmethod(runtime.reversed_)
     for_stmt = staticmethod(loops.for_stmt)
     while_stmt = staticmethod(loops.while_stmt)
     if_stmt = staticmethod(runtime.if_stmt)

@@ -18,6 +18,7 @@ import numpy as np
 
 from kiln.errors import KilnError, KilnTypeError, KilnValueError
 from kiln.core import is_static_dim
+from kiln.numpy.python_builtins import reversed_ as traced_reversed
 from kiln.tracing import Tracer
 
 
@@ -285,6 +286,21 @@ def range_(range_fn: Any, *args: Any) -> Any:
                                 "scalars")
     start, stop, step = (0, args[0], 1) if len(args) == 1 else (args[0], args[1], args[2] if len(args) == 3 else 1)
     return _TracedRange(start, stop, step)
+
+
+def reversed_(reversed_fn: Any, sequence: Any) -> Any:
+    """`reversed(...)` in a for statement: a range runs backwards
+    (`reversed(range(n))` is `range(n - 1, -1, -1)`, traced `n` or not, so a
+    static one still compiles to a loop); a traced array gives `x[::-1]`."""
+    if reversed_fn is not builtins.reversed:
+        return reversed_fn(sequence)
+    if isinstance(sequence, range):
+        return sequence[::-1]
+    if not isinstance(sequence, _TracedRange):
+        return traced_reversed(sequence)
+    count = sequence.length()
+    last = sequence.start + (count - 1) * sequence.step
+    return _TracedRange(last, sequence.start - sequence.step, -sequence.step)
 
 
 def enumerate_(enumerate_fn: Any, iterable: Any, start: Any = 0) -> Any:

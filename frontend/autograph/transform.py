@@ -106,8 +106,8 @@ def _thunk(expr: ast.expr) -> ast.expr:
 
 
 def _convert_iter(expr: ast.expr) -> ast.expr:
-    """range / enumerate / zip calls of a for statement → ag__.range_ / ..."""
-    helpers = {"range": "range_", "enumerate": "enumerate_", "zip": "zip_"}
+    """range / enumerate / zip / reversed calls of a for statement → ag__.range_ / ..."""
+    helpers = {"range": "range_", "enumerate": "enumerate_", "zip": "zip_", "reversed": "reversed_"}
     if not (isinstance(expr, ast.Call) and isinstance(expr.func, ast.Name) and expr.func.id in helpers):
         return expr
     if any(isinstance(a, ast.Starred) for a in expr.args):
@@ -256,6 +256,8 @@ class Converter:
         call = _call("if_stmt", s.test, ast.Name(true_name, ast.Load()),
                      ast.Name(false_name, ast.Load()), self.loads(inputs, defined, s), _str_tuple(outputs),
                      ast.Constant(where))
+        # Where the call runs is the `if` line: kiln names it in messages.
+        ast.copy_location(call, s.test)
         if returning:
             call.keywords.append(ast.keyword("returns", ast.Constant(True)))
             last = ast.copy_location(ast.Return(call), s)
@@ -291,6 +293,7 @@ class Converter:
         body.append(_return_tuple(carried, s))
         call = _call("for_stmt", _convert_iter(s.iter), ast.Name(body_name, ast.Load()),
                      self.loads(carried, defined, s), _str_tuple(carried), ast.Constant(where))
+        ast.copy_location(call, s.iter)
         call.keywords.append(ast.keyword("break_flag", ast.Constant(carried.index(brk) if brk is not None else None)))
         if isinstance(s.target, ast.Name):
             call.keywords.append(ast.keyword("target", ast.Constant(s.target.id)))
@@ -318,4 +321,5 @@ class Converter:
         body.append(_return_tuple(carried, s))
         call = _call("while_stmt", ast.Name(cond_name, ast.Load()), ast.Name(body_name, ast.Load()),
                      self.loads(carried, defined, s), _str_tuple(carried), ast.Constant(where))
+        ast.copy_location(call, s.test)
         return [cond_fn, _function(body_name, carried, body, s), _unpack(carried, call, s)], set(carried)

@@ -23,7 +23,7 @@ from kiln.core import (
     is_static_dim,
     same_dim,
 )
-from kiln.errors import KilnOverflowError
+from kiln.errors import CHECK_ERRORS, KilnOverflowError
 from kiln.primitives import checks, elementwise, shape
 from kiln.tracing import Tracer, as_operand, bind, literal
 from kiln.numpy._bindings import knp
@@ -191,8 +191,7 @@ def check(pred: Any, kind: str, message: str, *values: Any) -> None:
     """Emit a run-time check: when `pred` is false, the call raises `kind`."""
     if isinstance(pred, (bool, np.bool_)):
         if not pred:
-            err = KilnValueError if kind == "ValueError" else KilnIndexError
-            raise err(message.format(*[v if is_static_dim(v) else "?" for v in values]))
+            raise CHECK_ERRORS[kind](message.format(*[v if is_static_dim(v) else "?" for v in values]))
         return
     if not _check_switch.enabled:
         return

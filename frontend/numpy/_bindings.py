@@ -51,8 +51,9 @@ def traced(*xs: Any) -> bool:
 
 
 def _with_eager_fallback(name: str, impl: Callable[..., Any]) -> Callable[..., Any]:
-    """Outside a trace, on concrete values, call NumPy's own function."""
-    np_fn = getattr(np, name, None)
+    """Outside a trace, on concrete values, call NumPy's own function
+    (`np.<name>`, or `np.linalg.<name>` for the decompositions)."""
+    np_fn = getattr(np, name, None) or getattr(np.linalg, name, None)
 
     @functools.wraps(impl)
     def fn(*args, **kwargs):

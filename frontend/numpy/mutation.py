@@ -40,9 +40,10 @@ def _writable_target(target: Any, what: str) -> Tracer:
     target = builder.lift(target)
     if id(target) in builder.aliases.unresolved:
         raise KilnValueError(
-            f"{what}: the destination was returned by a kiln.cond branch as a view of an outer array, so "
-            "which array the write reaches is only known at run time; write to the outer array inside the "
-            "branch, or copy the result (np.copy) before writing to it")
+            f"{what}: the destination was returned by a branch (an `if` on a traced value, kiln.cond) or a "
+            "loop body as an outer array or a view of one on some run-time path only, so which array the write "
+            "reaches is only known at run time; write to the outer array inside the branch or loop, or copy "
+            "the result (np.copy) before writing to it")
     if id(target) in builder.aliases.scalars:
         raise KilnTypeError(
             f"{what}: the destination is a NumPy scalar (indexing every axis with an integer gives a copy, "

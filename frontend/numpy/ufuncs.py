@@ -13,11 +13,11 @@ from typing import Any, Callable
 import numpy as np
 
 from kiln.core import Literal, Primitive
-from kiln.numpy._base import broadcast_to, convert
-from kiln.numpy._bindings import FUNCTIONS, tracer_method
-from kiln.numpy._ufunc import ufunc
+from kiln.numpy._base import broadcast_to, convert, operand
+from kiln.numpy._bindings import FUNCTIONS, UFUNC_METHODS, tracer_method
+from kiln.numpy._ufunc import UFUNCS, ufunc, ufunc_entry
 from kiln.primitives import elementwise as ew
-from kiln.tracing import bind
+from kiln.tracing import Tracer, bind
 
 
 def _u(prim: Primitive) -> Callable[[Any], Any]:
@@ -416,3 +416,26 @@ def _pow_operator(self, other):
 @tracer_method("conj")
 def _conjugate_method(self):
     return FUNCTIONS["conjugate"](self)
+
+
+def _outer_method(name: str) -> Callable[..., Any]:
+    """`np.<name>.outer(a, b)`: `name(a[..., None, ...], b)` with a result of
+    shape `a.shape + b.shape`. As NumPy, the operands are arrays first, so a
+    Python scalar takes its default dtype (`np.add.outer(2, f32)` is f64)."""
+
+    def outer(a: Any, b: Any, out: Any = None, dtype: Any = None) -> Any:
+        if isinstance(out, tuple):
+            (out,) = out
+        a, b = (operand(x if isinstance(x, Tracer) else np.asarray(x)) for x in (a, b))
+        expanded = FUNCTIONS["reshape"](a, *a.aval.shape, *(1,) * b.aval.ndim) if b.aval.ndim else a
+        return ufunc_entry(name, (expanded, b), out, {} if dtype is None else {"dtype": dtype})
+
+    outer.__name__ = outer.__qualname__ = f"{name}.outer"
+    return outer
+
+
+# `.outer` of every binary ufunc (declared above, so after every @ufunc;
+# NumPy itself refuses `.outer` of a unary one before dispatching).
+for _name, _declared in UFUNCS.items():
+    if _declared.np_ufunc.nin == 2:
+        UFUNC_METHODS[_name, "outer"] = _outer_method(_name)

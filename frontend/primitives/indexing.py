@@ -1,4 +1,5 @@
-"""Stage "jaxpr": reading parts of arrays (strided slices, gathers, mask positions).
+"""Stage "jaxpr": reading parts of arrays (strided slices, gathers, mask positions),
+and accumulating into them (scatter_add).
 
 In: an operand, dynamic starts/sizes as scalar int operands (`None` in the
 static params where dynamic), static strides; for gather an integer index
@@ -6,6 +7,9 @@ array; for flatnonzero a bool array.
 Out: the selected elements (a slice is a view of its operand). Bounds are already valid: the numpy layer clamps
 slices as NumPy does and emits run-time checks for scalar indices. flatnonzero's
 result size is data: its count is an implicit result (the result's dim).
+`scatter_add(base, indices, updates)` is a new array: `base` with each
+`updates[k]` added at `indices[k]` (1-D, duplicates accumulate, as
+`np.add.at` on a copy); the indices are in bounds (the caller clamps them).
 """
 
 from __future__ import annotations
@@ -34,6 +38,7 @@ def _slice_keeps_contiguity(base, view, params, is_unit) -> bool:
 
 slice_p = Primitive("slice", view=ViewRule(_slice_keeps_contiguity))
 gather_p = Primitive("gather")
+scatter_add_p = Primitive("scatter_add")
 # The row-major flat positions of the True elements of a bool array of rank
 # >= 1, and their count: `count:i64[] positions:i64[count] = flatnonzero mask`.
 # The count is only known when the program runs, so it is a result of the
@@ -62,6 +67,17 @@ def _gather_rule(x, indices, *, axis):
     return DShapedArray(shape, x.aval.dtype, x.aval.weak_type)
 
 
+@scatter_add_p.def_abstract_eval
+def _scatter_add_rule(base, indices, updates):
+    b, i, u = base.aval, indices.aval, updates.aval
+    if b.ndim != 1 or i.ndim != 1 or u.ndim != 1 or i.dtype.kind not in "iu" or u.dtype != b.dtype:
+        raise KilnInternalError(f"scatter_add: needs a 1-D base, integer indices and updates of the base's dtype, "
+                                f"got {b}, {i}, {u}")
+    if b.dtype.kind not in "iuf":
+        raise KilnInternalError(f"scatter_add: accumulates ints and floats, got {b.dtype}")
+    return DShapedArray(b.shape, b.dtype, b.weak_type)
+
+
 @flatnonzero_p.def_abstract_eval
 def _flatnonzero_rule(mask):
     if mask.aval.dtype != np.bool_ or mask.aval.ndim == 0:
@@ -69,7 +85,7 @@ def _flatnonzero_rule(mask):
     return [DShapedArray((), INDEX_DTYPE), DShapedArray((OutDBIdx(0),), INDEX_DTYPE)]
 
 
-PRIMITIVES = [slice_p, gather_p, flatnonzero_p]
+PRIMITIVES = [slice_p, gather_p, flatnonzero_p, scatter_add_p]
 
 
 # --------------------------------------------------------------------------
@@ -91,6 +107,13 @@ def _slice_value(x, *dyn, starts, sizes, strides):
 @interpret_rule(gather_p)
 def _gather_value(x, indices, *, axis):
     return np.take(x, indices, axis=axis)
+
+
+@interpret_rule(scatter_add_p)
+def _scatter_add_value(base, indices, updates):
+    out = np.array(base, copy=True)
+    np.add.at(out, indices, updates)
+    return out
 
 
 @interpret_rule(flatnonzero_p)

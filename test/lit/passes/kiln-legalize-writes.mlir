@@ -53,16 +53,42 @@ func.func @static_operand_dynamic_update(%x: tensor<1xf64>, %u: tensor<?xf64>, %
   return %r : tensor<1xf64>
 }
 
-// A scatter that is not kiln's form (an accumulating update) is left alone.
+// kiln's 1-D adding scatter (scatter_add: np.histogram's counts) -> an
+// scf.for adding one update to the element at its index, in order, so
+// duplicated indices accumulate.
 // CHECK-LABEL: func.func @accumulate
+// CHECK-SAME: (%[[X:.*]]: tensor<?xf32>, %[[IDX:.*]]: tensor<?xi64>, %[[UPD:.*]]: tensor<?xf32>)
 func.func @accumulate(%x: tensor<?xf32>, %idx: tensor<?xi64>, %upd: tensor<?xf32>) -> tensor<?xf32> {
-  // CHECK: "stablehlo.scatter"
-  // CHECK: stablehlo.add
-  // CHECK-NOT: scf.for
+  // CHECK: %[[COUNT:.*]] = tensor.dim %[[IDX]], %{{.*}} : tensor<?xi64>
+  // CHECK: %[[R:.*]] = scf.for %[[K:.*]] = %{{.*}} to %[[COUNT]] step %{{.*}} iter_args(%[[ACC:.*]] = %[[X]]) -> (tensor<?xf32>) {
+  // CHECK-NEXT: %[[T:.*]] = tensor.extract %[[IDX]][%[[K]]] : tensor<?xi64>
+  // CHECK-NEXT: %[[TI:.*]] = arith.index_cast %[[T]] : i64 to index
+  // CHECK-NEXT: %[[OLD:.*]] = tensor.extract %[[ACC]][%[[TI]]] : tensor<?xf32>
+  // CHECK-NEXT: %[[U:.*]] = tensor.extract %[[UPD]][%[[K]]] : tensor<?xf32>
+  // CHECK-NEXT: %[[SUM:.*]] = arith.addf %[[OLD]], %[[U]] : f32
+  // CHECK-NEXT: %[[NEXT:.*]] = tensor.insert %[[SUM]] into %[[ACC]][%[[TI]]] : tensor<?xf32>
+  // CHECK-NEXT: scf.yield %[[NEXT]] : tensor<?xf32>
+  // CHECK-NEXT: }
+  // CHECK-NOT: stablehlo.scatter
   %r = "stablehlo.scatter"(%x, %idx, %upd) <{scatter_dimension_numbers = #stablehlo.scatter<inserted_window_dims = [0], scatter_dims_to_operand_dims = [0], index_vector_dim = 1>}> ({
   ^bb0(%a: tensor<f32>, %b: tensor<f32>):
     %sum = stablehlo.add %a, %b : tensor<f32>
     stablehlo.return %sum : tensor<f32>
+  }) : (tensor<?xf32>, tensor<?xi64>, tensor<?xf32>) -> tensor<?xf32>
+  // CHECK: return %[[R]]
+  return %r : tensor<?xf32>
+}
+
+// A scatter that is not kiln's form (another update computation) is left alone.
+// CHECK-LABEL: func.func @multiply
+func.func @multiply(%x: tensor<?xf32>, %idx: tensor<?xi64>, %upd: tensor<?xf32>) -> tensor<?xf32> {
+  // CHECK: "stablehlo.scatter"
+  // CHECK: stablehlo.multiply
+  // CHECK-NOT: scf.for
+  %r = "stablehlo.scatter"(%x, %idx, %upd) <{scatter_dimension_numbers = #stablehlo.scatter<inserted_window_dims = [0], scatter_dims_to_operand_dims = [0], index_vector_dim = 1>}> ({
+  ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+    %p = stablehlo.multiply %a, %b : tensor<f32>
+    stablehlo.return %p : tensor<f32>
   }) : (tensor<?xf32>, tensor<?xi64>, tensor<?xf32>) -> tensor<?xf32>
   return %r : tensor<?xf32>
 }
