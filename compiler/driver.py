@@ -53,7 +53,7 @@ def toolchain_fingerprint() -> str:
     """What besides the `mlir` text decides the library: kiln's ABI version,
     the MLIR provider, the source of every compiler pass, lowering and
     dialect (kiln passes are Python: editing one must not reuse stale
-    libraries), the support code, the C compiler and the platform."""
+    libraries), the support and random-number code (NumPy's library included), the C compiler and the platform."""
     h = hashlib.sha256()
     for part in (KILN_ABI_VERSION, _provider_version(), sys.platform, sys.implementation.cache_tag,
                  os.path.realpath(toolchain.c_compiler())):
@@ -61,7 +61,7 @@ def toolchain_fingerprint() -> str:
     import kiln.dialects
 
     roots = [os.path.dirname(os.path.abspath(__file__)), os.path.dirname(os.path.abspath(kiln.dialects.__file__))]
-    sources = [toolchain.SUPPORT_SOURCE]
+    sources = [toolchain.SUPPORT_SOURCE, toolchain.RANDOM_SOURCE, toolchain.numpy_random_library()]
     for root in roots:
         for folder, _, files in os.walk(root):
             sources += [os.path.join(folder, f) for f in files if f.endswith(".py")]

@@ -61,6 +61,7 @@ DEFAULT_PIPELINE: Pipeline = [
         "kiln-dims-from-shapes",
         "kiln-lower-checks",
         "kiln-lower-prints",
+        "kiln-lower-random",
         "kiln-legalize-writes",
         "kiln-legalize-dynamic",
         "kiln-legalize-control-flow",

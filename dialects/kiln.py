@@ -30,6 +30,15 @@ IRDL cannot express (at most two check values) by `kiln-lower-checks`.
   (the positions' size, known only when the program runs). Lowered to two
   loops by `kiln-legalize-dynamic`.
   `%n, %p = "kiln.flatnonzero"(%mask) : (tensor<?x3xi1>) -> (tensor<i64>, tensor<?xi64>)`
+- `kiln.random`: `%count` draws of `method` (one of `RANDOM_METHODS`) from
+  the bit generator `bit_generator` (pcg64: 6 state words, mt19937: 627,
+  int64 each, laid out as runtime/random.c says) whose state is `%state`,
+  with the distribution's integer parameters `%a, %b` and float ones
+  `%p, %q, %r` (unused ones are zero). Results: the advanced state and the
+  1-D values (f64, f32 for the `_f32` methods, i64 for integer methods; a
+  seeding method draws nothing and only replaces the state). Pure: the
+  same state gives the same numbers. Lowered by `kiln-lower-random`.
+  `%s2, %v = "kiln.random"(%s, %n, %a, %b, %p, %q, %r) {method = "normal", bit_generator = "pcg64"} : (tensor<6xi64>, tensor<i64>, tensor<i64>, tensor<i64>, tensor<f64>, tensor<f64>, tensor<f64>) -> (tensor<6xi64>, tensor<?xf64>)`
 """
 
 from __future__ import annotations
@@ -42,6 +51,24 @@ from kiln.errors import CHECK_ERRORS, CHECK_WARNINGS
 CHECK_KINDS = tuple(CHECK_ERRORS) + tuple(CHECK_WARNINGS)
 MAX_CHECK_VALUES = 2
 SCAN_COMBINERS = ("add", "mul", "max", "min")
+# The bit generators of `kiln.random` and their number of int64 state words.
+RANDOM_BIT_GENERATORS = {"pcg64": 6, "mt19937": 627}
+# `kiln.random` methods by the element type they draw: each is the function
+# `kiln_rng_<method>` of runtime/random.c ("seed" methods replace the state).
+_FLOAT_METHODS = (
+    "random", "standard_normal", "normal", "standard_exponential", "standard_exponential_inv", "exponential",
+    "uniform", "standard_gamma", "gamma", "beta", "chisquare", "f", "standard_cauchy", "pareto", "weibull",
+    "power", "laplace", "gumbel", "logistic", "lognormal", "rayleigh", "standard_t", "noncentral_chisquare",
+    "noncentral_f", "wald", "vonmises", "triangular", "legacy_gauss", "legacy_normal",
+    "legacy_standard_exponential", "legacy_exponential")
+RANDOM_METHODS = {
+    **{m: "f64" for m in _FLOAT_METHODS},
+    **{m + "_f32": "f32" for m in ("random", "standard_normal", "standard_exponential", "standard_exponential_inv")},
+    **{m: "i64" for m in ("integers64", "integers32", "integers16", "integers8", "integers_bool",
+                          "legacy_randint64", "legacy_randint32", "poisson", "binomial", "negative_binomial",
+                          "geometric", "logseries", "zipf", "hypergeometric", "shuffle_index")},
+    **{m: "seed" for m in ("seed_pcg64", "entropy_pcg64", "seed_mt19937")},
+}
 
 
 def _one_of(name: str, values: tuple[str, ...]) -> str:
@@ -78,6 +105,18 @@ irdl.dialect @kiln {{
     %dtypes = irdl.base "#builtin.array"
     irdl.operands(values: %values)
     irdl.attributes {{ "format" = %format, "dtypes" = %dtypes }}
+  }}
+  irdl.operation @random {{
+    %state = irdl.base "!builtin.tensor"
+    %count = irdl.is tensor<i64>
+    %int = irdl.is tensor<i64>
+    %float = irdl.is tensor<f64>
+    %values = irdl.base "!builtin.tensor"
+{_one_of("method", tuple(RANDOM_METHODS))}
+{_one_of("bit_generator", tuple(RANDOM_BIT_GENERATORS))}
+    irdl.operands(state: %state, count: %count, a: %int, b: %int, p: %float, q: %float, r: %float)
+    irdl.attributes {{ "method" = %method, "bit_generator" = %bit_generator }}
+    irdl.results(new_state: %state, values: %values)
   }}
   irdl.operation @flatnonzero {{
     %mask = irdl.base "!builtin.tensor"
@@ -127,4 +166,16 @@ def flatnonzero(mask) -> tuple:
     i64 = ir.IntegerType.get_signless(64)
     op = ir.Operation.create("kiln.flatnonzero", operands=[mask], results=[
         ir.RankedTensorType.get([], i64), ir.RankedTensorType.get([ir.ShapedType.get_dynamic_size()], i64)])
+    return op.results[0], op.results[1]
+
+
+def random(state, count, ints: list, floats: list, values_type, method: str, bit_generator: str) -> tuple:
+    """Build `kiln.random(state, count, a, b, p, q, r) {method, bit_generator}`;
+    return its (new state, values) results."""
+    from kiln.compiler.mlir import ir
+
+    op = ir.Operation.create("kiln.random", operands=[state, count, *ints, *floats],
+                             results=[state.type, values_type], attributes={
+                                 "method": ir.StringAttr.get(method),
+                                 "bit_generator": ir.StringAttr.get(bit_generator)})
     return op.results[0], op.results[1]

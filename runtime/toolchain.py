@@ -21,6 +21,9 @@ from kiln.errors import ToolchainError
 from kiln.runtime import cache
 
 SUPPORT_SOURCE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "support.c")
+# Random numbers: kiln's bit generators (random.c) over the distributions of
+# NumPy's own C library, which NumPy ships for extensions (docs/numpy.md, "Random numbers").
+RANDOM_SOURCE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "random.c")
 
 
 def c_compiler() -> str:
@@ -58,10 +61,35 @@ def support_object() -> str:
         [c_compiler(), "-O2", "-fPIC", "-pthread", "-c", SUPPORT_SOURCE, "-o", out]))
 
 
+def numpy_random_library() -> str:
+    """NumPy's static library of distributions (`numpy/random/lib/libnpyrandom.a`)."""
+    import numpy.random
+
+    path = os.path.join(os.path.dirname(os.path.abspath(numpy.random.__file__)), "lib", "libnpyrandom.a")
+    if not os.path.isfile(path):
+        raise ToolchainError(f"NumPy's random-number library {path} is missing; kiln links it for random numbers "
+                             "in compiled code. Install NumPy from its wheel (pip install --force-reinstall numpy)")
+    return path
+
+
+def _random_key() -> str:
+    with open(RANDOM_SOURCE, "rb") as f:
+        source = f.read()
+    with open(numpy_random_library(), "rb") as f:
+        return hashlib.sha256(source + f.read()).hexdigest()[:16]
+
+
+def random_objects() -> list[str]:
+    """random.c compiled to a PIC object (cached, verified), and NumPy's distributions library."""
+    obj = cache.toolchain_file(f"kiln_random_{_random_key()}.o", lambda out: _run(
+        [c_compiler(), "-O2", "-fPIC", "-c", RANDOM_SOURCE, "-o", out]))
+    return [obj, numpy_random_library()]
+
+
 def support_library() -> str:
-    """support.c as a shared library, so the JIT can resolve its symbols."""
-    return cache.toolchain_file(f"libkiln_support_{_support_key()}.so", lambda out: _run(
-        [c_compiler(), "-shared", "-pthread", "-o", out, support_object()]))
+    """support.c and random.c as a shared library, so the JIT can resolve their symbols."""
+    return cache.toolchain_file(f"libkiln_support_{_support_key()}_{_random_key()}.so", lambda out: _run(
+        [c_compiler(), "-shared", "-pthread", "-o", out, support_object(), *random_objects(), "-lm"]))
 
 
 def compile_object(source: str, output: str, include_dirs: list[str] = ()) -> str:
@@ -75,7 +103,8 @@ def link_shared_library(objects: list[str], output: str) -> str:
     # -Bsymbolic: the library's calls to its own support code must not bind
     # to another copy already loaded in the process (its thread-locals differ).
     return cache.write_atomically(output, lambda out: _run([c_compiler(), "-shared", "-Wl,-Bsymbolic", "-o", out,
-                                                   *objects, support_object(), "-lm", "-pthread"]))
+                                                   *objects, support_object(), *random_objects(),
+                                                   "-lm", "-pthread"]))
 
 
 # The C runtime every system has: never bundled, even when it sits beside the library.

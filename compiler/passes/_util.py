@@ -60,14 +60,15 @@ def dynamic_sizes_from_shape_tensor(shape: ir.Value, result_type: ir.RankedTenso
     return sizes
 
 
-def declare_private_function(module: ir.Module, name: str, argument_types: list[ir.Type]) -> None:
-    """`func.func private @name(argument_types) -> ()` at the top of the
-    module, unless it is declared already (a callee of the runtime support code)."""
+def declare_private_function(module: ir.Module, name: str, argument_types: list[ir.Type],
+                             result_types: list[ir.Type] = ()) -> None:
+    """`func.func private @name(argument_types) -> (result_types)` at the top
+    of the module, unless it is declared already (a callee of the runtime support code)."""
     for op in module.body.operations:
         if op.operation.name == "func.func" and ir.StringAttr(op.attributes["sym_name"]).value == name:
             return
     with ir.InsertionPoint.at_block_begin(module.body):
-        decl = func.FuncOp(name, ir.FunctionType.get(argument_types, []))
+        decl = func.FuncOp(name, ir.FunctionType.get(argument_types, list(result_types)))
         decl.attributes["sym_visibility"] = ir.StringAttr.get("private")
 
 

@@ -2,8 +2,9 @@
 
 In: `np.float64(x)` and the other scalar types, `np.ndarray(shape)`, `np.mgrid[...]` /
 `np.ogrid[...]` with traced bounds, and `np.random.*` (and random generators).
-Out: traced arrays for the first three; a KilnTypeError naming the function and the
-line for random numbers, which tracing would freeze into one draw for every call.
+Out: traced arrays for the first three; for random numbers the traced generators
+of kiln/numpy/random.py, and a KilnTypeError naming the function and the line for
+the ones kiln does not compile (tracing NumPy's would freeze one draw for every call).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from kiln.core import SUPPORTED_DTYPES
 from kiln.errors import KilnTypeError
 from kiln.numpy._bindings import traced
 from kiln.numpy.creation import arange, asarray, empty, linspace
+from kiln.numpy.random import LEGACY_FUNCTIONS, default_rng, random_state
 from kiln.trace_namespace import replace_in_traced_code, replace_instances_in_traced_code
 from kiln.tracing import Tracer
 
@@ -108,13 +110,14 @@ replace_in_traced_code(np.ogrid, _Grid(sparse=True))
 def _refuse_random(name: str) -> None:
     caller = sys._getframe(2)
     raise KilnTypeError(
-        f"{caller.f_code.co_filename}:{caller.f_lineno}: {name} is called inside a compiled function; kiln "
-        "does not compile random numbers yet, and NumPy would draw them once while tracing and return "
-        "that same draw on every call. Draw them outside and pass them in as an argument.")
+        f"{caller.f_code.co_filename}:{caller.f_lineno}: {name} is not supported inside a compiled function. "
+        "kiln compiles np.random.default_rng(seed) Generators (made inside or passed in as arguments) and the "
+        f"legacy functions {', '.join(sorted(LEGACY_FUNCTIONS))} (see docs/numpy.md, 'Random numbers'); "
+        "otherwise draw the numbers outside and pass them in as an argument.")
 
 
 class _RefusingRandom:
-    """What traced code sees for a NumPy random function or generator."""
+    """What traced code sees for a NumPy random function kiln does not compile."""
 
     def __init__(self, name: str):
         self._name = name
@@ -128,9 +131,18 @@ class _RefusingRandom:
         return _RefusingRandom(f"{self._name}.{attr}")
 
 
+_RANDOM_CONSTRUCTORS = {"default_rng": default_rng, "RandomState": random_state}
 for _name in dir(np.random):
     _value = getattr(np.random, _name)
     if callable(_value) and not _name.startswith("_"):
-        replace_in_traced_code(_value, _RefusingRandom(f"np.random.{_name}"))
+        replacement = LEGACY_FUNCTIONS.get(_name) or _RANDOM_CONSTRUCTORS.get(_name)
+        replace_in_traced_code(_value, replacement or _RefusingRandom(f"np.random.{_name}"))
+
+
+def _captured_generator(g: Any) -> Any:
+    return _RefusingRandom(f"the random generator {type(g).__name__} captured from outside the function (pass "
+                           "it as an argument: kiln then advances its state as NumPy would)")
+
+
 for _generator in (np.random.Generator, np.random.RandomState, np.random.BitGenerator, np.random.SeedSequence):
-    replace_instances_in_traced_code(_generator, lambda g: _RefusingRandom(f"the random generator {type(g).__name__}"))
+    replace_instances_in_traced_code(_generator, _captured_generator)

@@ -1,0 +1,456 @@
+"""Stage "jaxpr": random numbers in traced code, drawn when the compiled code runs.
+
+In: `np.random.default_rng(seed)` and Generators passed in (PCG64), and the
+legacy `np.random.*` functions (the global RandomState, MT19937).
+Out: `random` equations whose state operand is the generator's state words,
+a traced int64 array written back after each draw, so the state is a value
+threaded through the program (an argument's words go back to the caller's
+Generator; the global state is an implicit argument, `trace_entry.py`).
+"""
+
+from __future__ import annotations
+
+import operator
+import threading
+from typing import Any
+
+import numpy as np
+
+from kiln.control_flow import for_loop
+from kiln.core import KilnTypeError, KilnValueError
+from kiln.numpy._base import check, convert, operand, shape_product, split_shape
+from kiln.numpy._bindings import knp, traced
+from kiln.primitives.random import random_p
+from kiln.random_state import MT19937_WORDS, PCG64_WORDS, generator_words, random_state_words
+from kiln.tracing import Tracer, bind
+
+_INTEGER_METHODS = {8: "integers64", 4: "integers32", 2: "integers16", 1: "integers8"}
+
+
+def _size_shape(size: Any) -> tuple | None:
+    """`size` as a shape (None: one value, returned as a 0-d array)."""
+    if size is None:
+        return None
+    if isinstance(size, (tuple, list)):
+        return tuple(size)
+    return (size,)
+
+
+def _static(*xs: Any) -> bool:
+    return not traced(*xs)
+
+
+def _scalar(x: Any, dtype: Any, name: str, what: str) -> Any:
+    """A distribution parameter as a traced scalar of `dtype`."""
+    if isinstance(x, Tracer) and x.aval.ndim != 0 or isinstance(x, (list, tuple, np.ndarray)) and np.ndim(x) != 0:
+        raise KilnTypeError(f"{what}: kiln draws with scalar parameters only, got an array for {name!r}; "
+                            "loop over the parameters, or draw standard values and scale them "
+                            "(e.g. loc + scale * rng.standard_normal(size))")
+    return convert(operand(x), np.dtype(dtype))
+
+
+class TracedGenerator:
+    """What traced code sees for a NumPy Generator (PCG64) or RandomState
+    (MT19937): its state is traced int64 words, read by each draw and
+    overwritten with the advanced state."""
+
+    def __init__(self, words: Any, bit_generator: str, legacy: bool):
+        # One traced int64[K] array, or (a Generator argument) K traced 0-d arrays.
+        self._words = words
+        self._bit_generator = bit_generator
+        self._legacy = legacy
+        self._what = "np.random" if legacy else "Generator"
+
+    # --- the state
+    def _read(self) -> Any:
+        return knp.stack(self._words) if isinstance(self._words, list) else self._words
+
+    def _write(self, new: Any) -> None:
+        if isinstance(self._words, list):
+            for k, word in enumerate(self._words):
+                word[...] = new[k]
+        else:
+            self._words[...] = new
+
+    def _draw(self, method: str, size: Any, dtype: Any, a: Any = 0, b: Any = 0, p: Any = 0.0, q: Any = 0.0,
+              r: Any = 0.0) -> Any:
+        """`size` values of `method` (a 0-d array when `size` is None), advancing the state."""
+        shape = _size_shape(size)
+        count = 1
+        if shape is not None:
+            static, dyn = split_shape(shape)
+            dims = iter(dyn)
+            shape = tuple(d if d is not None else next(dims) for d in static)
+            count = shape_product(shape)
+        static, dyn = split_shape((count,))
+        ints = [convert(operand(v), np.dtype(np.int64)) for v in (a, b)]
+        floats = [convert(operand(v), np.dtype(np.float64)) for v in (p, q, r)]
+        new, values = bind(random_p, self._read(), *ints, *floats, *dyn, method=method,
+                           bit_generator=self._bit_generator, dtype=np.dtype(dtype), shape=static)
+        self._write(new)
+        return knp.reshape(values, () if shape is None else shape)
+
+    def _validate(self, name: str, *args: Any, **kwargs: Any) -> None:
+        """NumPy's own checks of static parameters (and their error), on a scratch generator drawing nothing."""
+        scratch = np.random.RandomState(0) if self._legacy else np.random.Generator(np.random.PCG64(0))
+        getattr(scratch, name)(*args, size=0, **kwargs)
+
+    def _float(self, x: Any, name: str, method: str) -> Any:
+        return _scalar(x, np.float64, name, f"{self._what}.{method}")
+
+    # --- uniform floats
+    def random(self, size: Any = None, dtype: Any = np.float64, out: Any = None) -> Any:
+        dtype = np.dtype(dtype)
+        if out is not None:
+            raise KilnTypeError(f"{self._what}.random(out=...) is not supported by kiln; assign the result instead")
+        if dtype not in (np.float64, np.float32) or self._legacy and dtype != np.float64:
+            raise KilnTypeError(f"{self._what}.random: dtype must be float64 or float32, got {dtype}")
+        return self._draw("random_f32" if dtype == np.float32 else "random", size, dtype)
+
+    def uniform(self, low: Any = 0.0, high: Any = 1.0, size: Any = None) -> Any:
+        if _static(low, high):
+            self._validate("uniform", low, high)
+        traced_bounds = traced(low, high)
+        low, high = self._float(low, "low", "uniform"), self._float(high, "high", "uniform")
+        span = high - low
+        if traced_bounds:
+            check(knp.isfinite(span), "OverflowError", "Range exceeds valid bounds" if self._legacy
+                  else "high - low range exceeds valid bounds")
+        return self._draw("uniform", size, np.float64, p=low, q=span)
+
+    # --- normal and exponential
+    def standard_normal(self, size: Any = None, dtype: Any = np.float64, out: Any = None) -> Any:
+        dtype = np.dtype(dtype)
+        if out is not None:
+            raise KilnTypeError(f"{self._what}.standard_normal(out=...) is not supported by kiln; assign the result")
+        if self._legacy:
+            return self._draw("legacy_gauss", size, np.float64)
+        if dtype not in (np.float64, np.float32):
+            raise KilnTypeError(f"Generator.standard_normal: dtype must be float64 or float32, got {dtype}")
+        return self._draw("standard_normal_f32" if dtype == np.float32 else "standard_normal", size, dtype)
+
+    def normal(self, loc: Any = 0.0, scale: Any = 1.0, size: Any = None) -> Any:
+        if _static(loc, scale):
+            self._validate("normal", loc, scale)
+        elif traced(scale):
+            check(knp.logical_not(scale < 0), "ValueError", "scale < 0")
+        loc, scale = self._float(loc, "loc", "normal"), self._float(scale, "scale", "normal")
+        return self._draw("legacy_normal" if self._legacy else "normal", size, np.float64, p=loc, q=scale)
+
+    def standard_exponential(self, size: Any = None, dtype: Any = np.float64, method: str = "zig",
+                             out: Any = None) -> Any:
+        dtype = np.dtype(dtype)
+        if self._legacy:
+            return self._draw("legacy_standard_exponential", size, np.float64)
+        if method not in ("zig", "inv"):
+            raise KilnValueError(f"Generator.standard_exponential: method must be 'zig' or 'inv', got {method!r}")
+        name = "standard_exponential" + ("_inv" if method == "inv" else "")
+        return self._draw(name + ("_f32" if dtype == np.float32 else ""), size, dtype)
+
+    def exponential(self, scale: Any = 1.0, size: Any = None) -> Any:
+        if _static(scale):
+            self._validate("exponential", scale)
+        else:
+            check(knp.logical_not(scale < 0), "ValueError", "scale < 0")
+        scale = self._float(scale, "scale", "exponential")
+        return self._draw("legacy_exponential" if self._legacy else "exponential", size, np.float64, p=scale)
+
+    # --- integers
+    def integers(self, low: Any, high: Any = None, size: Any = None, dtype: Any = np.int64,
+                 endpoint: bool = False) -> Any:
+        if high is None:
+            low, high = 0, low
+        return self._bounded("integers", low, high, size, np.dtype(dtype), endpoint)
+
+    def _bounded(self, name: str, low: Any, high: Any, size: Any, dtype: np.dtype, endpoint: bool) -> Any:
+        what = f"{self._what}.{name}"
+        if dtype.kind not in "iub":
+            raise KilnTypeError(f"{what}: dtype must be an integer or bool dtype, got {dtype}")
+        if _static(low, high):
+            if self._legacy:
+                self._validate("randint", low, high, dtype=dtype)
+            else:
+                self._validate("integers", low, high, dtype=dtype, endpoint=endpoint)
+            low, high = operator.index(low), operator.index(high)
+            last = high if endpoint else high - 1
+            # NumPy's offset and inclusive range, as int64 bits (uint64 values wrap).
+            off, span = _bits(low), _bits(last - low)
+        else:
+            low = _scalar(low, np.int64, "low", what)
+            last = _scalar(high, np.int64, "high", what) - (0 if endpoint else 1)
+            info = np.iinfo(dtype) if dtype.kind != "b" else None
+            lowest, highest = (0, 1) if info is None else (info.min, info.max)
+            check(knp.logical_not(low < lowest), "ValueError", f"low is out of bounds for {dtype}")
+            check(knp.logical_not(last > highest), "ValueError", f"high is out of bounds for {dtype}")
+            check(knp.logical_not(low > last), "ValueError", "low > high" if endpoint else "low >= high")
+            off, span = low, last - low
+        if dtype.kind == "b":
+            method = "integers_bool"
+        elif self._legacy:
+            method = "legacy_randint64" if dtype.itemsize == 8 else "legacy_randint32"
+            if dtype.itemsize < 4:
+                raise KilnTypeError(f"{what}: kiln's legacy randint draws 32- and 64-bit integers; use "
+                                    "dtype=np.int32 or np.int64 and convert")
+        else:
+            method = _INTEGER_METHODS[dtype.itemsize]
+        values = self._draw(method, size, np.int64, a=off, b=span)
+        return knp.astype(values, dtype)
+
+    # --- the other distributions (NumPy's C code, one call per value)
+    def _distribution(self, method: str, params: dict, size: Any, ints: tuple = ()) -> Any:
+        names = list(params)
+        values = [self._float(v, n, method) if n not in ints else _scalar(v, np.int64, n, f"{self._what}.{method}")
+                  for n, v in params.items()]
+        if all(_static(v) for v in params.values()):
+            self._validate(method, *params.values())
+        floats = [v for n, v in zip(names, values) if n not in ints]
+        int_args = [v for n, v in zip(names, values) if n in ints]
+        result = np.int64 if method in _INT_VALUED else np.float64
+        return self._draw(method, size, result, *int_args, *floats)
+
+    # --- permutations
+    def shuffle(self, x: Any, axis: int = 0) -> None:
+        if axis != 0:
+            raise KilnValueError(f"{self._what}.shuffle: kiln shuffles along axis 0 only")
+        if not isinstance(x, Tracer):
+            raise KilnTypeError(f"{self._what}.shuffle: x must be an array of the compiled function")
+        if x.aval.ndim == 0:
+            raise KilnValueError("shuffle: x must be at least 1-dimensional")
+        n = x.aval.shape[0]
+        last = n - 1
+        count = knp.maximum(last, 0) if traced(n) else max(last, 0)
+        picks = self._draw("shuffle_index", (count,), np.int64, a=last)
+
+        @for_loop(0, count, 1)
+        def swap(i):
+            position = last - i
+            j = picks[i]
+            held = knp.copy(x[position])
+            x[position] = x[j]
+            x[j] = held
+
+        swap()
+
+    def permutation(self, x: Any, axis: int = 0) -> Any:
+        if isinstance(x, (int, np.integer)) or isinstance(x, Tracer) and x.aval.ndim == 0:
+            arr = knp.arange(x)
+        else:
+            arr = knp.copy(operand(x))
+        self.shuffle(arr, axis)
+        return arr
+
+    def choice(self, a: Any, size: Any = None, replace: bool = True, p: Any = None, axis: int = 0,
+               shuffle: bool = True) -> Any:
+        if not replace or p is not None or axis != 0:
+            raise KilnTypeError(f"{self._what}.choice: kiln draws with replacement and equal probabilities only "
+                                "(replace=True, p=None, axis=0); use permutation(...)[:k] for draws without "
+                                "replacement")
+        population = knp.arange(a) if isinstance(a, (int, np.integer)) or (
+            isinstance(a, Tracer) and a.aval.ndim == 0) else operand(a)
+        pop_size = population.aval.shape[0]
+        check(knp.asarray(pop_size) > 0, "ValueError", "a cannot be empty unless no samples are taken")
+        if self._legacy:
+            index = self._bounded("randint", 0, pop_size, size, np.dtype(np.int64), False)
+        else:
+            index = self._bounded("integers", 0, pop_size, size, np.dtype(np.int64), False)
+        return population[index]
+
+
+def _bits(v: int) -> int:
+    """An integer in [-2**63, 2**64) as the int64 with its low 64 bits."""
+    v &= (1 << 64) - 1
+    return v - (1 << 64) if v >= 1 << 63 else v
+
+
+_INT_VALUED = {"poisson", "binomial", "negative_binomial", "geometric", "logseries", "zipf", "hypergeometric"}
+
+
+def _distribution_method(method: str, defaults: dict, ints: tuple = ()):
+    """A Generator method drawing `method` with parameters `defaults` (NumPy's order and defaults)."""
+    names = list(defaults)
+
+    def draw(self, *args: Any, size: Any = None, **kwargs: Any) -> Any:
+        params = dict(defaults)
+        if len(args) > len(names):
+            size, args = args[len(names)], args[:len(names)]
+        params.update(zip(names, args))
+        params.update(kwargs)
+        missing = [n for n, v in params.items() if v is _REQUIRED]
+        if missing:
+            raise KilnTypeError(f"{self._what}.{method}() missing required argument {missing[0]!r}")
+        if self._legacy:
+            raise KilnTypeError(f"np.random.{method} (the legacy RandomState) is not supported by kiln; use "
+                                f"np.random.default_rng().{method}, which kiln compiles")
+        return self._distribution(method, params, size, ints)
+
+    draw.__name__ = method
+    return draw
+
+
+_REQUIRED = object()
+_DISTRIBUTIONS = {
+    "standard_gamma": {"shape": _REQUIRED}, "gamma": {"shape": _REQUIRED, "scale": 1.0},
+    "beta": {"a": _REQUIRED, "b": _REQUIRED}, "chisquare": {"df": _REQUIRED},
+    "f": {"dfnum": _REQUIRED, "dfden": _REQUIRED}, "standard_cauchy": {}, "pareto": {"a": _REQUIRED},
+    "weibull": {"a": _REQUIRED}, "power": {"a": _REQUIRED}, "laplace": {"loc": 0.0, "scale": 1.0},
+    "gumbel": {"loc": 0.0, "scale": 1.0}, "logistic": {"loc": 0.0, "scale": 1.0},
+    "lognormal": {"mean": 0.0, "sigma": 1.0}, "rayleigh": {"scale": 1.0}, "standard_t": {"df": _REQUIRED},
+    "noncentral_chisquare": {"df": _REQUIRED, "nonc": _REQUIRED},
+    "noncentral_f": {"dfnum": _REQUIRED, "dfden": _REQUIRED, "nonc": _REQUIRED},
+    "wald": {"mean": _REQUIRED, "scale": _REQUIRED}, "vonmises": {"mu": _REQUIRED, "kappa": _REQUIRED},
+    "triangular": {"left": _REQUIRED, "mode": _REQUIRED, "right": _REQUIRED},
+    "poisson": {"lam": 1.0}, "negative_binomial": {"n": _REQUIRED, "p": _REQUIRED},
+    "geometric": {"p": _REQUIRED}, "logseries": {"p": _REQUIRED}, "zipf": {"a": _REQUIRED},
+}
+for _method, _defaults in _DISTRIBUTIONS.items():
+    setattr(TracedGenerator, _method, _distribution_method(_method, _defaults))
+TracedGenerator.binomial = _distribution_method("binomial", {"n": _REQUIRED, "p": _REQUIRED}, ints=("n",))
+TracedGenerator.hypergeometric = _distribution_method(
+    "hypergeometric", {"ngood": _REQUIRED, "nbad": _REQUIRED, "nsample": _REQUIRED}, ints=("ngood", "nbad"))
+
+
+# --------------------------------------------------------------------------
+# Generators made in traced code.
+
+def traced_generator(words: Any, bit_generator: str = "pcg64", legacy: bool = False) -> TracedGenerator:
+    """A generator over fresh traced state words (a NumPy int64 array or a traced one)."""
+    state = knp.zeros(len(words) if not isinstance(words, Tracer) else words.aval.shape[0], np.int64)
+    state[...] = words
+    return TracedGenerator(state, bit_generator, legacy)
+
+
+def _seeded_words(method: str, count: int, seed: Any) -> Any:
+    """State words made by a seeding method from a traced seed."""
+    new, _ = bind(random_p, knp.zeros(count, np.int64), convert(operand(seed), np.dtype(np.int64)),
+                  *[convert(operand(v), np.dtype(d)) for v, d in ((0, np.int64), (0.0, np.float64),
+                                                                  (0.0, np.float64), (0.0, np.float64))],
+                  method=method, bit_generator="pcg64" if "pcg64" in method else "mt19937",
+                  dtype=np.dtype(np.int64), shape=(0,))
+    return new
+
+
+def default_rng(seed: Any = None) -> TracedGenerator:
+    """`np.random.default_rng(seed)` in traced code: PCG64 seeded as NumPy seeds it (SeedSequence)."""
+    if isinstance(seed, TracedGenerator):
+        return seed
+    if seed is None:
+        return traced_generator(_seeded_words("entropy_pcg64", PCG64_WORDS, 0))
+    if isinstance(seed, Tracer):
+        if seed.aval.ndim != 0 or seed.aval.dtype.kind not in "iu":
+            raise KilnTypeError("np.random.default_rng(seed): kiln takes a traced seed that is one integer; "
+                                f"got a traced {seed.aval.str_short()}. Pass an int, or a Generator as an argument")
+        check(knp.logical_not(seed < 0), "ValueError", "expected non-negative integer")
+        return traced_generator(_seeded_words("seed_pcg64", PCG64_WORDS, seed))
+    if isinstance(seed, np.random.Generator):
+        raise KilnTypeError("np.random.default_rng(generator) with a Generator from outside the function: pass "
+                            "the Generator as an argument of the compiled function instead")
+    # A constant seed: NumPy's own seeding, once (the same state every call, as in NumPy).
+    return traced_generator(generator_words(np.random.default_rng(seed)))
+
+
+def random_state(seed: Any = None) -> TracedGenerator:
+    """`np.random.RandomState(seed)` made in traced code (MT19937, seeded as NumPy seeds it)."""
+    return TracedGenerator(_legacy_seed_words(seed, "np.random.RandomState"), "mt19937", legacy=True)
+
+
+def _legacy_seed_words(seed: Any, what: str) -> Any:
+    if isinstance(seed, Tracer):
+        if seed.aval.ndim != 0 or seed.aval.dtype.kind not in "iu":
+            raise KilnTypeError(f"{what}(seed): kiln takes a traced seed that is one integer, got a traced "
+                                f"{seed.aval.str_short()}")
+        check(knp.logical_and(seed >= 0, seed <= 2**32 - 1), "ValueError", "Seed must be between 0 and 2**32 - 1")
+        return _seeded_words("seed_mt19937", MT19937_WORDS, seed)
+    if seed is None:
+        raise KilnTypeError(f"{what}() without a seed inside a compiled function is not supported by kiln; "
+                            "give a seed, or use np.random.default_rng(), which kiln seeds from the OS")
+    words = random_state_words(np.random.RandomState(seed))
+    state = knp.zeros(MT19937_WORDS, np.int64)
+    state[...] = words
+    return state
+
+
+# --------------------------------------------------------------------------
+# The legacy functions: the global RandomState, an implicit argument of the
+# compiled function whose words the call writes back (trace_entry.py).
+
+class GlobalRandomStateNeeded(BaseException):
+    """A legacy np.random function was traced without the global state as an
+    argument: the trace restarts with it (a BaseException, so user code's
+    `except Exception` cannot swallow it)."""
+
+
+class _GlobalState(threading.local):
+    generator: TracedGenerator | None = None
+
+
+_GLOBAL = _GlobalState()
+
+
+class global_random_state:
+    """While tracing, legacy functions draw from the global state words `words` (a traced int64[627])."""
+
+    def __init__(self, words: Any):
+        self._generator = TracedGenerator(words, "mt19937", legacy=True)
+
+    def __enter__(self) -> None:
+        self._previous, _GLOBAL.generator = _GLOBAL.generator, self._generator
+
+    def __exit__(self, *exc: Any) -> None:
+        _GLOBAL.generator = self._previous
+
+
+def _global() -> TracedGenerator:
+    if _GLOBAL.generator is None:
+        raise GlobalRandomStateNeeded()
+    return _GLOBAL.generator
+
+
+def _seed(seed: Any = None) -> None:
+    """`np.random.seed(seed)`: the global state becomes MT19937 seeded with `seed`."""
+    g = _global()
+    g._write(_legacy_seed_words(seed, "np.random.seed"))
+
+
+def _legacy(name: str, call):
+    def legacy(*args: Any, **kwargs: Any) -> Any:
+        return call(_global(), *args, **kwargs)
+
+    legacy.__name__ = name
+    legacy.__qualname__ = f"np.random.{name}"
+    return legacy
+
+
+def _dims(dims: tuple) -> Any:
+    return dims if dims else None
+
+
+LEGACY_FUNCTIONS = {
+    "seed": _seed,
+    "rand": _legacy("rand", lambda g, *dims: g.random(_dims(dims))),
+    "randn": _legacy("randn", lambda g, *dims: g.standard_normal(_dims(dims))),
+    "random": _legacy("random", lambda g, size=None: g.random(size)),
+    "random_sample": _legacy("random_sample", lambda g, size=None: g.random(size)),
+    "ranf": _legacy("ranf", lambda g, size=None: g.random(size)),
+    "sample": _legacy("sample", lambda g, size=None: g.random(size)),
+    "randint": _legacy("randint", lambda g, low, high=None, size=None, dtype=int: g._bounded(
+        "randint", *((0, low) if high is None else (low, high)), size, np.dtype(dtype), False)),
+    "standard_normal": _legacy("standard_normal", lambda g, size=None: g.standard_normal(size)),
+    "normal": _legacy("normal", lambda g, loc=0.0, scale=1.0, size=None: g.normal(loc, scale, size)),
+    "uniform": _legacy("uniform", lambda g, low=0.0, high=1.0, size=None: g.uniform(low, high, size)),
+    "standard_exponential": _legacy("standard_exponential", lambda g, size=None: g.standard_exponential(size)),
+    "exponential": _legacy("exponential", lambda g, scale=1.0, size=None: g.exponential(scale, size)),
+    "shuffle": _legacy("shuffle", lambda g, x: g.shuffle(x)),
+    "permutation": _legacy("permutation", lambda g, x: g.permutation(x)),
+    "choice": _legacy("choice", lambda g, a, size=None, replace=True, p=None: g.choice(a, size, replace, p)),
+}
+# Their methods of a RandomState made in traced code.
+for _name in ("rand", "randn", "random_sample", "ranf", "sample", "randint", "seed"):
+    setattr(TracedGenerator, _name, (lambda fn: lambda self, *a, **k: fn(self, *a, **k))(
+        {"rand": lambda g, *dims: g.random(_dims(dims)),
+         "randn": lambda g, *dims: g.standard_normal(_dims(dims)),
+         "random_sample": lambda g, size=None: g.random(size),
+         "ranf": lambda g, size=None: g.random(size),
+         "sample": lambda g, size=None: g.random(size),
+         "randint": lambda g, low, high=None, size=None, dtype=int: g._bounded(
+             "randint", *((0, low) if high is None else (low, high)), size, np.dtype(dtype), False),
+         "seed": lambda g, seed=None: g._write(_legacy_seed_words(seed, "RandomState.seed"))}[_name]))
