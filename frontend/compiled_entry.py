@@ -16,6 +16,7 @@ import numpy as np
 from kiln import tree
 from kiln.core import Jaxpr
 from kiln.errors import KilnTypeError, KilnValueError
+from kiln.random_state import global_random_state, random_state_words, set_random_state_words
 
 
 @dataclass
@@ -36,16 +37,30 @@ class CompiledEntry:
     cache_hit: bool = False
     # flat argument positions the function writes (their final contents are the last results)
     writeback: tuple = ()
+    # the last argument is the global RandomState's state words (legacy np.random)
+    global_random: bool = False
 
     def __post_init__(self):
         if self.jaxpr is not None:
             self.writeback = tuple(self.jaxpr.writeback)
+            self.global_random = self.jaxpr.global_random_state
         self._single_leaf = self.out_tree == ("leaf",)
         self._flat_tuple = self.out_tree[0] == "tuple" and all(c == ("leaf",) for c in self.out_tree[1])
 
     def call(self, leaves: Sequence) -> Any:
         """Run on flat leaves that match `signature` (arrays in any layout,
-        scalars); implicit dims are read off the leaves' shapes."""
+        scalars); implicit dims are read off the leaves' shapes. A function
+        drawing from the global RandomState gets its state words as a last
+        argument, and the state advances as NumPy's would."""
+        if not self.global_random:
+            return self._run(leaves)
+        state = global_random_state()
+        words = random_state_words(state)
+        results = self._run([*leaves, words])
+        set_random_state_words(state, words)
+        return results
+
+    def _run(self, leaves: Sequence) -> Any:
         if self.writeback:
             check_writable(self.writeback, leaves)
         values = [leaves[i].shape[axis] for i, axis in self.dim_sources]
@@ -101,3 +116,5 @@ class PreparedCall:
     in_tree: Any
     static: dict
     positions: list
+    # Generator arguments (kiln.numpy.random.GeneratorArgument) whose state the call advances.
+    generators: list = field(default_factory=list)

@@ -263,6 +263,9 @@ class Jaxpr:
     # Top level only: explicit argument positions whose final contents are
     # the last len(writeback) outputs (writes to arguments reach the caller).
     writeback: tuple = ()
+    # Top level only: the last explicit input is the global RandomState's
+    # state words (legacy np.random functions), written back by the call.
+    global_random_state: bool = False
 
     @property
     def in_type(self) -> tuple:

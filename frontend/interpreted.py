@@ -20,6 +20,7 @@ from kiln.trace_entry import trace_function
 from kiln.core import Jaxpr
 from kiln.errors import KilnTypeError
 from kiln.interpreter import eval_jaxpr
+from kiln.random_state import global_random_state, random_state_words, set_random_state_words
 
 
 class Interpreted:
@@ -72,7 +73,18 @@ def run_jaxpr(jaxpr: Jaxpr, dim_sources: list, leaves: list) -> list:
     runs: the implicit dims are read off the leaves' shapes, written
     arguments are checked, worked on as copies and written back only when
     the whole call succeeded, results are fresh C-ordered arrays (NumPy
-    scalars for rank 0)."""
+    scalars for rank 0). The global RandomState's words are a last argument
+    when the jaxpr draws from it, and its state advances."""
+    if not jaxpr.global_random_state:
+        return _run(jaxpr, dim_sources, leaves)
+    state = global_random_state()
+    words = random_state_words(state)
+    results = _run(jaxpr, dim_sources, [*leaves, words])
+    set_random_state_words(state, words)
+    return results
+
+
+def _run(jaxpr: Jaxpr, dim_sources: list, leaves: list) -> list:
     if jaxpr.writeback:
         check_writable(jaxpr.writeback, leaves)
     num_implicit_in = sum(1 for e in jaxpr.in_explicit if not e)

@@ -30,6 +30,7 @@ from kiln.signatures import (
     static_key,
     static_positions,
 )
+from kiln.numpy.random import wrap_generators
 from kiln.trace_entry import trace_function
 from kiln.compiled_entry import CompiledEntry, PreparedCall
 from kiln.lowered import lower
@@ -217,11 +218,18 @@ class QJIT:
         if fast_key is not None:
             self._remember(fast_key, entry)
         self.last = entry
-        return entry.call(call.leaves)
+        if not call.generators:
+            return entry.call(call.leaves)
+        result = entry.call(call.leaves)
+        for generator in call.generators:
+            generator.write_back()
+        return result
 
     def _prepare(self, args: tuple, kwargs: dict) -> "PreparedCall":
         """The cache key, flat leaves and signature of a call (the general path)."""
         dynamic, static, positions = self._split_args(args, kwargs)
+        generators: list = []
+        dynamic = [wrap_generators(a, generators) for a in dynamic]
         leaves, in_tree = tree.flatten(tuple(dynamic))
         names = [f"argument {i}" for i in range(len(leaves))]
         leaves = [leaf_to_array(x, n) for x, n in zip(leaves, names)]
@@ -230,7 +238,7 @@ class QJIT:
         sig = signature_of(leaves, names, axes_names, self.share_equal_dims, self.specialize_unit_dims)
         check_named_axes(leaves, axes_names)
         key = (sig, str(in_tree), tuple(sorted((k, static_key(v)) for k, v in static.items())))
-        return PreparedCall(key, leaves, sig, in_tree, static, positions)
+        return PreparedCall(key, leaves, sig, in_tree, static, positions, generators)
 
     def _remember(self, fast_key: tuple, entry: CompiledEntry) -> None:
         if len(self._fast_cache) >= _FAST_CACHE_SIZE:

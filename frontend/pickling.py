@@ -91,7 +91,7 @@ def _libraries(f: QJIT) -> dict:
         out[key] = {"library": data, "symbol": exe.name, "args": exe.args, "results": exe.results,
                     "signature": entry.signature, "out_tree": entry.out_tree,
                     "num_implicit_out": entry.num_implicit_out, "dim_sources": entry.dim_sources,
-                    "writeback": entry.writeback,
+                    "writeback": entry.writeback, "global_random": entry.global_random,
                     "jaxpr_text": entry.stages.get("jaxpr", "")}
     return out
 
@@ -101,7 +101,8 @@ def _entry(shipped: dict) -> CompiledEntry:
     exe = Executable(path, shipped["symbol"], shipped["args"], shipped["results"])
     stages = {"jaxpr": shipped["jaxpr_text"]} if shipped["jaxpr_text"] else {}
     return CompiledEntry(shipped["signature"], None, exe, shipped["out_tree"], shipped["num_implicit_out"],
-                         shipped["dim_sources"], stages, {}, True, tuple(shipped["writeback"]))
+                         shipped["dim_sources"], stages, {}, True, tuple(shipped["writeback"]),
+                         shipped.get("global_random", False))
 
 
 def rebuild_qjit(qjit_class: type, token: str, blob: bytes) -> QJIT:

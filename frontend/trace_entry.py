@@ -16,6 +16,8 @@ import numpy as np
 from kiln import tree
 from kiln.numpy._base import runtime_checks_enabled  # importing kiln.numpy installs NumPy's surface on Tracer
 from kiln.core import INDEX_DTYPE, DShapedArray, Jaxpr, is_static_dim
+from kiln.numpy.random import GlobalRandomStateNeeded, global_random_state
+from kiln.random_state import MT19937_WORDS
 from kiln.signatures import ArgSig
 from kiln.trace_namespace import trace_namespace
 from kiln.tracing import Builder, Tracer, scope
@@ -28,8 +30,19 @@ def trace_function(fn: Callable, leaves_sig: tuple[ArgSig, ...], in_tree: Any, s
     """Trace `fn` on avals built from the signature; returns the jaxpr, the
     output tree, and which argument dim fills each implicit input.
     `unit_dims_specialized`: no dynamic argument dim is 1 at run time.
-    `runtime_checks=False` emits no run-time checks."""
+    `runtime_checks=False` emits no run-time checks. A function that calls
+    the legacy np.random functions is traced again with the global
+    RandomState's state words as a last, implicit argument."""
+    try:
+        return _trace(fn, leaves_sig, in_tree, static_args, arg_positions, unit_dims_specialized,
+                      runtime_checks, global_random=False)
+    except GlobalRandomStateNeeded:
+        return _trace(fn, leaves_sig, in_tree, static_args, arg_positions, unit_dims_specialized,
+                      runtime_checks, global_random=True)
 
+
+def _trace(fn: Callable, leaves_sig: tuple, in_tree: Any, static_args: dict, arg_positions: list,
+           unit_dims_specialized: bool, runtime_checks: bool, global_random: bool) -> tuple[Jaxpr, Any, list]:
     builder = Builder()
     with scope(builder), runtime_checks_enabled(runtime_checks), trace_namespace() as names:
         # NumPy names in fn (and the user functions it reaches) take their traced meaning.
@@ -56,7 +69,12 @@ def trace_function(fn: Callable, leaves_sig: tuple[ArgSig, ...], in_tree: Any, s
         args_tree_values = tree.unflatten(in_tree, arg_tracers)
         call_args = list(args_tree_values)
         full_args = _merge_static(call_args, static_args, arg_positions)
-        out = _call_with_parameters(fn, full_args)
+        if global_random:
+            arg_tracers.append(builder.new_arg(DShapedArray((MT19937_WORDS,), np.dtype(np.int64))))
+            with global_random_state(arg_tracers[-1]):
+                out = _call_with_parameters(fn, full_args)
+        else:
+            out = _call_with_parameters(fn, full_args)
         from kiln import numpy as knp
 
         out_leaves, out_tree = tree.flatten(out)
@@ -76,6 +94,7 @@ def trace_function(fn: Callable, leaves_sig: tuple[ArgSig, ...], in_tree: Any, s
                               [False] * len(implicit) + [True] * (len(out_leaves) + len(written_leaves)))
     jaxpr.consts = list(builder.const_sources)
     jaxpr.writeback = tuple(written)
+    jaxpr.global_random_state = global_random
     dead_code_elimination(jaxpr)
     typecheck_jaxpr(jaxpr)
     return jaxpr, out_tree, dim_sources

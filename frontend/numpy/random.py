@@ -21,7 +21,8 @@ from kiln.core import KilnTypeError, KilnValueError
 from kiln.numpy._base import check, convert, operand, shape_product, split_shape
 from kiln.numpy._bindings import knp, traced
 from kiln.primitives.random import random_p
-from kiln.random_state import MT19937_WORDS, PCG64_WORDS, generator_words, random_state_words
+from kiln.random_state import MT19937_WORDS, PCG64_WORDS, generator_words, random_state_words, set_generator_words
+from kiln.tree import register_pytree_class
 from kiln.tracing import Tracer, bind
 
 _INTEGER_METHODS = {8: "integers64", 4: "integers32", 2: "integers16", 1: "integers8"}
@@ -454,3 +455,47 @@ for _name in ("rand", "randn", "random_sample", "ranf", "sample", "randint", "se
          "randint": lambda g, low, high=None, size=None, dtype=int: g._bounded(
              "randint", *((0, low) if high is None else (low, high)), size, np.dtype(dtype), False),
          "seed": lambda g, seed=None: g._write(_legacy_seed_words(seed, "RandomState.seed"))}[_name]))
+
+
+# --------------------------------------------------------------------------
+# Generators passed to a compiled function: their state words are arguments
+# (six 0-d int64 arrays, static in the signature) that the call writes, then
+# copies back into the caller's Generator.
+
+class GeneratorArgument:
+    """A Generator argument of one call: its words, set back into it after the call (`write_back`)."""
+
+    def __init__(self, generator: np.random.Generator):
+        self.generator = generator
+        self.words = [np.array(w) for w in generator_words(generator)]
+
+    def tree_flatten(self) -> tuple:
+        return self.words, "pcg64"
+
+    @classmethod
+    def tree_unflatten(cls, aux: str, children: list) -> Any:
+        if all(isinstance(c, Tracer) for c in children):
+            return TracedGenerator(list(children), aux, legacy=False)
+        raise KilnTypeError("a random Generator cannot be returned from a compiled function; return the numbers")
+
+    def write_back(self) -> None:
+        set_generator_words(self.generator, [w[()] for w in self.words])
+
+
+register_pytree_class(GeneratorArgument)
+
+
+def wrap_generators(value: Any, found: list) -> Any:
+    """`value` (an argument) with each Generator in it, at any depth of tuples, lists and dicts,
+    replaced by its GeneratorArgument (appended to `found`)."""
+    if isinstance(value, np.random.Generator):
+        found.append(GeneratorArgument(value))
+        return found[-1]
+    if isinstance(value, np.random.RandomState):
+        raise KilnTypeError("a RandomState passed to a compiled function is not supported by kiln; pass a "
+                            "Generator (np.random.default_rng(seed)), whose state kiln advances as NumPy's")
+    if type(value) in (tuple, list):
+        return type(value)(wrap_generators(v, found) for v in value)
+    if type(value) is dict:
+        return {k: wrap_generators(v, found) for k, v in value.items()}
+    return value
