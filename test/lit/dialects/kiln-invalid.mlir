@@ -74,3 +74,19 @@ func.func @flatnonzero_static_positions(%mask: tensor<4xi1>) -> tensor<4xi64> {
   %n, %p = "kiln.flatnonzero"(%mask) : (tensor<4xi1>) -> (tensor<i64>, tensor<4xi64>)
   return %p : tensor<4xi64>
 }
+
+// -----
+
+func.func @random_unknown_method(%s: tensor<6xi64>, %n: tensor<i64>, %p: tensor<f64>) {
+  // CHECK: kiln-invalid.mlir:[[# @LINE + 1]]:13: error: '"gauss"' does not satisfy the constraint
+  %s2, %v = "kiln.random"(%s, %n, %n, %n, %p, %p, %p) {method = "gauss", bit_generator = "pcg64"} : (tensor<6xi64>, tensor<i64>, tensor<i64>, tensor<i64>, tensor<f64>, tensor<f64>, tensor<f64>) -> (tensor<6xi64>, tensor<?xf64>)
+  return
+}
+
+// -----
+
+func.func @random_float_count(%s: tensor<6xi64>, %n: tensor<f64>, %i: tensor<i64>) {
+  // CHECK: kiln-invalid.mlir:[[# @LINE + 1]]:13: error: expected 'tensor<i64>' but got 'tensor<f64>'
+  %s2, %v = "kiln.random"(%s, %n, %i, %i, %n, %n, %n) {method = "random", bit_generator = "pcg64"} : (tensor<6xi64>, tensor<f64>, tensor<i64>, tensor<i64>, tensor<f64>, tensor<f64>, tensor<f64>) -> (tensor<6xi64>, tensor<?xf64>)
+  return
+}
