@@ -46,6 +46,7 @@ class Interpreted:
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         q = self.qjit
+        generators: list = []
         if q._aot is not None:  # an annotated function: the signature is its annotations
             sigs = q._aot[0]
             leaves = q.conform_ahead_of_time(args, kwargs)
@@ -54,12 +55,15 @@ class Interpreted:
         else:
             call = q._prepare(args, kwargs)
             sigs, leaves, in_tree, key = call.signature, call.leaves, call.in_tree, call.key
-            static, positions = call.static, call.positions
+            static, positions, generators = call.static, call.positions, call.generators
         if key not in self.traces:
             self.traces[key] = self._trace(sigs, in_tree, static, positions)
         jaxpr, out_tree, dim_sources = self.traces[key]
         self.jaxpr = jaxpr
-        return tree.unflatten(out_tree, run_jaxpr(jaxpr, dim_sources, leaves))
+        results = run_jaxpr(jaxpr, dim_sources, leaves)
+        for generator in generators:
+            generator.write_back()
+        return tree.unflatten(out_tree, results)
 
     def _trace(self, sigs: tuple, in_tree: Any, static: dict, positions: list) -> tuple:
         q = self.qjit

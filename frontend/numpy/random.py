@@ -92,9 +92,9 @@ class TracedGenerator:
         return knp.reshape(values, () if shape is None else shape)
 
     def _validate(self, name: str, *args: Any, **kwargs: Any) -> None:
-        """NumPy's own checks of static parameters (and their error), on a scratch generator drawing nothing."""
+        """NumPy's own checks of static parameters (and their error), on a scratch generator."""
         scratch = np.random.RandomState(0) if self._legacy else np.random.Generator(np.random.PCG64(0))
-        getattr(scratch, name)(*args, size=0, **kwargs)
+        getattr(scratch, name)(*args, size=1, **kwargs)
 
     def _float(self, x: Any, name: str, method: str) -> Any:
         return _scalar(x, np.float64, name, f"{self._what}.{method}")
@@ -111,10 +111,11 @@ class TracedGenerator:
     def uniform(self, low: Any = 0.0, high: Any = 1.0, size: Any = None) -> Any:
         if _static(low, high):
             self._validate("uniform", low, high)
-        traced_bounds = traced(low, high)
-        low, high = self._float(low, "low", "uniform"), self._float(high, "high", "uniform")
-        span = high - low
-        if traced_bounds:
+            # NumPy's range, computed in double as its C code does.
+            low, span = float(low), float(high) - float(low)
+        else:
+            low, high = self._float(low, "low", "uniform"), self._float(high, "high", "uniform")
+            span = knp.subtract(high, low)
             check(knp.isfinite(span), "OverflowError", "Range exceeds valid bounds" if self._legacy
                   else "high - low range exceeds valid bounds")
         return self._draw("uniform", size, np.float64, p=low, q=span)
@@ -178,13 +179,15 @@ class TracedGenerator:
             off, span = _bits(low), _bits(last - low)
         else:
             low = _scalar(low, np.int64, "low", what)
-            last = _scalar(high, np.int64, "high", what) - (0 if endpoint else 1)
+            last = knp.subtract(_scalar(high, np.int64, "high", what), 0 if endpoint else 1)
             info = np.iinfo(dtype) if dtype.kind != "b" else None
             lowest, highest = (0, 1) if info is None else (info.min, info.max)
-            check(knp.logical_not(low < lowest), "ValueError", f"low is out of bounds for {dtype}")
-            check(knp.logical_not(last > highest), "ValueError", f"high is out of bounds for {dtype}")
-            check(knp.logical_not(low > last), "ValueError", "low > high" if endpoint else "low >= high")
-            off, span = low, last - low
+            if lowest > np.iinfo(np.int64).min:
+                check(knp.greater_equal(low, lowest), "ValueError", f"low is out of bounds for {dtype}")
+            if highest < np.iinfo(np.int64).max:
+                check(knp.less_equal(last, highest), "ValueError", f"high is out of bounds for {dtype}")
+            check(knp.less_equal(low, last), "ValueError", "low > high" if endpoint else "low >= high")
+            off, span = low, knp.subtract(last, low)
         if dtype.kind == "b":
             method = "integers_bool"
         elif self._legacy:
@@ -207,6 +210,7 @@ class TracedGenerator:
         floats = [v for n, v in zip(names, values) if n not in ints]
         int_args = [v for n, v in zip(names, values) if n in ints]
         result = np.int64 if method in _INT_VALUED else np.float64
+        int_args += [0] * (2 - len(int_args))
         return self._draw(method, size, result, *int_args, *floats)
 
     # --- permutations
@@ -249,7 +253,13 @@ class TracedGenerator:
         population = knp.arange(a) if isinstance(a, (int, np.integer)) or (
             isinstance(a, Tracer) and a.aval.ndim == 0) else operand(a)
         pop_size = population.aval.shape[0]
-        check(knp.asarray(pop_size) > 0, "ValueError", "a cannot be empty unless no samples are taken")
+        message = ("'a'" if self._legacy else "a") + " cannot be empty unless no samples are taken"
+        shape = _size_shape(size)
+        samples = 1 if shape is None else shape_product(shape)
+        if traced(pop_size, samples):
+            check(knp.logical_or(knp.greater(pop_size, 0), knp.equal(samples, 0)), "ValueError", message)
+        elif pop_size == 0 and samples != 0:
+            raise KilnValueError(message)
         if self._legacy:
             index = self._bounded("randint", 0, pop_size, size, np.dtype(np.int64), False)
         else:
