@@ -1,5 +1,6 @@
 """NumPy's module functions on traced sizes and values, called as users call them
-(issue 14 item 1), against NumPy at sizes 0, 1, odd and large; and np.random refused."""
+(issue 14 item 1), against NumPy at sizes 0, 1, odd and large; and np.random: compiled
+(see test_random.py) or refused with the function and line."""
 
 import threading
 
@@ -181,19 +182,44 @@ def test_global_assignment_in_traced_code_reaches_the_module():
 
 
 @pytest.mark.parametrize("call", [
-    lambda x: x + np.random.normal(),
-    lambda x: x + np.random.randint(0, 1000),
-    lambda x: x * np.random.rand(3),
-    lambda x: x + np.random.default_rng(0).random(),
+    lambda x: x + np.random.dirichlet([1.0, 2.0]),
+    lambda x: x + np.random.gamma(2.0),
+    lambda x: x + np.random.default_rng(0).multivariate_normal([0.0], [[1.0]]),
 ])
-def test_random_numbers_are_refused_with_the_function_and_line(call):
+def test_random_functions_kiln_does_not_compile_are_refused_with_the_function_and_line(call):
     def f(x):
         return call(x)
 
     line = call.__code__.co_firstlineno
-    with pytest.raises(kiln.KilnTypeError, match=rf"test_traced_creation.py:{line}: np\.random\.\w+ is called inside a "
-                                                 "compiled function"):
+    with pytest.raises(kiln.KilnTypeError, match=rf"test_traced_creation.py:{line}: "
+                                                 r"(np\.random|Generator)\.\w+ is not supported inside a compiled "
+                                                 "function"):
         kiln.qjit(f)(np.ones(3))
+
+
+@pytest.mark.parametrize("call", [
+    lambda x: x + np.random.normal(),
+    lambda x: x + np.random.randint(0, 1000),
+    lambda x: x * np.random.rand(3),
+])
+def test_legacy_random_numbers_are_drawn_per_call_from_the_global_state(call):
+    def f(x):
+        return call(x)
+
+    compiled = kiln.qjit(f)
+    np.random.seed(5)
+    first, second = compiled(np.ones(3)), compiled(np.ones(3))
+    np.random.seed(5)
+    assert_same(first, call(np.ones(3)))
+    assert_same(second, call(np.ones(3)))
+    assert not np.array_equal(first, second)
+
+
+def test_default_rng_made_inside_draws_numpys_numbers():
+    def f(x):
+        return x + np.random.default_rng(0).random()
+
+    assert_same(kiln.qjit(f)(np.ones(3)), f(np.ones(3)))
 
 
 _RNG = np.random.default_rng(0)
@@ -203,7 +229,9 @@ def test_a_global_random_generator_is_refused():
     def f(x):
         return x + _RNG.normal()
 
-    with pytest.raises(kiln.KilnTypeError, match=r"random generator Generator\.normal is called inside"):
+    with pytest.raises(kiln.KilnTypeError, match=r"random generator Generator\.normal is not supported inside a "
+                                                 r"compiled function; it comes from outside the function.*pass it "
+                                                 "as an argument"):
         kiln.qjit(f)(np.ones(3))
 
 

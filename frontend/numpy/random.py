@@ -11,6 +11,7 @@ Generator; the global state is an implicit argument, `trace_entry.py`).
 from __future__ import annotations
 
 import operator
+import sys
 import threading
 from typing import Any
 
@@ -61,6 +62,16 @@ class TracedGenerator:
         self._bit_generator = bit_generator
         self._legacy = legacy
         self._what = "np.random" if legacy else "Generator"
+
+    def __getattr__(self, name: str) -> Any:
+        """A NumPy method kiln does not compile: refused with the user's line."""
+        if name.startswith("_"):
+            raise AttributeError(name)
+        caller = sys._getframe(1)
+        raise KilnTypeError(
+            f"{caller.f_code.co_filename}:{caller.f_lineno}: {self._what}.{name} is not supported inside a compiled "
+            f"function; kiln compiles {', '.join(_SUPPORTED_METHODS)} (see docs/numpy.md, 'Random numbers'). Draw "
+            "these numbers outside and pass them in as an argument")
 
     # --- the state
     def _read(self) -> Any:
@@ -318,6 +329,9 @@ for _method, _defaults in _DISTRIBUTIONS.items():
 TracedGenerator.binomial = _distribution_method("binomial", {"n": _REQUIRED, "p": _REQUIRED}, ints=("n",))
 TracedGenerator.hypergeometric = _distribution_method(
     "hypergeometric", {"ngood": _REQUIRED, "nbad": _REQUIRED, "nsample": _REQUIRED}, ints=("ngood", "nbad"))
+_SUPPORTED_METHODS = sorted(["random", "uniform", "standard_normal", "normal", "standard_exponential", "exponential",
+                             "integers", "shuffle", "permutation", "choice", "binomial", "hypergeometric",
+                             *_DISTRIBUTIONS])
 
 
 # --------------------------------------------------------------------------

@@ -107,28 +107,32 @@ replace_in_traced_code(np.mgrid, _Grid(sparse=False))
 replace_in_traced_code(np.ogrid, _Grid(sparse=True))
 
 
-def _refuse_random(name: str) -> None:
+_UNSUPPORTED_RANDOM_HINT = (
+    "kiln compiles np.random.default_rng(seed) Generators (made inside or passed in as arguments) and the "
+    "legacy functions {} (see docs/numpy.md, 'Random numbers'); otherwise draw the numbers outside and pass "
+    "them in as an argument")
+
+
+def _refuse_random(name: str, hint: str) -> None:
     caller = sys._getframe(2)
     raise KilnTypeError(
-        f"{caller.f_code.co_filename}:{caller.f_lineno}: {name} is not supported inside a compiled function. "
-        "kiln compiles np.random.default_rng(seed) Generators (made inside or passed in as arguments) and the "
-        f"legacy functions {', '.join(sorted(LEGACY_FUNCTIONS))} (see docs/numpy.md, 'Random numbers'); "
-        "otherwise draw the numbers outside and pass them in as an argument.")
+        f"{caller.f_code.co_filename}:{caller.f_lineno}: {name} is not supported inside a compiled function; {hint}.")
 
 
 class _RefusingRandom:
-    """What traced code sees for a NumPy random function kiln does not compile."""
+    """What traced code sees for a NumPy random function or generator kiln does not compile."""
 
-    def __init__(self, name: str):
+    def __init__(self, name: str, hint: str):
         self._name = name
+        self._hint = hint
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        _refuse_random(self._name)
+        _refuse_random(self._name, self._hint)
 
     def __getattr__(self, attr: str) -> Any:
         if attr.startswith("__"):
             raise AttributeError(attr)
-        return _RefusingRandom(f"{self._name}.{attr}")
+        return _RefusingRandom(f"{self._name}.{attr}", self._hint)
 
 
 _RANDOM_CONSTRUCTORS = {"default_rng": default_rng, "RandomState": random_state}
@@ -136,12 +140,15 @@ for _name in dir(np.random):
     _value = getattr(np.random, _name)
     if callable(_value) and not _name.startswith("_"):
         replacement = LEGACY_FUNCTIONS.get(_name) or _RANDOM_CONSTRUCTORS.get(_name)
-        replace_in_traced_code(_value, replacement or _RefusingRandom(f"np.random.{_name}"))
+        replace_in_traced_code(_value, replacement or _RefusingRandom(
+            f"np.random.{_name}", _UNSUPPORTED_RANDOM_HINT.format(", ".join(sorted(LEGACY_FUNCTIONS)))))
 
 
 def _captured_generator(g: Any) -> Any:
-    return _RefusingRandom(f"the random generator {type(g).__name__} captured from outside the function (pass "
-                           "it as an argument: kiln then advances its state as NumPy would)")
+    return _RefusingRandom(
+        f"the random generator {type(g).__name__}", "it comes from outside the function, so kiln cannot advance "
+        "its state: pass it as an argument of the compiled function (kiln then advances its state as NumPy's "
+        "would)")
 
 
 for _generator in (np.random.Generator, np.random.RandomState, np.random.BitGenerator, np.random.SeedSequence):
