@@ -72,6 +72,12 @@ def boolean_masks(x, z):
     return x[x > 0].sum(), np.nonzero(x)
 
 
+def random_numbers(rng, n):
+    x = rng.normal(size=n)
+    rng.shuffle(x)
+    return x + np.random.rand(n)
+
+
 CORPUS = [
     (checks_and_gathers, (np.ones(8), np.ones(8), 1, 1)),
     (scans, (np.ones((3, 4)), np.arange(5, dtype=np.uint32))),
@@ -81,6 +87,7 @@ CORPUS = [
     (linear_algebra, (np.ones((3, 3)), np.ones((3, 2)))),
     (prints_in_loops, (np.ones((3, 2)), 4)),
     (boolean_masks, (np.ones((3, 2)), np.arange(4.0) - 1)),
+    (random_numbers, (np.random.default_rng(0), 5)),
 ]
 
 
@@ -124,7 +131,7 @@ def test_corpus_covers_the_kiln_dialect_and_views(stages):
     """The corpus exercises what the contract is about: kiln ops in the
     `stablehlo` stage and reference-semantics ops before it."""
     seen = {stage: set().union(*(s[stage] for s in stages.values())) for stage in ("mlir", "functionalized", "stablehlo")}
-    assert {"kiln.check", "kiln.scan", "kiln.print", "kiln.flatnonzero"} <= seen["stablehlo"]
+    assert {"kiln.check", "kiln.scan", "kiln.print", "kiln.flatnonzero", "kiln.random"} <= seen["stablehlo"]
     assert {"tensorssa.slice", "tensorssa.copy", "tensorssa.scatter"} <= seen["mlir"]
     assert {"immut.slice", "immut.slice_rev"} <= seen["functionalized"]
     assert {"stablehlo.while", "stablehlo.case"} & seen["stablehlo"]
