@@ -12,6 +12,7 @@ from typing import Sequence
 
 from kiln.compiler.mlir import ExecutionEngine, ir, translate_to_llvmir
 from kiln.compiler.passes.kiln_linalg_to_blas import blas_library, uses_blas
+from kiln.compiler.passes.kiln_lower_random import METHOD_PREFIX as RANDOM_PREFIX
 from kiln.compiler.pipeline import PipelineError
 from kiln.runtime import toolchain
 
@@ -22,12 +23,19 @@ def external_libraries(module: ir.Module) -> list[str]:
     return [blas_library()] if uses_blas(str(module)) else []
 
 
+def uses_random(module: ir.Module) -> bool:
+    """Whether `module` calls the random-number runtime (`kiln-lower-random`)."""
+    return f"@{RANDOM_PREFIX}" in str(module)
+
+
 def emit_object(module: ir.Module, path: str, opt_level: int = 3, libraries: list[str] = ()) -> str:
     """LLVM codegen of `module` into an object file at `path`; the JIT
-    resolves external symbols in kiln's support library and `libraries`."""
+    resolves external symbols in kiln's support library (and random-number
+    runtime, when the module draws) and `libraries`."""
     if os.path.exists(path):
         os.unlink(path)
-    engine = ExecutionEngine(module, opt_level=opt_level, shared_libs=[toolchain.support_library(), *libraries],
+    runtime = [toolchain.support_library()] + ([toolchain.random_library()] if uses_random(module) else [])
+    engine = ExecutionEngine(module, opt_level=opt_level, shared_libs=[*runtime, *libraries],
                              enable_pic=True)
     engine.dump_to_object_file(path)
     if not os.path.exists(path):
@@ -47,6 +55,9 @@ def emit_shared_library(module: ir.Module, workdir: str, name: str, extra_object
     libraries = external_libraries(module)
     obj = emit_object(module, os.path.join(workdir, f"{name}.o"), libraries=libraries)
     link_inputs = [obj, *extra_objects]
+    if uses_random(module):
+        # Static: the library carries its random numbers (and NumPy's distributions) itself.
+        link_inputs += toolchain.random_objects()
     bundled: list[str] = []
     if bundle_into is None:
         # Each library is linked by path, with an rpath to its folder.

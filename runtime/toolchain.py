@@ -2,7 +2,8 @@
 
 In: object files produced by LLVM (`compiler/codegen.py`).
 Out: shared libraries (`cc -shared`), linked with kiln's support code
-(`support.c`: entry wrapper, run-time check reporting, prints, threads) and libm. The
+(`support.c`: entry wrapper, run-time check reporting, prints, threads) and libm, and,
+when they draw random numbers, `random.c` with NumPy's `libnpyrandom.a`. The
 support code and the fastcall extension are cached and verified by
 `runtime/cache.py`; a missing or failing compiler is a ToolchainError.
 """
@@ -17,6 +18,8 @@ import shutil
 import subprocess
 import sys
 
+import numpy as np
+
 from kiln.errors import ToolchainError
 from kiln.runtime import cache
 
@@ -24,6 +27,7 @@ SUPPORT_SOURCE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "suppo
 # Random numbers: kiln's bit generators (random.c) over the distributions of
 # NumPy's own C library, which NumPy ships for extensions (docs/numpy.md, "Random numbers").
 RANDOM_SOURCE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "random.c")
+NUMPY_RANDOM_LIBRARY = os.path.join(os.path.dirname(os.path.abspath(np.random.__file__)), "lib", "libnpyrandom.a")
 
 
 def c_compiler() -> str:
@@ -63,9 +67,7 @@ def support_object() -> str:
 
 def numpy_random_library() -> str:
     """NumPy's static library of distributions (`numpy/random/lib/libnpyrandom.a`)."""
-    import numpy.random
-
-    path = os.path.join(os.path.dirname(os.path.abspath(numpy.random.__file__)), "lib", "libnpyrandom.a")
+    path = NUMPY_RANDOM_LIBRARY
     if not os.path.isfile(path):
         raise ToolchainError(f"NumPy's random-number library {path} is missing; kiln links it for random numbers "
                              "in compiled code. Install NumPy from its wheel (pip install --force-reinstall numpy)")
@@ -86,10 +88,16 @@ def random_objects() -> list[str]:
     return [obj, numpy_random_library()]
 
 
+def random_library() -> str:
+    """random.c and NumPy's distributions as a shared library, so the JIT can resolve their symbols."""
+    return cache.toolchain_file(f"libkiln_random_{_random_key()}.so", lambda out: _run(
+        [c_compiler(), "-shared", "-o", out, *random_objects(), "-lm"]))
+
+
 def support_library() -> str:
-    """support.c and random.c as a shared library, so the JIT can resolve their symbols."""
-    return cache.toolchain_file(f"libkiln_support_{_support_key()}_{_random_key()}.so", lambda out: _run(
-        [c_compiler(), "-shared", "-pthread", "-o", out, support_object(), *random_objects(), "-lm"]))
+    """support.c as a shared library, so the JIT can resolve its symbols."""
+    return cache.toolchain_file(f"libkiln_support_{_support_key()}.so", lambda out: _run(
+        [c_compiler(), "-shared", "-pthread", "-o", out, support_object()]))
 
 
 def compile_object(source: str, output: str, include_dirs: list[str] = ()) -> str:
@@ -103,8 +111,7 @@ def link_shared_library(objects: list[str], output: str) -> str:
     # -Bsymbolic: the library's calls to its own support code must not bind
     # to another copy already loaded in the process (its thread-locals differ).
     return cache.write_atomically(output, lambda out: _run([c_compiler(), "-shared", "-Wl,-Bsymbolic", "-o", out,
-                                                   *objects, support_object(), *random_objects(),
-                                                   "-lm", "-pthread"]))
+                                                   *objects, support_object(), "-lm", "-pthread"]))
 
 
 # The C runtime every system has: never bundled, even when it sits beside the library.
