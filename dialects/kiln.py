@@ -60,13 +60,17 @@ _FLOAT_METHODS = (
     "uniform", "standard_gamma", "gamma", "beta", "chisquare", "f", "standard_cauchy", "pareto", "weibull",
     "power", "laplace", "gumbel", "logistic", "lognormal", "rayleigh", "standard_t", "noncentral_chisquare",
     "noncentral_f", "wald", "vonmises", "triangular", "legacy_gauss", "legacy_normal",
-    "legacy_standard_exponential", "legacy_exponential")
+    "legacy_standard_exponential", "legacy_exponential", "legacy_standard_gamma", "legacy_gamma", "legacy_beta",
+    "legacy_chisquare", "legacy_f", "legacy_standard_cauchy", "legacy_pareto", "legacy_weibull", "legacy_power",
+    "legacy_lognormal", "legacy_rayleigh", "legacy_standard_t", "legacy_noncentral_chisquare",
+    "legacy_noncentral_f", "legacy_wald", "legacy_vonmises")
 RANDOM_METHODS = {
     **{m: "f64" for m in _FLOAT_METHODS},
     **{m + "_f32": "f32" for m in ("random", "standard_normal", "standard_exponential", "standard_exponential_inv")},
     **{m: "i64" for m in ("integers64", "integers32", "integers16", "integers8", "integers_bool",
                           "legacy_randint64", "legacy_randint32", "poisson", "binomial", "negative_binomial",
-                          "geometric", "logseries", "zipf", "hypergeometric", "shuffle_index")},
+                          "geometric", "logseries", "zipf", "hypergeometric", "shuffle_index",
+                          "legacy_negative_binomial", "legacy_geometric", "legacy_hypergeometric")},
     **{m: "seed" for m in ("seed_pcg64", "entropy_pcg64", "seed_mt19937")},
 }
 

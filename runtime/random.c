@@ -18,6 +18,9 @@
  * State words (int64 each): PCG64 [state_hi, state_lo, inc_hi, inc_lo,
  * has_uint32, uinteger]; MT19937 [key[0..623], pos, has_gauss, gauss bits].
  */
+#ifndef M_PI
+#define M_PI 3.14159265358979323846
+#endif
 #include <math.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -438,6 +441,136 @@ double kiln_rng_legacy_exponential(double scale, double b, double c) {
   return scale * -log(1.0 - mt19937_next_double(&rng.mt));
 }
 
+/* RandomState's own versions of the distributions that Generator changed
+ * (NumPy keeps the legacy stream): built on the polar Gaussian and the
+ * exponential by inversion instead of the ziggurats. */
+static double legacy_double(void) { return mt19937_next_double(&rng.mt); }
+static double legacy_exponential(void) { return -log(1.0 - legacy_double()); }
+
+static double legacy_standard_gamma(double shape) {
+  if (shape == 1.0)
+    return legacy_exponential();
+  if (shape == 0.0)
+    return 0.0;
+  if (shape < 1.0) {
+    for (;;) {
+      double u = legacy_double(), v = legacy_exponential();
+      if (u <= 1.0 - shape) {
+        double x = pow(u, 1.0 / shape);
+        if (x <= v)
+          return x;
+      } else {
+        double y = -log((1 - u) / shape);
+        double x = pow(1.0 - shape + shape * y, 1.0 / shape);
+        if (x <= v + y)
+          return x;
+      }
+    }
+  }
+  double b = shape - 1.0 / 3.0, c = 1.0 / sqrt(9 * b);
+  for (;;) {
+    double x, v;
+    do {
+      x = legacy_gauss();
+      v = 1.0 + c * x;
+    } while (v <= 0.0);
+    v = v * v * v;
+    double u = legacy_double();
+    if (u < 1.0 - 0.0331 * (x * x) * (x * x))
+      return b * v;
+    if (log(u) < 0.5 * x * x + b * (1.0 - v + log(v)))
+      return b * v;
+  }
+}
+
+static double legacy_chisquare(double df) { return 2.0 * legacy_standard_gamma(df / 2.0); }
+
+double kiln_rng_legacy_standard_gamma(double shape, double b, double c) { return legacy_standard_gamma(shape); }
+double kiln_rng_legacy_gamma(double shape, double scale, double c) { return scale * legacy_standard_gamma(shape); }
+double kiln_rng_legacy_beta(double a, double b, double c) {
+  if (a <= 1.0 && b <= 1.0)
+    return random_beta(BG, a, b); /* Johnk's algorithm on uniforms: the same in both */
+  double ga = legacy_standard_gamma(a), gb = legacy_standard_gamma(b);
+  return ga / (ga + gb);
+}
+double kiln_rng_legacy_chisquare(double df, double b, double c) { return legacy_chisquare(df); }
+double kiln_rng_legacy_f(double dfnum, double dfden, double c) {
+  return (legacy_chisquare(dfnum) * dfden) / (legacy_chisquare(dfden) * dfnum);
+}
+double kiln_rng_legacy_standard_cauchy(double a, double b, double c) {
+  double num = legacy_gauss();
+  return num / legacy_gauss();
+}
+double kiln_rng_legacy_pareto(double a, double b, double c) { return exp(legacy_exponential() / a) - 1; }
+double kiln_rng_legacy_weibull(double a, double b, double c) {
+  if (a == 0.0)
+    return 0.0;
+  return pow(legacy_exponential(), 1.0 / a);
+}
+double kiln_rng_legacy_power(double a, double b, double c) { return pow(1 - exp(-legacy_exponential()), 1.0 / a); }
+double kiln_rng_legacy_lognormal(double mean, double sigma, double c) { return exp(mean + sigma * legacy_gauss()); }
+double kiln_rng_legacy_rayleigh(double mode, double b, double c) { return mode * sqrt(-2.0 * log1p(-legacy_double())); }
+double kiln_rng_legacy_standard_t(double df, double b, double c) {
+  double num = legacy_gauss();
+  double denom = legacy_standard_gamma(df / 2);
+  return sqrt(df / 2) * num / sqrt(denom);
+}
+static double legacy_noncentral_chisquare(double df, double nonc) {
+  if (nonc == 0)
+    return legacy_chisquare(df);
+  if (1 < df) {
+    double chi2 = legacy_chisquare(df - 1);
+    double n = legacy_gauss() + sqrt(nonc);
+    return chi2 + n * n;
+  }
+  int64_t i = random_poisson(BG, nonc / 2.0);
+  double out = legacy_chisquare(df + 2 * i);
+  return isnan(nonc) ? NAN : out;
+}
+double kiln_rng_legacy_noncentral_chisquare(double df, double nonc, double c) {
+  return legacy_noncentral_chisquare(df, nonc);
+}
+double kiln_rng_legacy_noncentral_f(double dfnum, double dfden, double nonc) {
+  double t = legacy_noncentral_chisquare(dfnum, nonc) * dfden;
+  return t / (legacy_chisquare(dfden) * dfnum);
+}
+/* RandomState.vonmises: Best and Fisher's algorithm at every kappa (Generator
+ * switches to a wrapped normal above 1e6). */
+double kiln_rng_legacy_vonmises(double mu, double kappa, double c) {
+  if (kappa <= 1e6)
+    return random_vonmises(BG, mu, kappa);
+  double r = 1 + sqrt(1 + 4 * kappa * kappa);
+  double rho = (r - sqrt(2 * r)) / (2 * kappa);
+  double s = (1 + rho * rho) / (2 * rho);
+  double w;
+  for (;;) {
+    double u = legacy_double();
+    double z = cos(M_PI * u);
+    w = (1 + s * z) / (s + z);
+    double y = kappa * (s - w);
+    double v = legacy_double();
+    if ((y * (2 - y) - v >= 0) || (log(y / v) + 1 - y >= 0))
+      break;
+  }
+  double u = legacy_double();
+  double result = acos(w);
+  if (u < 0.5)
+    result = -result;
+  result += mu;
+  int neg = result < 0;
+  double mod = fmod(fabs(result) + M_PI, 2 * M_PI) - M_PI;
+  return neg ? -mod : mod;
+}
+
+double kiln_rng_legacy_wald(double mean, double scale, double c) {
+  double mu_2l = mean / (2 * scale);
+  double y = legacy_gauss();
+  y = mean * y * y;
+  double x = mean + mu_2l * (y - sqrt(4 * scale * y + y * y));
+  double u = legacy_double();
+  return u <= mean / (mean + x) ? x : mean * mean / x;
+}
+
 /* -------------------------------------------------- int-valued methods
  * (a, b) integer parameters, (p, q) float ones. Bounded integers take the
  * offset `a` and the inclusive range `b` (high - low, endpoint included)
@@ -494,4 +627,38 @@ int64_t kiln_rng_hypergeometric(int64_t good, int64_t bad, double sample, double
  * uniform index in [0, last - i]. */
 int64_t kiln_rng_shuffle_index(int64_t last, int64_t b, double p, double q) {
   return (int64_t)random_interval(BG, (uint64_t)(last - rng.draws++));
+}
+
+int64_t kiln_rng_legacy_negative_binomial(int64_t a, int64_t b, double n, double p) {
+  return random_poisson(BG, (1 - p) / p * legacy_standard_gamma(n));
+}
+int64_t kiln_rng_legacy_geometric(int64_t a, int64_t b, double p, double q) {
+  if (p >= 0.333333333333333333333333) {
+    int64_t x = 1;
+    double sum = p, prod = p, u = legacy_double();
+    while (u > sum) {
+      prod *= 1.0 - p;
+      sum += prod;
+      x++;
+    }
+    return x;
+  }
+  return (int64_t)ceil(log(1.0 - legacy_double()) / log(1.0 - p));
+}
+/* RandomState.hypergeometric: the HYP algorithm up to 10 draws, else HRUA (as Generator's). */
+int64_t kiln_rng_legacy_hypergeometric(int64_t good, int64_t bad, double sample_, double q) {
+  int64_t sample = (int64_t)sample_;
+  if (sample > 10)
+    return random_hypergeometric(BG, good, bad, sample);
+  int64_t d1 = bad + good - sample, k = sample;
+  double d2 = (double)(bad < good ? bad : good), y = d2;
+  while (y > 0.0) {
+    double u = legacy_double();
+    y -= (int64_t)floor(u + y / (d1 + k));
+    k--;
+    if (k == 0)
+      break;
+  }
+  int64_t z = (int64_t)(d2 - y);
+  return good > bad ? sample - z : z;
 }

@@ -222,6 +222,9 @@ class TracedGenerator:
         int_args = [v for n, v in zip(names, values) if n in ints]
         result = np.int64 if method in _INT_VALUED else np.float64
         int_args += [0] * (2 - len(int_args))
+        if self._legacy and method in _LEGACY_OWN:
+            # RandomState's own algorithm (NumPy keeps the legacy stream); the others are shared.
+            method = "legacy_" + method
         return self._draw(method, size, result, *int_args, *floats)
 
     # --- permutations
@@ -284,6 +287,10 @@ def _bits(v: int) -> int:
     return v - (1 << 64) if v >= 1 << 63 else v
 
 
+# The distributions whose RandomState stream differs from the Generator's (runtime/random.c legacy_*).
+_LEGACY_OWN = {"standard_gamma", "gamma", "beta", "chisquare", "f", "standard_cauchy", "pareto", "weibull", "power",
+               "lognormal", "rayleigh", "standard_t", "noncentral_chisquare", "noncentral_f", "wald", "vonmises",
+               "negative_binomial", "geometric", "hypergeometric"}
 _INT_VALUED = {"poisson", "binomial", "negative_binomial", "geometric", "logseries", "zipf", "hypergeometric"}
 
 
@@ -300,9 +307,6 @@ def _distribution_method(method: str, defaults: dict, ints: tuple = ()):
         missing = [n for n, v in params.items() if v is _REQUIRED]
         if missing:
             raise KilnTypeError(f"{self._what}.{method}() missing required argument {missing[0]!r}")
-        if self._legacy:
-            raise KilnTypeError(f"np.random.{method} (the legacy RandomState) is not supported by kiln; use "
-                                f"np.random.default_rng().{method}, which kiln compiles")
         return self._distribution(method, params, size, ints)
 
     draw.__name__ = method
@@ -468,6 +472,8 @@ LEGACY_FUNCTIONS = {
     "permutation": _legacy("permutation", lambda g, x: g.permutation(x)),
     "choice": _legacy("choice", lambda g, a, size=None, replace=True, p=None: g.choice(a, size, replace, p)),
 }
+for _name in [*_DISTRIBUTIONS, "binomial", "hypergeometric"]:
+    LEGACY_FUNCTIONS[_name] = _legacy(_name, (lambda name: lambda g, *a, **k: getattr(g, name)(*a, **k))(_name))
 # Their methods of a RandomState made in traced code.
 for _name in ("rand", "randn", "random_sample", "ranf", "sample", "randint", "seed"):
     setattr(TracedGenerator, _name, (lambda fn: lambda self, *a, **k: fn(self, *a, **k))(

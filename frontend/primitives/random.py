@@ -169,7 +169,15 @@ _INT_CALLS = {
     "zipf": lambda g, n, a, b, p, q: g.zipf(p, n),
     "hypergeometric": lambda g, n, a, b, p, q: g.hypergeometric(a, b, int(p), n),
     "shuffle_index": lambda g, n, a, b, p, q: _shuffle_indices(g, n, a),
+    # RandomState's own versions (g is a RandomState)
+    "legacy_negative_binomial": lambda g, n, a, b, p, q: g.negative_binomial(p, q, n),
+    "legacy_geometric": lambda g, n, a, b, p, q: g.geometric(p, n),
+    "legacy_hypergeometric": lambda g, n, a, b, p, q: g.hypergeometric(a, b, int(p), n),
 }
+for _name in ("standard_gamma", "gamma", "beta", "chisquare", "f", "standard_cauchy", "pareto", "weibull", "power",
+              "lognormal", "rayleigh", "standard_t", "noncentral_chisquare", "noncentral_f", "wald", "vonmises"):
+    # The same call on a RandomState draws its legacy stream.
+    _FLOAT_CALLS["legacy_" + _name] = _FLOAT_CALLS[_name]
 
 
 @interpret_rule(random_p)
