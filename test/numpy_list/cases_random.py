@@ -1,0 +1,150 @@
+"""The NumPy list, family "random": np.random's legacy functions (Numba's
+page) and Generator methods, compiled and compared with NumPy from the same
+seed (kiln's numbers are NumPy's bit for bit; test/test_random.py checks the
+state after the call too).
+
+Each case takes an int seed and seeds inside the function (`np.random.seed`
+or `np.random.default_rng`), so NumPy's run and kiln's start from the same
+state whatever the runner does with its arguments.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from test.numpy_list.case import Case
+
+
+def _seed_and_size(n, rng):
+    return int(rng.integers(2**32)), n
+
+
+def _legacy(name: str, *params, on_numba_page: bool = True, **kwargs) -> Case:
+    def fn(seed, n):
+        np.random.seed(seed)
+        return getattr(np.random, name)(*params, size=n, **kwargs)
+
+    return Case(f"numpy.random.{name}", fn, _seed_and_size, "random", on_numba_page, rtol=0.0)
+
+
+def _generator(name: str, *params, **kwargs) -> Case:
+    def fn(seed, n):
+        return getattr(np.random.default_rng(seed), name)(*params, size=n, **kwargs)
+
+    return Case(f"numpy.random.Generator.{name}", fn, _seed_and_size, "random", False, rtol=0.0)
+
+
+def _rand(seed, n):
+    np.random.seed(seed)
+    return np.random.rand(n), np.random.rand()
+
+
+def _randn(seed, n):
+    np.random.seed(seed)
+    return np.random.randn(n), np.random.randn(n, 2)
+
+
+def _seed(seed, n):
+    np.random.seed(seed)
+    first = np.random.random(n)
+    np.random.seed(seed)
+    return first, np.random.random(n)
+
+
+def _shuffle(seed, x):
+    np.random.seed(seed)
+    np.random.shuffle(x)
+    return x
+
+
+def _permutation(seed, n):
+    np.random.seed(seed)
+    return np.random.permutation(n)
+
+
+def _choice(seed, x):
+    np.random.seed(seed)
+    return np.random.choice(x, size=4)
+
+
+def _multinomial(seed, n):
+    np.random.seed(seed)
+    return np.random.multinomial(n, [0.25, 0.75])
+
+
+def _default_rng(seed, n):
+    rng = np.random.default_rng(seed)
+    return rng.random(n), rng.integers(0, 10, size=n), rng.normal(size=n)
+
+
+def _generator_shuffle(seed, x):
+    np.random.default_rng(seed).shuffle(x)
+    return x
+
+
+def _floats(n, rng):
+    return int(rng.integers(2**32)), np.arange(float(n))
+
+
+CASES = [
+    Case("numpy.random.seed", _seed, _seed_and_size, "random", True, rtol=0.0),
+    Case("numpy.random.rand", _rand, _seed_and_size, "random", True, rtol=0.0),
+    Case("numpy.random.randn", _randn, _seed_and_size, "random", True, rtol=0.0),
+    _legacy("randint", 0, 100),
+    _legacy("randint", -5, 2**40),
+    _legacy("random"),
+    _legacy("random_sample"),
+    _legacy("ranf"),
+    _legacy("sample"),
+    Case("numpy.random.choice", _choice, _floats, "random", True, rtol=0.0, sizes=(1, 5, 17)),
+    Case("numpy.random.permutation", _permutation, _seed_and_size, "random", True, rtol=0.0),
+    Case("numpy.random.shuffle", _shuffle, _floats, "random", True, rtol=0.0),
+    _legacy("beta", 0.5, 0.7),
+    _legacy("beta", 2.0, 3.0),
+    _legacy("binomial", 10, 0.3),
+    _legacy("chisquare", 3.0),
+    _legacy("exponential", 2.0),
+    _legacy("f", 3.0, 4.0),
+    _legacy("gamma", 2.0, 3.0),
+    _legacy("geometric", 0.3),
+    _legacy("gumbel", 1.0, 2.0),
+    _legacy("hypergeometric", 10, 5, 7),
+    _legacy("laplace", 1.0, 2.0),
+    _legacy("logistic", 1.0, 2.0),
+    _legacy("lognormal", 0.0, 1.0),
+    _legacy("logseries", 0.5),
+    Case("numpy.random.multinomial", _multinomial, _seed_and_size, "random", True,
+         status="refused: multinomial draws a vector per sample; kiln draws scalar distributions"),
+    _legacy("negative_binomial", 5, 0.5),
+    _legacy("normal", 1.0, 2.0),
+    _legacy("pareto", 2.0),
+    _legacy("poisson", 4.0),
+    _legacy("power", 2.0),
+    _legacy("rayleigh", 2.0),
+    _legacy("standard_cauchy"),
+    _legacy("standard_exponential"),
+    _legacy("standard_gamma", 0.5),
+    _legacy("standard_normal", on_numba_page=False),
+    _legacy("standard_t", 3.0),
+    _legacy("triangular", 0.0, 1.0, 3.0),
+    _legacy("uniform", -1.0, 3.0),
+    _legacy("vonmises", 0.3, 1.0),
+    _legacy("wald", 1.0, 2.0),
+    _legacy("weibull", 1.5),
+    _legacy("zipf", 2.0),
+    Case("numpy.random.default_rng", _default_rng, _seed_and_size, "random", False, rtol=0.0),
+    _generator("random"),
+    _generator("random", dtype=np.float32),
+    _generator("integers", 0, 100),
+    _generator("integers", -3, 3, dtype=np.int8, endpoint=True),
+    _generator("normal", 1.0, 2.0),
+    _generator("standard_normal"),
+    _generator("uniform", -1.0, 3.0),
+    _generator("exponential", 2.0),
+    _generator("standard_exponential"),
+    _generator("gamma", 2.0, 3.0),
+    _generator("beta", 2.0, 3.0),
+    _generator("poisson", 4.0),
+    _generator("binomial", 10, 0.3),
+    Case("numpy.random.Generator.shuffle", _generator_shuffle, _floats, "random", False, rtol=0.0),
+]
