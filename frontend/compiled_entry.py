@@ -55,9 +55,10 @@ class CompiledEntry:
         if not self.global_random:
             return self._run(leaves)
         state = global_random_state()
-        words = random_state_words(state)
-        results = self._run([*leaves, words])
-        set_random_state_words(state, words)
+        with state._bit_generator.lock:  # NumPy's draws from it hold the same lock
+            words = random_state_words(state)
+            results = self._run([*leaves, words])
+            set_random_state_words(state, words)
         return results
 
     def _run(self, leaves: Sequence) -> Any:
@@ -91,7 +92,9 @@ def check_writable(positions: tuple, leaves: Sequence) -> None:
                 f"argument {position} is read-only but the function writes to it; pass a writable "
                 "array (for example arr.copy())")
         for other, leaf in enumerate(leaves):
-            if other != position and isinstance(leaf, np.ndarray) and np.shares_memory(arr, leaf):
+            # may_share_memory compares bounds only (cheap); shares_memory is exact.
+            if (other != position and isinstance(leaf, np.ndarray) and np.may_share_memory(arr, leaf)
+                    and np.shares_memory(arr, leaf)):
                 raise KilnValueError(
                     f"argument {position} is written by the function and overlaps argument {other} in "
                     "memory; kiln would not see the write through the other argument — pass a copy "

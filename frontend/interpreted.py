@@ -82,9 +82,10 @@ def run_jaxpr(jaxpr: Jaxpr, dim_sources: list, leaves: list) -> list:
     if not jaxpr.global_random_state:
         return _run(jaxpr, dim_sources, leaves)
     state = global_random_state()
-    words = random_state_words(state)
-    results = _run(jaxpr, dim_sources, [*leaves, words])
-    set_random_state_words(state, words)
+    with state._bit_generator.lock:
+        words = random_state_words(state)
+        results = _run(jaxpr, dim_sources, [*leaves, words])
+        set_random_state_words(state, words)
     return results
 
 

@@ -30,7 +30,7 @@ from kiln.signatures import (
     static_key,
     static_positions,
 )
-from kiln.numpy.random import wrap_generators
+from kiln.numpy.random import GeneratorArgument, wrap_generators
 from kiln.trace_entry import trace_function
 from kiln.compiled_entry import CompiledEntry, PreparedCall
 from kiln.lowered import lower
@@ -58,6 +58,13 @@ class _CompileInFlight:
         self.error: BaseException | None = None
 
 
+class _LeavesWithGenerators(list):
+    """Fast-path leaves of a call with Generator arguments, and their
+    `GeneratorArgument`s (written back after the call)."""
+
+    generators: list
+
+
 def _tree_key(x: Any, leaves: list) -> Any:
     """The fast-path key of a pytree argument; appends its leaves to
     `leaves` in `tree.flatten` order (dict keys sorted)."""
@@ -73,6 +80,11 @@ def _tree_key(x: Any, leaves: list) -> Any:
     if t is dict:
         keys = sorted(x)
         return (dict, tuple(keys), tuple([_tree_key(x[k], leaves) for k in keys]))
+    if t is np.random.Generator and type(leaves) is _LeavesWithGenerators:
+        generator = GeneratorArgument(x, leaves.generators)
+        leaves.extend(generator.words)
+        leaves.generators.append(generator)
+        return t
     arr = foreign_array(x)
     if arr is None:
         raise _NotFast
@@ -205,7 +217,12 @@ class QJIT:
             entry = self._fast_cache.get(fast_key)
             if entry is not None:
                 self.last = entry
-                return entry.call(fast_leaves)
+                if type(fast_leaves) is not _LeavesWithGenerators:
+                    return entry.call(fast_leaves)
+                result = entry.call(fast_leaves)
+                for generator in fast_leaves.generators:
+                    generator.write_back()
+                return result
         if self._aot is not None:
             result = self._call_ahead_of_time(args, kwargs)
             if fast_key is not None:  # these dtypes and shapes conform to the annotations
@@ -268,7 +285,7 @@ class QJIT:
                 key.append((a.dtype, a.shape))
             elif t in _SCALAR_TYPES:
                 key.append(t)
-            elif t is tuple or t is list or t is dict:
+            elif t is tuple or t is list or t is dict or t is np.random.Generator:
                 return self._tree_fast_key(args)
             else:
                 arr = foreign_array(a)
@@ -285,7 +302,8 @@ class QJIT:
     def _tree_fast_key(self, args: tuple) -> tuple:
         """`_fast_key` for calls with pytree arguments."""
         key: list = []
-        leaves: list = []
+        leaves = _LeavesWithGenerators()
+        leaves.generators = []
         try:
             for i, a in enumerate(args):
                 if i in self.static_argnums:
@@ -295,7 +313,7 @@ class QJIT:
                     key.append(_tree_key(a, leaves))
         except (_NotFast, TypeError):
             return None, None
-        return tuple(key), leaves
+        return tuple(key), leaves if leaves.generators else list(leaves)
 
     def traced_function(self) -> Callable:
         """The function to trace: `fn` converted by autograph when it is on

@@ -366,3 +366,29 @@ def test_interpreter_agrees():
     got = kiln.interpret(kiln.qjit(legacy))(4)
     np.random.seed(2)
     assert same(got, legacy(4))
+
+
+def test_the_same_generator_twice_is_refused():
+    f = kiln.qjit(lambda a, b: a.random(2) + b.random(2))
+    rng = np.random.default_rng(0)
+    with pytest.raises(ValueError, match="the same Generator is passed twice"):
+        f(rng, rng)
+    with pytest.raises(ValueError, match="the same Generator is passed twice"):
+        f(rng, rng)  # the fast path refuses it too
+
+
+def test_global_state_words_in_place_agree_with_get_state():
+    from kiln.random_state import global_random_state, random_state_words, set_random_state_words
+
+    state = global_random_state()
+    np.random.seed(3)
+    np.random.randn()  # leaves a cached Gaussian
+    words = random_state_words(state)
+    name, key, pos, has_gauss, gauss = state.get_state()
+    assert np.array_equal(words[:624].astype(np.uint32), key) and words[624] == pos and words[625] == has_gauss == 1
+    assert words[626:].view(np.float64)[0] == gauss
+    other = np.random.RandomState(0)
+    set_random_state_words(other, words)  # through set_state
+    np.random.seed(9)
+    set_random_state_words(state, words)  # in place
+    assert same(other.randn(5), np.random.randn(5))

@@ -495,7 +495,10 @@ for _name in ("rand", "randn", "random_sample", "ranf", "sample", "randint", "se
 class GeneratorArgument:
     """A Generator argument of one call: its words, set back into it after the call (`write_back`)."""
 
-    def __init__(self, generator: np.random.Generator):
+    def __init__(self, generator: np.random.Generator, others: list = ()):
+        if any(other.generator is generator for other in others):
+            raise KilnValueError("the same Generator is passed twice to a compiled function; kiln advances each "
+                                 "argument's state once: pass it once and use it for both")
         self.generator = generator
         self.words = [np.array(w) for w in generator_words(generator)]
 
@@ -519,7 +522,7 @@ def wrap_generators(value: Any, found: list) -> Any:
     """`value` (an argument) with each Generator in it, at any depth of tuples, lists and dicts,
     replaced by its GeneratorArgument (appended to `found`)."""
     if isinstance(value, np.random.Generator):
-        found.append(GeneratorArgument(value))
+        found.append(GeneratorArgument(value, found))
         return found[-1]
     if isinstance(value, np.random.RandomState):
         raise KilnTypeError("a RandomState passed to a compiled function is not supported by kiln; pass a "
