@@ -82,7 +82,7 @@ def _tree_key(x: Any, leaves: list) -> Any:
         return (dict, tuple(keys), tuple([_tree_key(x[k], leaves) for k in keys]))
     if t is np.random.Generator and type(leaves) is _LeavesWithGenerators:
         generator = GeneratorArgument(x, leaves.generators)
-        leaves.extend(generator.words)
+        leaves.append(generator.words)
         leaves.generators.append(generator)
         return t
     arr = foreign_array(x)

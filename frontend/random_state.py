@@ -15,6 +15,11 @@ import numpy as np
 
 from kiln.errors import KilnTypeError
 
+class StateWords(np.ndarray):
+    """A Generator argument's state words in a call: an int64 array whose
+    shape is part of the signature (static, never a dim)."""
+
+
 PCG64_WORDS = 6
 MT19937_WORDS = 627
 _MASK64 = (1 << 64) - 1

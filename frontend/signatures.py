@@ -18,6 +18,7 @@ import numpy as np
 from kiln.core import SUPPORTED_DTYPES
 from kiln.errors import KilnTypeError, KilnValueError
 from kiln.foreign_arrays import PLAIN_SUBCLASSES, foreign_array
+from kiln.random_state import StateWords
 from kiln.tracing import Tracer
 
 
@@ -60,7 +61,7 @@ def refuse_non_array_argument(fn_name: str, param: str, value: Any) -> None:
 
 def leaf_to_array(x: Any, where: str) -> Any:
     """A call argument as a NumPy array or scalar (lists become arrays)."""
-    if type(x) is np.ndarray:
+    if type(x) is np.ndarray or type(x) is StateWords:
         return x
     if isinstance(x, np.ndarray):
         return _plain_array(x, where)
@@ -147,6 +148,9 @@ def signature_of(leaves: list, names: list[str], axes_names: list[dict], share_e
     for x, where, named in zip(leaves, names, axes_names):
         if isinstance(x, (bool, int, float)) and not isinstance(x, np.generic):  # np.float64 is a float, not weak
             sigs.append(_python_scalar_sig(x))
+            continue
+        if type(x) is StateWords:  # a random generator's state: fixed size
+            sigs.append(ArgSig("array", x.dtype.str, tuple(("static", size) for size in x.shape)))
             continue
         arr = np.asarray(x)
         dtype = _check_dtype(arr.dtype, where)

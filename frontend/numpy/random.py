@@ -22,7 +22,14 @@ from kiln.core import KilnTypeError, KilnValueError
 from kiln.numpy._base import check, convert, operand, shape_product, split_shape
 from kiln.numpy._bindings import knp, traced
 from kiln.primitives.random import random_p
-from kiln.random_state import MT19937_WORDS, PCG64_WORDS, generator_words, random_state_words, set_generator_words
+from kiln.random_state import (
+    MT19937_WORDS,
+    PCG64_WORDS,
+    StateWords,
+    generator_words,
+    random_state_words,
+    set_generator_words,
+)
 from kiln.tree import register_pytree_class
 from kiln.tracing import Tracer, bind
 
@@ -57,8 +64,7 @@ class TracedGenerator:
     overwritten with the advanced state."""
 
     def __init__(self, words: Any, bit_generator: str, legacy: bool):
-        # One traced int64[K] array, or (a Generator argument) K traced 0-d arrays.
-        self._words = words
+        self._words = words  # a traced int64[K] array, written by each draw
         self._bit_generator = bit_generator
         self._legacy = legacy
         self._what = "np.random" if legacy else "Generator"
@@ -75,14 +81,10 @@ class TracedGenerator:
 
     # --- the state
     def _read(self) -> Any:
-        return knp.stack(self._words) if isinstance(self._words, list) else self._words
+        return self._words
 
     def _write(self, new: Any) -> None:
-        if isinstance(self._words, list):
-            for k, word in enumerate(self._words):
-                word[...] = new[k]
-        else:
-            self._words[...] = new
+        self._words[...] = new
 
     def _draw(self, method: str, size: Any, dtype: Any, a: Any = 0, b: Any = 0, p: Any = 0.0, q: Any = 0.0,
               r: Any = 0.0) -> Any:
@@ -488,8 +490,8 @@ for _name in ("rand", "randn", "random_sample", "ranf", "sample", "randint", "se
 
 
 # --------------------------------------------------------------------------
-# Generators passed to a compiled function: their state words are arguments
-# (six 0-d int64 arrays, static in the signature) that the call writes, then
+# Generators passed to a compiled function: their state words are an argument
+# (an int64[6] array, static in the signature) that the call writes, then
 # copies back into the caller's Generator.
 
 class GeneratorArgument:
@@ -500,19 +502,19 @@ class GeneratorArgument:
             raise KilnValueError("the same Generator is passed twice to a compiled function; kiln advances each "
                                  "argument's state once: pass it once and use it for both")
         self.generator = generator
-        self.words = [np.array(w) for w in generator_words(generator)]
+        self.words = generator_words(generator).view(StateWords)
 
     def tree_flatten(self) -> tuple:
-        return self.words, "pcg64"
+        return [self.words], "pcg64"
 
     @classmethod
     def tree_unflatten(cls, aux: str, children: list) -> Any:
-        if all(isinstance(c, Tracer) for c in children):
-            return TracedGenerator(list(children), aux, legacy=False)
+        if isinstance(children[0], Tracer):
+            return TracedGenerator(children[0], aux, legacy=False)
         raise KilnTypeError("a random Generator cannot be returned from a compiled function; return the numbers")
 
     def write_back(self) -> None:
-        set_generator_words(self.generator, [w[()] for w in self.words])
+        set_generator_words(self.generator, self.words)
 
 
 register_pytree_class(GeneratorArgument)
