@@ -51,6 +51,10 @@ def export(fn: Any, path: str) -> dict:
     traced_fn = fn.traced_function() if isinstance(fn, QJIT) else py_fn
     jaxpr, out_tree, dim_sources = trace_function(traced_fn, tuple(sigs), in_tree, {}, list(range(len(sigs))),
                                                   runtime_checks=not isinstance(fn, QJIT) or fn.runtime_checks)
+    if jaxpr.global_random_state:
+        raise KilnTypeError(f"kiln.export: {name} calls the legacy np.random functions, which draw from NumPy's "
+                            "global state in the calling process; an exported library cannot reach it. Make a "
+                            "Generator inside instead (np.random.default_rng(seed), with seed a parameter)")
     num_implicit_out = sum(1 for e in jaxpr.out_explicit if not e)
     writeback = list(getattr(jaxpr, "writeback", ()))
     results = jaxpr.outvars[num_implicit_out:len(jaxpr.outvars) - len(writeback)]

@@ -392,3 +392,26 @@ def test_global_state_words_in_place_agree_with_get_state():
     np.random.seed(9)
     set_random_state_words(state, words)  # in place
     assert same(other.randn(5), np.random.randn(5))
+
+
+def draw_in_a_branch(rng, flag, n):
+    x = np.zeros(n)
+    if flag > 0:
+        x = x + rng.normal(size=n)
+    return x + rng.random(n)
+
+
+def test_draws_in_a_branch_on_a_traced_condition():
+    f = kiln.qjit(draw_in_a_branch)
+    mine, ref = np.random.default_rng(12), np.random.default_rng(12)
+    for flag in (1, 0, 1):
+        assert same(f(mine, flag, 5), draw_in_a_branch(ref, flag, 5)), flag
+        assert states_equal(mine, ref)
+
+
+def test_export_of_legacy_random_is_refused(tmp_path):
+    def legacy_draw(n: int):
+        return np.random.rand(n)
+
+    with pytest.raises(TypeError, match="legacy np.random functions"):
+        kiln.export(legacy_draw, str(tmp_path / "legacy"))
