@@ -33,8 +33,10 @@ IRDL cannot express (at most two check values) by `kiln-lower-checks`.
 - `kiln.random`: `%count` draws of `method` (one of `RANDOM_METHODS`) from
   the bit generator `bit_generator` (pcg64: 6 state words, mt19937: 627,
   int64 each, laid out as runtime/random.c says) whose state is `%state`,
-  with the distribution's integer parameters `%a, %b` and float ones
-  `%p, %q, %r` (unused ones are zero). Results: the advanced state and the
+  with the distribution's integer parameters `%a, %b` (i64) and float
+  ones `%p, %q, %r` (f64), each a scalar tensor or one value per draw (a
+  1-D tensor of `%count` values; unused ones are zero; `kiln-lower-random`
+  checks the types). Results: the advanced state and the
   1-D values (f64, f32 for the `_f32` methods, i64 for integer methods; a
   seeding method draws nothing and only replaces the state). Pure: the
   same state gives the same numbers. Lowered by `kiln-lower-random`.
@@ -113,12 +115,15 @@ irdl.dialect @kiln {{
   irdl.operation @random {{
     %state = irdl.base "!builtin.tensor"
     %count = irdl.is tensor<i64>
-    %int = irdl.is tensor<i64>
-    %float = irdl.is tensor<f64>
+    %a = irdl.base "!builtin.tensor"
+    %b = irdl.base "!builtin.tensor"
+    %p = irdl.base "!builtin.tensor"
+    %q = irdl.base "!builtin.tensor"
+    %r = irdl.base "!builtin.tensor"
     %values = irdl.base "!builtin.tensor"
 {_one_of("method", tuple(RANDOM_METHODS))}
 {_one_of("bit_generator", tuple(RANDOM_BIT_GENERATORS))}
-    irdl.operands(state: %state, count: %count, a: %int, b: %int, p: %float, q: %float, r: %float)
+    irdl.operands(state: %state, count: %count, a: %a, b: %b, p: %p, q: %q, r: %r)
     irdl.attributes {{ "method" = %method, "bit_generator" = %bit_generator }}
     irdl.results(new_state: %state, values: %values)
   }}

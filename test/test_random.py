@@ -415,3 +415,31 @@ def test_export_of_legacy_random_is_refused(tmp_path):
 
     with pytest.raises(TypeError, match="legacy np.random functions"):
         kiln.export(legacy_draw, str(tmp_path / "legacy"))
+
+
+def array_parameters(rng, loc, high, lam):
+    return (rng.normal(loc, 0.5), rng.normal(loc, 2.0, size=(3, loc.shape[0])), rng.uniform(loc, loc + 1.0),
+            rng.integers(0, high), rng.integers(-1, high, dtype=np.int8), rng.poisson(lam), rng.gamma(lam, 2.0),
+            rng.binomial(high, 0.3), rng.exponential(lam))
+
+
+def legacy_array_parameters(loc, high, lam):
+    return (np.random.normal(loc, 1.0), np.random.randint(0, high), np.random.gamma(lam),
+            np.random.uniform(loc, 10.0), np.random.poisson(lam))
+
+
+def test_array_parameters_broadcast_as_numpys():
+    f = kiln.qjit(array_parameters)
+    g = kiln.qjit(legacy_array_parameters)
+    mine, ref = np.random.default_rng(13), np.random.default_rng(13)
+    for n in (0, 1, 9):
+        args = (np.linspace(-1.0, 1.0, n), np.arange(1, n + 1), np.linspace(0.5, 40.0, n))
+        assert same(f(mine, *args), array_parameters(ref, *args)), n
+        assert states_equal(mine, ref)
+        np.random.seed(n)
+        got = g(*args)
+        np.random.seed(n)
+        assert same(got, legacy_array_parameters(*args)), n
+    assert same(kiln.interpret(f)(mine, *args), array_parameters(ref, *args))
+    with pytest.raises(ValueError, match="scale < 0"):
+        kiln.qjit(lambda rng, s: rng.normal(0.0, s))(mine, np.array([1.0, -1.0]))

@@ -1,9 +1,10 @@
 """Pass `kiln-lower-random` (stage "linalg", after kiln-lower-prints).
 
 In: `kiln.random(%state, %count, %a, %b, %p, %q, %r) {method, bit_generator}`.
-Out: calls into runtime/random.c, linked into every library: `kiln_rng_begin(kind)`,
+Out: calls into runtime/random.c, linked into the libraries that draw: `kiln_rng_begin(kind)`,
 `kiln_rng_set(k, word)` for each state word, then an `scf.for` over the
-`%count` elements calling `kiln_rng_<method>` once each and inserting the
+`%count` elements calling `kiln_rng_<method>` once each (with the element of
+each 1-D parameter, or the scalar one) and inserting the
 value (a seeding method is called once instead), then a tensor of the state
 words read back with `kiln_rng_get(k)`. The calls have effects, so nothing
 reorders or merges them: one op's draws run between its begin and its reads.
@@ -58,15 +59,28 @@ def _state_words_out(state_type: ir.RankedTensorType) -> ir.Value:
     return loop.results[0]
 
 
+def _parameters(op: ir.Operation) -> None:
+    """The parameters must be i64 (`a`, `b`) and f64 (`p`, `q`, `r`) scalars or 1-D tensors."""
+    for k, (name, value) in enumerate(zip("abpqr", op.operands[2:7])):
+        t = ir.RankedTensorType(value.type)
+        want = ir.IntegerType.get_signless(64) if k < 2 else ir.F64Type.get()
+        if t.element_type != want or t.rank > 1:
+            raise ValueError(f"kiln-lower-random: {op.location}: parameter %{name} must be a {want} scalar tensor or "
+                             f"a 1-D tensor of one {want} per draw, got {t}")
+
+
 def _draws(op: ir.Operation, method: str, n: ir.Value) -> ir.Value:
-    """`n` values of `method`, one call each, inserted into a new tensor."""
+    """`n` values of `method`, one call each, inserted into a new tensor;
+    a 1-D parameter gives each call its own value."""
     values_type = ir.RankedTensorType(op.results[1].type)
-    ints = [tensor.extract(v, []) for v in op.operands[2:4]]
-    floats = [tensor.extract(v, []) for v in op.operands[4:7]]
-    args = floats if RANDOM_METHODS[method] in ("f64", "f32") else ints + floats[:2]
+    params = op.operands[2:7]
+    scalars = {k: tensor.extract(v, []) for k, v in enumerate(params) if ir.RankedTensorType(v.type).rank == 0}
+    used = [2, 3, 4] if RANDOM_METHODS[method] in ("f64", "f32") else [0, 1, 2, 3]
     sizes = [n] if values_type.is_dynamic_dim(0) else [values_type.shape[0]]
     loop = scf.ForOp(index_value(0), n, index_value(1), [tensor.empty(sizes, values_type.element_type)])
     with ir.InsertionPoint(loop.body):
+        i = loop.induction_variable
+        args = [scalars[k] if k in scalars else tensor.extract(params[k], [i]) for k in used]
         value = _call(METHOD_PREFIX + method, args, _method_signature(method)[1])[0]
         if RANDOM_METHODS[method] == "f32":
             value = arith.truncf(values_type.element_type, value)
@@ -82,6 +96,7 @@ def _lower(op: ir.Operation) -> tuple[ir.Value, ir.Value]:
         raise ValueError(f"kiln-lower-random: {op.location}: a {generator} state has "
                          f"{RANDOM_BIT_GENERATORS[generator]} words, got {state_type}; pass the state words as "
                          "one 1-D i64 tensor")
+    _parameters(op)
     i64 = ir.IntegerType.get_signless(64)
     _call(BEGIN_CALLEE, [arith.constant(i64, KIND_CODES[generator])], [])
     _state_words_in(op.operands[0], state_type.shape[0])

@@ -19,7 +19,7 @@ import numpy as np
 
 from kiln.control_flow import for_loop
 from kiln.core import KilnTypeError, KilnValueError
-from kiln.numpy._base import check, convert, operand, shape_product, split_shape
+from kiln.numpy._base import broadcast_shapes, broadcast_to, check, convert, materialize, operand, shape_product, split_shape
 from kiln.numpy._bindings import knp, traced
 from kiln.primitives.random import random_p
 from kiln.random_state import (
@@ -49,13 +49,25 @@ def _static(*xs: Any) -> bool:
     return not traced(*xs)
 
 
+def _static_scalars(*xs: Any) -> bool:
+    return _static(*xs) and all(np.ndim(x) == 0 for x in xs)
+
+
+def _ndim(x: Any) -> int:
+    return x.aval.ndim if isinstance(x, Tracer) else np.ndim(x)
+
+
 def _scalar(x: Any, dtype: Any, name: str, what: str) -> Any:
-    """A distribution parameter as a traced scalar of `dtype`."""
-    if isinstance(x, Tracer) and x.aval.ndim != 0 or isinstance(x, (list, tuple, np.ndarray)) and np.ndim(x) != 0:
-        raise KilnTypeError(f"{what}: kiln draws with scalar parameters only, got an array for {name!r}; "
-                            "loop over the parameters, or draw standard values and scale them "
-                            "(e.g. loc + scale * rng.standard_normal(size))")
+    """A distribution parameter (a scalar or an array, NumPy broadcasts them
+    against each other and `size`) as a traced value of `dtype`."""
+    if isinstance(x, (list, tuple)):
+        x = np.asarray(x)
     return convert(operand(x), np.dtype(dtype))
+
+
+def _all(condition: Any) -> Any:
+    """A check's predicate over scalar or array parameters."""
+    return knp.all(condition) if _ndim(condition) else condition
 
 
 class TracedGenerator:
@@ -90,15 +102,24 @@ class TracedGenerator:
               r: Any = 0.0) -> Any:
         """`size` values of `method` (a 0-d array when `size` is None), advancing the state."""
         shape = _size_shape(size)
-        count = 1
         if shape is not None:
             static, dyn = split_shape(shape)
             dims = iter(dyn)
             shape = tuple(d if d is not None else next(dims) for d in static)
-            count = shape_product(shape)
-        static, dyn = split_shape((count,))
         ints = [convert(operand(v), np.dtype(np.int64)) for v in (a, b)]
         floats = [convert(operand(v), np.dtype(np.float64)) for v in (p, q, r)]
+        params = ints + floats
+        if any(_ndim(v) for v in params):
+            # Array parameters: NumPy draws element by element of their broadcast
+            # (against `size`), in C order; each becomes one value per draw.
+            if shape is None:
+                shape = broadcast_shapes([v.aval.shape for v in params if _ndim(v)], f"{self._what} parameters")
+        count = 1 if shape is None else shape_product(shape)
+        if any(_ndim(v) for v in params):
+            params = [knp.reshape(materialize(broadcast_to(v, shape, f"{self._what} parameters")), (count,))
+                      if _ndim(v) else v for v in params]
+        static, dyn = split_shape((count,))
+        ints, floats = params[:2], params[2:]
         new, values = bind(random_p, self._read(), *ints, *floats, *dyn, method=method,
                            bit_generator=self._bit_generator, dtype=np.dtype(dtype), shape=static)
         self._write(new)
@@ -107,7 +128,8 @@ class TracedGenerator:
     def _validate(self, name: str, *args: Any, **kwargs: Any) -> None:
         """NumPy's own checks of static parameters (and their error), on a scratch generator."""
         scratch = np.random.RandomState(0) if self._legacy else np.random.Generator(np.random.PCG64(0))
-        getattr(scratch, name)(*args, size=1, **kwargs)
+        size = None if any(np.ndim(a) for a in args) else 1
+        getattr(scratch, name)(*args, size=size, **kwargs)
 
     def _float(self, x: Any, name: str, method: str) -> Any:
         return _scalar(x, np.float64, name, f"{self._what}.{method}")
@@ -125,11 +147,12 @@ class TracedGenerator:
         if _static(low, high):
             self._validate("uniform", low, high)
             # NumPy's range, computed in double as its C code does.
-            low, span = float(low), float(high) - float(low)
+            low = np.asarray(low, np.float64)
+            span = np.asarray(high, np.float64) - low
         else:
             low, high = self._float(low, "low", "uniform"), self._float(high, "high", "uniform")
             span = knp.subtract(high, low)
-            check(knp.isfinite(span), "OverflowError", "Range exceeds valid bounds" if self._legacy
+            check(_all(knp.isfinite(span)), "OverflowError", "Range exceeds valid bounds" if self._legacy
                   else "high - low range exceeds valid bounds")
         return self._draw("uniform", size, np.float64, p=low, q=span)
 
@@ -148,7 +171,7 @@ class TracedGenerator:
         if _static(loc, scale):
             self._validate("normal", loc, scale)
         elif traced(scale):
-            check(knp.logical_not(scale < 0), "ValueError", "scale < 0")
+            check(_all(knp.greater_equal(scale, 0)), "ValueError", "scale < 0")
         loc, scale = self._float(loc, "loc", "normal"), self._float(scale, "scale", "normal")
         return self._draw("legacy_normal" if self._legacy else "normal", size, np.float64, p=loc, q=scale)
 
@@ -166,7 +189,7 @@ class TracedGenerator:
         if _static(scale):
             self._validate("exponential", scale)
         else:
-            check(knp.logical_not(scale < 0), "ValueError", "scale < 0")
+            check(_all(knp.greater_equal(scale, 0)), "ValueError", "scale < 0")
         scale = self._float(scale, "scale", "exponential")
         return self._draw("legacy_exponential" if self._legacy else "exponential", size, np.float64, p=scale)
 
@@ -181,7 +204,7 @@ class TracedGenerator:
         what = f"{self._what}.{name}"
         if dtype.kind not in "iub":
             raise KilnTypeError(f"{what}: dtype must be an integer or bool dtype, got {dtype}")
-        if _static(low, high):
+        if _static_scalars(low, high):
             if self._legacy:
                 self._validate("randint", low, high, dtype=dtype)
             else:
@@ -191,15 +214,18 @@ class TracedGenerator:
             # NumPy's offset and inclusive range, as int64 bits (uint64 values wrap).
             off, span = _bits(low), _bits(last - low)
         else:
+            if _static(low, high):
+                (self._validate("randint", low, high, dtype=dtype) if self._legacy else
+                 self._validate("integers", low, high, dtype=dtype, endpoint=endpoint))
             low = _scalar(low, np.int64, "low", what)
             last = knp.subtract(_scalar(high, np.int64, "high", what), 0 if endpoint else 1)
             info = np.iinfo(dtype) if dtype.kind != "b" else None
             lowest, highest = (0, 1) if info is None else (info.min, info.max)
             if lowest > np.iinfo(np.int64).min:
-                check(knp.greater_equal(low, lowest), "ValueError", f"low is out of bounds for {dtype}")
+                check(_all(knp.greater_equal(low, lowest)), "ValueError", f"low is out of bounds for {dtype}")
             if highest < np.iinfo(np.int64).max:
-                check(knp.less_equal(last, highest), "ValueError", f"high is out of bounds for {dtype}")
-            check(knp.less_equal(low, last), "ValueError", "low > high" if endpoint else "low >= high")
+                check(_all(knp.less_equal(last, highest)), "ValueError", f"high is out of bounds for {dtype}")
+            check(_all(knp.less_equal(low, last)), "ValueError", "low > high" if endpoint else "low >= high")
             off, span = low, knp.subtract(last, low)
         if dtype.kind == "b":
             method = "integers_bool"

@@ -1,9 +1,9 @@
 """Stage "jaxpr": the random-number primitive.
 
 In: a bit generator's state words (int64[6] for PCG64, int64[627] for
-MT19937), the distribution's integer parameters `a, b` (int64 scalars) and
-float ones `p, q, r` (float64 scalars), and the number of draws (a static
-int or a scalar dim operand).
+MT19937), the distribution's integer parameters `a, b` (int64) and float
+ones `p, q, r` (float64), each a scalar or one value per draw (1-D, of the
+draws' length), and the number of draws (a static int or a scalar dim operand).
 Out: the advanced state words and the 1-D values. Pure: the same state gives
 the same numbers, so the state is threaded as a value (kiln/numpy/random.py).
 """
@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from kiln.core import DShapedArray, KilnInternalError, Primitive
+from kiln.core import DShapedArray, KilnInternalError, Primitive, same_dim
 from kiln.dialects.kiln import RANDOM_BIT_GENERATORS, RANDOM_METHODS
 from kiln.primitives._rules import shape_with_dynamic
 from kiln.random_state import generator_words, random_state_words, set_generator_words, set_random_state_words
@@ -28,9 +28,12 @@ def _random_rule(state, a, b, p, q, r, *dyn_shape, method, bit_generator, dtype,
         raise KilnInternalError(f"random: unknown method {method!r} or bit generator {bit_generator!r}")
     if state.aval.shape != (words,) or state.aval.dtype != np.int64:
         raise KilnInternalError(f"random: a {bit_generator} state is int64[{words}], got {state.aval}")
-    if any(x.aval.shape != () for x in (a, b, p, q, r)):
-        raise KilnInternalError("random: the parameters are scalars")
-    return [state.aval, DShapedArray(shape_with_dynamic(shape, list(dyn_shape)), np.dtype(dtype))]
+    values_shape = shape_with_dynamic(shape, list(dyn_shape))
+    for x, want in zip((a, b, p, q, r), (np.int64, np.int64, np.float64, np.float64, np.float64)):
+        if x.aval.dtype != want or x.aval.ndim > 1 or x.aval.ndim == 1 and not same_dim(x.aval.shape[0],
+                                                                                         values_shape[0]):
+            raise KilnInternalError(f"random: a parameter is a {np.dtype(want)} scalar or one per value, got {x.aval}")
+    return [state.aval, DShapedArray(values_shape, np.dtype(dtype))]
 
 
 PRIMITIVES = [random_p]
@@ -60,18 +63,25 @@ def _words(g) -> np.ndarray:
     return generator_words(g) if isinstance(g, np.random.Generator) else random_state_words(g)
 
 
+def _unsigned_bits(x) -> np.ndarray:
+    """int64 values (a scalar or an array) as the uint64 of their bits."""
+    return np.asarray(x, np.int64).astype(np.uint64)
+
+
 def _bounded(g, n, off, span, dtype):
-    """NumPy's bounded integers in [off, off + span] (span as NumPy's fill takes it)."""
+    """NumPy's bounded integers in [off, off + span] (span as NumPy's fill takes it), per element for arrays."""
     unsigned = np.dtype(dtype.replace("int", "uint") if dtype.startswith("int") else dtype)
-    span = span & ((1 << (8 * unsigned.itemsize)) - 1) if unsigned != np.bool_ else span
+    span = _unsigned_bits(span).astype(unsigned)
     drawn = g.integers(0, span, n, dtype=unsigned, endpoint=True)
-    return (drawn.astype(np.uint64) + np.uint64(off & _MASK64)).view(np.int64)
+    return (drawn.astype(np.uint64) + _unsigned_bits(off)).view(np.int64)
 
 
 def _legacy_bounded(g, n, off, span, dtype):
     """RandomState.randint's masked rejection in [off, off + span]."""
-    drawn = g.randint(0, (span & _MASK64) + 1, n, dtype=dtype)
-    return (drawn.astype(np.uint64) + np.uint64(off & _MASK64)).view(np.int64)
+    span = _unsigned_bits(span)
+    high = int(span) + 1 if span.ndim == 0 else span.astype(object) + 1
+    drawn = g.randint(0, high, n, dtype=dtype)
+    return (drawn.astype(np.uint64) + _unsigned_bits(off)).view(np.int64)
 
 
 def _next32(g) -> int:
@@ -158,7 +168,8 @@ _INT_CALLS = {
     "integers32": lambda g, n, a, b, p, q: _bounded(g, n, a, b, "int32"),
     "integers16": lambda g, n, a, b, p, q: _bounded(g, n, a, b, "int16"),
     "integers8": lambda g, n, a, b, p, q: _bounded(g, n, a, b, "int8"),
-    "integers_bool": lambda g, n, a, b, p, q: g.integers(a, a + b, n, dtype=np.bool_, endpoint=True).astype(np.int64),
+    "integers_bool": lambda g, n, a, b, p, q: (g.integers(0, np.asarray(b).astype(np.bool_), n, dtype=np.bool_,
+                                                          endpoint=True) + np.asarray(a)).astype(np.int64),
     "legacy_randint64": lambda g, n, a, b, p, q: _legacy_bounded(g, n, a, b, np.uint64),
     "legacy_randint32": lambda g, n, a, b, p, q: _legacy_bounded(g, n, a, b, np.uint32),
     "poisson": lambda g, n, a, b, p, q: g.poisson(p, n),
@@ -167,12 +178,12 @@ _INT_CALLS = {
     "geometric": lambda g, n, a, b, p, q: g.geometric(p, n),
     "logseries": lambda g, n, a, b, p, q: g.logseries(p, n),
     "zipf": lambda g, n, a, b, p, q: g.zipf(p, n),
-    "hypergeometric": lambda g, n, a, b, p, q: g.hypergeometric(a, b, int(p), n),
+    "hypergeometric": lambda g, n, a, b, p, q: g.hypergeometric(a, b, np.asarray(p).astype(np.int64), n),
     "shuffle_index": lambda g, n, a, b, p, q: _shuffle_indices(g, n, a),
     # RandomState's own versions (g is a RandomState)
     "legacy_negative_binomial": lambda g, n, a, b, p, q: g.negative_binomial(p, q, n),
     "legacy_geometric": lambda g, n, a, b, p, q: g.geometric(p, n),
-    "legacy_hypergeometric": lambda g, n, a, b, p, q: g.hypergeometric(a, b, int(p), n),
+    "legacy_hypergeometric": lambda g, n, a, b, p, q: g.hypergeometric(a, b, np.asarray(p).astype(np.int64), n),
 }
 for _name in ("standard_gamma", "gamma", "beta", "chisquare", "f", "standard_cauchy", "pareto", "weibull", "power",
               "lognormal", "rayleigh", "standard_t", "noncentral_chisquare", "noncentral_f", "wald", "vonmises"):
@@ -194,8 +205,11 @@ def _random_value(state, a, b, p, q, r, *dyn_shape, method, bit_generator, dtype
             g.seed(int(a))
         return [_words(g), np.zeros(n, dtype)]
     g = _generator(bit_generator, state)
+    # Scalars as Python numbers; per-value parameters as arrays (NumPy then draws element by element).
+    a, b = (int(x) if np.ndim(x) == 0 else np.asarray(x, np.int64) for x in (a, b))
+    p, q, r = (float(x) if np.ndim(x) == 0 else np.asarray(x, np.float64) for x in (p, q, r))
     if kind == "i64":
-        values = _INT_CALLS[method](g, n, int(a), int(b), float(p), float(q))
+        values = _INT_CALLS[method](g, n, a, b, p, q)
     else:
-        values = _FLOAT_CALLS[method](g, n, float(p), float(q), float(r))
+        values = _FLOAT_CALLS[method](g, n, p, q, r)
     return [_words(g), np.asarray(values).astype(dtype)]

@@ -67,3 +67,17 @@ func.func @seed(%s: tensor<627xi64>, %n: tensor<i64>, %a: tensor<i64>, %p: tenso
   %s2, %v = "kiln.random"(%s, %n, %a, %a, %p, %p, %p) {method = "seed_mt19937", bit_generator = "mt19937"} : (tensor<627xi64>, tensor<i64>, tensor<i64>, tensor<i64>, tensor<f64>, tensor<f64>, tensor<f64>) -> (tensor<627xi64>, tensor<0xi64>)
   return %s2 : tensor<627xi64>
 }
+
+// A 1-D parameter gives each draw its own value (NumPy's broadcast
+// parameters, flattened): it is read inside the loop, a scalar one outside.
+// CHECK-LABEL: func.func @per_draw_parameters
+// CHECK-SAME: (%{{.*}}: tensor<6xi64>, %{{.*}}: tensor<i64>, %{{.*}}: tensor<i64>, %[[LOCS:.*]]: tensor<?xf64>, %[[SCALE:.*]]: tensor<f64>)
+func.func @per_draw_parameters(%s: tensor<6xi64>, %n: tensor<i64>, %a: tensor<i64>, %locs: tensor<?xf64>, %scale: tensor<f64>) -> tensor<?xf64> {
+  // CHECK: %[[S:.*]] = tensor.extract %[[SCALE]][] : tensor<f64>
+  // CHECK-NEXT: %[[S2:.*]] = tensor.extract %[[SCALE]][] : tensor<f64>
+  // CHECK: scf.for %[[I:.*]] = {{.*}} iter_args
+  // CHECK-NEXT: %[[LOC:.*]] = tensor.extract %[[LOCS]][%[[I]]] : tensor<?xf64>
+  // CHECK-NEXT: func.call @kiln_rng_normal(%[[LOC]], %[[S]], %[[S2]])
+  %s2, %v = "kiln.random"(%s, %n, %a, %a, %locs, %scale, %scale) {method = "normal", bit_generator = "pcg64"} : (tensor<6xi64>, tensor<i64>, tensor<i64>, tensor<i64>, tensor<?xf64>, tensor<f64>, tensor<f64>) -> (tensor<6xi64>, tensor<?xf64>)
+  return %v : tensor<?xf64>
+}
