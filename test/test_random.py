@@ -443,3 +443,31 @@ def test_array_parameters_broadcast_as_numpys():
     assert same(kiln.interpret(f)(mine, *args), array_parameters(ref, *args))
     with pytest.raises(ValueError, match="scale < 0"):
         kiln.qjit(lambda rng, s: rng.normal(0.0, s))(mine, np.array([1.0, -1.0]))
+
+
+def weighted(rng, x, p):
+    return rng.choice(x, size=(3, 5), p=p), rng.choice(4, p=[0.1, 0.2, 0.3, 0.4])
+
+
+def legacy_choices(x, p, k):
+    return np.random.choice(x, 30, p=p), np.random.choice(x, k, replace=False), np.random.choice(7, 3, replace=False)
+
+
+def test_choice_with_probabilities_and_without_replacement():
+    f = kiln.qjit(weighted)
+    g = kiln.qjit(legacy_choices)
+    p = np.array([0.1, 0.2, 0.3, 0.4])
+    mine, ref = np.random.default_rng(14), np.random.default_rng(14)
+    assert same(f(mine, np.arange(10.0, 14.0), p), weighted(ref, np.arange(10.0, 14.0), p))
+    assert states_equal(mine, ref)
+    for k in (0, 1, 4):
+        np.random.seed(k)
+        got = g(np.arange(4.0), p, k)
+        np.random.seed(k)
+        assert same(got, legacy_choices(np.arange(4.0), p, k))
+    with pytest.raises(ValueError, match="Probabilities do not sum to 1"):
+        f(mine, np.arange(4.0), np.full(4, 0.5))
+    with pytest.raises(ValueError, match="Cannot take a larger sample than population"):
+        g(np.arange(4.0), p, 5)
+    with pytest.raises(TypeError, match="permutation"):
+        kiln.qjit(lambda rng: rng.choice(5, 2, replace=False))(mine)

@@ -288,10 +288,11 @@ class TracedGenerator:
 
     def choice(self, a: Any, size: Any = None, replace: bool = True, p: Any = None, axis: int = 0,
                shuffle: bool = True) -> Any:
-        if not replace or p is not None or axis != 0:
-            raise KilnTypeError(f"{self._what}.choice: kiln draws with replacement and equal probabilities only "
-                                "(replace=True, p=None, axis=0); use permutation(...)[:k] for draws without "
-                                "replacement")
+        what = f"{self._what}.choice"
+        if axis != 0 or not replace and (p is not None or not self._legacy):
+            raise KilnTypeError(f"{what}: kiln draws with replacement (with or without p), and without "
+                                "replacement only through np.random.choice / RandomState (p=None), along axis 0; "
+                                "use permutation(...)[:k] for a Generator's draws without replacement")
         population = knp.arange(a) if isinstance(a, (int, np.integer)) or (
             isinstance(a, Tracer) and a.aval.ndim == 0) else operand(a)
         pop_size = population.aval.shape[0]
@@ -302,11 +303,51 @@ class TracedGenerator:
             check(knp.logical_or(knp.greater(pop_size, 0), knp.equal(samples, 0)), "ValueError", message)
         elif pop_size == 0 and samples != 0:
             raise KilnValueError(message)
-        if self._legacy:
+        if not replace:
+            # RandomState: the first `size` of a permutation of the population's indices.
+            bound = "Cannot take a larger sample than population when 'replace=False'"
+            if traced(pop_size, samples):
+                check(knp.less_equal(samples, pop_size), "ValueError", bound)
+            elif samples > pop_size:
+                raise KilnValueError(bound)
+            index = self.permutation(pop_size)[:samples]
+            return population[knp.reshape(index, () if shape is None else shape)]
+        if p is not None:
+            index = self._choice_index(p, pop_size, shape)
+        elif self._legacy:
             index = self._bounded("randint", 0, pop_size, size, np.dtype(np.int64), False)
         else:
             index = self._bounded("integers", 0, pop_size, size, np.dtype(np.int64), False)
         return population[index]
+
+    def _choice_index(self, p: Any, pop_size: Any, shape: Any) -> Any:
+        """NumPy's weighted draw: the cumulative distribution, normalized, searched
+        (side='right') for uniform samples."""
+        if _static(p):
+            p = np.asarray(p, np.float64)
+            if p.ndim != 1:
+                raise KilnValueError("p must be 1-dimensional" if not self._legacy else "'p' must be 1-dimensional")
+            scratch = np.random.RandomState(0) if self._legacy else np.random.Generator(np.random.PCG64(0))
+            scratch.choice(len(p), p=p)  # NumPy's checks of the probabilities, and their errors
+        p = convert(operand(p), np.dtype(np.float64))
+        if p.aval.ndim != 1:
+            raise KilnValueError("p must be 1-dimensional")
+        require = "a and p must have same size" if not self._legacy else "'a' and 'p' must have same size"
+        check(knp.equal(p.aval.shape[0], pop_size) if traced(pop_size, p.aval.shape[0])
+              else p.aval.shape[0] == pop_size, "ValueError", require)
+        if traced(p):
+            total = knp.sum(p)
+            word = "probabilities" if self._legacy else "Probabilities"
+            check(knp.logical_not(knp.isnan(total)), "ValueError", f"{word} contain NaN")
+            check(_all(knp.greater_equal(p, 0)), "ValueError", f"{word} are not non-negative")
+            check(knp.less_equal(knp.abs(total - 1.0), float(np.sqrt(np.finfo(np.float64).eps))), "ValueError",
+                  f"{word} do not sum to 1")
+        cdf = knp.cumsum(p)
+        cdf = cdf / cdf[-1]
+        uniform = self.random(None if shape is None else shape)
+        # searchsorted(cdf, u, side='right') on a non-decreasing cdf: how many entries are <= u.
+        below = knp.less_equal(knp.reshape(cdf, (1, -1)), knp.reshape(uniform, (-1, 1)))
+        return knp.reshape(knp.sum(below, axis=1, dtype=np.int64), () if shape is None else shape)
 
 
 def _bits(v: int) -> int:
