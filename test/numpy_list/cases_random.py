@@ -67,6 +67,20 @@ def _choice(seed, x):
     return np.random.choice(x, size=4)
 
 
+def _choice_p(seed, x):
+    np.random.seed(seed)
+    return np.random.choice(x, size=6, p=np.full(x.shape[0], 1.0 / x.shape[0]))
+
+
+def _choice_without_replacement(seed, x):
+    np.random.seed(seed)
+    return np.random.choice(x, size=x.shape[0] // 2, replace=False)
+
+
+def _normal_array_loc(seed, x):
+    return np.random.default_rng(seed).normal(x, 0.5)
+
+
 def _multinomial(seed, n):
     np.random.seed(seed)
     return np.random.multinomial(n, [0.25, 0.75])
@@ -97,6 +111,9 @@ CASES = [
     _legacy("ranf"),
     _legacy("sample"),
     Case("numpy.random.choice", _choice, _floats, "random", True, rtol=0.0, sizes=(1, 5, 17)),
+    Case("numpy.random.choice", _choice_p, _floats, "random", True, rtol=0.0, sizes=(1, 5, 17),
+         note="p= and replace=False too"),
+    Case("numpy.random.choice", _choice_without_replacement, _floats, "random", True, rtol=0.0),
     Case("numpy.random.permutation", _permutation, _seed_and_size, "random", True, rtol=0.0),
     Case("numpy.random.shuffle", _shuffle, _floats, "random", True, rtol=0.0),
     _legacy("beta", 0.5, 0.7),
@@ -138,6 +155,8 @@ CASES = [
     _generator("integers", 0, 100),
     _generator("integers", -3, 3, dtype=np.int8, endpoint=True),
     _generator("normal", 1.0, 2.0),
+    Case("numpy.random.Generator.normal", _normal_array_loc, _floats, "random", False, rtol=0.0,
+         note="array parameters broadcast as NumPy's"),
     _generator("standard_normal"),
     _generator("uniform", -1.0, 3.0),
     _generator("exponential", 2.0),
