@@ -16,7 +16,7 @@ import numpy as np
 from kiln import tree
 from kiln.numpy._base import runtime_checks_enabled  # importing kiln.numpy installs NumPy's surface on Tracer
 from kiln.core import INDEX_DTYPE, DShapedArray, Jaxpr, is_static_dim
-from kiln.numpy.random import GlobalRandomStateNeeded, global_random_state
+from kiln.numpy.random_legacy import GlobalRandomStateNeeded, global_random_state
 from kiln.random_state import MT19937_WORDS
 from kiln.signatures import ArgSig
 from kiln.trace_namespace import trace_namespace

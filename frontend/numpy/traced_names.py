@@ -18,7 +18,8 @@ from kiln.core import SUPPORTED_DTYPES
 from kiln.errors import KilnTypeError
 from kiln.numpy._bindings import traced
 from kiln.numpy.creation import arange, asarray, empty, linspace
-from kiln.numpy.random import LEGACY_FUNCTIONS, default_rng, random_state
+from kiln.numpy.random import default_rng
+from kiln.numpy.random_legacy import LEGACY_FUNCTIONS, random_state
 from kiln.trace_namespace import replace_in_traced_code, replace_instances_in_traced_code
 from kiln.tracing import Tracer
 
