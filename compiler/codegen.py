@@ -12,14 +12,17 @@ from typing import Sequence
 
 from kiln.compiler.mlir import ExecutionEngine, ir, translate_to_llvmir
 from kiln.compiler.passes.kiln_linalg_to_blas import blas_library, uses_blas
+from kiln.compiler.passes.kiln_lower_lapack import uses_lapack
 from kiln.compiler.pipeline import PipelineError
 from kiln.runtime import toolchain
 
 
 def external_libraries(module: ir.Module) -> list[str]:
     """Shared libraries besides kiln's support code that `module` calls into
-    (the BLAS of `kiln-linalg-to-blas`)."""
-    return [blas_library()] if uses_blas(str(module)) else []
+    (the BLAS of `kiln-linalg-to-blas`, whose LAPACK `kiln-lower-lapack`'s
+    kernels in runtime/lapack.c call)."""
+    text = str(module)
+    return [blas_library()] if uses_blas(text) or uses_lapack(text) else []
 
 
 def emit_object(module: ir.Module, path: str, opt_level: int = 3, libraries: list[str] = ()) -> str:

@@ -16,7 +16,7 @@ import numpy as np
 from kiln.control_flow import for_loop
 from kiln.core import KilnValueError
 from kiln.numpy._base import check, operand, require_equal_dims
-from kiln.numpy._bindings import knp, numpy_function
+from kiln.numpy._bindings import knp
 from kiln.tracing import Tracer
 
 NOT_POSITIVE_DEFINITE = "Matrix is not positive definite"
@@ -27,8 +27,7 @@ def _float_dtype(dtype: np.dtype) -> np.dtype:
     return dtype if dtype.kind in "fc" and dtype.itemsize >= 4 else np.dtype(np.float64)
 
 
-@numpy_function("cholesky")
-def cholesky(a: Any, upper: bool = False) -> Tracer:
+def cholesky_loops(a: Any, upper: bool = False) -> Tracer:
     """`np.linalg.cholesky(a)`: the lower-triangular `L` with `L @ L.conj().T
     == a`, reading only the lower triangle of `a` (LAPACK potrf, column by
     column); `upper=True` gives `L.conj().T`. A matrix that is not positive
@@ -86,8 +85,7 @@ def _square(a: Any, fn: str) -> Any:
     return a
 
 
-@numpy_function("solve")
-def solve(a: Any, b: Any) -> Tracer:
+def solve_loops(a: Any, b: Any) -> Tracer:
     """`np.linalg.solve(a, b)`: `x` with `a @ x == b`, for `b` of shape (n,)
     or (n, k), by LU with partial pivoting (LAPACK gesv: the first largest
     pivot of each column, rows swapped, then forward elimination and back
@@ -125,9 +123,8 @@ def solve(a: Any, b: Any) -> Tracer:
     return knp.reshape(x, (n,)) if vector else x
 
 
-@numpy_function("inv")
-def inv(a: Any) -> Tracer:
+def inv_loops(a: Any) -> Tracer:
     """`np.linalg.inv(a)`: `solve(a, identity)`; a singular matrix raises
     `numpy.linalg.LinAlgError`."""
     a = _square(a, "inv")
-    return solve(a, knp.eye(a.aval.shape[0], dtype=_float_dtype(a.aval.dtype)))
+    return solve_loops(a, knp.eye(a.aval.shape[0], dtype=_float_dtype(a.aval.dtype)))
