@@ -8,6 +8,7 @@ Out: the path of a shared library exporting `_mlir__mlir_ciface_<name>`
 from __future__ import annotations
 
 import os
+import sys
 from typing import Sequence
 
 from kiln.compiler.mlir import ExecutionEngine, ir, translate_to_llvmir
@@ -50,6 +51,10 @@ def emit_shared_library(module: ir.Module, workdir: str, name: str, extra_object
     libraries = external_libraries(module)
     obj = emit_object(module, os.path.join(workdir, f"{name}.o"), libraries=libraries)
     link_inputs = [obj, *extra_objects]
+    if libraries and sys.platform.startswith("linux"):
+        # runtime/lapack.c reaches LAPACK through weak symbols, which
+        # --as-needed (the default of many distributions) does not count.
+        link_inputs.append("-Wl,--no-as-needed")
     bundled: list[str] = []
     if bundle_into is None:
         # Each library is linked by path, with an rpath to its folder.

@@ -351,7 +351,7 @@ def lstsq(a: Any, b: Any, rcond: Any = None) -> tuple:
         "lstsq", [a3, b3, rcond], [((1, n, k), compute), ((1, min_dim(m, n)), np.float64), ((1,), INDEX_DTYPE),
                                    ((1, k), np.float64), ((1,), INDEX_DTYPE)])
     raise_on_failure(info, LSTSQ)
-    rank = knp.reshape(rank, ())
+    rank = convert(knp.reshape(rank, ()), np.int32)  # NumPy's gufunc gives the rank as a C int
     x = knp.reshape(convert(x, result), (n,) if vector else (n, k))
     resid = convert(knp.reshape(resid, (k,)), real_dtype(result))
     # NumPy returns residuals only for a full-rank overdetermined system.
