@@ -41,6 +41,10 @@ def _generic(t: ir.RankedTensorType) -> list[int]:
     return [ir.ShapedType.get_dynamic_size()] * t.rank
 
 
+def _cast(value: ir.Value, t: ir.Type) -> ir.Value:
+    return value if value.type == t else memref.cast(t, value)
+
+
 def _declare(module: ir.Module, name: str, argument_types: list[ir.Type]) -> None:
     if name in ir.SymbolTable(module.operation):
         return
@@ -64,7 +68,7 @@ def _lower(module: ir.Module, op: ir.Operation) -> None:
             buffer = ir.Operation.create("bufferization.to_buffer", results=[_any_strides(t)], operands=[array],
                                          attributes={"read_only": ir.UnitAttr.get()}).result
             generic = _any_strides(t, _generic(t))
-            arguments.append(memref.cast(generic, buffer))
+            arguments.append(_cast(buffer, generic))
             types.append(generic)
         sizes = iter([arith.index_cast(index, tensor.extract(d, [])) for d in dims])
         allocations = []
@@ -74,7 +78,7 @@ def _lower(module: ir.Module, op: ir.Operation) -> None:
                                  [next(sizes) for d in t.shape if d == ir.ShapedType.get_dynamic_size()], [])
             allocations.append(alloc)
             generic = ir.MemRefType.get(_generic(t), t.element_type)
-            arguments.append(memref.cast(generic, alloc))
+            arguments.append(_cast(alloc, generic))
             types.append(generic)
         options = [arith.constant(i64, int(v)) for v in ir.DenseI64ArrayAttr(op.attributes["options"])]
         _declare(module, callee, types + [i64] * len(options))
