@@ -445,9 +445,7 @@ static void lstsq(int w, const memref3 *a, const memref3 *rhs, const memref0 *rc
                          &status);
       else
         scipy_dgelsd_64_(&m, &n, &nrhs, abuf, &lda, bbuf, &ldb, sv, &rcond, &rank, work, &lwork, iwork, &status);
-    } else {
-      memset(bbuf, 0, (size_t)(ldb * nrhs * w) * sizeof(double)); /* NumPy: x = 0 when m == 0 */
-    }
+    } /* else x is empty (n == 0: every row of b is residual) or zero (m == 0), as NumPy's */
     if (status != 0) {
       fill3(x, w, b, NAN);
       fill2(s, 1, b, NAN);

@@ -179,8 +179,11 @@ def matrix_rank(A: Any, tol: Any = None, hermitian: bool = False, *, rtol: Any =
     if tol is None:
         if rtol is None:
             m, n = A.aval.shape[-2:]
-            biggest = knp.maximum(m, n) if not (is_static_dim(m) and is_static_dim(n)) else max(int(m), int(n))
-            rtol = convert(operand(biggest), s.aval.dtype) * np.finfo(s.aval.dtype).eps
+            eps = np.finfo(s.aval.dtype).eps
+            if is_static_dim(m) and is_static_dim(n):
+                rtol = s.aval.dtype.type(max(int(m), int(n))) * eps
+            else:
+                rtol = convert(knp.maximum(m, n), s.aval.dtype) * eps
         else:
             rtol = knp.expand_dims(operand(rtol), -1)
         tol = _max_or_zero(s, keepdims=True) * rtol
