@@ -2,9 +2,12 @@
 
 In: `kiln.lapack_<kernel>(%arrays..., %dims...) {options}` on tensors
 (f64 or complex<f64>, batch-first).
-Out: each array as `bufferization.to_buffer ... read_only` (any strides:
-no copy), each result a `memref.alloc` of its dims turned back into a
-tensor by `bufferization.to_tensor ... restrict writable`, and between them
+Out: each array copied into a fresh `memref.alloc` by
+`bufferization.materialize_in_destination` (a buffer of the tensor itself,
+`to_buffer`, would let one-shot-bufferize overwrite it in place before the
+call reads it: the analysis does not see memref uses), each result a
+`memref.alloc` of its dims turned back into a tensor by
+`bufferization.to_tensor ... restrict writable`, and between them
 `func.call @kiln_lapack_<kernel>_<f64|c128>(arrays..., results...,
 options...)` (each memref reaches runtime/lapack.c as its expanded
 descriptor: pointers, offset, sizes, strides). One-shot-bufferize then
@@ -65,8 +68,13 @@ def _lower(module: ir.Module, op: ir.Operation) -> None:
         arguments, types = [], []
         for array in arrays:
             t = ir.RankedTensorType(array.type)
-            buffer = ir.Operation.create("bufferization.to_buffer", results=[_any_strides(t)], operands=[array],
-                                         attributes={"read_only": ir.UnitAttr.get()}).result
+            # A copy the call alone reads: a `to_buffer` of the tensor would
+            # let one-shot-bufferize reuse that buffer before the call runs.
+            sizes_of_array = [tensor.dim(array, arith.constant(index, i))
+                              for i, d in enumerate(t.shape) if d == ir.ShapedType.get_dynamic_size()]
+            buffer = memref.alloc(ir.MemRefType.get(t.shape, t.element_type), sizes_of_array, [])
+            ir.Operation.create("bufferization.materialize_in_destination", results=[], operands=[array, buffer],
+                                attributes={"restrict": ir.UnitAttr.get(), "writable": ir.UnitAttr.get()})
             generic = _any_strides(t, _generic(t))
             arguments.append(_cast(buffer, generic))
             types.append(generic)

@@ -1,8 +1,8 @@
 // RUN: kiln-opt %s -p kiln-lower-lapack | filecheck %s
 
 // A LAPACK kernel becomes a call of runtime/lapack.c on buffers: each array
-// operand read in place through `to_buffer read_only` (any strides), each
-// result a fresh allocation of its `?` dims (the dim operands, in order)
+// operand copied into a buffer only the call reads (materialize_in_destination),
+// each result a fresh allocation of its `?` dims (the dim operands, in order)
 // handed back as a tensor; the kernel's options follow as i64 constants.
 // CHECK-DAG: func.func private @kiln_lapack_solve_f64(memref<?x?x?xf64, strided<[?, ?, ?], offset: ?>>, memref<?x?x?xf64, strided<[?, ?, ?], offset: ?>>, memref<?x?x?xf64>, memref<?xi64>)
 // CHECK-DAG: func.func private @kiln_lapack_svd_c128(memref<?x?x?xcomplex<f64>, strided<[?, ?, ?], offset: ?>>, memref<?x?x?xcomplex<f64>>, memref<?x?xf64>, memref<?x?x?xcomplex<f64>>, memref<?xi64>, i64, i64)
@@ -10,8 +10,12 @@
 // CHECK-LABEL: func.func @solve
 func.func @solve(%a: tensor<?x?x?xf64>, %b: tensor<?x?x?xf64>, %n: tensor<i64>, %k: tensor<i64>, %c: tensor<i64>) -> (tensor<?x?x?xf64>, tensor<?xi64>) {
   // CHECK-NOT: kiln.lapack
-  // CHECK: %[[A:.*]] = bufferization.to_buffer %arg0 read_only
-  // CHECK: %[[B:.*]] = bufferization.to_buffer %arg1 read_only
+  // CHECK: %[[A0:.*]] = memref.alloc(%{{.*}}, %{{.*}}, %{{.*}}) : memref<?x?x?xf64>
+  // CHECK: bufferization.materialize_in_destination %arg0 in restrict writable %[[A0]]
+  // CHECK: %[[A:.*]] = memref.cast %[[A0]] : memref<?x?x?xf64> to memref<?x?x?xf64, strided<[?, ?, ?], offset: ?>>
+  // CHECK: %[[B0:.*]] = memref.alloc(%{{.*}}, %{{.*}}, %{{.*}}) : memref<?x?x?xf64>
+  // CHECK: bufferization.materialize_in_destination %arg1 in restrict writable %[[B0]]
+  // CHECK: %[[B:.*]] = memref.cast %[[B0]]
   // CHECK: %[[C0:.*]] = tensor.extract %arg4[]
   // CHECK: %[[C:.*]] = arith.index_cast %[[C0]]
   // CHECK: %[[N0:.*]] = tensor.extract %arg2[]
@@ -32,8 +36,9 @@ func.func @solve(%a: tensor<?x?x?xf64>, %b: tensor<?x?x?xf64>, %n: tensor<i64>, 
 // (full = 0, uv = 0) are passed after the buffers.
 // CHECK-LABEL: func.func @svd_values_static
 func.func @svd_values_static(%a: tensor<2x3x4xcomplex<f64>>) -> tensor<2x3xf64> {
-  // CHECK: %[[A:.*]] = bufferization.to_buffer %arg0 read_only : tensor<2x3x4xcomplex<f64>> to memref<2x3x4xcomplex<f64>, strided<[?, ?, ?], offset: ?>>
-  // CHECK: %[[AC:.*]] = memref.cast %[[A]] {{.*}} to memref<?x?x?xcomplex<f64>, strided<[?, ?, ?], offset: ?>>
+  // CHECK: %[[A:.*]] = memref.alloc() : memref<2x3x4xcomplex<f64>>
+  // CHECK: bufferization.materialize_in_destination %arg0 in restrict writable %[[A]]
+  // CHECK: %[[AC:.*]] = memref.cast %[[A]] : memref<2x3x4xcomplex<f64>> to memref<?x?x?xcomplex<f64>, strided<[?, ?, ?], offset: ?>>
   // CHECK: %[[S:.*]] = memref.alloc() : memref<2x3xf64>
   // CHECK: %[[SC:.*]] = memref.cast %[[S]] : memref<2x3xf64> to memref<?x?xf64>
   // CHECK: %[[F:.*]] = arith.constant 0 : i64
