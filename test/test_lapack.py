@@ -235,3 +235,19 @@ def test_linalg_inside_a_loop_and_a_second_size_reuse_the_library():
             expected += np.linalg.det(b)
         np.testing.assert_allclose(f(a, 3), expected, rtol=1e-12)
     assert f.num_compiles == 1
+
+
+def test_calls_sharing_a_converted_operand_each_read_it_intact():
+    """Regression: the float32 -> float64 copy of `a`, read by three calls,
+    was overwritten in place by the conversion of `v` before the later calls
+    ran (one-shot-bufferize does not see a buffer's uses after `to_buffer`)."""
+    def f(a, b, v):
+        return np.linalg.solve(a, b), np.linalg.solve(a, v), np.linalg.inv(a)
+
+    compiled = kiln.qjit(f)
+    rng = np.random.default_rng(5)
+    for n in (1, 4):
+        a = (rng.standard_normal((n, n)) + n * np.eye(n)).astype(np.float32)
+        b, v = rng.standard_normal((n, 3)).astype(np.float32), rng.standard_normal(n).astype(np.float32)
+        for got, want in zip(compiled(a, b, v), f(a, b, v)):
+            np.testing.assert_allclose(got, want, rtol=1e-6)
