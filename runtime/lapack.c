@@ -27,6 +27,7 @@ typedef size_t flen; /* the hidden length of a Fortran CHARACTER argument */
 
 void *_mlir_memref_to_llvm_alloc(size_t size);
 void _mlir_memref_to_llvm_free(void *p);
+void kiln_check_failed(int64_t kind, const char *message, int64_t value0, int64_t value1);
 
 /* MLIR memref descriptors (elements are 1 double, or 2 for complex). */
 typedef struct { double *allocated, *aligned; int64_t offset; } memref0;
@@ -41,6 +42,17 @@ LAPACK(dgeqrf); LAPACK(zgeqrf); LAPACK(dorgqr); LAPACK(zungqr); LAPACK(dsyevd); 
 LAPACK(dgeev); LAPACK(zgeev); LAPACK(dgesdd); LAPACK(zgesdd); LAPACK(dgelsd); LAPACK(zgelsd);
 #undef LAPACK
 #define CALL(w, real, cplx) ((w) == 2 ? (void (*)())scipy_##cplx##_64_ : (void (*)())scipy_##real##_64_)
+
+/* A library that calls a kernel is linked with the OpenBLAS; one without a
+ * routine (KILN_BLAS naming another library) must fail the call, not crash:
+ * kind 1 is ValueError (kiln.errors.CHECK_ERRORS). */
+static void require(void (*routine)(), const char *message) {
+  if (routine == NULL)
+    kiln_check_failed(1, message, 0, 0);
+}
+#define REQUIRE(w, real, cplx)                                                                                     \
+  require(CALL(w, real, cplx), "np.linalg: the BLAS library kiln linked (KILN_BLAS) has no LAPACK routine "        \
+                               "scipy_" #real "_64_ / scipy_" #cplx "_64_; unset KILN_BLAS to use NumPy's OpenBLAS")
 
 static lint max_l(lint a, lint b) { return a > b ? a : b; }
 static lint min_l(lint a, lint b) { return a < b ? a : b; }
@@ -83,6 +95,7 @@ static lint work_size(const double *query) { return max_l((lint)query[0], 1); }
 
 /* solve: x = a^-1 b by gesv; inv: b is the identity. */
 static void solve(int w, const memref3 *a, const memref3 *rhs, memref3 *x, imemref1 *info) {
+  REQUIRE(w, dgesv, zgesv);
   lint n = a->sizes[1], k = x->sizes[2], ld = max_l(n, 1);
   double *lu = scratch(n * n * w, sizeof(double)), *bx = scratch(n * k * w, sizeof(double));
   lint *pivots = scratch(n, sizeof(lint));
@@ -111,6 +124,7 @@ static void solve(int w, const memref3 *a, const memref3 *rhs, memref3 *x, imemr
 
 /* cholesky: the lower (upper) factor by potrf, the other triangle zeroed. */
 static void cholesky(int w, const memref3 *a, memref3 *l, imemref1 *info, int64_t upper) {
+  REQUIRE(w, dpotrf, zpotrf);
   lint n = a->sizes[1], ld = max_l(n, 1);
   char uplo = upper ? 'U' : 'L';
   double *buf = scratch(n * n * w, sizeof(double));
@@ -135,6 +149,7 @@ static void cholesky(int w, const memref3 *a, memref3 *l, imemref1 *info, int64_
 /* slogdet by getrf: sign (a unit complex number for complex input), log|det|
  * and det = sign * exp(logdet), accumulated along the diagonal as NumPy does. */
 static void slogdet(int w, const memref3 *a, memref2 *sign, memref2 *logdet, memref2 *det) {
+  REQUIRE(w, dgetrf, zgetrf);
   lint n = a->sizes[1], ld = max_l(n, 1);
   double *lu = scratch(n * n * w, sizeof(double));
   lint *pivots = scratch(n, sizeof(lint));
@@ -183,6 +198,8 @@ static void slogdet(int w, const memref3 *a, memref2 *sign, memref2 *logdet, mem
 /* qr by geqrf then orgqr/ungqr: mode 0 reduced (q m x k), 1 complete
  * (q m x m), 2 r only; r is the upper triangle of the first rows. */
 static void qr(int w, const memref3 *a, memref3 *q, memref3 *r, imemref1 *info, int64_t mode) {
+  REQUIRE(w, dgeqrf, zgeqrf);
+  REQUIRE(w, dorgqr, zungqr);
   lint m = a->sizes[1], n = a->sizes[2], k = min_l(m, n), ld = max_l(m, 1);
   lint qcols = mode == 2 ? 0 : q->sizes[2], cols = max_l(n, qcols), lwork = -1, status = 0;
   double *buf = scratch(ld * cols * w, sizeof(double)), *tau = scratch(k * w, sizeof(double));
@@ -230,6 +247,7 @@ static void qr(int w, const memref3 *a, memref3 *q, memref3 *r, imemref1 *info, 
 /* eigh by syevd/heevd: ascending eigenvalues and (vectors) the eigenvectors in columns. */
 static void eigh(int w, const memref3 *a, memref2 *values, memref3 *vectors, imemref1 *info, int64_t upper,
                  int64_t want_vectors) {
+  REQUIRE(w, dsyevd, zheevd);
   lint n = a->sizes[1], ld = max_l(n, 1), lwork = -1, lrwork = -1, liwork = -1, status = 0;
   char jobz = want_vectors ? 'V' : 'N', uplo = upper ? 'U' : 'L';
   double *buf = scratch(n * n * w, sizeof(double)), *eig = scratch(n, sizeof(double));
@@ -279,6 +297,7 @@ static void eigh(int w, const memref3 *a, memref2 *values, memref3 *vectors, ime
 /* eig by geev: complex eigenvalues and right eigenvectors (columns); a real
  * matrix's conjugate pairs are assembled from LAPACK's (re, im) columns. */
 static void eig(int w, const memref3 *a, memref2 *values, memref3 *vectors, imemref1 *info, int64_t want_vectors) {
+  REQUIRE(w, dgeev, zgeev);
   lint n = a->sizes[1], ld = max_l(n, 1), one = 1, lwork = -1, status = 0;
   char jobvl = 'N', jobvr = want_vectors ? 'V' : 'N';
   lint ldvr = want_vectors ? ld : 1;
@@ -350,6 +369,7 @@ static void eig(int w, const memref3 *a, memref2 *values, memref3 *vectors, imem
 /* svd by gesdd: jobz 'A' (full), 'S' (reduced) or 'N' (values only). */
 static void svd(int w, const memref3 *a, memref3 *u, memref2 *s, memref3 *vt, imemref1 *info, int64_t full,
                 int64_t want_uv) {
+  REQUIRE(w, dgesdd, zgesdd);
   lint m = a->sizes[1], n = a->sizes[2], k = min_l(m, n), ld = max_l(m, 1), lwork = -1, status = 0;
   char jobz = !want_uv ? 'N' : full ? 'A' : 'S';
   lint ucols = !want_uv ? 1 : full ? m : k, vtrows = !want_uv ? 1 : full ? n : k;
@@ -416,6 +436,7 @@ static void svd(int w, const memref3 *a, memref3 *u, memref2 *s, memref3 *vt, im
  * and the squared residual of each column (rows n.. of the solved rhs). */
 static void lstsq(int w, const memref3 *a, const memref3 *rhs, const memref0 *rcond_in, memref3 *x, memref2 *s,
                   imemref1 *rank_out, memref2 *resid, imemref1 *info) {
+  REQUIRE(w, dgelsd, zgelsd);
   lint m = a->sizes[1], n = a->sizes[2], k = x->sizes[2], mn = min_l(m, n), status = 0, rank = 0, lwork = -1;
   lint nrhs = max_l(k, 1), ldb = max_l(max_l(m, n), 1), lda = max_l(m, 1);
   double rcond = rcond_in->aligned[rcond_in->offset];
