@@ -83,8 +83,10 @@ def min_dim(m: Any, n: Any) -> Any:
 def flatten_batch(x: Any, core: int, dtype: np.dtype) -> tuple[Any, tuple]:
     """`x` as `dtype` with its leading dims merged into one: (array, batch shape)."""
     batch = tuple(x.aval.shape[:x.aval.ndim - core])
-    flat = knp.reshape(convert(x, dtype), (shape_product(batch), *x.aval.shape[x.aval.ndim - core:]))
-    return flat, batch
+    x = convert(x, dtype)
+    if not batch:  # one matrix: a unit batch axis, no reshape to check
+        return knp.expand_dims(x, 0), batch
+    return knp.reshape(x, (shape_product(batch), *x.aval.shape[x.aval.ndim - core:])), batch
 
 
 def run_kernel(kernel: str, arrays: list, results: list[tuple[tuple, Any]], options: tuple = ()) -> list:
@@ -104,6 +106,8 @@ def raise_on_failure(info: Any, message: str) -> None:
 
 def _unflatten(x: Any, batch: tuple, dtype: np.dtype | None = None) -> Any:
     x = x if dtype is None else convert(x, dtype)
+    if not batch:
+        return knp.squeeze(x, 0)
     return knp.reshape(x, (*batch, *x.aval.shape[1:]))
 
 
