@@ -251,3 +251,19 @@ def test_calls_sharing_a_converted_operand_each_read_it_intact():
         b, v = rng.standard_normal((n, 3)).astype(np.float32), rng.standard_normal(n).astype(np.float32)
         for got, want in zip(compiled(a, b, v), f(a, b, v)):
             np.testing.assert_allclose(got, want, rtol=1e-6)
+
+
+def test_an_export_bundles_the_lapack_it_calls(tmp_path):
+    """kiln.export of a function calling LAPACK bundles NumPy's OpenBLAS: the
+    moved folder loads and solves with the venv's numpy.libs out of reach."""
+    import shutil
+
+    def solve(a: kiln.ShapeDtype(("n", "n"), "float64"), b: kiln.ShapeDtype(("n",), "float64")):
+        return np.linalg.solve(a, b)
+
+    paths = kiln.export(solve, str(tmp_path / "built"))
+    assert paths["bundled"]
+    shutil.move(str(tmp_path / "built"), str(tmp_path / "moved"))
+    f = kiln.load(str(tmp_path / "moved"))
+    a, b = np.array([[2.0, 1.0], [1.0, 3.0]]), np.array([1.0, 2.0])
+    np.testing.assert_allclose(f(a, b), np.linalg.solve(a, b))
