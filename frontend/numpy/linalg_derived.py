@@ -48,8 +48,11 @@ def norm(x: Any, ord: Any = None, axis: Any = None, keepdims: bool = False) -> T
     ndim = x.aval.ndim
     if axis is None:
         if ord is None or (ord in ("f", "fro") and ndim == 2) or (ord == 2 and ndim == 1):
-            squares = knp.real(x) * knp.real(x) + knp.imag(x) * knp.imag(x) if x.aval.dtype.kind == "c" else x * x
-            result = knp.sqrt(knp.sum(squares))
+            if x.aval.dtype.kind == "c":  # as NumPy: the real parts' dot plus the imaginary parts'
+                re, im = knp.real(x), knp.imag(x)
+                result = knp.sqrt(knp.sum(re * re) + knp.sum(im * im))
+            else:
+                result = knp.sqrt(knp.sum(x * x))
             return knp.reshape(result, (1,) * ndim) if keepdims else result
         axis = tuple(range(ndim))
     elif not isinstance(axis, tuple):
