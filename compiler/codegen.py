@@ -8,19 +8,23 @@ Out: the path of a shared library exporting `_mlir__mlir_ciface_<name>`
 from __future__ import annotations
 
 import os
+import sys
 from typing import Sequence
 
 from kiln.compiler.mlir import ExecutionEngine, ir, translate_to_llvmir
 from kiln.compiler.passes.kiln_linalg_to_blas import blas_library, uses_blas
 from kiln.compiler.passes.kiln_lower_random import METHOD_PREFIX as RANDOM_PREFIX
+from kiln.compiler.passes.kiln_lower_lapack import uses_lapack
 from kiln.compiler.pipeline import PipelineError
 from kiln.runtime import toolchain
 
 
 def external_libraries(module: ir.Module) -> list[str]:
     """Shared libraries besides kiln's support code that `module` calls into
-    (the BLAS of `kiln-linalg-to-blas`)."""
-    return [blas_library()] if uses_blas(str(module)) else []
+    (the BLAS of `kiln-linalg-to-blas`, whose LAPACK `kiln-lower-lapack`'s
+    kernels in runtime/lapack.c call)."""
+    text = str(module)
+    return [blas_library()] if uses_blas(text) or uses_lapack(text) else []
 
 
 def uses_random(module: ir.Module) -> bool:
@@ -58,6 +62,10 @@ def emit_shared_library(module: ir.Module, workdir: str, name: str, extra_object
     if uses_random(module):
         # Static: the library carries its random numbers (and NumPy's distributions) itself.
         link_inputs += toolchain.random_objects()
+    if libraries and sys.platform.startswith("linux"):
+        # runtime/lapack.c reaches LAPACK through weak symbols, which
+        # --as-needed (the default of many distributions) does not count.
+        link_inputs.append("-Wl,--no-as-needed")
     bundled: list[str] = []
     if bundle_into is None:
         # Each library is linked by path, with an rpath to its folder.

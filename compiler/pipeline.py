@@ -42,8 +42,10 @@ STAGE_DIALECTS = {
     "mlir": frozenset({"builtin", "func", "stablehlo", "kiln", "tensorssa", "immut"}),
     "functionalized": frozenset({"builtin", "func", "stablehlo", "kiln", "immut"}),
     "stablehlo": frozenset({"builtin", "func", "stablehlo", "kiln"}),
-    # llvm: the check messages and print formats (`llvm.mlir.global`, `llvm.mlir.addressof`).
-    "linalg": frozenset({"builtin", "func", "arith", "math", "complex", "tensor", "linalg", "scf", "llvm"}),
+    # llvm: the check messages and print formats (`llvm.mlir.global`, `llvm.mlir.addressof`);
+    # bufferization and memref: the buffers of LAPACK calls (`kiln-lower-lapack`).
+    "linalg": frozenset({"builtin", "func", "arith", "math", "complex", "tensor", "linalg", "scf", "llvm",
+                         "bufferization", "memref"}),
     # builtin here includes the unrealized casts one-shot-bufferize leaves.
     "bufferized": frozenset({"builtin", "func", "arith", "math", "complex", "memref", "scf", "llvm", "affine"}),
     "llvm": frozenset({"builtin", "llvm"}),
@@ -62,6 +64,7 @@ DEFAULT_PIPELINE: Pipeline = [
         "kiln-lower-checks",
         "kiln-lower-prints",
         "kiln-lower-random",
+        "kiln-lower-lapack",
         "kiln-legalize-writes",
         "kiln-legalize-dynamic",
         "kiln-legalize-control-flow",

@@ -41,6 +41,13 @@ IRDL cannot express (at most two check values) by `kiln-lower-checks`.
   seeding method draws nothing and only replaces the state). Pure: the
   same state gives the same numbers. Lowered by `kiln-lower-random`.
   `%s2, %v = "kiln.random"(%s, %n, %a, %b, %p, %q, %r) {method = "normal", bit_generator = "pcg64"} : (tensor<6xi64>, tensor<i64>, tensor<i64>, tensor<i64>, tensor<f64>, tensor<f64>, tensor<f64>) -> (tensor<6xi64>, tensor<?xf64>)`
+- `kiln.lapack_<kernel>` (solve, inv, cholesky, slogdet, qr, eigh, eig,
+  svd, lstsq): one LAPACK kernel of runtime/lapack.c on a stack of
+  matrices (operands and results batch-first, f64 or complex<f64>), its
+  integer `options` in the order the kernel declares them, and after the
+  arrays the results' dynamic dims as `tensor<i64>` operands, in order
+  (what the lowering allocates). Lowered to a call by `kiln-lower-lapack`.
+  `%x, %info = "kiln.lapack_solve"(%a, %b, %n, %n, %k) {options = array<i64>} : (tensor<?x?x?xf64>, tensor<?x?x?xf64>, tensor<i64>, tensor<i64>, tensor<i64>) -> (tensor<?x?x?xf64>, tensor<?xi64>)`
 """
 
 from __future__ import annotations
@@ -75,12 +82,40 @@ RANDOM_METHODS = {
                           "legacy_negative_binomial", "legacy_geometric", "legacy_hypergeometric")},
     **{m: "seed" for m in ("seed_pcg64", "entropy_pcg64", "seed_mt19937")},
 }
+# `kiln.lapack_<kernel>`: its array operands and its results (the same table
+# as kiln.primitives.lapack.KERNELS, which the frontend may not import from
+# here; test/test_lapack.py checks they agree).
+LAPACK_OPS = {
+    "solve": (("a", "b"), ("x", "info")),
+    "inv": (("a",), ("x", "info")),
+    "cholesky": (("a",), ("l", "info")),
+    "slogdet": (("a",), ("sign", "logdet", "det")),
+    "qr": (("a",), ("q", "r", "info")),
+    "eigh": (("a",), ("values", "vectors", "info")),
+    "eig": (("a",), ("values", "vectors", "info")),
+    "svd": (("a",), ("u", "s", "vt", "info")),
+    "lstsq": (("a", "b", "rcond"), ("x", "s", "rank", "resid", "info")),
+}
 
 
 def _one_of(name: str, values: tuple[str, ...]) -> str:
     """IRDL lines constraining `%name` to one of the string attributes `values`."""
     lines = [f'    %{name}_{i} = irdl.is "{v}"' for i, v in enumerate(values)]
     lines.append(f"    %{name} = irdl.any_of({', '.join(f'%{name}_{i}' for i in range(len(values)))})")
+    return "\n".join(lines)
+
+
+def _lapack_op(kernel: str) -> str:
+    """IRDL of `kiln.lapack_<kernel>`: each array operand and result a tensor
+    of its own type, the dims a variadic of `tensor<i64>`."""
+    arrays, results = LAPACK_OPS[kernel]
+    names = [*arrays, *results]
+    lines = [f"  irdl.operation @lapack_{kernel} {{"]
+    lines += [f'    %t_{name} = irdl.base "!builtin.tensor"' for name in names]
+    lines += ["    %dim = irdl.is tensor<i64>", '    %options = irdl.base "#builtin.dense_array"']
+    operands = ", ".join([f"{name}: %t_{name}" for name in arrays] + ["dims: variadic %dim"])
+    lines += [f"    irdl.operands({operands})", '    irdl.attributes { "options" = %options }',
+              f"    irdl.results({', '.join(f'{name}: %t_{name}' for name in results)})", "  }"]
     return "\n".join(lines)
 
 
@@ -134,7 +169,7 @@ irdl.dialect @kiln {{
     irdl.operands(mask: %mask)
     irdl.results(count: %count, positions: %positions)
   }}
-}}
+{"".join(_lapack_op(kernel) + chr(10) for kernel in LAPACK_OPS)}}}
 '''
 
 
@@ -188,3 +223,12 @@ def random(state, count, ints: list, floats: list, values_type, method: str, bit
                                  "method": ir.StringAttr.get(method),
                                  "bit_generator": ir.StringAttr.get(bit_generator)})
     return op.results[0], op.results[1]
+
+
+def lapack(kernel: str, arrays: list, dims: list, options: list[int], result_types: list) -> list:
+    """Build `kiln.lapack_<kernel>(arrays..., dims...) {options}`; return its results."""
+    from kiln.compiler.mlir import ir
+
+    op = ir.Operation.create(f"kiln.lapack_{kernel}", results=result_types, operands=[*arrays, *dims],
+                             attributes={"options": ir.DenseI64ArrayAttr.get(list(options))})
+    return list(op.results)

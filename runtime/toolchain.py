@@ -28,6 +28,9 @@ SUPPORT_SOURCE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "suppo
 # NumPy's own C library, which NumPy ships for extensions (docs/numpy.md, "Random numbers").
 RANDOM_SOURCE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "random.c")
 NUMPY_RANDOM_LIBRARY = os.path.join(os.path.dirname(os.path.abspath(np.random.__file__)), "lib", "libnpyrandom.a")
+# The LAPACK kernels (its LAPACK symbols are weak: bound only in libraries
+# linked with the OpenBLAS, those that call a kernel).
+LAPACK_SOURCE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "lapack.c")
 
 
 def c_compiler() -> str:
@@ -55,8 +58,11 @@ def _run(cmd: list[str]) -> None:
 
 
 def _support_key() -> str:
-    with open(SUPPORT_SOURCE, "rb") as f:
-        return hashlib.sha256(f.read()).hexdigest()[:16]
+    h = hashlib.sha256()
+    for source in (SUPPORT_SOURCE, LAPACK_SOURCE):
+        with open(source, "rb") as f:
+            h.update(f.read())
+    return h.hexdigest()[:16]
 
 
 def support_object() -> str:
@@ -92,12 +98,16 @@ def random_library() -> str:
     """random.c and NumPy's distributions as a shared library, so the JIT can resolve their symbols."""
     return cache.toolchain_file(f"libkiln_random_{_random_key()}.so", lambda out: _run(
         [c_compiler(), "-shared", "-o", out, *random_objects(), "-lm"]))
+def lapack_object() -> str:
+    """lapack.c compiled to a PIC object (cached by its hash, verified)."""
+    return cache.toolchain_file(f"kiln_lapack_{_support_key()}.o", lambda out: _run(
+        [c_compiler(), "-O2", "-fPIC", "-std=c11", "-c", LAPACK_SOURCE, "-o", out]))
 
 
 def support_library() -> str:
-    """support.c as a shared library, so the JIT can resolve its symbols."""
+    """support.c and lapack.c as a shared library, so the JIT can resolve their symbols."""
     return cache.toolchain_file(f"libkiln_support_{_support_key()}.so", lambda out: _run(
-        [c_compiler(), "-shared", "-pthread", "-o", out, support_object()]))
+        [c_compiler(), "-shared", "-pthread", "-o", out, support_object(), lapack_object(), "-lm"]))
 
 
 def compile_object(source: str, output: str, include_dirs: list[str] = ()) -> str:
@@ -111,7 +121,8 @@ def link_shared_library(objects: list[str], output: str) -> str:
     # -Bsymbolic: the library's calls to its own support code must not bind
     # to another copy already loaded in the process (its thread-locals differ).
     return cache.write_atomically(output, lambda out: _run([c_compiler(), "-shared", "-Wl,-Bsymbolic", "-o", out,
-                                                   *objects, support_object(), "-lm", "-pthread"]))
+                                                   *objects, support_object(), lapack_object(), "-lm",
+                                                   "-pthread"]))
 
 
 # The C runtime every system has: never bundled, even when it sits beside the library.

@@ -1,19 +1,18 @@
-"""Stage "jaxpr": dot, matmul, vdot, inner, outer, diag, np.linalg.norm.
+"""Stage "jaxpr": dot, matmul, vdot, inner, outer, diag.
 
 In: traced arrays. Out: dot_general tracers (inner dims that are dynamic
 get a run-time check, static mismatches raise at trace time), diagonals by
-gather and scatter, norms from reductions.
+gather and scatter (np.linalg.norm is in linalg_derived.py).
 """
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 import numpy as np
 
 from kiln.core import KilnTypeError, KilnValueError, is_static_dim, same_dim
-from kiln.numpy._base import broadcast_shapes, broadcast_to, convert, operand, promote, require_equal_dims
+from kiln.numpy._base import broadcast_shapes, broadcast_to, operand, promote, require_equal_dims
 from kiln.numpy._bindings import knp, numpy_function, tracer_method
 from kiln.numpy.mutation import inplace
 from kiln.primitives import linalg
@@ -124,44 +123,6 @@ def diag(v: Any, k: int = 0) -> Tracer:
     from kiln.numpy.shape_ops import reshape
 
     return reshape(v, -1)[(i + row0) * cols + i + col0]
-
-
-@numpy_function("norm")
-def norm(x: Any, ord: Any = None, axis: Any = None, keepdims: bool = False) -> Tracer:
-    """`np.linalg.norm`: the 2-norm of a vector or the Frobenius norm of a
-    matrix by default; vector norms of any order along one axis; the 1- and
-    inf-norms of a matrix."""
-    x = operand(x)
-    if x.aval.dtype.kind in "biu":
-        x = convert(x, np.float64)
-    ndim = x.aval.ndim
-    axes = tuple(range(ndim)) if axis is None else (axis,) if isinstance(axis, (int, np.integer)) else tuple(axis)
-    axes = tuple(int(a) % ndim if ndim else int(a) for a in axes)
-    magnitude = knp.abs(x)
-    if ord is None or (ord == "fro" and len(axes) == 2) or (ord == 2 and len(axes) == 1):
-        if axis is None and ord is not None and ndim > 2:
-            raise KilnValueError("np.linalg.norm: improper number of dimensions to norm")
-        square = magnitude * magnitude if x.aval.dtype.kind == "c" else x * x
-        return knp.sqrt(knp.sum(square, axis=axes, keepdims=keepdims))
-    if len(axes) == 1 and not isinstance(ord, str):
-        if ord == math.inf:
-            return knp.max(magnitude, axis=axes, keepdims=keepdims)
-        if ord == -math.inf:
-            return knp.min(magnitude, axis=axes, keepdims=keepdims)
-        if ord == 0:
-            return convert(knp.sum(knp.not_equal(x, 0), axis=axes, keepdims=keepdims), magnitude.aval.dtype)
-        if ord == 1:
-            return knp.sum(magnitude, axis=axes, keepdims=keepdims)
-        return knp.sum(magnitude ** ord, axis=axes, keepdims=keepdims) ** (1.0 / ord)
-    if len(axes) == 2 and ord in (1, -1, math.inf, -math.inf):
-        # Induced norms: the largest (smallest) column sums (ord=±1) or row sums (ord=±inf).
-        summed, across = (axes[0], axes[1]) if ord in (1, -1) else (axes[1], axes[0])
-        sums = knp.sum(magnitude, axis=summed, keepdims=True)
-        pick = knp.max if ord in (1, math.inf) else knp.min
-        result = pick(sums, axis=across, keepdims=True)
-        return result if keepdims else knp.squeeze(result, axis=axes)
-    raise KilnTypeError(f"np.linalg.norm: ord={ord!r} over {len(axes)} axes is not supported by kiln on traced "
-                        "values (supported: None, 'fro', and the vector orders; 1 and inf for matrices)")
 
 
 @tracer_method("__matmul__")
