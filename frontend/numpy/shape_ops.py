@@ -179,15 +179,17 @@ def squeeze(x: Any, axis: int | Sequence[int] | None = None) -> Tracer:
 
 
 @numpy_function("atleast_1d")
-def atleast_1d(x: Any) -> Tracer:
-    x = operand(x)
-    return reshape(x, 1) if x.aval.ndim == 0 else x
+def atleast_1d(*arys: Any) -> Any:
+    """Each argument with at least one axis; several arguments give a tuple, as NumPy."""
+    results = [reshape(x, 1) if x.aval.ndim == 0 else x for x in map(operand, arys)]
+    return results[0] if len(results) == 1 else tuple(results)
 
 
 @numpy_function("atleast_2d")
-def atleast_2d(x: Any) -> Tracer:
-    x = operand(x)
-    return reshape(x, 1, *x.aval.shape) if x.aval.ndim < 2 else x
+def atleast_2d(*arys: Any) -> Any:
+    """Each argument with at least two axes (a 1-D array becomes one row)."""
+    results = [reshape(x, 1, *(x.aval.shape or (1,))) if x.aval.ndim < 2 else x for x in map(operand, arys)]
+    return results[0] if len(results) == 1 else tuple(results)
 
 
 @numpy_function("flip")
