@@ -30,6 +30,10 @@ class KilnValueError(KilnError, ValueError):
     """Shapes, sizes or values that break a rule."""
 
 
+class KilnAttributeError(KilnError, AttributeError):
+    """An attribute NumPy arrays have that kiln's traced arrays do not."""
+
+
 class KilnIndexError(KilnError, IndexError):
     """An index out of bounds."""
 
