@@ -13,8 +13,8 @@ works on a tracer too.
 
 # Importing the family modules declares their functions (@numpy_function,
 # @ufunc, ...) and installs the traced array's methods and operators.
-from kiln.numpy import _dispatch, array_attributes, boolean_masks, creation, decompositions, elementwise, indexing  # noqa: F401
-from kiln.numpy import histograms, linalg, mutation, reductions  # noqa: F401
+from kiln.numpy import _dispatch, array_attributes, array_math, boolean_masks, contractions, creation  # noqa: F401
+from kiln.numpy import decompositions, elementwise, histograms, indexing, linalg, mutation, reductions  # noqa: F401
 from kiln.numpy import python_builtins, rearranging, shape_ops, traced_names, ufuncs  # noqa: F401
 from kiln.numpy._bindings import FUNCTIONS as _FUNCTIONS
 
