@@ -15,7 +15,8 @@ works on a tracer too.
 # @ufunc, ...) and installs the traced array's methods and operators.
 from kiln.numpy import _dispatch, array_attributes, array_math, boolean_masks, contractions, creation  # noqa: F401
 from kiln.numpy import decompositions, elementwise, histograms, indexing, linalg, mutation, reductions  # noqa: F401
-from kiln.numpy import python_builtins, rearranging, shape_ops, traced_names, ufuncs  # noqa: F401
+from kiln.numpy import python_builtins, rearranging, shape_ops, special_arrays, traced_names, ufuncs  # noqa: F401
+from kiln.numpy import ufuncs_floating  # noqa: F401
 from kiln.numpy._bindings import FUNCTIONS as _FUNCTIONS
 
 # dtypes, so `knp.float32` works like `np.float32`

@@ -33,9 +33,7 @@ def dispatch_ufunc(self: Any, ufunc: np.ufunc, method: str, *inputs: Any, **kwar
     if method == "__call__" and name in FUNCTIONS:
         # Generalized ufuncs (np.matmul) are plain kiln.numpy functions; NumPy
         # passes their out= as a tuple.
-        if isinstance(kwargs.get("out"), tuple):
-            if len(kwargs["out"]) != 1:
-                raise KilnTypeError(f"np.{name}: out= must hold one array")
+        if isinstance(kwargs.get("out"), tuple) and len(kwargs["out"]) == 1:
             kwargs["out"] = kwargs["out"][0]
         return FUNCTIONS[name](*inputs, **kwargs)
     if (name, method) in UFUNC_METHODS:
