@@ -17,6 +17,8 @@ from kiln.numpy import _dispatch, array_attributes, array_math, boolean_masks, c
 from kiln.numpy import decompositions, elementwise, histograms, indexing, linalg, mutation, reductions  # noqa: F401
 from kiln.numpy import python_builtins, rearranging, shape_ops, special_arrays, traced_names, ufuncs  # noqa: F401
 from kiln.numpy import ufuncs_floating  # noqa: F401
+# After every @ufunc: the methods of the ufuncs that have no rule of their own.
+from kiln.numpy import ufunc_methods  # noqa: F401
 from kiln.numpy._bindings import FUNCTIONS as _FUNCTIONS
 
 # dtypes, so `knp.float32` works like `np.float32`
