@@ -13,6 +13,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from kiln.control_flow import cond, for_loop
 from kiln.core import INDEX_DTYPE, KilnTypeError, KilnValueError, is_static_dim
 from kiln.numpy._base import broadcast_shapes, broadcast_to, check, convert, materialize, operand, shape_product
 from kiln.numpy._bindings import knp, numpy_function
@@ -40,8 +41,8 @@ def select(condlist: Sequence[Any], choicelist: Sequence[Any], default: Any = 0)
     dtype = np.result_type(*[_dtype_of(c) for c in list(choicelist) + [default]])
     shape = broadcast_shapes([o.aval.shape for o in conds + choices], "select")
     result = broadcast_to(convert(choices[-1], dtype), shape)
-    for cond, choice in reversed(list(zip(conds, choices[:-1]))):
-        result = knp.where(cond, convert(choice, dtype), result)
+    for holds, choice in reversed(list(zip(conds, choices[:-1]))):
+        result = knp.where(holds, convert(choice, dtype), result)
     return materialize(result)
 
 
@@ -64,11 +65,11 @@ def piecewise(x: Any, condlist: Any, funclist: Sequence[Any], *args: Any, **kw: 
         raise KilnValueError(f"with {len(conds)} condition(s), either {len(conds)} or {len(conds) + 1} functions "
                              f"are expected")
     y = knp.zeros_like(x)
-    for cond, fn in zip(conds, funclist):
+    for holds, fn in zip(conds, funclist):
         if callable(fn):
-            y[cond] = fn(x[cond], *args, **kw)
+            y[holds] = fn(x[holds], *args, **kw)
         else:
-            y[cond] = fn
+            y[holds] = fn
     return y
 
 
@@ -185,8 +186,6 @@ def ptp(a: Any, axis: Any = None, out: Any = None, keepdims: bool = False) -> Tr
 def polyval(p: Any, x: Any) -> Tracer:
     """Horner's rule over the coefficients `p` (highest power first), as
     NumPy computes it: y = y * x + c for each c, from y = zeros_like(x)."""
-    from kiln.control_flow import for_loop
-
     p = materialize(p)
     x = materialize(x)
     if p.aval.ndim != 1:
@@ -262,8 +261,6 @@ def allclose(a: Any, b: Any, rtol: float = 1e-05, atol: float = 1e-08, equal_nan
 @numpy_function("array_equal")
 def array_equal(a1: Any, a2: Any, equal_nan: bool = False) -> Tracer:
     """True when the shapes agree and every element is equal (NaNs equal with `equal_nan`)."""
-    from kiln.control_flow import cond
-
     x, y = materialize(a1), materialize(a2)
     if x.aval.ndim != y.aval.ndim:
         return materialize(knp.asarray(False))

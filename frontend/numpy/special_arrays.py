@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 
+from kiln.control_flow import for_loop
 from kiln.core import INDEX_DTYPE, KilnTypeError, KilnValueError, is_static_dim
 from kiln.numpy._base import broadcast_to, canonical_dtype, convert, materialize, operand
 from kiln.numpy._bindings import knp, numpy_function
@@ -147,8 +148,6 @@ def _i0(x: Tracer) -> Tracer:
     """The modified Bessel function of order 0 for x >= 0: its power series
     sum ((x/2)^k / k!)^2 (200 terms: float64-exact up to x = 140), and its
     asymptotic form e^x / sqrt(2 pi x) (1 + 1/(8x) + 9/(128x^2) + 225/(3072x^3)) beyond."""
-    from kiln.control_flow import for_loop
-
     half = knp.multiply(x, 0.5)
 
     @for_loop(1, 201, 1)

@@ -15,6 +15,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from kiln.control_flow import for_loop
 from kiln.core import INDEX_DTYPE, KilnIndexError, KilnTypeError, KilnValueError, is_static_dim
 from kiln.numpy._base import broadcast_to, check, convert, materialize, operand
 from kiln.numpy._bindings import UFUNC_METHODS, knp
@@ -25,12 +26,6 @@ from kiln.tracing import Tracer
 REORDERABLE = frozenset({"add", "multiply", "bitwise_and", "bitwise_or", "bitwise_xor", "fmax", "fmin", "hypot",
                          "logaddexp", "logaddexp2", "logical_and", "logical_or", "logical_xor", "maximum",
                          "minimum", "gcd"})
-
-
-def _for_loop():
-    from kiln.control_flow import for_loop
-
-    return for_loop
 
 
 def _loop_dtype(name: str, dtype: np.dtype, method: str) -> np.dtype:
@@ -57,7 +52,6 @@ def _fold(name: str, x: Tracer, axis: int, initial: Any) -> Tracer:
     (or the first element) starts it."""
     n = x.aval.shape[axis]
     rest = tuple(d for k, d in enumerate(x.aval.shape) if k != axis)
-    for_loop = _for_loop()
     if initial is not None:
         start = broadcast_to(convert(operand(initial), x.aval.dtype), rest)
 
@@ -139,7 +133,6 @@ def _accumulate_method(name: str) -> Callable[..., Any]:
         axis = int(axis) % x.aval.ndim
         rest = tuple(d for k, d in enumerate(x.aval.shape) if k != axis)
         result = knp.zeros(x.aval.shape, dtype=x.aval.dtype)
-        for_loop = _for_loop()
 
         @for_loop(0, x.aval.shape[axis], 1)
         def scan(i, acc):
@@ -174,7 +167,6 @@ def _reduceat_method(name: str) -> Callable[..., Any]:
         shape = list(x.aval.shape)
         shape[axis] = m
         result = knp.zeros(tuple(shape), dtype=x.aval.dtype)
-        for_loop = _for_loop()
 
         @for_loop(0, m, 1)
         def segments(j):
@@ -234,7 +226,6 @@ def _at_method(name: str, nin: int) -> Callable[..., Any]:
         values = None if b is None else broadcast_to(convert(operand(b), selected.aval.dtype), selected.aval.shape,
                                                      f"np.{name}.at")
         advanced_axis = sum(1 for e in entries[:p] if isinstance(e, slice))
-        for_loop = _for_loop()
 
         @for_loop(0, positions.aval.shape[0], 1)
         def each(k):

@@ -93,56 +93,83 @@ def _call(name: str, arity: int):
     return call
 
 
-def _out(name: str, arity: int):
-    u = getattr(np, name)
-    if arity == 1:
-        def with_out(a):
-            out = np.empty_like(u(a[:1]), shape=a.shape) if u.nout == 1 else None
-            if out is None:
-                first, second = np.empty_like(u(a[:1])[0], shape=a.shape), np.empty_like(u(a[:1])[1], shape=a.shape)
-                u(a, out=(first, second))
-                return first, second
-            u(a, out=out)
-            return out
-    else:
-        def with_out(a, b):
-            out = np.empty_like(u(a[:1], b[:1]), shape=a.shape)
-            r = u(a, b, out=out)
-            return r, out
-    with_out.__name__ = f"out_{name}"
-    return with_out
+def _table(names: list[str]) -> list[str]:
+    return [n for n in names if UFUNCS.get(n, EXTRA.get(n))[0] == 2 and getattr(np, n).nout == 1]
 
 
-def _method(name: str, method: str):
-    u = getattr(np, name)
-    if method == "reduce":
-        def fn(a, b):
-            return u.reduce(a), u.reduce(a, axis=1), u.reduce(a, axis=None)
-    elif method == "accumulate":
-        def fn(a, b):
-            return u.accumulate(a), u.accumulate(a, axis=1)
-    elif method == "outer":
-        def fn(a, b):
-            return u.outer(a[:, 0], b[:, 1]), u.outer(a[:2, 0], b)
-    elif method == "at":
-        def fn(a, b):
-            u.at(a, [0, 1, 0], b[0])
-            u.at(b, (slice(None), 2), 1 if b.dtype.kind in "iub" else 1.5)
-            return a, b
-    else:
-        def fn(a, b):
-            return u.reduceat(a, [0, 2, 1]), u.reduceat(a, [0, 2], axis=1)
-    fn.__name__ = f"{method}_{name}"
+# The tables of Numba's page, in its order (their binary ufuncs share method cases).
+TABLES = {
+    "math": list(UFUNCS)[:30], "trigonometric": list(UFUNCS)[30:48], "bit-twiddling": list(UFUNCS)[48:55],
+    "comparison": list(UFUNCS)[55:69], "floating": list(UFUNCS)[69:] + list(EXTRA),
+}
+
+
+def _out_case(table: str, names: list[str]) -> Case:
+    """`out=` of every ufunc of a table (two outputs for modf / frexp)."""
+    def with_out(a, b, c, d):
+        results = []
+        for name in names:
+            u = getattr(np, name)
+            arity, kind = UFUNCS.get(name, EXTRA.get(name))
+            x, y = {"b": (c, d), "i": (a.astype(np.int64), b.astype(np.int64))}.get(kind, (a, b))
+            if kind in "pg":
+                x, y = np.abs(x) + 1.0, np.abs(y) + 0.5
+            if kind == "u":
+                x = x / 3.0
+            if kind == "s":
+                y = np.abs(b.astype(np.int64)) % 8
+                x = a.astype(np.int64)
+            if kind == "l":
+                y = b.astype(np.int64)
+            if kind == "c":
+                x = x + 1j * y
+            args = (x,) if arity == 1 else (x, y)
+            if u.nout == 2:
+                outs = (np.empty_like(u(*args)[0]), np.empty_like(u(*args)[1]))
+                u(*args, out=outs)
+                results.extend(outs)
+            else:
+                out = np.empty_like(u(*args))
+                r = u(*args, out=out)
+                results.extend((r, out))
+        return tuple(results)
+    with_out.__name__ = f"out_{table}"
+
+    def make(n, rng):
+        return (floats(rng, n, 3, low=-3, high=3).round(1), floats(rng, n, 3, low=-3, high=3).round(1),
+                rng.random((n, 3)) < 0.5, rng.random((n, 3)) < 0.5)
+    return Case("ufunc out=", with_out, make, "ufuncs", False, rtol=1e-13)
+
+
+def _method(names: list[str], method: str):
+    def fn(a, b):
+        results = []
+        for name in names:
+            u = getattr(np, name)
+            if method == "reduce":
+                results += [u.reduce(a), u.reduce(a, axis=1)]
+            elif method == "accumulate":
+                results += [u.accumulate(a), u.accumulate(a, axis=1)]
+            elif method == "outer":
+                results += [u.outer(a[:, 0], b[:, 1]), u.outer(a[:2, 0], b)]
+            elif method == "reduceat":
+                results += [u.reduceat(a, [0, 2, 1]), u.reduceat(a, [0, 2], axis=1)]
+            else:
+                x, y = a.copy(), b.copy()
+                u.at(x, [0, 1, 0], y[0])
+                u.at(y, (slice(None), 2), y[:, 0])
+                results += [x, y]
+        return tuple(results)
+    fn.__name__ = f"{method}_{'_'.join(names[:2])}"
     return fn
 
 
-def _method_args(name: str, kind: str, method: str):
+def _method_args(kind: str, method: str):
     make = _args(2, kind)
     if method == "at":
-        # at least two rows, so the indices [0, 1, 0] exist on every size
-        return lambda n, rng: make(n + 2, rng)
+        return lambda n, rng: make(n + 2, rng)   # rows 0 and 1 exist at every size
     if method == "reduceat":
-        return lambda n, rng: make(n + 3, rng)
+        return lambda n, rng: make(n + 3, rng)   # so do the indices 0, 1, 2
     return make
 
 
@@ -152,11 +179,16 @@ def _cases() -> list[Case]:
         for name, (arity, kind) in table.items():
             cases.append(Case(f"numpy.{name}", _call(name, arity), _args(arity, kind), "ufuncs", on_page,
                               rtol=1e-13))
-            cases.append(Case("ufunc out=", _out(name, arity), _args(arity, kind), "ufuncs", False, rtol=1e-13))
-            if arity == 2 and getattr(np, name).nout == 1:
-                for method in METHODS:
-                    cases.append(Case(f"ufunc.{method}", _method(name, method), _method_args(name, kind, method),
-                                      "ufuncs", False, rtol=1e-12))
+    for title, names in TABLES.items():
+        cases.append(_out_case(title, names))
+        binary = _table(names)
+        by_kind: dict[str, list[str]] = {}
+        for name in binary:
+            by_kind.setdefault(UFUNCS.get(name, EXTRA.get(name))[1], []).append(name)
+        for kind, group in by_kind.items():
+            for method in METHODS:
+                cases.append(Case(f"ufunc.{method}", _method(group, method), _method_args(kind, method),
+                                  "ufuncs", False, rtol=1e-12))
     return cases
 
 
