@@ -15,6 +15,7 @@ import numpy as np
 from kiln.core import KilnTypeError, KilnValueError, is_static_dim
 from kiln.numpy._base import canonical_dtype, materialize, shape_product
 from kiln.numpy._bindings import knp, tracer_method, tracer_property
+from kiln.numpy.creation import _creation
 from kiln.primitives import elementwise as ew, indexing as index_prims, shape as shape_prims
 from kiln.tracing import Tracer, bind, current_builder
 
@@ -165,4 +166,18 @@ def _view(self, dtype: Any = None, type: Any = None) -> Tracer:
     result = bind(ew.bitcast_convert_p, x, new_dtype=new)
     current_builder().aliases.copy_for_view(result, x, f"x.view({new})",
                                             "write to the original array, or copy the view first")
+    return result
+
+
+@_creation("frombuffer")
+def frombuffer(buffer: Any, dtype: Any = float, count: int = -1, offset: int = 0, *, like: Any = None) -> Any:
+    """`np.frombuffer` of a traced array: its bytes as `dtype` (a read-only
+    1-D view; dtypes of the same width); of a concrete buffer, NumPy's own."""
+    if not isinstance(buffer, Tracer):
+        return np.frombuffer(buffer, dtype=dtype, count=count, offset=offset)
+    if count != -1 or offset != 0:
+        raise KilnTypeError("np.frombuffer of a traced array: count= and offset= are not supported by kiln; "
+                            "slice the result instead")
+    result = _view(knp.ravel(buffer), canonical_dtype(dtype))
+    current_builder().aliases.readonly.add(id(result))
     return result

@@ -328,8 +328,7 @@ def repeat(x: Any, repeats: Any, axis: int | None = None) -> Tracer:
     """`np.repeat` with one count (static or traced) for every element:
     each element is followed by its copies along `axis` (flattened when None)."""
     if isinstance(repeats, (list, tuple, np.ndarray)) or (isinstance(repeats, Tracer) and repeats.aval.shape != ()):
-        raise KilnTypeError("np.repeat: kiln supports one repeat count for every element (an int or a traced "
-                            "integer scalar), not a count per element")
+        return _repeat_each(x, repeats, axis)
     if is_static_dim(repeats) and repeats < 0:
         raise KilnValueError(f"np.repeat: repeats may not contain negative values (got {repeats})")
     x = operand(x)
@@ -340,6 +339,35 @@ def repeat(x: Any, repeats: Any, axis: int | None = None) -> Tracer:
     shape = list(x.aval.shape)
     copies = broadcast_to(expand_dims(x, axis + 1), shape[:axis + 1] + [count] + shape[axis + 1:])
     return reshape(copies, *shape[:axis], shape[axis] * count, *shape[axis + 1:])
+
+
+def _repeat_each(x: Any, repeats: Any, axis: int | None) -> Tracer:
+    """`np.repeat` with a count per element: element i fills the positions
+    from the running total of the counts before it; the result's length,
+    the counts' sum, is known when the program runs."""
+    from kiln.primitives.indexing import scatter_add_p
+
+    x = operand(x)
+    if axis is None:
+        x, axis = reshape(x, -1), 0
+    axis = _normalize_axis(axis, x.aval.ndim, "repeat")
+    counts = operand(repeats if isinstance(repeats, Tracer) else np.asarray(repeats))
+    if counts.aval.dtype.kind not in "iub" or counts.aval.ndim != 1:
+        raise KilnTypeError("np.repeat: repeats must be integers, one count or a 1-D array of counts")
+    counts = convert(counts, np.int64)
+    n = x.aval.shape[axis]
+    if is_static_dim(counts.aval.shape[0]) and counts.aval.shape[0] == 1:
+        return repeat(x, counts[0], axis)
+    require_equal_dims(counts.aval.shape[0], n, "ValueError",
+                       "np.repeat: operands could not be broadcast together ({} counts for an axis of size {})")
+    counts = match_dims(counts, (n,))
+    check(knp.all(knp.greater_equal(counts, 0)), "ValueError", "np.repeat: repeats may not contain negative values")
+    ends = knp.cumsum(counts)
+    total = knp.sum(counts)
+    starts = ends - counts
+    marks = bind(scatter_add_p, knp.zeros(total + 1, dtype=np.int64), starts, knp.ones_like(starts))
+    source = knp.cumsum(marks)[:total] - 1
+    return knp.take(x, source, axis=axis)
 
 
 @numpy_function("broadcast_to")
