@@ -137,12 +137,21 @@ def swapaxes(x: Any, axis1: int, axis2: int) -> Tracer:
 
 
 @numpy_function("moveaxis")
-def moveaxis(x: Any, source: int, destination: int) -> Tracer:
+def moveaxis(x: Any, source: Any, destination: Any) -> Tracer:
+    """Axes `source` (an int or a sequence) moved to `destination`, the others in order."""
     x = operand(x)
     n = x.aval.ndim
-    s, d = _normalize_axis(source, n, "moveaxis"), _normalize_axis(destination, n, "moveaxis")
-    perm = [i for i in range(n) if i != s]
-    perm.insert(d, s)
+    sources = [source] if isinstance(source, (int, np.integer)) else list(source)
+    destinations = [destination] if isinstance(destination, (int, np.integer)) else list(destination)
+    if len(sources) != len(destinations):
+        raise KilnValueError("`source` and `destination` arguments must have the same number of elements")
+    sources = [_normalize_axis(a, n, "moveaxis") for a in sources]
+    destinations = [_normalize_axis(a, n, "moveaxis") for a in destinations]
+    if len(set(sources)) != len(sources) or len(set(destinations)) != len(destinations):
+        raise KilnValueError("moveaxis: repeated axis")
+    perm = [i for i in range(n) if i not in sources]
+    for d, s in sorted(zip(destinations, sources)):
+        perm.insert(d, s)
     return transpose(x, perm)
 
 
