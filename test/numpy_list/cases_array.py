@@ -232,6 +232,26 @@ def m_swapaxes(a):
     return a.swapaxes(0, 1), a[None].swapaxes(0, 2)
 
 
+def top_level(name):
+    """The top-level function of a calculation method: np.<name>(a) and along an axis."""
+    fn = getattr(np, name)
+
+    def call(a):
+        if name == "take":
+            return fn(a, [0, 2]), fn(a, [1, -1], axis=1)
+        return fn(a), fn(a, axis=1)
+    call.__name__ = f"np_{name}"
+    return call
+
+
+def dtype_function(a):
+    return np.zeros(a.shape[0], dtype=np.dtype("float32")), a.astype(np.dtype(a.dtype)), np.dtype(a.dtype).itemsize
+
+
+def matmul(a, b):
+    return np.matmul(a, b.T), np.matmul(a[:, 0], b)
+
+
 CASES = [
     _case("ndarray.dtype", dtype_, vec(np.float32)),
     _case("ndarray.dtype", dtype_, vec(np.int32)),
@@ -279,6 +299,12 @@ CASES = [
     _case("ndarray.sum", calc_sum, mat(), rtol=1e-5),
     _case("ndarray.transpose", m_transpose, mat()),
     _case("ndarray.view", m_view, vec()),
+    *[_case(f"numpy.{name}", top_level(name), mat(), rtol=1e-10)
+      for name in ("all", "any", "argmax", "argmin", "cumprod", "cumsum", "max", "mean", "min", "prod", "std",
+                   "var", "sum")],
+    _case("numpy.take", top_level("take"), lambda n, rng: (floats(rng, n + 3, 4),)),
+    _case("numpy.dtype", dtype_function, vec(np.int32)),
+    _add("numpy.matmul", matmul, lambda n, rng: (floats(rng, n, 3), floats(rng, 4, 3)), rtol=1e-10),
     _add("ndarray.diagonal", m_diagonal, mat(None)),
     _add("ndarray.diagonal", m_diagonal, mat(4)),
     _add("ndarray.fill", m_fill, vec()),
