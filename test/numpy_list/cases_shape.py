@@ -187,7 +187,8 @@ def broadcast_to(a):
 
 
 def take_along_axis(a, idx):
-    return np.take_along_axis(a, idx, axis=1), np.take_along_axis(a.T, idx.T, axis=0), np.take_along_axis(a[:, 0], idx[:, 1], axis=None)
+    return (np.take_along_axis(a, idx, axis=1), np.take_along_axis(a.T, idx.T, axis=0),
+            np.take_along_axis(a[:, 0], idx[:, 1], axis=None))
 
 
 def _take_along_args(n, rng):
