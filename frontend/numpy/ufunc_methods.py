@@ -48,8 +48,8 @@ def _index(axis: int, i: Any) -> tuple:
 
 
 def _fold(name: str, x: Tracer, axis: int, initial: Any) -> Tracer:
-    """`x` reduced along `axis` by the ufunc, first element first; `initial`
-    (or the first element) starts it."""
+    """`x` reduced along `axis` by the ufunc, first element first, starting
+    from `initial`, else the ufunc's identity, else the first element."""
     n = x.aval.shape[axis]
     rest = tuple(d for k, d in enumerate(x.aval.shape) if k != axis)
     if initial is not None:
@@ -62,14 +62,14 @@ def _fold(name: str, x: Tracer, axis: int, initial: Any) -> Tracer:
         return materialize(with_initial(materialize(start)))
 
     identity = UFUNCS[name].np_ufunc.identity
-    if identity is None:
-        if is_static_dim(n) and n == 0:
-            raise KilnValueError(f"zero-size array to reduction operation {name} which has no identity")
-        if not is_static_dim(n):
-            check(knp.greater(n, 0), "ValueError",
-                  f"zero-size array to reduction operation {name} which has no identity")
-        identity = 0
-    start = broadcast_to(convert(operand(identity), x.aval.dtype), rest)
+    if identity is not None:
+        # NumPy starts a reduction from the identity (np.hypot.reduce([-1.5]) is 1.5).
+        return _fold(name, x, axis, identity)
+    if is_static_dim(n) and n == 0:
+        raise KilnValueError(f"zero-size array to reduction operation {name} which has no identity")
+    if not is_static_dim(n):
+        check(knp.greater(n, 0), "ValueError", f"zero-size array to reduction operation {name} which has no identity")
+    start = knp.zeros(rest, dtype=x.aval.dtype)
 
     @for_loop(0, n, 1)
     def fold(i, acc):
@@ -223,8 +223,7 @@ def _at_method(name: str, nin: int) -> Callable[..., Any]:
         if positions.aval.ndim != 1 or positions.aval.dtype.kind not in "iu":
             raise KilnIndexError(f"np.{name}.at: the index array must be 1-D integers")
         selected = target[tuple(entries)]
-        values = None if b is None else broadcast_to(convert(operand(b), selected.aval.dtype), selected.aval.shape,
-                                                     f"np.{name}.at")
+        values = None if b is None else broadcast_to(operand(b), selected.aval.shape, f"np.{name}.at")
         advanced_axis = sum(1 for e in entries[:p] if isinstance(e, slice))
 
         @for_loop(0, positions.aval.shape[0], 1)
