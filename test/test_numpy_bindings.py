@@ -40,7 +40,7 @@ PUBLIC_NAMES = {
     "diag", "norm",
     # issue 15 (the NumPy list, test/numpy_list): arrays, shapes, helpers, contractions, float ufuncs
     "allclose", "append", "array_equal", "array_split", "asfortranarray", "atleast_3d", "average", "bartlett",
-    "blackman", "broadcast_arrays", "column_stack", "copysign", "cross", "delete", "diagonal", "dsplit",
+    "blackman", "broadcast_arrays", "column_stack", "copysign", "cross", "delete", "diagonal", "dsplit", "frombuffer",
     "dstack", "ediff1d", "einsum", "fill_diagonal", "fliplr", "flipud", "frexp", "hamming", "hanning",
     "heaviside", "hsplit", "insert", "isclose", "isneginf", "isposinf", "kaiser", "kron", "ldexp", "logaddexp2",
     "modf", "nan_to_num", "nextafter", "pad", "piecewise", "polyval", "ptp", "put_along_axis", "roll", "rot90",
