@@ -101,6 +101,10 @@ class Aliases:
         # from. Writes to such a copy are refused; a write to its root makes
         # it stale, and reading a stale copy is refused.
         self.ambiguous_copies: dict[int, Tracer] = {}
+        # Other copies that stand for NumPy views kiln cannot write through
+        # (`z.real` of a complex z, `x.view(dtype)`): copy id -> (what it is,
+        # the fix), refused and made stale as the ambiguous reshapes are.
+        self.copy_reasons: dict[int, tuple[str, str]] = {}
         # Results that may be an outer array (or a view of one) chosen at run
         # time: a cond branch or a loop body returned one for them. Result id
         # -> (the roots it may be, where the cond or loop is). kiln keeps such
@@ -130,6 +134,13 @@ class Aliases:
         if id(base) in self.noncontiguous or not prim.view.keeps_contiguity(base.aval, view.aval, params,
                                                                            _is_static_unit):
             self.noncontiguous.add(id(view))
+
+    def copy_for_view(self, copy: "Tracer", source: "Tracer", what: str, fix: str) -> None:
+        """`copy` (computed from `source`) stands for a NumPy view kiln does
+        not write through: writes to it are refused, and reading it after a
+        write to `source` is refused as stale (`what` names it, `fix` says what to do)."""
+        self.ambiguous_copies[id(copy)] = self.root(source)
+        self.copy_reasons[id(copy)] = (what, fix)
 
     def root(self, x: "Tracer") -> "Tracer":
         """The array `x` is a view of (following view equations to the end)."""
@@ -244,11 +255,20 @@ class Aliases:
         made the write is refused)."""
         stale = {}
         for copy_id, source in self.ambiguous_copies.items():
-            if source is root:
+            if source is not root:
+                continue
+            if copy_id in self.copy_reasons:
+                what, fix = self.copy_reasons[copy_id]
                 stale[copy_id] = (
-                    AMBIGUOUS_RESHAPE + " (the reshaped array is {how} after a write to the array it came from)",
-                    AMBIGUOUS_RESHAPE + " (the reshaped array is read in the loop or branch that writes to the "
-                                        "array it came from)")
+                    f"{what} is a copy in kiln where NumPy gives a view, and it is {{how}} after a write to the "
+                    f"array it came from, which NumPy's view would see; {fix}",
+                    f"{what} is a copy in kiln where NumPy gives a view, and it is read in the loop or branch "
+                    f"that writes to the array it came from; {fix}")
+                continue
+            stale[copy_id] = (
+                AMBIGUOUS_RESHAPE + " (the reshaped array is {how} after a write to the array it came from)",
+                AMBIGUOUS_RESHAPE + " (the reshaped array is read in the loop or branch that writes to the "
+                                    "array it came from)")
         for result_id, (roots, made_at) in self.run_time_aliases.items():
             if any(r is root for r in roots):
                 message = run_time_alias_message(made_at, where)
@@ -261,6 +281,10 @@ class Aliases:
         root marks the outer array too (`child`: the aliases of the nested
         scope the write was made in)."""
         root = self.root(x)
+        if id(root) in self.copy_reasons:
+            what, fix = self.copy_reasons[id(root)]
+            raise KilnValueError(f"a write to {what}: kiln computes it as a copy where NumPy gives a view, so the "
+                                 f"write would not reach the array it came from; {fix}")
         if id(root) in self.ambiguous_copies:
             raise KilnValueError(AMBIGUOUS_RESHAPE + " (the write is to the reshaped array)")
         where = where or self.scope.user_line()

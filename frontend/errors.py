@@ -30,6 +30,10 @@ class KilnValueError(KilnError, ValueError):
     """Shapes, sizes or values that break a rule."""
 
 
+class KilnAttributeError(KilnError, AttributeError):
+    """An attribute NumPy arrays have that kiln's traced arrays do not."""
+
+
 class KilnIndexError(KilnError, IndexError):
     """An index out of bounds."""
 
@@ -48,6 +52,10 @@ class KilnLinAlgError(KilnError, LinAlgError):
     (a `ValueError`): a matrix that is not positive definite."""
 
 
+class KilnZeroDivisionError(KilnError, ZeroDivisionError):
+    """A division NumPy refuses with ZeroDivisionError (np.average's weights summing to zero)."""
+
+
 class ToolchainError(KilnError, RuntimeError):
     """The system C compiler is missing or failed."""
 
@@ -56,7 +64,8 @@ class ToolchainError(KilnError, RuntimeError):
 # the `kiln.check` op name them with; a kind's position + 1 is its code in
 # the failure record of runtime/support.c.
 CHECK_ERRORS = {"ValueError": KilnValueError, "IndexError": KilnIndexError, "OverflowError": KilnOverflowError,
-                "UnboundLocalError": KilnUnboundLocalError, "LinAlgError": KilnLinAlgError}
+                "UnboundLocalError": KilnUnboundLocalError, "LinAlgError": KilnLinAlgError,
+                "ZeroDivisionError": KilnZeroDivisionError}
 # The warnings a run-time check emits instead (the call goes on; the runtime
 # warns once per call and message after it returns, as a NumPy ufunc does).
 CHECK_WARNINGS = {"RuntimeWarning": RuntimeWarning}

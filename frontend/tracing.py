@@ -23,6 +23,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from kiln.aliasing import Aliases
+from kiln.errors import KilnAttributeError
 from kiln.core import (
     DShapedArray,
     Jaxpr,
@@ -125,6 +126,10 @@ class Tracer:
         )
 
     def __getattr__(self, name):
+        if not name.startswith("_") and hasattr(np.ndarray, name):
+            raise KilnAttributeError(
+                f"x.{name}: NumPy arrays have it, but kiln's traced arrays do not support it; see "
+                "docs/numpy.md (the NumPy list) for what kiln supports, or compute it from supported functions")
         raise AttributeError(f"traced array has no attribute {name!r}")
 
 

@@ -41,12 +41,22 @@ PUBLIC_NAMES = {
     # issue 15: numpy.linalg through LAPACK
     "cond", "det", "eig", "eigh", "eigvals", "eigvalsh", "lstsq", "matrix_power", "matrix_rank", "pinv", "qr",
     "slogdet", "svd", "svdvals",
+    # issue 15 (the NumPy list, test/numpy_list): arrays, shapes, helpers, contractions, float ufuncs
+    "allclose", "append", "array_equal", "array_split", "asfortranarray", "atleast_3d", "average", "bartlett",
+    "blackman", "broadcast_arrays", "column_stack", "copysign", "cross", "delete", "diagonal", "dsplit", "frombuffer",
+    "dstack", "ediff1d", "einsum", "fill_diagonal", "fliplr", "flipud", "frexp", "hamming", "hanning",
+    "heaviside", "hsplit", "insert", "isclose", "isneginf", "isposinf", "kaiser", "kron", "ldexp", "logaddexp2",
+    "modf", "nan_to_num", "nextafter", "pad", "piecewise", "polyval", "ptp", "put_along_axis", "roll", "rot90",
+    "select", "signbit", "sinc", "spacing", "split", "take_along_axis", "tensordot", "tile", "trace",
+    "trapezoid", "tri", "tril_indices", "tril_indices_from", "triu_indices", "triu_indices_from", "vander",
+    "vsplit",
 }
 
 TRACER_METHODS = {
     "all", "any", "argmax", "argmin", "astype", "clip", "conj", "conjugate", "copy", "cumprod", "cumsum",
     "dot", "fill", "flatten", "max", "mean", "min", "prod", "ravel", "reshape", "round", "squeeze", "std",
     "sum", "swapaxes", "take", "transpose", "var", "repeat", "nonzero", "compress",
+    "diagonal", "item", "view",  # issue 15
 }
 
 

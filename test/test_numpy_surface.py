@@ -182,7 +182,8 @@ _UNARY_DOMAIN = {
     "arctanh": (-0.95, 0.95), "arccosh": (1.0, 5.0), "tan": (-1.4, 1.4),
 }
 _BINARY_DOMAIN = {"power": ((0.1, 3.0), (-2.0, 2.0)), "float_power": ((0.1, 3.0), (-2.0, 2.0))}
-_NO_FLOAT = {"bitwise_and", "bitwise_or", "bitwise_xor", "invert", "left_shift", "right_shift"}
+# (ldexp takes an integer exponent: the NumPy list's cases cover it, test/numpy_list/cases_ufuncs.py.)
+_NO_FLOAT = {"bitwise_and", "bitwise_or", "bitwise_xor", "invert", "left_shift", "right_shift", "ldexp"}
 # Ufuncs NumPy defines on integers, and the int ranges they are tested on.
 _INT_OK = {
     "add", "subtract", "multiply", "floor_divide", "remainder", "mod", "fmod", "power", "maximum",

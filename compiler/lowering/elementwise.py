@@ -124,6 +124,11 @@ def _convert(ctx, eqn, x):
     return [hlo.convert(x, element_type(dst))]
 
 
+@lowering(ew.bitcast_convert_p)
+def _bitcast_convert(ctx, eqn, x):
+    return [hlo.one("bitcast_convert", tensor_type(eqn.outvars[0].aval), x)]
+
+
 @lowering(ew.real_p)
 def _real(ctx, eqn, x):
     return [hlo.one("real", tensor_type(eqn.outvars[0].aval), x)]

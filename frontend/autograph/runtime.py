@@ -19,6 +19,7 @@ import numpy as np
 from kiln.errors import KilnError, KilnTypeError, KilnValueError
 from kiln.core import is_static_dim
 from kiln.numpy.python_builtins import reversed_ as traced_reversed
+from kiln.trace_namespace import replace_in_traced_code
 from kiln.tracing import Tracer
 
 
@@ -254,6 +255,77 @@ class _TracedZip(_TracedIter):
 
     def item(self, k: Any) -> Any:
         return tuple(it.item(k) for it in self.inners)
+
+
+class _TracedNdIndex(_TracedIter):
+    """`np.ndindex(shape)` of traced sizes: the index tuples in C order."""
+
+    def __init__(self, shape: tuple):
+        self.shape = shape
+
+    def length(self) -> Any:
+        total: Any = 1
+        for d in self.shape:
+            total = total * d
+        return total
+
+    def item(self, k: Any) -> Any:
+        index = []
+        for d in reversed(self.shape):
+            index.append(k % d)
+            k = k // d
+        return tuple(reversed(index))
+
+
+class _TracedNdEnumerate(_TracedIter):
+    """`np.ndenumerate(a)` of a traced array: (index tuple, element) pairs in C order."""
+
+    def __init__(self, array: Any):
+        self.array, self.indices = array, _TracedNdIndex(tuple(array.shape))
+
+    def length(self) -> Any:
+        return self.indices.length()
+
+    def item(self, k: Any) -> Any:
+        index = self.indices.item(k)
+        return index, self.array[index]
+
+
+def traced_ndindex(*shape: Any) -> Any:
+    """np.ndindex in traced code: a loop over traced sizes (NumPy's own when every size is a Python int)."""
+    if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
+        shape = tuple(shape[0])
+    if not any(_is_traced(d) for d in shape):
+        return np.ndindex(*shape)
+    return _TracedNdIndex(tuple(shape))
+
+
+def traced_ndenumerate(arr: Any) -> Any:
+    """np.ndenumerate in traced code: a loop over a traced array's elements with their indices."""
+    if not _is_traced(arr):
+        return np.ndenumerate(arr)
+    return _TracedNdEnumerate(arr)
+
+
+def traced_nditer(op: Any, *args: Any, **kwargs: Any) -> Any:
+    """np.nditer of one traced array, no flags: its elements in C order (kiln's arrays are C-ordered)."""
+    if not _is_traced(op):
+        return np.nditer(op, *args, **kwargs)
+    if args or kwargs or op.ndim == 0:
+        raise KilnTypeError("np.nditer: kiln supports iterating over the elements of one traced array of at "
+                            "least one dimension (no flags, op_flags or order)")
+    from kiln import numpy as knp
+    from kiln.numpy._base import check
+
+    flat = knp.ravel(op)
+    check(knp.greater(flat.shape[0], 0), "ValueError", "np.nditer: Iteration of zero-sized operands is not "
+          "enabled (the array is empty)")
+    return _TracedArray(flat)
+
+
+replace_in_traced_code(np.ndindex, traced_ndindex)
+replace_in_traced_code(np.ndenumerate, traced_ndenumerate)
+replace_in_traced_code(np.nditer, traced_nditer)
 
 
 def _traced_view(x: Any, where: str) -> _TracedIter:

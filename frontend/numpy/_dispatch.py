@@ -30,9 +30,12 @@ def dispatch_ufunc(self: Any, ufunc: np.ufunc, method: str, *inputs: Any, **kwar
                 raise KilnTypeError(f"np.{name}: out= must hold one array")
             out = out[0]
         return ufunc_entry(name, inputs, out, kwargs)
-    if method == "__call__" and name in FUNCTIONS and not kwargs:
-        # Generalized ufuncs (np.matmul) are plain kiln.numpy functions.
-        return FUNCTIONS[name](*inputs)
+    if method == "__call__" and name in FUNCTIONS:
+        # Generalized ufuncs (np.matmul) are plain kiln.numpy functions; NumPy
+        # passes their out= as a tuple.
+        if isinstance(kwargs.get("out"), tuple) and len(kwargs["out"]) == 1:
+            kwargs["out"] = kwargs["out"][0]
+        return FUNCTIONS[name](*inputs, **kwargs)
     if (name, method) in UFUNC_METHODS:
         return UFUNC_METHODS[name, method](*inputs, **kwargs)
     called = _ufunc_public_name(ufunc) + ("" if method == "__call__" else "." + method)

@@ -32,9 +32,31 @@ def _dot_general(lhs, rhs, contract, batch=((), ())):
     return bind(linalg.dot_general_p, lhs, rhs, dimension_numbers=(contract, batch))
 
 
+def _into_out(fn: str, result: Tracer, out: Any, exact_dtype: bool) -> Tracer:
+    """`out=` of matmul / dot: `out` must have the result's shape (and, for
+    dot, its dtype exactly, as NumPy's dot demands); the result is written into it."""
+    from kiln.numpy.mutation import write_out
+
+    out_op = operand(out)
+    if out_op.aval.ndim != result.aval.ndim:
+        raise KilnValueError(f"np.{fn}: output array has {out_op.aval.ndim} dimensions, the result "
+                             f"{result.aval.ndim}; give out the result's shape")
+    for i, (d, r) in enumerate(zip(out_op.aval.shape, result.aval.shape)):
+        require_equal_dims(d, r, "ValueError", f"np.{fn}: output array has size {{}} on axis {i}, the "
+                           f"result {{}}; give out the result's shape")
+    if exact_dtype and out_op.aval.dtype != result.aval.dtype:
+        raise KilnValueError(f"np.dot: output array is not acceptable (must have the right datatype "
+                             f"{result.aval.dtype}, not {out_op.aval.dtype})")
+    write_out(f"np.{fn}", result, out)
+    return out
+
+
 @numpy_function("matmul")
-def matmul(a: Any, b: Any) -> Tracer:
-    """`a @ b` with NumPy's rules for 1-D operands and broadcast batch dims."""
+def matmul(a: Any, b: Any, out: Any = None) -> Tracer:
+    """`a @ b` with NumPy's rules for 1-D operands and broadcast batch dims
+    (`out=` writes the result into an array of its shape, same_kind casting)."""
+    if out is not None:
+        return _into_out("matmul", matmul(a, b), out, exact_dtype=False)
     a, b = promote(a, b)
     if a.aval.ndim == 0 or b.aval.ndim == 0:
         raise KilnValueError("matmul: input operand does not have enough dimensions (use * for scalars)")
@@ -59,7 +81,9 @@ def matmul(a: Any, b: Any) -> Tracer:
 
 
 @numpy_function("dot", method="dot")
-def dot(a: Any, b: Any) -> Tracer:
+def dot(a: Any, b: Any, out: Any = None) -> Tracer:
+    if out is not None:
+        return _into_out("dot", dot(a, b), out, exact_dtype=True)
     a, b = promote(a, b)
     if a.aval.ndim == 0 or b.aval.ndim == 0:
         return a * b

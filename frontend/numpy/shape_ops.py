@@ -137,12 +137,21 @@ def swapaxes(x: Any, axis1: int, axis2: int) -> Tracer:
 
 
 @numpy_function("moveaxis")
-def moveaxis(x: Any, source: int, destination: int) -> Tracer:
+def moveaxis(x: Any, source: Any, destination: Any) -> Tracer:
+    """Axes `source` (an int or a sequence) moved to `destination`, the others in order."""
     x = operand(x)
     n = x.aval.ndim
-    s, d = _normalize_axis(source, n, "moveaxis"), _normalize_axis(destination, n, "moveaxis")
-    perm = [i for i in range(n) if i != s]
-    perm.insert(d, s)
+    sources = [source] if isinstance(source, (int, np.integer)) else list(source)
+    destinations = [destination] if isinstance(destination, (int, np.integer)) else list(destination)
+    if len(sources) != len(destinations):
+        raise KilnValueError("`source` and `destination` arguments must have the same number of elements")
+    sources = [_normalize_axis(a, n, "moveaxis") for a in sources]
+    destinations = [_normalize_axis(a, n, "moveaxis") for a in destinations]
+    if len(set(sources)) != len(sources) or len(set(destinations)) != len(destinations):
+        raise KilnValueError("moveaxis: repeated axis")
+    perm = [i for i in range(n) if i not in sources]
+    for d, s in sorted(zip(destinations, sources)):
+        perm.insert(d, s)
     return transpose(x, perm)
 
 
@@ -179,15 +188,17 @@ def squeeze(x: Any, axis: int | Sequence[int] | None = None) -> Tracer:
 
 
 @numpy_function("atleast_1d")
-def atleast_1d(x: Any) -> Tracer:
-    x = operand(x)
-    return reshape(x, 1) if x.aval.ndim == 0 else x
+def atleast_1d(*arys: Any) -> Any:
+    """Each argument with at least one axis; several arguments give a tuple, as NumPy."""
+    results = [reshape(x, 1) if x.aval.ndim == 0 else x for x in map(operand, arys)]
+    return results[0] if len(results) == 1 else tuple(results)
 
 
 @numpy_function("atleast_2d")
-def atleast_2d(x: Any) -> Tracer:
-    x = operand(x)
-    return reshape(x, 1, *x.aval.shape) if x.aval.ndim < 2 else x
+def atleast_2d(*arys: Any) -> Any:
+    """Each argument with at least two axes (a 1-D array becomes one row)."""
+    results = [reshape(x, 1, *(x.aval.shape or (1,))) if x.aval.ndim < 2 else x for x in map(operand, arys)]
+    return results[0] if len(results) == 1 else tuple(results)
 
 
 @numpy_function("flip")
@@ -326,8 +337,7 @@ def repeat(x: Any, repeats: Any, axis: int | None = None) -> Tracer:
     """`np.repeat` with one count (static or traced) for every element:
     each element is followed by its copies along `axis` (flattened when None)."""
     if isinstance(repeats, (list, tuple, np.ndarray)) or (isinstance(repeats, Tracer) and repeats.aval.shape != ()):
-        raise KilnTypeError("np.repeat: kiln supports one repeat count for every element (an int or a traced "
-                            "integer scalar), not a count per element")
+        return _repeat_each(x, repeats, axis)
     if is_static_dim(repeats) and repeats < 0:
         raise KilnValueError(f"np.repeat: repeats may not contain negative values (got {repeats})")
     x = operand(x)
@@ -338,6 +348,35 @@ def repeat(x: Any, repeats: Any, axis: int | None = None) -> Tracer:
     shape = list(x.aval.shape)
     copies = broadcast_to(expand_dims(x, axis + 1), shape[:axis + 1] + [count] + shape[axis + 1:])
     return reshape(copies, *shape[:axis], shape[axis] * count, *shape[axis + 1:])
+
+
+def _repeat_each(x: Any, repeats: Any, axis: int | None) -> Tracer:
+    """`np.repeat` with a count per element: element i fills the positions
+    from the running total of the counts before it; the result's length,
+    the counts' sum, is known when the program runs."""
+    from kiln.primitives.indexing import scatter_add_p
+
+    x = operand(x)
+    if axis is None:
+        x, axis = reshape(x, -1), 0
+    axis = _normalize_axis(axis, x.aval.ndim, "repeat")
+    counts = operand(repeats if isinstance(repeats, Tracer) else np.asarray(repeats))
+    if counts.aval.dtype.kind not in "iub" or counts.aval.ndim != 1:
+        raise KilnTypeError("np.repeat: repeats must be integers, one count or a 1-D array of counts")
+    counts = convert(counts, np.int64)
+    n = x.aval.shape[axis]
+    if is_static_dim(counts.aval.shape[0]) and counts.aval.shape[0] == 1:
+        return repeat(x, counts[0], axis)
+    require_equal_dims(counts.aval.shape[0], n, "ValueError",
+                       "np.repeat: operands could not be broadcast together ({} counts for an axis of size {})")
+    counts = match_dims(counts, (n,))
+    check(knp.all(knp.greater_equal(counts, 0)), "ValueError", "np.repeat: repeats may not contain negative values")
+    ends = knp.cumsum(counts)
+    total = knp.sum(counts)
+    starts = ends - counts
+    marks = bind(scatter_add_p, knp.zeros(total + 1, dtype=np.int64), starts, knp.ones_like(starts))
+    source = knp.cumsum(marks)[:total] - 1
+    return knp.take(x, source, axis=axis)
 
 
 @numpy_function("broadcast_to")

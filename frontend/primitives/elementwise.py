@@ -140,7 +140,20 @@ def _part_rule(x):
 real_p.def_abstract_eval(_part_rule)
 imag_p.def_abstract_eval(_part_rule)
 
-PRIMITIVES = [*UNARY, *BINARY, *COMPARE, select_p, convert_element_type_p, real_p, imag_p]
+# The same bits read as another dtype of the same width (float64 <-> int64,
+# ...): `x.view(dtype)`, and the sign and exponent bits of floats.
+bitcast_convert_p = Primitive("bitcast_convert")
+
+
+@bitcast_convert_p.def_abstract_eval
+def _bitcast_rule(x, *, new_dtype):
+    new_dtype = np.dtype(new_dtype)
+    if new_dtype.itemsize != x.aval.dtype.itemsize or "b" in (new_dtype.kind, x.aval.dtype.kind):
+        raise KilnInternalError(f"bitcast_convert: {x.aval.dtype} and {new_dtype} differ in width or are bool")
+    return DShapedArray(x.aval.shape, new_dtype)
+
+
+PRIMITIVES = [*UNARY, *BINARY, *COMPARE, select_p, convert_element_type_p, real_p, imag_p, bitcast_convert_p]
 
 
 
@@ -218,6 +231,11 @@ for _prim, _rule in _VALUE_RULES.items():
 @interpret_rule(select_p)
 def _select_value(pred, on_true, on_false):
     return np.where(pred, on_true, on_false)
+
+
+@interpret_rule(bitcast_convert_p)
+def _bitcast_value(x, *, new_dtype):
+    return np.ascontiguousarray(x).view(new_dtype)
 
 
 @interpret_rule(convert_element_type_p)
