@@ -61,7 +61,7 @@ def toolchain_fingerprint() -> str:
     import kiln.dialects
 
     roots = [os.path.dirname(os.path.abspath(__file__)), os.path.dirname(os.path.abspath(kiln.dialects.__file__))]
-    sources = [toolchain.SUPPORT_SOURCE]
+    sources = list(toolchain.SUPPORT_SOURCES)
     for root in roots:
         for folder, _, files in os.walk(root):
             sources += [os.path.join(folder, f) for f in files if f.endswith(".py")]

@@ -30,6 +30,14 @@ IRDL cannot express (at most two check values) by `kiln-lower-checks`.
   (the positions' size, known only when the program runs). Lowered to two
   loops by `kiln-legalize-dynamic`.
   `%n, %p = "kiln.flatnonzero"(%mask) : (tensor<?x3xi1>) -> (tensor<i64>, tensor<?xi64>)`
+- `kiln.sort`: each row along the last axis of `%x` (rank >= 1) sorted
+  ascending in NumPy's order (NaNs last); with `indices`, the stable
+  argsort instead (i64 positions along that axis, NumPy's kind='stable'
+  order). `%kth` (i64 positions in [0, n), increasing) asks for a partition
+  only: every kth position holds the element a full sort puts there, the
+  ones before it are not greater and the ones after not smaller (empty:
+  a full sort). Lowered to calls of runtime/sort.c by `kiln-lower-sorts`.
+  `%y = "kiln.sort"(%x, %kth) {indices = false} : (tensor<?xf64>, tensor<0xi64>) -> tensor<?xf64>`
 """
 
 from __future__ import annotations
@@ -86,6 +94,17 @@ irdl.dialect @kiln {{
     irdl.operands(mask: %mask)
     irdl.results(count: %count, positions: %positions)
   }}
+  irdl.operation @sort {{
+    %x = irdl.base "!builtin.tensor"
+    %kth = irdl.base "!builtin.tensor"
+    %result = irdl.base "!builtin.tensor"
+    %indices_true = irdl.is true
+    %indices_false = irdl.is false
+    %indices = irdl.any_of(%indices_true, %indices_false)
+    irdl.operands(x: %x, kth: %kth)
+    irdl.attributes {{ "indices" = %indices }}
+    irdl.results(result: %result)
+  }}
 }}
 '''
 
@@ -128,3 +147,12 @@ def flatnonzero(mask) -> tuple:
     op = ir.Operation.create("kiln.flatnonzero", operands=[mask], results=[
         ir.RankedTensorType.get([], i64), ir.RankedTensorType.get([ir.ShapedType.get_dynamic_size()], i64)])
     return op.results[0], op.results[1]
+
+
+def sort(x, kth, result_type, indices: bool):
+    """Build `kiln.sort(x, kth) {indices}` and return its result."""
+    from kiln.compiler.mlir import ir
+
+    op = ir.Operation.create("kiln.sort", results=[result_type], operands=[x, kth],
+                             attributes={"indices": ir.BoolAttr.get(indices)})
+    return op.result

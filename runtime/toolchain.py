@@ -2,7 +2,7 @@
 
 In: object files produced by LLVM (`compiler/codegen.py`).
 Out: shared libraries (`cc -shared`), linked with kiln's support code
-(`support.c`: entry wrapper, run-time check reporting, prints, threads) and libm. The
+(`support.c`: entry wrapper, run-time check reporting, prints, threads; `sort.c`: sorting) and libm. The
 support code and the fastcall extension are cached and verified by
 `runtime/cache.py`; a missing or failing compiler is a ToolchainError.
 """
@@ -21,6 +21,8 @@ from kiln.errors import ToolchainError
 from kiln.runtime import cache
 
 SUPPORT_SOURCE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "support.c")
+# Every file of the support object: support.c includes sort.c (the sorting routines).
+SUPPORT_SOURCES = (SUPPORT_SOURCE, os.path.join(os.path.dirname(SUPPORT_SOURCE), "sort.c"))
 
 
 def c_compiler() -> str:
@@ -48,8 +50,11 @@ def _run(cmd: list[str]) -> None:
 
 
 def _support_key() -> str:
-    with open(SUPPORT_SOURCE, "rb") as f:
-        return hashlib.sha256(f.read()).hexdigest()[:16]
+    h = hashlib.sha256()
+    for path in SUPPORT_SOURCES:
+        with open(path, "rb") as f:
+            h.update(f.read())
+    return h.hexdigest()[:16]
 
 
 def support_object() -> str:
