@@ -12,9 +12,10 @@
  *
  * Keys: every dtype maps to an unsigned integer of its width whose order is
  * NumPy's (signed: flip the sign bit; floats: flip all bits of negatives, the
- * sign bit of the others). Sorting is an LSD radix sort on 8-bit digits
- * (stable; a digit that is the same for every key is skipped), insertion sort
- * for short rows; selection is a quickselect over the kths that falls back
+ * sign bit of the others). Sorting is an MSD radix sort on 8-bit digits
+ * (out of place, so stable; a digit that is the same for every key is
+ * skipped; after a scatter or two the buckets fit in cache), insertion sort
+ * for short buckets; selection is a quickselect over the kths that falls back
  * to the radix sort of a range when its pivots go bad. Values keep their bits
  * (NaN payloads, -0.0 before +0.0: equal values, either order is NumPy's);
  * for positions, -0.0 equals +0.0 and every NaN equals every other, so the
@@ -96,144 +97,118 @@ static inline int kiln_iszero_64(uint64_t b) { return (b & 0x7fffffffffffffffull
       p[j] = v;                                                                                        \
     }                                                                                                  \
   }                                                                                                    \
-  /* LSD radix sort of k[0:n] (tmp: n scratch keys); the result ends in k. */                         \
-  static void kiln_radix_##BITS(U *k, U *tmp, int64_t n) {                                             \
-    if (n <= KILN_SORT_SHORT) {                                                                        \
-      kiln_insertion_##BITS(k, n);                                                                     \
+  /* MSD radix sort, 8-bit digits from the top (below `shift`): the keys of x[0:n] end sorted in x       \
+   * (to_y = 0) or y (to_y = 1), the other buffer is scratch. A digit shared by every key costs one     \
+   * read; after the first scatters the buckets fit in cache. Out-of-place counting keeps it stable. */  \
+  static void kiln_msd_##BITS(U *x, U *y, int64_t n, int shift, int to_y) {                            \
+    while (n > KILN_SORT_SHORT && shift > 0) {                                                         \
+      shift -= 8;                                                                                      \
+      int64_t count[256] = {0};                                                                        \
+      for (int64_t i = 0; i < n; i++)                                                                  \
+        count[(x[i] >> shift) & 0xff]++;                                                               \
+      if (count[(x[0] >> shift) & 0xff] == n)                                                          \
+        continue;                                                                                      \
+      int64_t start[257], sum = 0;                                                                     \
+      for (int b = 0; b < 256; b++) {                                                                  \
+        start[b] = sum;                                                                                \
+        sum += count[b];                                                                               \
+      }                                                                                                \
+      start[256] = n;                                                                                  \
+      int64_t next[256];                                                                               \
+      memcpy(next, start, sizeof next);                                                                \
+      for (int64_t i = 0; i < n; i++) {                                                                \
+        U v = x[i];                                                                                    \
+        y[next[(v >> shift) & 0xff]++] = v;                                                            \
+      }                                                                                                \
+      for (int b = 0; b < 256; b++)                                                                    \
+        if (start[b + 1] > start[b])                                                                   \
+          kiln_msd_##BITS(y + start[b], x + start[b], start[b + 1] - start[b], shift, !to_y);          \
       return;                                                                                          \
     }                                                                                                  \
-    enum { DIGITS = BITS / 8 };                                                                        \
-    int64_t count[DIGITS][256];                                                                        \
-    memset(count, 0, sizeof count);                                                                    \
-    for (int64_t i = 0; i < n; i++) {                                                                  \
-      U v = k[i];                                                                                      \
-      for (int d = 0; d < DIGITS; d++)                                                                 \
-        count[d][(v >> (8 * d)) & 0xff]++;                                                             \
-    }                                                                                                  \
-    U *src = k, *dst = tmp;                                                                            \
-    for (int d = 0; d < DIGITS; d++) {                                                                 \
-      if (count[d][(src[0] >> (8 * d)) & 0xff] == n)                                                   \
-        continue; /* every key has this digit */                                                       \
-      int64_t offset[256], sum = 0;                                                                    \
+    kiln_insertion_##BITS(x, n);                                                                       \
+    if (to_y)                                                                                          \
+      memcpy(y, x, (size_t)n * sizeof *x);                                                             \
+  }                                                                                                    \
+  static void kiln_radix_##BITS(U *k, U *tmp, int64_t n) { kiln_msd_##BITS(k, tmp, n, BITS, 0); }      \
+  static void kiln_msd_pairs_##BITS(kiln_pair_##BITS *x, kiln_pair_##BITS *y, int64_t n, int shift,   \
+                                    int to_y) {                                                        \
+    while (n > KILN_SORT_SHORT && shift > 0) {                                                         \
+      shift -= 8;                                                                                      \
+      int64_t count[256] = {0};                                                                        \
+      for (int64_t i = 0; i < n; i++)                                                                  \
+        count[(x[i].key >> shift) & 0xff]++;                                                           \
+      if (count[(x[0].key >> shift) & 0xff] == n)                                                      \
+        continue;                                                                                      \
+      int64_t start[257], sum = 0;                                                                     \
       for (int b = 0; b < 256; b++) {                                                                  \
-        offset[b] = sum;                                                                               \
-        sum += count[d][b];                                                                            \
+        start[b] = sum;                                                                                \
+        sum += count[b];                                                                               \
       }                                                                                                \
-      for (int64_t i = 0; i < n; i++) {                                                                \
-        U v = src[i];                                                                                  \
-        dst[offset[(v >> (8 * d)) & 0xff]++] = v;                                                      \
-      }                                                                                                \
-      U *t = src;                                                                                      \
-      src = dst;                                                                                       \
-      dst = t;                                                                                         \
+      start[256] = n;                                                                                  \
+      int64_t next[256];                                                                               \
+      memcpy(next, start, sizeof next);                                                                \
+      for (int64_t i = 0; i < n; i++)                                                                  \
+        y[next[(x[i].key >> shift) & 0xff]++] = x[i];                                                  \
+      for (int b = 0; b < 256; b++)                                                                    \
+        if (start[b + 1] > start[b])                                                                   \
+          kiln_msd_pairs_##BITS(y + start[b], x + start[b], start[b + 1] - start[b], shift, !to_y);    \
+      return;                                                                                          \
     }                                                                                                  \
-    if (src != k)                                                                                      \
-      memcpy(k, src, (size_t)n * sizeof(U));                                                           \
+    kiln_insertion_pairs_##BITS(x, n);                                                                 \
+    if (to_y)                                                                                          \
+      memcpy(y, x, (size_t)n * sizeof *x);                                                             \
   }                                                                                                    \
   static void kiln_radix_pairs_##BITS(kiln_pair_##BITS *p, kiln_pair_##BITS *tmp, int64_t n) {         \
-    if (n <= KILN_SORT_SHORT) {                                                                        \
-      kiln_insertion_pairs_##BITS(p, n);                                                               \
-      return;                                                                                          \
-    }                                                                                                  \
-    enum { DIGITS = BITS / 8 };                                                                        \
-    int64_t count[DIGITS][256];                                                                        \
-    memset(count, 0, sizeof count);                                                                    \
-    for (int64_t i = 0; i < n; i++) {                                                                  \
-      U v = p[i].key;                                                                                  \
-      for (int d = 0; d < DIGITS; d++)                                                                 \
-        count[d][(v >> (8 * d)) & 0xff]++;                                                             \
-    }                                                                                                  \
-    kiln_pair_##BITS *src = p, *dst = tmp;                                                             \
-    for (int d = 0; d < DIGITS; d++) {                                                                 \
-      if (count[d][(src[0].key >> (8 * d)) & 0xff] == n)                                               \
-        continue;                                                                                      \
-      int64_t offset[256], sum = 0;                                                                    \
-      for (int b = 0; b < 256; b++) {                                                                  \
-        offset[b] = sum;                                                                               \
-        sum += count[d][b];                                                                            \
-      }                                                                                                \
-      for (int64_t i = 0; i < n; i++)                                                                  \
-        dst[offset[(src[i].key >> (8 * d)) & 0xff]++] = src[i];                                        \
-      kiln_pair_##BITS *t = src;                                                                       \
-      src = dst;                                                                                       \
-      dst = t;                                                                                         \
-    }                                                                                                  \
-    if (src != p)                                                                                      \
-      memcpy(p, src, (size_t)n * sizeof *p);                                                           \
+    kiln_msd_pairs_##BITS(p, tmp, n, BITS, 0);                                                         \
   }                                                                                                    \
-  /* Partition k[lo:hi] so that each kth in kth[klo:khi] (sorted, in [lo, hi)) holds its sorted        \
-   * key: a three-way quickselect on the median of three; past `depth` bad splits, sort the range. */  \
-  static void kiln_select_##BITS(U *k, U *tmp, int64_t lo, int64_t hi, const int64_t *kth, int64_t klo, \
-                                 int64_t khi, int depth) {                                             \
+  /* Partition x[lo:hi] so that each kth in kth[klo:khi] (sorted, in [lo, hi)) holds its sorted        \
+   * element: quickselect with a median-of-three pivot and Hoare's partition (the pivot and the first \
+   * element are the sentinels); past `depth` bad splits, sort the range. */                           \
+  KILN_SELECT(kiln_select_##BITS, U, KILN_KEY_SELF, kiln_radix_##BITS, kiln_insertion_##BITS)          \
+  KILN_SELECT(kiln_select_pairs_##BITS, kiln_pair_##BITS, KILN_KEY_FIELD, kiln_radix_pairs_##BITS,     \
+              kiln_insertion_pairs_##BITS)
+
+#define KILN_KEY_SELF(e) (e)
+#define KILN_KEY_FIELD(e) ((e).key)
+#define KILN_SELECT(NAME, E, KEY, SORT, SHORT)                                                         \
+  static void NAME(E *x, E *tmp, int64_t lo, int64_t hi, const int64_t *kth, int64_t klo, int64_t khi, \
+                   int depth) {                                                                        \
     while (hi - lo > KILN_SORT_SHORT && klo < khi) {                                                   \
       if (depth-- <= 0) {                                                                              \
-        kiln_radix_##BITS(k + lo, tmp, hi - lo);                                                       \
+        SORT(x + lo, tmp, hi - lo);                                                                    \
         return;                                                                                        \
       }                                                                                                \
-      U a = k[lo], b = k[lo + (hi - lo) / 2], c = k[hi - 1];                                           \
-      U pivot = a < b ? (b < c ? b : (a < c ? c : a)) : (a < c ? a : (b < c ? c : b));                 \
-      int64_t lt = lo, i = lo, gt = hi; /* [lo,lt) < pivot, [lt,i) == pivot, [gt,hi) > pivot */        \
-      while (i < gt) {                                                                                 \
-        U v = k[i];                                                                                    \
-        if (v < pivot) {                                                                               \
-          k[i++] = k[lt];                                                                              \
-          k[lt++] = v;                                                                                 \
-        } else if (v > pivot) {                                                                        \
-          k[i] = k[--gt];                                                                              \
-          k[gt] = v;                                                                                   \
-        } else {                                                                                       \
-          i++;                                                                                         \
-        }                                                                                              \
+      int64_t mid = lo + (hi - lo) / 2;                                                                \
+      E t;                                                                                             \
+      if (KEY(x[mid]) < KEY(x[lo])) { t = x[mid]; x[mid] = x[lo]; x[lo] = t; }                         \
+      if (KEY(x[hi - 1]) < KEY(x[mid])) { t = x[hi - 1]; x[hi - 1] = x[mid]; x[mid] = t; }             \
+      if (KEY(x[mid]) < KEY(x[lo])) { t = x[mid]; x[mid] = x[lo]; x[lo] = t; }                         \
+      t = x[mid]; x[mid] = x[hi - 2]; x[hi - 2] = t;                                                   \
+      E pivot = x[hi - 2];                                                                             \
+      int64_t i = lo, j = hi - 2;                                                                      \
+      for (;;) {                                                                                       \
+        do i++; while (KEY(x[i]) < KEY(pivot));                                                        \
+        do j--; while (KEY(pivot) < KEY(x[j]));                                                        \
+        if (i >= j)                                                                                    \
+          break;                                                                                       \
+        t = x[i]; x[i] = x[j]; x[j] = t;                                                               \
       }                                                                                                \
+      x[hi - 2] = x[i];                                                                                \
+      x[i] = pivot; /* [lo, i) <= pivot == x[i] <= (i, hi) */                                          \
       int64_t m1 = klo, m2;                                                                            \
-      while (m1 < khi && kth[m1] < lt)                                                                 \
+      while (m1 < khi && kth[m1] < i)                                                                  \
         m1++;                                                                                          \
       m2 = m1;                                                                                         \
-      while (m2 < khi && kth[m2] < gt)                                                                 \
+      while (m2 < khi && kth[m2] == i)                                                                 \
         m2++;                                                                                          \
-      kiln_select_##BITS(k, tmp, lo, lt, kth, klo, m1, depth);                                         \
-      lo = gt;                                                                                         \
+      NAME(x, tmp, lo, i, kth, klo, m1, depth);                                                        \
+      lo = i + 1;                                                                                      \
       klo = m2;                                                                                        \
     }                                                                                                  \
     if (klo < khi)                                                                                     \
-      kiln_insertion_##BITS(k + lo, hi - lo);                                                          \
-  }                                                                                                    \
-  static void kiln_select_pairs_##BITS(kiln_pair_##BITS *p, kiln_pair_##BITS *tmp, int64_t lo,         \
-                                       int64_t hi, const int64_t *kth, int64_t klo, int64_t khi,       \
-                                       int depth) {                                                    \
-    while (hi - lo > KILN_SORT_SHORT && klo < khi) {                                                   \
-      if (depth-- <= 0) {                                                                              \
-        kiln_radix_pairs_##BITS(p + lo, tmp, hi - lo);                                                 \
-        return;                                                                                        \
-      }                                                                                                \
-      U a = p[lo].key, b = p[lo + (hi - lo) / 2].key, c = p[hi - 1].key;                               \
-      U pivot = a < b ? (b < c ? b : (a < c ? c : a)) : (a < c ? a : (b < c ? c : b));                 \
-      int64_t lt = lo, i = lo, gt = hi;                                                                \
-      while (i < gt) {                                                                                 \
-        kiln_pair_##BITS v = p[i];                                                                     \
-        if (v.key < pivot) {                                                                           \
-          p[i++] = p[lt];                                                                              \
-          p[lt++] = v;                                                                                 \
-        } else if (v.key > pivot) {                                                                    \
-          p[i] = p[--gt];                                                                              \
-          p[gt] = v;                                                                                   \
-        } else {                                                                                       \
-          i++;                                                                                         \
-        }                                                                                              \
-      }                                                                                                \
-      int64_t m1 = klo, m2;                                                                            \
-      while (m1 < khi && kth[m1] < lt)                                                                 \
-        m1++;                                                                                          \
-      m2 = m1;                                                                                         \
-      while (m2 < khi && kth[m2] < gt)                                                                 \
-        m2++;                                                                                          \
-      kiln_select_pairs_##BITS(p, tmp, lo, lt, kth, klo, m1, depth);                                   \
-      lo = gt;                                                                                         \
-      klo = m2;                                                                                        \
-    }                                                                                                  \
-    if (klo < khi)                                                                                     \
-      kiln_insertion_pairs_##BITS(p + lo, hi - lo);                                                    \
+      SHORT(x + lo, hi - lo);                                                                          \
   }
+
 KILN_SORT_WIDTH(uint8_t, 8)
 KILN_SORT_WIDTH(uint16_t, 16)
 KILN_SORT_WIDTH(uint32_t, 32)
