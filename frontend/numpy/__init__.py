@@ -16,7 +16,7 @@ works on a tracer too.
 from kiln.numpy import _dispatch, boolean_masks, creation, decompositions, elementwise, indexing  # noqa: F401
 from kiln.numpy import histograms, linalg, mutation, reductions  # noqa: F401
 from kiln.numpy import python_builtins, shape_ops, traced_names, ufuncs  # noqa: F401
-from kiln.numpy import sorting, statistics  # noqa: F401
+from kiln.numpy import sets, signals, sorting, statistics  # noqa: F401
 from kiln.numpy._bindings import FUNCTIONS as _FUNCTIONS
 
 # dtypes, so `knp.float32` works like `np.float32`

@@ -2,7 +2,7 @@
 `np.percentile`, `np.quantile` and their `nan` forms, `np.nansum`,
 `np.nanprod`, `np.nanmean`, `np.nanvar`, `np.nanstd`, `np.nanmax`,
 `np.nanmin`, `np.nanargmax`, `np.nanargmin`, `np.nancumsum`,
-`np.nancumprod`, `np.average`, `np.cov`, `np.corrcoef`.
+`np.nancumprod`, `np.cov`, `np.corrcoef`.
 
 In: traced arrays of real dtypes, `axis` (None, an int or a tuple), `q`
 (Python numbers or arrays, static or traced), NumPy's keywords.
@@ -361,3 +361,62 @@ def nanargmin(a: Any, axis: Any = None, out: Any = None, *, keepdims: bool = Fal
     """`np.nanargmin`: the position of the smallest non-NaN value; an all-NaN slice is a ValueError."""
     _no_out(out, "nanargmin")
     return _nan_arg(a, axis, keepdims, False, "nanargmin")
+
+
+# --------------------------------------------------------------------------
+# Covariance
+
+
+def _observations(m: Any, rowvar: bool, dtype: Any) -> Tracer:
+    x = operand(m)
+    if x.aval.ndim > 2:
+        raise KilnValueError("m has more than 2 dimensions")
+    if x.aval.dtype.kind == "c":
+        raise KilnTypeError("np.cov of complex data is not supported by kiln")
+    x = convert(x, dtype)
+    if x.aval.ndim < 2:
+        x = knp.reshape(x, 1, *x.aval.shape) if x.aval.ndim == 1 else knp.reshape(x, 1, 1)
+    if not rowvar and not (is_static_dim(x.aval.shape[0]) and x.aval.shape[0] == 1):
+        x = knp.transpose(x)
+    return x
+
+
+@numpy_function("cov")
+def cov(m: Any, y: Any = None, rowvar: bool = True, bias: bool = False, ddof: Any = None, fweights: Any = None,
+        aweights: Any = None, *, dtype: Any = None) -> Tracer:
+    """`np.cov(m, y, rowvar, bias, ddof)`: the covariance matrix of the rows
+    (variables) of `m` (and `y`); one variable gives a 0-d array."""
+    if fweights is not None or aweights is not None:
+        raise KilnTypeError("np.cov: fweights/aweights are not supported by kiln")
+    if dtype is None:
+        dtype = np.result_type(operand(m).aval.dtype, np.float64) if y is None else \
+            np.result_type(operand(m).aval.dtype, operand(y).aval.dtype, np.float64)
+    x = _observations(m, rowvar, dtype)
+    if y is not None:
+        x = knp.concatenate([x, _observations(y, rowvar, dtype)], axis=0)
+    if ddof is None:
+        ddof = 0 if bias else 1
+    n = x.aval.shape[1]
+    fact = knp.maximum(n - ddof, 0)
+    centered = x - knp.mean(x, axis=1, keepdims=True)
+    c = knp.matmul(centered, knp.transpose(centered)) * (1.0 / convert(operand(fact), dtype) if not
+                                                         is_static_dim(fact) else (1.0 / fact if fact else np.inf))
+    return knp.squeeze(c)
+
+
+@numpy_function("corrcoef")
+def corrcoef(x: Any, y: Any = None, rowvar: bool = True, *, dtype: Any = None) -> Tracer:
+    """`np.corrcoef(x, y, rowvar)`: the covariance normalized by the standard
+    deviations, clipped to [-1, 1]."""
+    c = cov(x, y, rowvar, dtype=dtype)
+    if c.aval.ndim == 0:
+        return c / c
+    d = knp.sqrt(knp.diagonal(c) if hasattr(knp, "diagonal") else _diagonal(c))
+    c = c / knp.reshape(d, d.aval.shape[0], 1)
+    c = c / knp.reshape(d, 1, d.aval.shape[0])
+    return knp.clip(c, -1, 1)
+
+
+def _diagonal(c: Tracer) -> Tracer:
+    n = c.aval.shape[0]
+    return knp.take(knp.ravel(c), knp.arange(n) * (n + 1))
