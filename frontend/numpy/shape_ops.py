@@ -210,8 +210,9 @@ def diff(x: Any, n: int = 1, axis: int = -1, prepend: Any = None, append: Any = 
         raise KilnValueError("diff requires input that is at least one dimensional")
     axis = _normalize_axis(axis, x.aval.ndim, "diff")
     if prepend is not None or append is not None:
-        x = concatenate([_diff_slab(x, prepend, axis)] * (prepend is not None) + [x]
-                        + [_diff_slab(x, append, axis)] * (append is not None), axis=axis)
+        before = [_diff_slab(x, prepend, axis)] if prepend is not None else []
+        after = [_diff_slab(x, append, axis)] if append is not None else []
+        x = concatenate(before + [x] + after, axis=axis)
     before = (slice(None),) * axis
     for _ in range(n):
         later, earlier = x[before + (slice(1, None),)], x[before + (slice(None, -1),)]

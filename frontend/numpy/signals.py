@@ -55,7 +55,7 @@ def _full_correlation(a: Tracer, v: Tracer) -> Tracer:
     return add_shifted(acc)
 
 
-def _correlate(a: Any, v: Any, mode: str, fn: str) -> Tracer:
+def _correlate(a: Any, v: Any, mode: str, fn: str, convolution: bool = False) -> Tracer:
     a, v = promote(operand(a), operand(v))
     _one_d(a, "a"), _one_d(v, "v")
     if a.aval.dtype.kind == "c":
@@ -82,7 +82,8 @@ def _correlate(a: Any, v: Any, mode: str, fn: str) -> Tracer:
         big, small = _window(big, 0, longer_n), _window(small, 0, shorter_m)
         full = _full_correlation(big, small)
         full = knp.where(swap, knp.flip(full), full)
-        return _mode(full, longer_n, shorter_m, mode, swap)
+        # A convolution is symmetric: its centre does not move with the swap.
+        return _mode(full, longer_n, shorter_m, mode, None if convolution else swap)
     return _mode(_full_correlation(a, v), n, m, mode, None)
 
 
@@ -116,7 +117,7 @@ def convolve(a: Any, v: Any, mode: str = "full") -> Tracer:
     if a.aval.ndim == 1 and v.aval.ndim == 1 and is_static_dim(a.aval.shape[0]) and \
             is_static_dim(v.aval.shape[0]) and v.aval.shape[0] > a.aval.shape[0]:
         a, v = v, a
-    return _correlate(a, knp.flip(v) if v.aval.ndim == 1 else v, mode, "convolve")
+    return _correlate(a, knp.flip(v) if v.aval.ndim == 1 else v, mode, "convolve", convolution=True)
 
 
 @numpy_function("interp")

@@ -68,9 +68,11 @@ def _row_select(sorted_rows: Tracer, index: Tracer) -> Tracer:
     return knp.reshape(taken, *batch, index.aval.shape[-1])
 
 
-def _lerp(a: Tracer, b: Tracer, t: Any) -> Tracer:
-    """NumPy's `_lerp`: a + (b - a) t, or b - (b - a)(1 - t) where t >= 0.5."""
-    diff = b - a
+def _lerp(a: Tracer, b: Tracer, t: Any, dtype: np.dtype) -> Tracer:
+    """NumPy's `_lerp` in `dtype`: a + (b - a) t, or b - (b - a)(1 - t) where
+    t >= 0.5; b - a is taken in the data's own dtype first, as NumPy does."""
+    diff = convert(b - a, dtype)
+    a, b = convert(a, dtype), convert(b, dtype)
     return knp.where(t >= 0.5, b - diff * (1 - t), a + diff * t)
 
 
@@ -128,7 +130,7 @@ def _quantile(a: Any, q: Any, axis: Any, keepdims: bool, method: str, fn: str, i
     next_i = knp.clip(next_i, 0, n - 1)
     lo, hi = _row_select(s, prev_i), _row_select(s, next_i)
     gamma = convert(virtual - previous, value_dtype)
-    result = _lerp(convert(lo, value_dtype), convert(hi, value_dtype), gamma)
+    result = _lerp(lo, hi, gamma, value_dtype)
     if nan_kinds:
         has_nan = knp.isnan(_row_select(s, knp.full(kept_shape + (1,), n - 1, dtype=INDEX_DTYPE)))
         if ignore_nan:
@@ -411,7 +413,7 @@ def corrcoef(x: Any, y: Any = None, rowvar: bool = True, *, dtype: Any = None) -
     c = cov(x, y, rowvar, dtype=dtype)
     if c.aval.ndim == 0:
         return c / c
-    d = knp.sqrt(knp.diagonal(c) if hasattr(knp, "diagonal") else _diagonal(c))
+    d = knp.sqrt(_diagonal(c))
     c = c / knp.reshape(d, d.aval.shape[0], 1)
     c = c / knp.reshape(d, 1, d.aval.shape[0])
     return knp.clip(c, -1, 1)
