@@ -38,12 +38,20 @@ PUBLIC_NAMES = {
     "cholesky", "histogram", "inv", "solve",
     # issue 14: functions the user-program corpus (test/corpus) needs
     "diag", "norm",
+    # issue 15, sortstats: sorting, searching, sets, statistics, data-dependent sizes
+    "argpartition", "argsort", "bincount", "convolve", "corrcoef", "correlate", "cov", "digitize", "interp",
+    "intersect1d", "isin", "median", "nanargmax", "nanargmin", "nancumprod", "nancumsum", "nanmax", "nanmean",
+    "nanmedian", "nanmin", "nanpercentile", "nanprod", "nanquantile", "nanstd", "nansum", "nanvar", "partition",
+    "percentile", "quantile", "searchsorted", "setdiff1d", "setxor1d", "sort", "trim_zeros", "union1d",
+    "unique", "unwrap",
 }
 
 TRACER_METHODS = {
     "all", "any", "argmax", "argmin", "astype", "clip", "conj", "conjugate", "copy", "cumprod", "cumsum",
     "dot", "fill", "flatten", "max", "mean", "min", "prod", "ravel", "reshape", "round", "squeeze", "std",
     "sum", "swapaxes", "take", "transpose", "var", "repeat", "nonzero", "compress",
+    # issue 15, sortstats
+    "argsort", "sort", "partition", "argpartition", "searchsorted",
 }
 
 
