@@ -20,7 +20,7 @@ import numpy as np
 from kiln.control_flow import for_loop
 from kiln.core import INDEX_DTYPE, KilnTypeError, KilnValueError, is_static_dim
 from kiln.numpy._base import check, convert, operand
-from kiln.numpy._bindings import knp, numpy_function, tracer_method
+from kiln.numpy._bindings import knp, numpy_function, tracer_method, traced
 from kiln.numpy.creation import iota
 from kiln.primitives.sorting import sort_p
 from kiln.tracing import Tracer, bind
@@ -97,7 +97,8 @@ def _sort_method(self: Any, axis: int = -1, kind: Any = None, order: Any = None,
 def _kth_positions(kth: Any, n: Any, fn: str) -> Tracer:
     """`kth` as increasing int64 positions in [0, n), negative ones counted
     from the end; out of bounds is NumPy's ValueError."""
-    if isinstance(kth, Tracer):
+    if traced(kth):
+        kth = operand(kth)
         if kth.aval.dtype.kind not in "iu" or kth.aval.ndim > 1:
             raise KilnTypeError(f"np.{fn}: kth must be an integer or a 1-D array of integers, got {kth.aval}")
         ks = convert(kth, INDEX_DTYPE)
@@ -223,6 +224,6 @@ def digitize(x: Any, bins: Any, right: bool = False) -> Tracer:
     dtype = np.result_type(x.aval.dtype, bins.aval.dtype)
     xs, bs = convert(x, dtype), convert(bins, dtype)
     forward = search_sorted(bs, xs, not right)
-    backward = bins.aval.shape[0] - search_sorted(knp.flip(bs), xs, right)
+    backward = bins.aval.shape[0] - search_sorted(knp.flip(bs), xs, not right)
     # An increasing (or constant) `bins` takes the forward search, as NumPy's `bins[-1] >= bins[0]` test.
     return knp.where(increasing, forward, backward)
