@@ -39,7 +39,7 @@ PUBLIC_NAMES = {
     # issue 14: functions the user-program corpus (test/corpus) needs
     "diag", "norm",
     # issue 15, sortstats: sorting, searching, sets, statistics, data-dependent sizes
-    "argpartition", "argsort", "bincount", "convolve", "corrcoef", "correlate", "cov", "digitize", "interp",
+    "argpartition", "argsort", "bincount", "convolve", "corrcoef", "correlate", "cov", "digitize", "histogram_bin_edges", "interp",
     "intersect1d", "isin", "median", "nanargmax", "nanargmin", "nancumprod", "nancumsum", "nanmax", "nanmean",
     "nanmedian", "nanmin", "nanpercentile", "nanprod", "nanquantile", "nanstd", "nansum", "nanvar", "partition",
     "percentile", "quantile", "searchsorted", "setdiff1d", "setxor1d", "sort", "trim_zeros", "union1d",

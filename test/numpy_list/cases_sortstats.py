@@ -175,6 +175,15 @@ def nonzeros(a):
     return np.nonzero(a), np.flatnonzero(a), np.argwhere(a), np.count_nonzero(a), np.count_nonzero(a, axis=0)
 
 
+def histograms(a):
+    return (np.histogram(a), np.histogram(a, bins="auto"), np.histogram(a, bins="fd", range=(-1, 1)),
+            np.histogram(a, bins="sturges", density=True), np.histogram(a, bins=4, weights=a))
+
+
+def bin_edges(a):
+    return np.histogram_bin_edges(a, bins="sqrt"), np.histogram_bin_edges(a, 5, range=(-3, 3))
+
+
 def unwraps(a):
     return np.unwrap(np.cumsum(a)), np.unwrap(np.cumsum(a) * 3.0, period=4.0)
 
@@ -247,5 +256,8 @@ CASES = [
     _case("numpy.convolve", convolutions, lambda n, rng: (ints(rng, 4), ints(rng, n + 1))),
     _case("numpy.correlate", correlations_1d, lambda n, rng: (floats(rng, n + 3), floats(rng, 3)), rtol=1e-10),
     _case("numpy.diff", diffs, lambda n, rng: (floats(rng, n),)),
+    _case("numpy.histogram", histograms, lambda n, rng: (floats(rng, n),), rtol=1e-10),
+    _case("numpy.histogram", histograms, lambda n, rng: (ints(rng, n, low=0, high=7),), rtol=1e-10),
+    _case("numpy.histogram_bin_edges", bin_edges, lambda n, rng: (floats(rng, n),), rtol=1e-10),
     _case("numpy.unwrap", unwraps, lambda n, rng: (floats(rng, n, low=-4, high=4),), rtol=1e-10),
 ]
