@@ -15,8 +15,9 @@
  * sign bit of the others). Sorting is an MSD radix sort on 8-bit digits
  * (out of place, so stable; a digit that is the same for every key is
  * skipped; after a scatter or two the buckets fit in cache), insertion sort
- * for short buckets; selection is a quickselect over the kths that falls back
- * to the radix sort of a range when its pivots go bad. Values keep their bits
+ * for short buckets; selection is a quickselect over the kths (branch-free
+ * partitions around a median of three) that falls back to the radix sort of
+ * a range when its pivots go bad. Values keep their bits
  * (NaN payloads, -0.0 before +0.0: equal values, either order is NumPy's);
  * for positions, -0.0 equals +0.0 and every NaN equals every other, so the
  * stable order is NumPy's kind='stable' order exactly.
@@ -162,14 +163,28 @@ static inline int kiln_iszero_64(uint64_t b) { return (b & 0x7fffffffffffffffull
     kiln_msd_pairs_##BITS(p, tmp, n, BITS, 0);                                                         \
   }                                                                                                    \
   /* Partition x[lo:hi] so that each kth in kth[klo:khi] (sorted, in [lo, hi)) holds its sorted        \
-   * element: quickselect with a median-of-three pivot and Hoare's partition (the pivot and the first \
-   * element are the sentinels); past `depth` bad splits, sort the range. */                           \
+   * element: quickselect with a median-of-three pivot and two branch-free passes (less than the      \
+   * pivot, then equal to it); past `depth` bad splits, sort the range. */                             \
   KILN_SELECT(kiln_select_##BITS, U, KILN_KEY_SELF, kiln_radix_##BITS, kiln_insertion_##BITS)          \
   KILN_SELECT(kiln_select_pairs_##BITS, kiln_pair_##BITS, KILN_KEY_FIELD, kiln_radix_pairs_##BITS,     \
               kiln_insertion_pairs_##BITS)
 
 #define KILN_KEY_SELF(e) (e)
 #define KILN_KEY_FIELD(e) ((e).key)
+/* Branch-free partition of x[lo:hi] (Lomuto): the elements whose key passes
+ * `KEY(e) CMP pivot` first; returns where the others start. */
+#define KILN_LOMUTO(E, KEY, CMP)                                                                       \
+  ({                                                                                                   \
+    int64_t store_ = lo_;                                                                              \
+    for (int64_t i_ = lo_; i_ < hi_; i_++) {                                                           \
+      E v_ = x[i_];                                                                                    \
+      int64_t take_ = KEY(v_) CMP pivot;                                                               \
+      x[i_] = x[store_];                                                                               \
+      x[store_] = v_;                                                                                  \
+      store_ += take_;                                                                                 \
+    }                                                                                                  \
+    store_;                                                                                            \
+  })
 #define KILN_SELECT(NAME, E, KEY, SORT, SHORT)                                                         \
   static void NAME(E *x, E *tmp, int64_t lo, int64_t hi, const int64_t *kth, int64_t klo, int64_t khi, \
                    int depth) {                                                                        \
@@ -178,31 +193,21 @@ static inline int kiln_iszero_64(uint64_t b) { return (b & 0x7fffffffffffffffull
         SORT(x + lo, tmp, hi - lo);                                                                    \
         return;                                                                                        \
       }                                                                                                \
-      int64_t mid = lo + (hi - lo) / 2;                                                                \
-      E t;                                                                                             \
-      if (KEY(x[mid]) < KEY(x[lo])) { t = x[mid]; x[mid] = x[lo]; x[lo] = t; }                         \
-      if (KEY(x[hi - 1]) < KEY(x[mid])) { t = x[hi - 1]; x[hi - 1] = x[mid]; x[mid] = t; }             \
-      if (KEY(x[mid]) < KEY(x[lo])) { t = x[mid]; x[mid] = x[lo]; x[lo] = t; }                         \
-      t = x[mid]; x[mid] = x[hi - 2]; x[hi - 2] = t;                                                   \
-      E pivot = x[hi - 2];                                                                             \
-      int64_t i = lo, j = hi - 2;                                                                      \
-      for (;;) {                                                                                       \
-        do i++; while (KEY(x[i]) < KEY(pivot));                                                        \
-        do j--; while (KEY(pivot) < KEY(x[j]));                                                        \
-        if (i >= j)                                                                                    \
-          break;                                                                                       \
-        t = x[i]; x[i] = x[j]; x[j] = t;                                                               \
-      }                                                                                                \
-      x[hi - 2] = x[i];                                                                                \
-      x[i] = pivot; /* [lo, i) <= pivot == x[i] <= (i, hi) */                                          \
+      __typeof__(KEY(x[lo])) a = KEY(x[lo]), b = KEY(x[lo + (hi - lo) / 2]), c = KEY(x[hi - 1]);       \
+      __typeof__(a) pivot = a < b ? (b < c ? b : (a < c ? c : a)) : (a < c ? a : (b < c ? c : b));     \
+      /* [lo, less) < pivot, [less, more) == pivot, [more, hi) > pivot */                              \
+      int64_t lo_ = lo, hi_ = hi;                                                                      \
+      int64_t less = KILN_LOMUTO(E, KEY, <);                                                           \
+      lo_ = less;                                                                                      \
+      int64_t more = KILN_LOMUTO(E, KEY, <=);                                                          \
       int64_t m1 = klo, m2;                                                                            \
-      while (m1 < khi && kth[m1] < i)                                                                  \
+      while (m1 < khi && kth[m1] < less)                                                               \
         m1++;                                                                                          \
       m2 = m1;                                                                                         \
-      while (m2 < khi && kth[m2] == i)                                                                 \
+      while (m2 < khi && kth[m2] < more)                                                               \
         m2++;                                                                                          \
-      NAME(x, tmp, lo, i, kth, klo, m1, depth);                                                        \
-      lo = i + 1;                                                                                      \
+      NAME(x, tmp, lo, less, kth, klo, m1, depth);                                                     \
+      lo = more;                                                                                       \
       klo = m2;                                                                                        \
     }                                                                                                  \
     if (klo < khi)                                                                                     \

@@ -191,3 +191,16 @@ def test_quantile_errors():
         kiln.qjit(lambda a: np.quantile(a, 0.5))(np.ones(0))
     with pytest.raises(ValueError, match="All-NaN"):
         kiln.qjit(lambda a: np.nanargmax(a))(np.full(3, np.nan))
+
+
+def test_partition_method_in_place_and_on_a_view():
+    def f(a, k):
+        a.partition(k)
+        a[1:].argsort()
+        return a[k]
+
+    a = np.random.default_rng(6).permutation(11).astype(np.float64)
+    b = a.copy()
+    assert kiln.qjit(f)(a, 4) == f(b, 4)
+    np.testing.assert_array_equal(np.sort(a[:4]), np.sort(b[:4]))
+    np.testing.assert_array_equal(a[4], b[4])

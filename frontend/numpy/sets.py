@@ -48,8 +48,8 @@ def unique(ar: Any, return_index: bool = False, return_inverse: bool = False, re
     """`np.unique(ar, return_index, return_inverse, return_counts)` (axis=None):
     the sorted distinct values; NaNs collapse into one (equal_nan)."""
     if axis is not None:
-        raise KilnValueError("np.unique: axis= is not supported by kiln (axis=None is); unique rows can be "
-                             "found with np.lexsort-free code such as sorting a key per row")
+        raise KilnValueError("np.unique: axis= is not supported by kiln (axis=None is); for unique rows, "
+                             "np.unique of a key computed per row is")
     ar = operand(ar)
     if ar.aval.dtype.kind == "c":
         raise KilnTypeError("np.unique of complex arrays is not supported by kiln")
