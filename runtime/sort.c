@@ -244,25 +244,13 @@ static int kiln_depth_limit(int64_t n) {
   {p##_allocated, p##_aligned, p##_offset, {p##_size0, p##_size1}, {p##_stride0, p##_stride1}}
 #define KILN_MEMREF1(p) {p##_allocated, p##_aligned, p##_offset, {p##_size0}, {p##_stride0}}
 
-/* TO_KEY maps an element's bits to its key; for the values, NANS moves the
- * NaNs (kept as they are) to the end of the row first and returns how many
- * are left in front. */
+/* TO_KEY maps an element's bits to its key; ISNAN tells the NaNs of the
+ * values, which are kept as they are (payload and sign) at the end of the
+ * row while the keys of the others are made, in the same pass. */
+#define KILN_NEVER_NAN(BITS, b) 0
+#define KILN_FLOAT_NAN(BITS, b) kiln_isnan_##BITS(b)
 
-#define KILN_NO_NANS(BITS, k, n) (n)
-#define KILN_MOVE_NANS(BITS, k, n)                                                                     \
-  ({                                                                                                   \
-    int64_t kept_ = 0, nans_ = 0;                                                                      \
-    for (int64_t i_ = 0; i_ < (n); i_++) {                                                             \
-      if (kiln_isnan_##BITS((k)[i_]))                                                                  \
-        tmp[nans_++] = (k)[i_];                                                                        \
-      else                                                                                             \
-        (k)[kept_++] = (k)[i_];                                                                        \
-    }                                                                                                  \
-    memcpy((k) + kept_, tmp, (size_t)nans_ * sizeof *(k));                                             \
-    kept_;                                                                                             \
-  })
-
-#define KILN_SORT_ENTRIES(NAME, T, U, BITS, TO_KEY, FROM_KEY, POS_KEY, NANS)                               \
+#define KILN_SORT_ENTRIES(NAME, T, U, BITS, TO_KEY, FROM_KEY, POS_KEY, ISNAN)                               \
   void kiln_sort_##NAME(KILN_MEMREF2_ARGS(i), KILN_MEMREF2_ARGS(o), KILN_MEMREF1_ARGS(k)) {            \
     kiln_memref2 in_ = KILN_MEMREF2(i), out_ = KILN_MEMREF2(o), *in = &in_, *out = &out_;                \
     kiln_memref1 kth_ = KILN_MEMREF1(k), *kth = &kth_;                                                   \
@@ -275,13 +263,17 @@ static int kiln_depth_limit(int64_t n) {
     for (int64_t r = 0; r < rows; r++) {                                                                 \
       const T *row = base + r * in->strides[0];                                                          \
       U *k = (U *)((T *)out->aligned + out->offset + r * out->strides[0]);                               \
+      int64_t m = 0, nans = 0;                                                                           \
       for (int64_t i = 0; i < n; i++) {                                                                  \
         T v = row[i * in->strides[1]];                                                                   \
-        memcpy(&k[i], &v, sizeof v);                                                                     \
+        U bits;                                                                                          \
+        memcpy(&bits, &v, sizeof v);                                                                     \
+        if (ISNAN(BITS, bits))                                                                           \
+          tmp[nans++] = bits;                                                                            \
+        else                                                                                             \
+          k[m++] = TO_KEY(bits);                                                                         \
       }                                                                                                  \
-      int64_t m = NANS(BITS, k, n);                                                                      \
-      for (int64_t i = 0; i < m; i++)                                                                    \
-        k[i] = TO_KEY(k[i]);                                                                             \
+      memcpy(k + m, tmp, (size_t)nans * sizeof(U));                                                      \
       int64_t klimit = 0;                                                                                \
       while (klimit < kcount && ks[klimit] < m)                                                          \
         klimit++;                                                                                        \
@@ -337,15 +329,15 @@ static int kiln_depth_limit(int64_t n) {
 #define KILN_FPOS_32(x) KILN_FPOS(32, x)
 #define KILN_FPOS_64(x) KILN_FPOS(64, x)
 
-KILN_SORT_ENTRIES(bool, uint8_t, uint8_t, 8, KILN_BOOL, KILN_ID, KILN_BOOL, KILN_NO_NANS)
-KILN_SORT_ENTRIES(u8, uint8_t, uint8_t, 8, KILN_ID, KILN_ID, KILN_ID, KILN_NO_NANS)
-KILN_SORT_ENTRIES(u16, uint16_t, uint16_t, 16, KILN_ID, KILN_ID, KILN_ID, KILN_NO_NANS)
-KILN_SORT_ENTRIES(u32, uint32_t, uint32_t, 32, KILN_ID, KILN_ID, KILN_ID, KILN_NO_NANS)
-KILN_SORT_ENTRIES(u64, uint64_t, uint64_t, 64, KILN_ID, KILN_ID, KILN_ID, KILN_NO_NANS)
-KILN_SORT_ENTRIES(i8, int8_t, uint8_t, 8, KILN_SIGNED_8, KILN_SIGNED_8, KILN_SIGNED_8, KILN_NO_NANS)
-KILN_SORT_ENTRIES(i16, int16_t, uint16_t, 16, KILN_SIGNED_16, KILN_SIGNED_16, KILN_SIGNED_16, KILN_NO_NANS)
-KILN_SORT_ENTRIES(i32, int32_t, uint32_t, 32, KILN_SIGNED_32, KILN_SIGNED_32, KILN_SIGNED_32, KILN_NO_NANS)
-KILN_SORT_ENTRIES(i64, int64_t, uint64_t, 64, KILN_SIGNED_64, KILN_SIGNED_64, KILN_SIGNED_64, KILN_NO_NANS)
-KILN_SORT_ENTRIES(f16, uint16_t, uint16_t, 16, kiln_fkey_16, kiln_funkey_16, KILN_FPOS_16, KILN_MOVE_NANS)
-KILN_SORT_ENTRIES(f32, float, uint32_t, 32, kiln_fkey_32, kiln_funkey_32, KILN_FPOS_32, KILN_MOVE_NANS)
-KILN_SORT_ENTRIES(f64, double, uint64_t, 64, kiln_fkey_64, kiln_funkey_64, KILN_FPOS_64, KILN_MOVE_NANS)
+KILN_SORT_ENTRIES(bool, uint8_t, uint8_t, 8, KILN_BOOL, KILN_ID, KILN_BOOL, KILN_NEVER_NAN)
+KILN_SORT_ENTRIES(u8, uint8_t, uint8_t, 8, KILN_ID, KILN_ID, KILN_ID, KILN_NEVER_NAN)
+KILN_SORT_ENTRIES(u16, uint16_t, uint16_t, 16, KILN_ID, KILN_ID, KILN_ID, KILN_NEVER_NAN)
+KILN_SORT_ENTRIES(u32, uint32_t, uint32_t, 32, KILN_ID, KILN_ID, KILN_ID, KILN_NEVER_NAN)
+KILN_SORT_ENTRIES(u64, uint64_t, uint64_t, 64, KILN_ID, KILN_ID, KILN_ID, KILN_NEVER_NAN)
+KILN_SORT_ENTRIES(i8, int8_t, uint8_t, 8, KILN_SIGNED_8, KILN_SIGNED_8, KILN_SIGNED_8, KILN_NEVER_NAN)
+KILN_SORT_ENTRIES(i16, int16_t, uint16_t, 16, KILN_SIGNED_16, KILN_SIGNED_16, KILN_SIGNED_16, KILN_NEVER_NAN)
+KILN_SORT_ENTRIES(i32, int32_t, uint32_t, 32, KILN_SIGNED_32, KILN_SIGNED_32, KILN_SIGNED_32, KILN_NEVER_NAN)
+KILN_SORT_ENTRIES(i64, int64_t, uint64_t, 64, KILN_SIGNED_64, KILN_SIGNED_64, KILN_SIGNED_64, KILN_NEVER_NAN)
+KILN_SORT_ENTRIES(f16, uint16_t, uint16_t, 16, kiln_fkey_16, kiln_funkey_16, KILN_FPOS_16, KILN_FLOAT_NAN)
+KILN_SORT_ENTRIES(f32, float, uint32_t, 32, kiln_fkey_32, kiln_funkey_32, KILN_FPOS_32, KILN_FLOAT_NAN)
+KILN_SORT_ENTRIES(f64, double, uint64_t, 64, kiln_fkey_64, kiln_funkey_64, KILN_FPOS_64, KILN_FLOAT_NAN)
