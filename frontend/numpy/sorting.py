@@ -112,10 +112,14 @@ def _kth_positions(kth: Any, n: Any, fn: str) -> Tracer:
             for k in values.reshape(-1):
                 if not -n <= k < n:
                     raise KilnValueError(f"kth(={k}) out of bounds ({n})")
+    given = ks
     ks = knp.where(ks < 0, ks + n, ks)
     if ks.aval.shape[0] != 1 or not is_static_dim(n):
         bad = knp.logical_or(ks < 0, ks >= n)
-        check(knp.logical_not(knp.any(bad)), "ValueError", f"np.{fn}: kth out of bounds (size {{}})", n)
+        if is_static_dim(ks.aval.shape[0]) and ks.aval.shape[0] == 1:
+            check(knp.logical_not(bad[0]), "ValueError", "kth(={}) out of bounds ({})", given[0], n)
+        else:
+            check(knp.logical_not(knp.any(bad)), "ValueError", f"np.{fn}: a kth is out of bounds ({{}})", n)
     if not (is_static_dim(ks.aval.shape[0]) and ks.aval.shape[0] <= 1):
         ks = bind(sort_p, ks, _no_kth(), indices=False)
     return ks
