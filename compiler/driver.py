@@ -61,7 +61,7 @@ def toolchain_fingerprint() -> str:
     import kiln.dialects
 
     roots = [os.path.dirname(os.path.abspath(__file__)), os.path.dirname(os.path.abspath(kiln.dialects.__file__))]
-    sources = [toolchain.SUPPORT_SOURCE, toolchain.LAPACK_SOURCE, toolchain.RANDOM_SOURCE]
+    sources = [*toolchain.SUPPORT_SOURCES, toolchain.LAPACK_SOURCE, toolchain.RANDOM_SOURCE]
     if os.path.isfile(toolchain.NUMPY_RANDOM_LIBRARY):
         sources.append(toolchain.NUMPY_RANDOM_LIBRARY)
     for root in roots:

@@ -48,6 +48,14 @@ IRDL cannot express (at most two check values) by `kiln-lower-checks`.
   arrays the results' dynamic dims as `tensor<i64>` operands, in order
   (what the lowering allocates). Lowered to a call by `kiln-lower-lapack`.
   `%x, %info = "kiln.lapack_solve"(%a, %b, %n, %n, %k) {options = array<i64>} : (tensor<?x?x?xf64>, tensor<?x?x?xf64>, tensor<i64>, tensor<i64>, tensor<i64>) -> (tensor<?x?x?xf64>, tensor<?xi64>)`
+- `kiln.sort`: each row along the last axis of `%x` (rank >= 1) sorted
+  ascending in NumPy's order (NaNs last); with `indices`, the stable
+  argsort instead (i64 positions along that axis, NumPy's kind='stable'
+  order). `%kth` (i64 positions in [0, n), increasing) asks for a partition
+  only: every kth position holds the element a full sort puts there, the
+  ones before it are not greater and the ones after not smaller (empty:
+  a full sort). Lowered to calls of runtime/sort.c by `kiln-lower-sorts`.
+  `%y = "kiln.sort"(%x, %kth) {indices = false} : (tensor<?xf64>, tensor<0xi64>) -> tensor<?xf64>`
 """
 
 from __future__ import annotations
@@ -169,6 +177,17 @@ irdl.dialect @kiln {{
     irdl.operands(mask: %mask)
     irdl.results(count: %count, positions: %positions)
   }}
+  irdl.operation @sort {{
+    %x = irdl.base "!builtin.tensor"
+    %kth = irdl.base "!builtin.tensor"
+    %result = irdl.base "!builtin.tensor"
+    %indices_true = irdl.is true
+    %indices_false = irdl.is false
+    %indices = irdl.any_of(%indices_true, %indices_false)
+    irdl.operands(x: %x, kth: %kth)
+    irdl.attributes {{ "indices" = %indices }}
+    irdl.results(result: %result)
+  }}
 {"".join(_lapack_op(kernel) + chr(10) for kernel in LAPACK_OPS)}}}
 '''
 
@@ -232,3 +251,12 @@ def lapack(kernel: str, arrays: list, dims: list, options: list[int], result_typ
     op = ir.Operation.create(f"kiln.lapack_{kernel}", results=result_types, operands=[*arrays, *dims],
                              attributes={"options": ir.DenseI64ArrayAttr.get(list(options))})
     return list(op.results)
+
+
+def sort(x, kth, result_type, indices: bool):
+    """Build `kiln.sort(x, kth) {indices}` and return its result."""
+    from kiln.compiler.mlir import ir
+
+    op = ir.Operation.create("kiln.sort", results=[result_type], operands=[x, kth],
+                             attributes={"indices": ir.BoolAttr.get(indices)})
+    return op.result

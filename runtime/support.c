@@ -682,3 +682,7 @@ void kiln_print_emit(const char *text) {
     kiln_print_plain(text, kiln_print_words, kiln_print_count);
   kiln_print_reset();
 }
+
+/* ---- Sorting ----------------------------------------------------------------
+ * The routines `kiln.sort` lowers to (kiln-lower-sorts) live in sort.c. */
+#include "sort.c"

@@ -2,7 +2,7 @@
 
 In: object files produced by LLVM (`compiler/codegen.py`).
 Out: shared libraries (`cc -shared`), linked with kiln's support code
-(`support.c`: entry wrapper, run-time check reporting, prints, threads) and libm, and,
+(`support.c`: entry wrapper, run-time check reporting, prints, threads; `sort.c`: sorting) and libm, and,
 when they draw random numbers, `random.c` with NumPy's `libnpyrandom.a`. The
 support code and the fastcall extension are cached and verified by
 `runtime/cache.py`; a missing or failing compiler is a ToolchainError.
@@ -31,6 +31,8 @@ NUMPY_RANDOM_LIBRARY = os.path.join(os.path.dirname(os.path.abspath(np.random.__
 # The LAPACK kernels (its LAPACK symbols are weak: bound only in libraries
 # linked with the OpenBLAS, those that call a kernel).
 LAPACK_SOURCE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "lapack.c")
+# Every file of the support object: support.c includes sort.c (the sorting routines).
+SUPPORT_SOURCES = (SUPPORT_SOURCE, os.path.join(os.path.dirname(SUPPORT_SOURCE), "sort.c"))
 
 
 def c_compiler() -> str:
@@ -59,8 +61,8 @@ def _run(cmd: list[str]) -> None:
 
 def _support_key() -> str:
     h = hashlib.sha256()
-    for source in (SUPPORT_SOURCE, LAPACK_SOURCE):
-        with open(source, "rb") as f:
+    for path in (*SUPPORT_SOURCES, LAPACK_SOURCE):
+        with open(path, "rb") as f:
             h.update(f.read())
     return h.hexdigest()[:16]
 

@@ -50,6 +50,12 @@ PUBLIC_NAMES = {
     "select", "signbit", "sinc", "spacing", "split", "take_along_axis", "tensordot", "tile", "trace",
     "trapezoid", "tri", "tril_indices", "tril_indices_from", "triu_indices", "triu_indices_from", "vander",
     "vsplit",
+    # issue 15, sortstats: sorting, searching, sets, statistics, data-dependent sizes
+    "argpartition", "argsort", "bincount", "convolve", "corrcoef", "correlate", "cov", "digitize", "histogram_bin_edges", "interp",
+    "intersect1d", "isin", "median", "nanargmax", "nanargmin", "nancumprod", "nancumsum", "nanmax", "nanmean",
+    "nanmedian", "nanmin", "nanpercentile", "nanprod", "nanquantile", "nanstd", "nansum", "nanvar", "partition",
+    "percentile", "quantile", "searchsorted", "setdiff1d", "setxor1d", "sort", "trim_zeros", "union1d",
+    "unique", "unwrap",
 }
 
 TRACER_METHODS = {
@@ -57,6 +63,8 @@ TRACER_METHODS = {
     "dot", "fill", "flatten", "max", "mean", "min", "prod", "ravel", "reshape", "round", "squeeze", "std",
     "sum", "swapaxes", "take", "transpose", "var", "repeat", "nonzero", "compress",
     "diagonal", "item", "view",  # issue 15
+    # issue 15, sortstats
+    "argsort", "sort", "partition", "argpartition", "searchsorted",
 }
 
 

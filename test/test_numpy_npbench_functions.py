@@ -297,8 +297,14 @@ def test_histogram_nan_and_errors():
         kiln.qjit(no_bins)(np.ones(3), 0)
     with pytest.raises(ValueError, match="weights should have the same shape as a"):
         kiln.qjit(misshapen_weights)(np.ones(3), np.ones(4))
-    with pytest.raises(TypeError, match="bins='auto'"):
-        kiln.qjit(lambda x: np.histogram(x, "auto"))(np.ones(3))
+    # estimators: NumPy's run-time number of bins; 'stone' is refused, weights with one are NumPy's TypeError
+    x = np.array([0.1, 0.4, 0.45, 2.0, 3.5])
+    for estimator in ("auto", "fd", "sturges", "sqrt", "rice", "scott"):
+        _hist_equal(kiln.qjit(lambda v: np.histogram(v, estimator))(x), np.histogram(x, estimator))
+    with pytest.raises(ValueError, match="bins='stone'"):
+        kiln.qjit(lambda v: np.histogram(v, "stone"))(np.ones(3))
+    with pytest.raises(TypeError, match="weighted data"):
+        kiln.qjit(lambda v: np.histogram(v, "auto", weights=v))(np.ones(3))
 
 
 # --------------------------------------------------------------------------

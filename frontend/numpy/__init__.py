@@ -15,8 +15,8 @@ works on a tracer too.
 # @ufunc, ...) and installs the traced array's methods and operators.
 from kiln.numpy import _dispatch, array_attributes, array_math, boolean_masks, contractions, creation  # noqa: F401
 from kiln.numpy import elementwise, histograms, indexing, lapack, linalg, linalg_derived, mutation  # noqa: F401
-from kiln.numpy import python_builtins, rearranging, reductions, shape_ops, special_arrays, traced_names  # noqa: F401
-from kiln.numpy import ufuncs, ufuncs_floating  # noqa: F401
+from kiln.numpy import python_builtins, rearranging, reductions, sets, shape_ops, signals, sorting  # noqa: F401
+from kiln.numpy import special_arrays, statistics, traced_names, ufuncs, ufuncs_floating  # noqa: F401
 # After every @ufunc: the methods of the ufuncs that have no rule of their own.
 from kiln.numpy import ufunc_methods  # noqa: F401
 from kiln.numpy._bindings import FUNCTIONS as _FUNCTIONS

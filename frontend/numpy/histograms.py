@@ -2,7 +2,8 @@
 
 In: the data (any shape, flattened), `bins` (a static or traced count, or an
 array of edges), `range`, `weights`, `density`.
-Out: `(hist, bin_edges)` as NumPy computes them: each value's bin by NumPy's
+Out: `(hist, bin_edges)` as NumPy computes them (`np.histogram_bin_edges`:
+the edges; an estimator string for `bins` gives a run-time number of bins): each value's bin by NumPy's
 own arithmetic (equal bins: the scaled offset, corrected against the edges;
 explicit edges: a vectorized binary search), the counts summed by the
 `scatter_add` primitive; run-time checks raise NumPy's `ValueError`s.
@@ -125,14 +126,85 @@ def _explicit_edges(a: Any, bins: Any) -> tuple:
     return knp.clip(lo, 0, knp.maximum(count - 1, 0)), keep, edges, count
 
 
+# NumPy's bin-width estimators (`np.histogram_bin_edges`), on the values that
+# count (`keep`): each gives a width (a traced float64).
+def _kept_ptp(x: Any, keep: Any) -> Any:
+    high = knp.max(knp.concatenate([knp.where(keep, x, -np.inf), knp.full(1, -np.inf)]))
+    low = knp.min(knp.concatenate([knp.where(keep, x, np.inf), knp.full(1, np.inf)]))
+    return high - low
+
+
+def _width_sturges(x: Any, keep: Any, n: Any) -> Any:
+    return _kept_ptp(x, keep) / (knp.log2(n) + 1.0)
+
+
+def _width_fd(x: Any, keep: Any, n: Any) -> Any:
+    # a NaN more keeps the axis non-empty (the estimators are not called on empty data)
+    kept = knp.concatenate([knp.where(keep, x, np.nan), knp.full(1, np.nan)])
+    upper, lower = knp.nanpercentile(kept, [75, 25])
+    return 2.0 * (upper - lower) * n ** (-1.0 / 3.0)
+
+
+def _width_auto(x: Any, keep: Any, n: Any) -> Any:
+    # NumPy 2: FD's width, at least half the sqrt rule's (a cap on the number of bins), then Sturges' if smaller
+    fd = knp.maximum(_width_fd(x, keep, n), _kept_ptp(x, keep) / knp.sqrt(n) / 2)
+    return knp.minimum(fd, _width_sturges(x, keep, n))
+
+
+def _width_scott(x: Any, keep: Any, n: Any) -> Any:
+    mean = knp.sum(knp.where(keep, x, 0.0)) / n
+    variance = knp.sum(knp.where(keep, (x - mean) ** 2, 0.0)) / n
+    return (24.0 * np.pi ** 0.5 / n) ** (1.0 / 3.0) * knp.sqrt(variance)
+
+
+_WIDTHS = {
+    "auto": _width_auto,
+    "fd": _width_fd,
+    "sturges": _width_sturges,
+    "sqrt": lambda x, keep, n: _kept_ptp(x, keep) / knp.sqrt(n),
+    "rice": lambda x, keep, n: _kept_ptp(x, keep) / (2.0 * n ** (1.0 / 3)),
+    "scott": _width_scott,
+}
+
+
+def _estimated_bin_count(a: Any, name: str, range_: Any) -> Any:
+    """The number of equal bins NumPy's estimator `name` gives (a traced
+    int): ceil(range / width), one bin for empty data or a zero width."""
+    if name in ("stone", "doane"):
+        raise KilnValueError(f"np.histogram: bins={name!r} is not supported by kiln (auto, fd, sturges, sqrt, "
+                             "rice and scott are)")
+    if name not in _WIDTHS:
+        raise KilnValueError(f"{name!r} is not a valid estimator for `bins`")
+    if a.aval.dtype.kind not in "biuf":
+        raise KilnTypeError(f"np.histogram of {a.aval.dtype} data is not supported by kiln")
+    dtype = _edge_dtype(a, range_ or ())
+    first, last = _outer_edges(a, range_, dtype)
+    x = convert(a, np.float64)
+    keep = (a >= first) & (a <= last) if range_ is not None else knp.full(a.shape, True)
+    n = knp.sum(keep, dtype=np.int64).astype(np.float64)
+    width = _WIDTHS[name](x, keep, knp.maximum(n, 1.0))
+    if a.aval.dtype.kind in "iu":
+        width = knp.where((width != 0) & (width < 1), 1.0, width)
+    span = convert(last, np.float64) - convert(first, np.float64)
+    count = knp.ceil(span / knp.where(width != 0, width, 1.0)).astype(np.int64)
+    return knp.where((n == 0) | (width == 0), 1, count)
+
+
+@numpy_function("histogram_bin_edges")
+def histogram_bin_edges(a: Any, bins: Any = 10, range: Any = None, weights: Any = None) -> Tracer:
+    """`np.histogram_bin_edges(a, bins, range, weights)`: the edges `np.histogram` uses."""
+    return histogram(a, bins, range, weights=weights)[1]
+
+
 @numpy_function("histogram")
 def histogram(a: Any, bins: Any = 10, range: Any = None, density: Any = None, weights: Any = None) -> tuple:
     """`np.histogram(a, bins, range, density, weights)`: `bins` an int (static
     or traced) or an array of edges; returns `(hist, bin_edges)`."""
     a = operand(a)
     if isinstance(bins, str):
-        raise KilnTypeError(f"np.histogram: bins={bins!r} (an estimator) is not supported by kiln; pass a number "
-                            "of bins or the edges")
+        if weights is not None:
+            raise KilnTypeError("Automated estimation of the number of bins is not supported for weighted data")
+        bins = _estimated_bin_count(knp.ravel(a), bins, range)
     if weights is not None:
         weights = operand(weights)
         if weights.aval.dtype.kind not in "biuf":

@@ -211,18 +211,33 @@ def flip(x: Any, axis: int | Sequence[int] | None = None) -> Tracer:
 
 
 @numpy_function("diff")
-def diff(x: Any, n: int = 1, axis: int = -1) -> Tracer:
-    """`np.diff`: the n-th forward difference `x[1:] - x[:-1]` along `axis`."""
+def diff(x: Any, n: int = 1, axis: int = -1, prepend: Any = None, append: Any = None) -> Tracer:
+    """`np.diff`: the n-th forward difference `x[1:] - x[:-1]` along `axis`,
+    after `prepend` / `append` (broadcast to one slice when scalar) join `x`."""
     x = materialize(x)
     if n < 0:
         raise KilnValueError(f"diff: order must be non-negative but got {n}")
+    if x.aval.ndim == 0:
+        raise KilnValueError("diff requires input that is at least one dimensional")
     axis = _normalize_axis(axis, x.aval.ndim, "diff")
+    if prepend is not None or append is not None:
+        before = [_diff_slab(x, prepend, axis)] if prepend is not None else []
+        after = [_diff_slab(x, append, axis)] if append is not None else []
+        x = concatenate(before + [x] + after, axis=axis)
     before = (slice(None),) * axis
     for _ in range(n):
         later, earlier = x[before + (slice(1, None),)], x[before + (slice(None, -1),)]
         # NumPy's diff of booleans is "not equal", not subtraction.
         x = knp.not_equal(later, earlier) if x.aval.dtype == np.bool_ else knp.subtract(later, earlier)
     return x
+
+
+def _diff_slab(x: Tracer, extra: Any, axis: int) -> Tracer:
+    """`prepend` / `append` of np.diff: a scalar becomes one slice of `x`'s shape."""
+    extra = operand(extra)
+    if extra.aval.ndim == 0:
+        extra = broadcast_to(extra, tuple(1 if d == axis else s for d, s in enumerate(x.aval.shape)))
+    return extra
 
 
 @numpy_function("concatenate")
