@@ -1,5 +1,6 @@
 // RUN: kiln-opt %s -p kiln-poll-interrupts | filecheck %s
 // RUN: kiln-opt %s -p 'kiln-poll-interrupts{block=1 heavy-block=1}' | filecheck %s --check-prefix=EVERY
+// RUN: kiln-opt %s -p 'kiln-poll-interrupts{heavy-block=16}' | filecheck %s --check-prefix=HEAVY
 
 // The flag and the poll function are declared once; they are defined in the
 // support code linked into every library (runtime/support.c, "Interrupts").
@@ -66,28 +67,37 @@ func.func @count(%n: i64) -> i64 {
   return %r#1 : i64
 }
 
-// A counted loop whose body runs a loop polls once per 16 iterations (the
-// `heavy-block`), here counting down by 2 (blocks of 32 values). Nothing is
-// cloned: the counter's exact range matters to loops inside the body only.
+// A counted loop whose body runs a loop polls every iteration by default
+// (next to the inner loop the poll costs nothing measurable); with
+// `heavy-block=16` once per 16 iterations, here counting down by 2 (blocks of
+// 32 values). Nothing is cloned: the counter's exact range matters to loops
+// inside the body only.
 // CHECK-LABEL: func.func @down
+// CHECK: scf.while
+// CHECK: ^bb0(%{{.*}}: index):
+// CHECK-NEXT: llvm.mlir.addressof @kiln_interrupt_flag
+// CHECK: func.call @kiln_poll() : () -> ()
+// CHECK-NEXT: }
+// CHECK-NEXT: memref.dim
+// HEAVY-LABEL: func.func @down
 func.func @down(%n: index, %m: memref<?xf64>) {
   %c0 = arith.constant 0 : index
   %cm2 = arith.constant -2 : index
-  // CHECK-DAG: %[[SPAN:.*]] = arith.constant 32 : index
-  // CHECK: %[[NONEMPTY:.*]] = arith.cmpi sgt, %[[N:.*]], %[[BOUND:.*]] : index
-  // CHECK-NOT: scf.if
-  // CHECK: scf.while
-  // CHECK: func.call @kiln_poll() : () -> ()
-  // CHECK: %[[OFFSET:.*]] = arith.muli %{{.*}}, %[[SPAN]] overflow<nuw> : index
-  // CHECK-NEXT: %[[START:.*]] = arith.subi %[[N]], %[[OFFSET]] : index
-  // CHECK-NEXT: %[[LEFT:.*]] = arith.subi %[[START]], %[[BOUND]] : index
-  // CHECK-NEXT: %[[LENGTH:.*]] = arith.minui %[[LEFT]], %[[SPAN]] : index
-  // CHECK-NEXT: %[[END:.*]] = arith.subi %[[START]], %[[LENGTH]] overflow<nsw> : index
-  // CHECK: scf.while (%[[I:.*]] = %[[START]]) : (index) -> index {
-  // CHECK-NEXT: arith.cmpi sgt, %[[I]], %[[END]] : index
-  // CHECK-NOT: kiln_poll
-  // CHECK: scf.for
-  // CHECK-LABEL: func.func @eight
+  // HEAVY-DAG: %[[SPAN:.*]] = arith.constant 32 : index
+  // HEAVY: %[[NONEMPTY:.*]] = arith.cmpi sgt, %[[N:.*]], %[[BOUND:.*]] : index
+  // HEAVY-NOT: scf.if
+  // HEAVY: scf.while
+  // HEAVY: func.call @kiln_poll() : () -> ()
+  // HEAVY: %[[OFFSET:.*]] = arith.muli %{{.*}}, %[[SPAN]] overflow<nuw> : index
+  // HEAVY-NEXT: %[[START:.*]] = arith.subi %[[N]], %[[OFFSET]] : index
+  // HEAVY-NEXT: %[[LEFT:.*]] = arith.subi %[[START]], %[[BOUND]] : index
+  // HEAVY-NEXT: %[[LENGTH:.*]] = arith.minui %[[LEFT]], %[[SPAN]] : index
+  // HEAVY-NEXT: %[[END:.*]] = arith.subi %[[START]], %[[LENGTH]] overflow<nsw> : index
+  // HEAVY: scf.while (%[[I:.*]] = %[[START]]) : (index) -> index {
+  // HEAVY-NEXT: arith.cmpi sgt, %[[I]], %[[END]] : index
+  // HEAVY-NOT: kiln_poll
+  // HEAVY: scf.for
+  // HEAVY-LABEL: func.func @eight
   %r = scf.while (%i = %n) : (index) -> index {
     %more = arith.cmpi sgt, %i, %c0 : index
     scf.condition(%more) %i : index
