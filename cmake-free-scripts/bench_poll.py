@@ -2,7 +2,7 @@
 
 Compiles loops of the kinds users write four times: with the default
 pipeline (kiln-poll-interrupts polls counted loops of plain instructions
-once per block of 1024 iterations, loops that run loops every iteration),
+once per block of 16384 iterations, loops that run loops every iteration),
 with the latter in blocks of 16 too (`heavy-block=16`), with the poll in
 every iteration (`block=1 heavy-block=1`, how the pass worked
 before blocks), and without kiln-poll-interrupts at all; checks all give

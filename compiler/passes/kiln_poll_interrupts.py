@@ -229,7 +229,7 @@ class KilnPollInterrupts(ModulePass):
     """Poll kiln's interrupt flag in user loops (once per block of iterations in counted loops) for Ctrl-C."""
 
     name = "kiln-poll-interrupts"
-    block: int = option(1024, "counted loops whose body has no loop or call poll once per this many iterations "
+    block: int = option(16384, "counted loops whose body has no loop or call poll once per this many iterations "
                               "(and not at all when their constant trip count is at most this)", minimum=1)
     heavy_block: int = option(1, "counted loops whose body runs loops or calls poll once per this many "
                                  "iterations (1: every iteration, which measured fastest)", minimum=1)

@@ -8,7 +8,7 @@
 // CHECK-NEXT: func.func private @kiln_poll()
 
 // A counted loop with a few instructions per iteration polls once per block
-// of 1024 iterations: an outer loop over the blocks polls (a volatile load of
+// of 16384 iterations: an outer loop over the blocks polls (a volatile load of
 // the flag, which LLVM may not hoist, and a call only when it is set) and runs
 // the loop itself, unchanged and without a poll, from the block's start to
 // its end. Its counter's range stays plain arithmetic, so LLVM vectorizes it.
@@ -18,7 +18,7 @@
 func.func @count(%n: i64) -> i64 {
   %c0 = arith.constant 0 : i64
   %c1 = arith.constant 1 : i64
-  // CHECK-DAG: %[[SPAN:.*]] = arith.constant 1024 : i64
+  // CHECK-DAG: %[[SPAN:.*]] = arith.constant 16384 : i64
   // CHECK: %[[DISTANCE:.*]] = arith.subi %[[N:.*]], %[[INIT:.*]] : i64
   // CHECK: %[[NONEMPTY:.*]] = arith.cmpi slt, %[[INIT]], %[[N]] : i64
   // CHECK: %[[WHOLE:.*]] = arith.divui %[[DISTANCE]], %[[SPAN]] : i64
