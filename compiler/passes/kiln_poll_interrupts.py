@@ -171,10 +171,7 @@ def poll_per_block(loop: ir.Operation, counted: CountedLoop, block: int, light: 
     becomes a vectorizable `urem`): true when `distance` is below 2**63,
     which the strip-mined loop is guarded by; beyond (a loop over more than
     2**63 values of its counter) the loop runs as it was, polling every
-    iteration. And a light loop that runs one block at most (an inner loop
-    of a few hundred iterations) runs as it was, without a poll: bounded,
-    and exactly the code LLVM gets without polling (the strip-mined form
-    measured 6-12% slower on a triangular nest of such loops)."""
+    iteration."""
     types = [r.type for r in loop.results]
     x_type = counted.bound.type
     forward = counted.step > 0
@@ -189,16 +186,9 @@ def poll_per_block(loop: ir.Operation, counted: CountedLoop, block: int, light: 
     partial = arith.cmpi(arith.CmpIPredicate.ne, arith.remui(distance, span), zero)
     whole = arith.divui(distance, span)
     blocks = arith.select(nonempty, arith.addi(whole, arith.select(partial, one, zero)), zero)
-    guard = short = None
+    guard = None
     if light:
-        within_a_block = arith.ori(arith.xori(nonempty, arith.constant(ir.IntegerType.get_signless(1), 1)),
-                                   arith.cmpi(arith.CmpIPredicate.ule, distance, span))
-        short = scf.IfOp(within_a_block, types, has_else=True)
-        with ir.InsertionPoint(short.then_block):
-            scf.YieldOp(list(loop.clone().results))
-        with ir.InsertionPoint(short.else_block):
-            guard = scf.IfOp(arith.cmpi(arith.CmpIPredicate.sge, distance, zero), types, has_else=True)
-            scf.YieldOp(list(guard.results))
+        guard = scf.IfOp(arith.cmpi(arith.CmpIPredicate.sge, distance, zero), types, has_else=True)
         with ir.InsertionPoint(guard.else_block):
             every_iteration = loop.clone()
             with ir.InsertionPoint.at_block_begin(every_iteration.regions[1].blocks[0]):
@@ -214,7 +204,7 @@ def poll_per_block(loop: ir.Operation, counted: CountedLoop, block: int, light: 
         more = arith.cmpi(arith.CmpIPredicate.ult, before.arguments[0], blocks)
         ir.Operation.create("scf.condition", operands=[more, *before.arguments])
     after = outer.regions[1].blocks.append(x_type, *types)
-    for old, new in zip(loop.results, short.results if light else list(outer.results)[1:]):
+    for old, new in zip(loop.results, guard.results if light else list(outer.results)[1:]):
         old.replace_all_uses_with(new)
     with ir.InsertionPoint(after):
         poll_for_interrupts()

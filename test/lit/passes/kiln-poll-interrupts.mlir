@@ -12,9 +12,8 @@
 // the flag, which LLVM may not hoist, and a call only when it is set) and runs
 // the loop itself, unchanged and without a poll, from the block's start to
 // its end. Its counter's range stays plain arithmetic, so LLVM vectorizes it.
-// A loop of one block at most runs as it was, without a poll (the first
-// `scf.if`); beyond 2**63 values of the counter (the last `else`) it runs as
-// it was, polling every iteration.
+// Beyond 2**63 values of the counter (the `else`) it runs as it was, polling
+// every iteration.
 // CHECK-LABEL: func.func @count
 func.func @count(%n: i64) -> i64 {
   %c0 = arith.constant 0 : i64
@@ -24,15 +23,8 @@ func.func @count(%n: i64) -> i64 {
   // CHECK: %[[NONEMPTY:.*]] = arith.cmpi slt, %[[INIT]], %[[N]] : i64
   // CHECK: %[[WHOLE:.*]] = arith.divui %[[DISTANCE]], %[[SPAN]] : i64
   // CHECK: %[[BLOCKS:.*]] = arith.select %[[NONEMPTY]]
-  // CHECK: %[[EMPTY:.*]] = arith.xori %[[NONEMPTY]]
-  // CHECK-NEXT: %[[ONE_BLOCK:.*]] = arith.cmpi ule, %[[DISTANCE]], %[[SPAN]] : i64
-  // CHECK-NEXT: %[[SHORT:.*]] = arith.ori %[[EMPTY]], %[[ONE_BLOCK]] : i1
-  // CHECK-NEXT: scf.if %[[SHORT]] -> (i64, i64) {
-  // CHECK-NEXT: scf.while
-  // CHECK-NOT: kiln_poll
-  // CHECK: } else {
-  // CHECK-NEXT: %[[FITS:.*]] = arith.cmpi sge, %[[DISTANCE]]
-  // CHECK-NEXT: scf.if %[[FITS]] -> (i64, i64) {
+  // CHECK: %[[FITS:.*]] = arith.cmpi sge, %[[DISTANCE]]
+  // CHECK: scf.if %[[FITS]] -> (i64, i64) {
   // CHECK: scf.while (%[[Q0:.*]] = %{{.*}}, %{{.*}} = %[[INIT]], %{{.*}} = %{{.*}}) : (i64, i64, i64) -> (i64, i64, i64) {
   // CHECK-NEXT: %[[MORE:.*]] = arith.cmpi ult, %{{.*}}, %[[BLOCKS]] : i64
   // CHECK: ^bb0(%[[Q:.*]]: i64, %{{.*}}: i64, %[[SUM:.*]]: i64):
