@@ -10,6 +10,7 @@ NumPy's answer and prints the fastest call of each (the variants take
 turns, so drift in the load of the machine hits all of them alike):
 
     python cmake-free-scripts/bench_poll.py [--repeats R] [--quick] [--only row_loop,...]
+        [--npbench crc16,seidel_2d,lu,trisolv] [--workloads row_update_loop,catalyst_loop,while_converge]
 """
 
 from __future__ import annotations
@@ -153,21 +154,53 @@ def npbench_cases(names: list[str]) -> list:
     return out
 
 
+def workload_cases(names: list[str]) -> list:
+    """bench.py's workloads at their first size, compiled by their own kiln
+    makers with each variant's pipeline (through bench.KILN_OPTIONS); NumPy's
+    function is the reference."""
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    import bench
+
+    rng = np.random.default_rng(0)
+    out = []
+    for w in bench.WORKLOADS:
+        if w.name not in names:
+            continue
+
+        def build(pipeline, w=w, bench=bench):
+            bench.KILN_OPTIONS["pipelines"] = pipeline
+            try:
+                return w.makers["kiln"]()
+            finally:
+                bench.KILN_OPTIONS.pop("pipelines")
+
+        out.append((f"bench.py {w.name} {w.sizes[0]}", w.makers["numpy"](), w.inputs(w.sizes[0], rng), 3, False,
+                    build))
+    return out
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=7)
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--only", default="", help="comma-separated function names (elementwise_loop, ...)")
     parser.add_argument("--npbench", default="", help="comma-separated NPBench kernels (preset S) to time too")
+    parser.add_argument("--workloads", default="", help="comma-separated bench.py workloads to time too")
     args = parser.parse_args()
     only = set(filter(None, args.only.split(",")))
     selected = [c for c in cases(args.quick) if not only or c[1].__name__ in only]
     if args.npbench:
         selected += npbench_cases(args.npbench.split(","))
+    if args.workloads:
+        selected += workload_cases(args.workloads.split(","))
     os.environ.setdefault("KILN_CACHE_DIR", tempfile.mkdtemp(prefix="kiln-bench-poll-"))
     print(f"{'loop':44} " + " ".join(f"{name:>18}" for name, _ in VARIANTS) + "  ratios to no poll")
-    for label, fn, fn_args, calls, copy in selected:
-        compiled = [kiln.qjit(fn, autograph=True, pipelines=pipeline_with(spec)) for _, spec in VARIANTS]
+    for label, fn, fn_args, calls, copy, *maker in selected:
+        build = maker[0] if maker else (lambda pipeline, fn=fn: kiln.qjit(fn, autograph=True, pipelines=pipeline))
+        compiled = [build(pipeline_with(spec)) for _, spec in VARIANTS]
         expected = outputs(fn, fn_args)
         calls_of = []
         for c in compiled:
