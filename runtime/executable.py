@@ -34,8 +34,10 @@ from kiln.runtime.memref import (
     BufferView,
     OwnedBuffer,
     contiguous_strides,
+    count_released_by_c,
     data_pointer,
     descriptor_words,
+    own_buffer,
     register_owner_type,
     tune_malloc,
 )
@@ -64,8 +66,10 @@ def fastcall_module():
 
 
 # support.c's kiln_interrupt_hooks: four C API functions, the main thread's
-# id, then words the libraries share (zero at first).
-_HOOK_WORDS = 9
+# id, words the libraries share (zero at first), PyCapsule_GetPointer, and the
+# count of buffers kiln_release_buffer freed.
+_HOOK_WORDS = 11
+_RELEASED_WORD = 10
 _interrupt_hooks: list = []
 
 
@@ -84,7 +88,9 @@ def interrupt_hooks() -> int:
         for i, name in enumerate(("PyGILState_Ensure", "PyGILState_Release", "PyErr_CheckSignals", "PyErr_Fetch")):
             block[i] = ctypes.cast(getattr(api, name), ctypes.c_void_p).value
         block[4] = threading.main_thread().ident
+        block[9] = ctypes.cast(api.PyCapsule_GetPointer, ctypes.c_void_p).value
         _interrupt_hooks.append(block)
+        count_released_by_c(lambda: block[_RELEASED_WORD])
     return ctypes.addressof(_interrupt_hooks[0])
 
 
@@ -166,6 +172,10 @@ class Executable:
             set_hooks = None
         if set_hooks is not None:
             set_hooks(ctypes.c_void_p(interrupt_hooks()))
+        # The C destructor of result owners on the Python path (absent from
+        # libraries exported by an older kiln: their owners free in Python).
+        release = getattr(self._lib, "kiln_release_buffer", None)
+        self._release = 0 if release is None or set_hooks is None else ctypes.cast(release, ctypes.c_void_p).value
         # Word offsets of each descriptor in a call frame.
         offset = 0
         self.result_offsets = []
@@ -256,7 +266,7 @@ class Executable:
             else:
                 owner = owners.get(allocated)
                 if owner is None:
-                    owner = owners[allocated] = OwnedBuffer(allocated)
+                    owner = owners[allocated] = own_buffer(allocated, self._release)
                 value = np.asarray(BufferView(owner, interface))
             out.append(value[()] if rank == 0 else value)
         if len(owners) < len(out):
@@ -268,7 +278,7 @@ class Executable:
         for offset, _, _, _, _ in self._result_plan:
             allocated = words[offset]
             if allocated not in owners and allocated not in inputs and allocated != GLOBAL_ALLOCATED:
-                owners[allocated] = OwnedBuffer(allocated)
+                owners[allocated] = own_buffer(allocated, self._release)
 
 
 def warn_of_call(record: Sequence[int]) -> None:

@@ -87,18 +87,31 @@ class OwnedBuffer(metaclass=abc.ABCMeta):
     """Owns one buffer malloc'd by compiled code and frees it when it dies.
     NumPy arrays over the buffer reach it through their base chain.
 
-    The C hot path owns its results with `kiln_fastcall.OwnedBuffer` (a
-    registered virtual subclass), made and freed without running Python
-    code, so a KeyboardInterrupt never lands inside either; this class
-    serves the Python path."""
+    Made by `own_buffer` on the Python call path. No Python code runs when
+    it dies: it holds a capsule whose destructor is the library's C function
+    `kiln_release_buffer` (support.c), so a KeyboardInterrupt never lands in
+    (and is never swallowed by) the death of a result. The C hot path owns
+    its results with `kiln_fastcall.OwnedBuffer` (a registered virtual
+    subclass), made and freed without running Python code at all."""
 
-    __slots__ = ("allocated", "__weakref__")
+    __slots__ = ("allocated", "_capsule", "__weakref__")
+    made = 0  # owners made with a capsule, process-wide (support.c counts their frees)
+
+    def __init__(self, allocated: int, capsule: object = None):
+        self._capsule = capsule
+        self.allocated = allocated
+
+
+class _PythonFreedBuffer(OwnedBuffer):
+    """The owner for a library without `kiln_release_buffer` (exported by an
+    older kiln): frees in `__del__`, where a KeyboardInterrupt can land."""
+
+    __slots__ = ()
     live = 0  # buffers owned and not yet freed, process-wide
 
     def __init__(self, allocated: int):
-        self.allocated = allocated
-        if allocated:
-            OwnedBuffer.live += 1
+        super().__init__(allocated)
+        _PythonFreedBuffer.live += 1
 
     # `free` is bound at definition: at interpreter exit the module's
     # globals may already be None when the last buffers die. An __init__
@@ -109,6 +122,23 @@ class OwnedBuffer(metaclass=abc.ABCMeta):
             self.allocated = 0
             free(allocated)
             type(self).live -= 1
+
+
+_CAPSULE_NAME = b"kiln.buffer"  # support.c's KILN_BUFFER_CAPSULE; alive as long as the module
+_capsule_new = ctypes.pythonapi.PyCapsule_New
+_capsule_new.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p]
+_capsule_new.restype = ctypes.py_object
+
+
+def own_buffer(allocated: int, release: int) -> OwnedBuffer:
+    """The owner of the result buffer at `allocated`; `release` is the
+    address of the library's `kiln_release_buffer` (0: free it in Python).
+    A KeyboardInterrupt landing between the call and this leaks the buffer
+    (the Python path runs bytecode there; the C hot path does not)."""
+    if not release:
+        return _PythonFreedBuffer(allocated)
+    OwnedBuffer.made += 1
+    return OwnedBuffer(allocated, _capsule_new(allocated, _CAPSULE_NAME, release))
 
 
 # Counters of the other owner types (the C hot path's), for live_buffers().
@@ -134,6 +164,17 @@ class BufferView:
         self.__array_interface__ = interface
 
 
+# Reads support.c's count of the buffers kiln_release_buffer freed (set by
+# the runtime with the block it hands the libraries).
+_released_by_c: list = []
+
+
+def count_released_by_c(count) -> None:
+    _released_by_c.append(count)
+
+
 def live_buffers() -> int:
     """How many result buffers are alive (owned by NumPy arrays and not yet freed)."""
-    return OwnedBuffer.live + sum(count() for count in _other_owner_counts)
+    released = sum(count() for count in _released_by_c)
+    return (OwnedBuffer.made - released + _PythonFreedBuffer.live
+            + sum(count() for count in _other_owner_counts))

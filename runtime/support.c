@@ -150,6 +150,10 @@ typedef struct {
   uint64_t calls;                /* main-thread calls started */
   int64_t watchdog;              /* KILN_WATCHDOG_* */
   void (*wake_watchdog)(void);   /* in the library whose watchdog runs */
+  /* Filled by the runtime (later than the words above, so older libraries still agree). */
+  void *(*capsule_pointer)(void *, const char *); /* PyCapsule_GetPointer */
+  /* Shared by the libraries. */
+  uint64_t released;             /* buffers kiln_release_buffer freed */
 } kiln_interrupt_hooks;
 
 volatile int32_t kiln_interrupt_flag;
@@ -241,6 +245,19 @@ void kiln_poll(void) {
     kiln_thread.failure[3] = (int64_t)(intptr_t)traceback;
     longjmp(*kiln_thread.active_jmp, 1);
   }
+}
+
+/* The destructor of the capsule that owns a result buffer on the runtime's
+ * Python call path (runtime/memref.py, OwnedBuffer): the buffer is freed
+ * without running Python code, so a KeyboardInterrupt can never land in (and
+ * be swallowed by) the owner's death. Called with the GIL held. */
+#define KILN_BUFFER_CAPSULE "kiln.buffer"
+void kiln_release_buffer(void *capsule) {
+  kiln_interrupt_hooks *h = kiln_hooks;
+  if (h == NULL || h->capsule_pointer == NULL)
+    return; /* never: the runtime makes these capsules only after handing over the hooks */
+  free(h->capsule_pointer(capsule, KILN_BUFFER_CAPSULE));
+  __atomic_add_fetch(&h->released, 1, __ATOMIC_RELAXED);
 }
 
 /* Returns 0 on success, else the failed check's kind code, with failure[0..3]

@@ -268,6 +268,23 @@ def _scan_identity(combiner: str, element: ir.Type) -> ir.Value:
     return arith.constant(element, value)
 
 
+def _scan_vector(x: ir.Value, size, combiner: str, reverse: bool) -> ir.Value:
+    """A scan of a 1-D tensor: an `scf.for` carrying the running value as a
+    scalar (a 0-d tensor there would be a buffer allocated per element once
+    bufferized) and the result, element by element."""
+    element = ir.RankedTensorType(x.type).element_type
+    n = _as_index(size)
+    one = index_value(1)
+    loop = scf.ForOp(index_value(0), n, one, [_scan_identity(combiner, element), tensor.empty([size], element)])
+    with ir.InsertionPoint(loop.body):
+        i = loop.induction_variable
+        position = arith.subi(arith.subi(n, one), i) if reverse else i
+        running, partial = loop.inner_iter_args
+        value = _scan_step(combiner, running, tensor.extract(x, [position]))
+        scf.YieldOp([value, tensor.insert(value, partial, [position])])
+    return loop.results[1]
+
+
 def _scan(op: ir.Operation) -> ir.Value:
     """`kiln.scan` as an `scf.for` along the axis carrying (running slice,
     result): step i combines slice i of the input into the running slice and
@@ -279,6 +296,8 @@ def _scan(op: ir.Operation) -> ir.Value:
     x_type = ir.RankedTensorType(x.type)
     element, rank = x_type.element_type, x_type.rank
     sizes = _sizes_of(x)
+    if rank == 1:
+        return _scan_vector(x, sizes[0], combiner, reverse)
     others = [i for i in range(rank) if i != axis]
     acc_type = ir.RankedTensorType.get([x_type.shape[i] for i in others], element)
     acc = linalg.fill(_scan_identity(combiner, element), outs=[tensor.empty([sizes[i] for i in others], element)])

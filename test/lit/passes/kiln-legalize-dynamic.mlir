@@ -198,16 +198,21 @@ func.func @cumsum(%x: tensor<?x3xf32>) -> tensor<?x3xf32> {
   return %0 : tensor<?x3xf32>
 }
 
-// A reversed running maximum of ints reads row n - 1 - i and starts at the
-// smallest i32.
+// A reversed running maximum of a 1-D tensor reads element n - 1 - i and
+// starts at the smallest i32, carried as a scalar (a 0-d tensor there would
+// become a buffer allocated per element).
 // CHECK-LABEL: func.func @cummax_reverse
+// CHECK-SAME: (%[[X:.*]]: tensor<?xi32>)
 func.func @cummax_reverse(%x: tensor<?xi32>) -> tensor<?xi32> {
-  // CHECK: arith.constant -2147483648 : i32
-  // CHECK: scf.for
-  // CHECK: arith.subi
-  // CHECK: arith.subi
-  // CHECK: tensor.extract_slice
-  // CHECK: arith.maxsi
+  // CHECK: %[[SMALLEST:.*]] = arith.constant -2147483648 : i32
+  // CHECK: %[[EMPTY:.*]] = tensor.empty(%{{.*}}) : tensor<?xi32>
+  // CHECK: scf.for %[[I:.*]] = %{{.*}} to %[[N:.*]] step %[[ONE:.*]] iter_args(%[[RUNNING:.*]] = %[[SMALLEST]], %[[PARTIAL:.*]] = %[[EMPTY]]) -> (i32, tensor<?xi32>)
+  // CHECK-NEXT: %[[LAST:.*]] = arith.subi %[[N]], %[[ONE]]
+  // CHECK-NEXT: %[[POSITION:.*]] = arith.subi %[[LAST]], %[[I]]
+  // CHECK-NEXT: %[[ELEMENT:.*]] = tensor.extract %[[X]][%[[POSITION]]] : tensor<?xi32>
+  // CHECK-NEXT: %[[MAX:.*]] = arith.maxsi %[[RUNNING]], %[[ELEMENT]] : i32
+  // CHECK-NEXT: %[[INSERTED:.*]] = tensor.insert %[[MAX]] into %[[PARTIAL]][%[[POSITION]]] : tensor<?xi32>
+  // CHECK-NEXT: scf.yield %[[MAX]], %[[INSERTED]] : i32, tensor<?xi32>
   %0 = "kiln.scan"(%x) {combiner = "max", axis = 0 : i64, reverse = true} : (tensor<?xi32>) -> tensor<?xi32>
   return %0 : tensor<?xi32>
 }
