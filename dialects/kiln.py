@@ -30,6 +30,12 @@ IRDL cannot express (at most two check values) by `kiln-lower-checks`.
   (the positions' size, known only when the program runs). Lowered to two
   loops by `kiln-legalize-dynamic`.
   `%n, %p = "kiln.flatnonzero"(%mask) : (tensor<?x3xi1>) -> (tensor<i64>, tensor<?xi64>)`
+- `kiln.elementwise`: the function `fn` of MLIR's `math` dialect that
+  StableHLO lacks (`erf`, `erfc`) applied to each element of a float
+  tensor; the result has the operand's type. Lowered to a `linalg.generic`
+  around `math.<fn>` by `kiln-legalize-dynamic` (then `convert-math-to-libm`
+  calls the C library's, the function Python's `math.erf` calls).
+  `%y = "kiln.elementwise"(%x) {fn = "erf"} : (tensor<?xf64>) -> tensor<?xf64>`
 """
 
 from __future__ import annotations
@@ -42,6 +48,8 @@ from kiln.errors import CHECK_ERRORS, CHECK_WARNINGS
 CHECK_KINDS = tuple(CHECK_ERRORS) + tuple(CHECK_WARNINGS)
 MAX_CHECK_VALUES = 2
 SCAN_COMBINERS = ("add", "mul", "max", "min")
+# The `math` functions `kiln.elementwise` applies.
+ELEMENTWISE_FUNCTIONS = ("erf", "erfc")
 
 
 def _one_of(name: str, values: tuple[str, ...]) -> str:
@@ -86,6 +94,13 @@ irdl.dialect @kiln {{
     irdl.operands(mask: %mask)
     irdl.results(count: %count, positions: %positions)
   }}
+  irdl.operation @elementwise {{
+    %x = irdl.base "!builtin.tensor"
+{_one_of("fn", ELEMENTWISE_FUNCTIONS)}
+    irdl.operands(x: %x)
+    irdl.attributes {{ "fn" = %fn }}
+    irdl.results(result: %x)
+  }}
 }}
 '''
 
@@ -106,6 +121,15 @@ def scan(x, combiner: str, axis: int, reverse: bool):
         "combiner": ir.StringAttr.get(combiner),
         "axis": ir.IntegerAttr.get(ir.IntegerType.get_signless(64), axis),
         "reverse": ir.BoolAttr.get(reverse)})
+    return op.result
+
+
+def elementwise(x, fn: str):
+    """Build `kiln.elementwise(x) {fn}` and return its result."""
+    from kiln.compiler.mlir import ir
+
+    op = ir.Operation.create("kiln.elementwise", results=[x.type], operands=[x],
+                             attributes={"fn": ir.StringAttr.get(fn)})
     return op.result
 
 
