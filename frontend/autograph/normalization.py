@@ -1,8 +1,9 @@
 """Autograph, normalization: the first rewrite of a function's AST.
 
 In: a parsed function definition.
-Out: the same definition, where break/continue under `if`s became flags, a
-loop's `else` an `if` after it, and code after an early `return` the other branch.
+Out: the same definition, where `return` inside a loop became a break with a
+flag and the value (returned after the loop), break/continue under `if`s flags,
+a loop's `else` an `if` after it, and code after an early `return` the other branch.
 """
 
 from __future__ import annotations
@@ -11,7 +12,10 @@ import ast
 import itertools
 from typing import Sequence
 
-from kiln.autograph.analysis import find_first, unconvertible_reason
+from kiln.autograph.analysis import find_first, unconvertible_reason, walk_scope
+
+# The name converted code reaches the helpers by (`ag__.if_stmt`, `ag__.UNSET`).
+CONTEXT_NAME = "ag__"
 
 
 class FreshNames:
@@ -43,6 +47,33 @@ def _always_exits(stmts: Sequence[ast.stmt]) -> bool:
     if isinstance(last, ast.If):
         return _always_exits(last.body) and _always_exits(last.orelse)
     return False
+
+
+def _only_under_ifs(stmts: Sequence[ast.stmt]) -> bool:
+    """Every `return` of this block sits in it or under `if`s only."""
+    for s in stmts:
+        if isinstance(s, ast.If):
+            if not (_only_under_ifs(s.body) and _only_under_ifs(s.orelse)):
+                return False
+        elif not isinstance(s, ast.Return) and find_first([s], (ast.Return,)) is not None:
+            return False
+    return True
+
+
+def _returns_as_breaks(stmts: Sequence[ast.stmt], flag: str, value: str | None) -> list:
+    out: list = []
+    for s in stmts:
+        if isinstance(s, ast.Return):
+            if value is not None:
+                result = s.value if s.value is not None else ast.copy_location(ast.Constant(None), s)
+                out.append(ast.copy_location(ast.Assign([ast.Name(value, ast.Store())], result), s))
+            out += [_assign(flag, True, s), ast.copy_location(ast.Break(), s)]
+            return out  # what follows a return never runs
+        if isinstance(s, ast.If):
+            s.body = _returns_as_breaks(s.body, flag, value)
+            s.orelse = _returns_as_breaks(s.orelse, flag, value)
+        out.append(s)
+    return out
 
 
 class Normalizer:
@@ -83,11 +114,13 @@ class Normalizer:
             elif isinstance(s, (ast.For, ast.While)):
                 s.body = self.block(s.body)
                 s.orelse = self.block(s.orelse)
+                before, returning = self.returns_to_breaks(s)
                 loop, after = self.loop(s)
-                out.extend(loop)
-                # The `if not broke:` standing for the loop's else is normalized
-                # with the rest of the block (it may end in a `return`).
-                stmts[k + 1:k + 1] = after
+                out.extend(before + loop)
+                # The `if returned: return value` of a `return` inside the loop and the
+                # `if not broke:` standing for the loop's else are normalized with the
+                # rest of the block (they end in a `return` / may end in one).
+                stmts[k + 1:k + 1] = returning + after
             elif isinstance(s, (ast.With, ast.AsyncWith)):
                 s.body = self.block(s.body)
                 out.append(s)
@@ -99,6 +132,30 @@ class Normalizer:
             else:
                 out.append(s)
         return out
+
+    def returns_to_breaks(self, s: ast.For | ast.While) -> tuple[list, list]:
+        """`return v` in a loop body (under `if`s only) → `value = v; returned = True;
+        break`, with `returned = False; value = UNSET` before the loop and `if
+        returned: return value` after it (a nested loop's return has already become
+        such an `if`, so it breaks out level by level). Returns the statements
+        before the loop and after it; the loop is unchanged when it has no
+        `return`, or one inside a `with`/`try` or a loop that stays Python."""
+        returns = [n for n in walk_scope(s.body) if isinstance(n, ast.Return)]
+        if not returns or not _only_under_ifs(s.body):
+            return [], []
+        flag = self.names.fresh("returned")
+        valued = any(r.value is not None and not (isinstance(r.value, ast.Constant) and r.value.value is None)
+                     for r in returns)
+        value = self.names.fresh("retval") if valued else None
+        s.body = _returns_as_breaks(s.body, flag, value)
+        before = [_assign(flag, False, s)]
+        if value is not None:
+            unset = ast.Attribute(ast.Name(CONTEXT_NAME, ast.Load()), "UNSET", ast.Load())
+            before.append(ast.copy_location(ast.Assign([ast.Name(value, ast.Store())], unset), s))
+        result = ast.Name(value, ast.Load()) if value is not None else ast.Constant(None)
+        after = ast.copy_location(ast.If(ast.Name(flag, ast.Load()), [ast.copy_location(ast.Return(result), s)],
+                                         []), s)
+        return before, [after]
 
     def loop(self, s: ast.For | ast.While) -> tuple[list, list]:
         """break/continue → flags (when they only sit under `if`s), loop else → an `if` after.

@@ -20,6 +20,7 @@ from kiln.errors import KilnError, KilnTypeError, KilnValueError
 from kiln.core import is_static_dim
 from kiln.numpy.python_builtins import reversed_ as traced_reversed
 from kiln.tracing import Tracer
+from kiln.unset_values import UNSET
 
 
 class _Undefined:
@@ -328,10 +329,11 @@ _CARRYABLE = (Tracer, bool, int, float, complex, np.generic, np.ndarray)
 
 def carryable(value: Any) -> bool:
     """An array or a number, or a tuple of carryable values (`best = (i, j)`):
-    what kiln's loops and conds carry (tuples as trees of values)."""
+    what kiln's loops and conds carry (tuples as trees of values); or UNSET,
+    the value of a `return` inside a loop before it runs (kiln.unset_values)."""
     if isinstance(value, tuple):
         return builtins.all(carryable(v) for v in value)
-    return isinstance(value, _CARRYABLE)
+    return isinstance(value, _CARRYABLE) or value is UNSET
 
 
 def _carry_check(names: Sequence[str], values: Sequence[Any], where: str, what: str) -> None:

@@ -23,9 +23,7 @@ from kiln.autograph.analysis import (
     unconvertible_reason,
     walk_scope,
 )
-from kiln.autograph.normalization import FreshNames
-
-CONTEXT_NAME = "ag__"
+from kiln.autograph.normalization import CONTEXT_NAME, FreshNames
 
 
 def _ag(attr: str) -> ast.expr:
