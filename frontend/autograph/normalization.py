@@ -155,6 +155,7 @@ class Normalizer:
         result = ast.Name(value, ast.Load()) if value is not None else ast.Constant(None)
         after = ast.copy_location(ast.If(ast.Name(flag, ast.Load()), [ast.copy_location(ast.Return(result), s)],
                                          []), s)
+        after.kiln_loop_return = True  # errors of this `if` name the loop's `return`
         return before, [after]
 
     def loop(self, s: ast.For | ast.While) -> tuple[list, list]:

@@ -356,17 +356,19 @@ def _rethrow(error: KilnError, where: str, names: Sequence[str]) -> KilnError:
     message = str(error)
     if not message.startswith(("for_loop:", "while_loop:", "cond:")):
         return error  # raised by the user's code in a body: its traceback points at the line
-    named = ", ".join(f"{k} is {n!r}" for k, n in enumerate(names))
+    named = ", ".join(f"{k} is " + ("the value of a `return` inside the loop" if n.startswith("retval__")
+                                    else repr(n)) for k, n in enumerate(names))
     suffix = f" (carried value {named})" if named else ""
     return type(error)(f"{where}: {message}{suffix}")
 
 
 def if_stmt(test: Any, if_true: Callable, if_false: Callable, init: tuple, out_names: tuple, where: str,
-             returns: bool = False) -> Any:
+            returns: bool = False, loop_return: bool = False) -> Any:
     """A converted `if`: Python when the predicate is a Python value,
     kiln.cond (both branches traced) when it is traced. Branches return the
     tuple of variables live after the statement, or (`returns`) the
-    function's return value."""
+    function's return value (`loop_return`: the `if returned: return value`
+    after a loop whose body returns)."""
     if not _is_traced(test):
         return if_true(*init) if test else if_false(*init)
     from kiln.control_flow import cond
@@ -382,6 +384,12 @@ def if_stmt(test: Any, if_true: Callable, if_false: Callable, init: tuple, out_n
     try:
         return chain()
     except KilnError as e:
+        if loop_return and str(e).startswith("cond:"):
+            raise type(e)(
+                f"{where}: a `return` inside this loop gives a value unlike the one the function returns after "
+                f"the loop ({str(e)[6:]}); the loop's condition is traced, so kiln compiles both returns and "
+                "they must give the same structure (a value, not None, on every path), rank and kind of "
+                "dtype") from None
         raise _rethrow(e, where, () if returns else out_names) from None
 
 
