@@ -71,8 +71,8 @@ def _filled(value: Any, template: Any, placeholder: Callable[[Any], Any]) -> Any
 def placeholder_maker(sources: list[Builder]) -> Callable[[Any], Any]:
     """A function making, in the current scope, a zero like a leaf of one of
     the scopes `sources` (children of the current scope or of its parent):
-    its static dims, the outer values those scopes captured as dims, 0 for
-    dims they computed themselves."""
+    its static dims, the dims of enclosing scopes (captured by those scopes
+    or not), 0 for dims they computed themselves."""
     captured = {id(c): s for source in sources for c, s in zip(source.constvars, source.const_sources)}
 
     def placeholder(leaf: Any) -> Any:
@@ -87,8 +87,16 @@ def placeholder_maker(sources: list[Builder]) -> Callable[[Any], Any]:
         aval = leaf.aval
         if aval.weak_type and aval.shape == ():
             return {"b": False, "i": 0, "u": 0, "f": 0.0, "c": 0j}[aval.dtype.kind]
-        shape = tuple(int(d) if is_static_dim(d) else captured.get(id(d), 0) for d in aval.shape)
-        return knp.zeros(shape, aval.dtype)
+        return knp.zeros(tuple(dim(d) for d in aval.shape), aval.dtype)
+
+    def dim(d: Any) -> Any:
+        if is_static_dim(d):
+            return int(d)
+        if id(d) in captured:
+            return captured[id(d)]
+        if isinstance(d, Tracer) and not any(d.builder is source for source in sources):
+            return d  # a dim of an enclosing scope, which the current scope sees too
+        return 0
 
     return placeholder
 

@@ -207,3 +207,29 @@ def test_different_ranks_and_none_are_refused_naming_the_line(execution):
 
     with pytest.raises(TypeError, match=at_line("none-loop") + r" a `return` inside this loop.*not None"):
         kiln.qjit(maybe_none)(np.ones(3))
+
+
+def gradient_descent(X, y, lr, tol):
+    w = np.zeros(X.shape[1])
+    for it in range(500):
+        g = X.T @ (X @ w - y)
+        w -= lr * g
+        if np.abs(g).sum() < tol:
+            return w, it
+    return w, -1
+
+
+def first_positive_row(A):
+    for i in range(A.shape[0]):
+        if A[i].min() > 0:
+            return A[i]
+    return A[0] * 0.0
+
+
+def test_return_of_an_array_the_loop_updates_in_place_or_an_argument_row(execution):
+    rng = np.random.default_rng(4)
+    cases = [(rng.normal(size=(n, 3)), rng.normal(size=n), 0.01, tol) for n in (0, 1, 7, 100) for tol in (1e-1, 0.0)]
+    _check(gradient_descent, *cases)
+    A = rng.normal(size=(9, 2))
+    A[6] = np.abs(A[6]) + 0.1
+    _check(first_positive_row, (A,), (-np.abs(A),), (A[5:],))

@@ -54,6 +54,7 @@ class _Context:
     if_stmt = staticmethod(runtime.if_stmt)
     ifexp = staticmethod(runtime.ifexp)
     unpack = staticmethod(runtime.unpack)
+    returned_value = staticmethod(runtime.returned_value)
     UNSET = UNSET
 
     def call(self, fn: Any) -> Any:

@@ -66,7 +66,9 @@ def _returns_as_breaks(stmts: Sequence[ast.stmt], flag: str, value: str | None) 
         if isinstance(s, ast.Return):
             if value is not None:
                 result = s.value if s.value is not None else ast.copy_location(ast.Constant(None), s)
-                out.append(ast.copy_location(ast.Assign([ast.Name(value, ast.Store())], result), s))
+                kept = ast.copy_location(ast.Call(ast.Attribute(ast.Name(CONTEXT_NAME, ast.Load()), "returned_value",
+                                                                ast.Load()), [result], []), result)
+                out.append(ast.copy_location(ast.Assign([ast.Name(value, ast.Store())], kept), s))
             out += [_assign(flag, True, s), ast.copy_location(ast.Break(), s)]
             return out  # what follows a return never runs
         if isinstance(s, ast.If):

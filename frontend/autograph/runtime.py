@@ -426,6 +426,28 @@ def _checked_branch(branch: Callable, init: tuple, out_names: tuple, where: str,
     return run
 
 
+def returned_value(value: Any) -> Any:
+    """The value of a `return` inside a traced loop body, kept until the loop
+    ends: an array that is (a view of) an array from outside the loop becomes
+    a copy, since the loop would otherwise carry an alias of an array it may
+    write (it does not: the `return` ends the loop, so the copy holds what
+    NumPy's array holds when the function returns)."""
+    from kiln import tree
+    from kiln.loop_in_place import outer_arrays
+    from kiln.numpy._bindings import knp
+    from kiln.tracing import current_builder, is_tracing
+
+    if not is_tracing():
+        return value
+    builder = current_builder()
+    if builder.parent is None:
+        return value
+    leaves, structure = tree.flatten(value)
+    copied = [knp.copy(x) if _is_traced(x) and x.ndim > 0 and (x.builder is not builder or outer_arrays(builder, x))
+              else x for x in leaves]
+    return tree.unflatten(structure, copied)
+
+
 # --- calls
 
 
