@@ -233,3 +233,50 @@ def test_return_of_an_array_the_loop_updates_in_place_or_an_argument_row(executi
     A = rng.normal(size=(9, 2))
     A[6] = np.abs(A[6]) + 0.1
     _check(first_positive_row, (A,), (-np.abs(A),), (A[5:],))
+
+
+def index_until_negative(x):
+    k = 0
+    while True:
+        if k >= len(x):
+            return -1
+        if x[k] < 0:
+            return k
+        k += 1
+
+
+def test_while_true_that_only_returns(execution):
+    _check(index_until_negative, (np.array([1.0, -1.0]),), (np.ones(3),), (np.zeros(0),), (-np.ones(1),))
+
+
+def nested_branches_around_a_loop(x, a, b):
+    total = 0.0
+    if a > 0:
+        if b > 0:
+            for i in range(len(x)):
+                if x[i] > 3:
+                    return x[i], total
+            total += 1
+        total += 10
+    total += 100
+    return -1.0, total
+
+
+def two_loops_in_a_branch_in_a_loop(A, a):
+    for r in range(A.shape[0]):
+        if a > r:
+            for i in range(A.shape[1]):
+                if A[r, i] > 3:
+                    return r, i
+            for i in range(A.shape[1]):
+                if A[r, i] < -3:
+                    return r, -i
+            A[r] *= 2.0
+    return -1, 0
+
+
+def test_loops_with_return_inside_traced_branches_skip_the_rest_of_the_branch(execution):
+    _check(nested_branches_around_a_loop, (np.arange(6.0), 1, 1), (np.arange(3.0), 1, 1), (np.arange(6.0), 1, 0),
+           (np.arange(6.0), 0, 1), (np.zeros(0), 1, 1))
+    A = np.array([[1.0, -1.0, 2.0], [1.0, -5.0, 0.5], [0.0, 9.0, 1.0]])
+    _check(two_loops_in_a_branch_in_a_loop, (A, 3), (A, 1), (A, 0), (A[:0], 2), (A[:, :1], 3))
