@@ -39,6 +39,7 @@ from kiln.loop_in_place import (
     with_in_place,
 )
 from kiln.primitives.control_flow import cond_p, for_loop_p, while_loop_p
+from kiln.swapped_buffers import check_read_by_other_names, mark_swapped, swapped_slots
 from kiln.tracing import Builder, Tracer, as_operand, bind, current_builder, is_tracing, literal, new_scope, scope
 from kiln.unset_values import fill, placeholder_maker
 
@@ -159,7 +160,9 @@ def _trace_body(carry: _Carry, fn: Callable, resizing: bool | str,
     values (possibly promoted), whether the loop resizes its arrays, and the
     slots the body uses in place: slot -> the outer array the body reads and
     writes directly (those slots are not carried: the loop's result for them
-    is that array, as in NumPy)."""
+    is that array, as in NumPy), the outer arrays the body may return per
+    slot, and the slots whose written arrays the body swaps (slot -> the
+    array it starts from; `kiln.swapped_buffers`)."""
     from kiln.numpy._base import convert, keep_carried_dims, result_dtype
 
     name = carry.name
@@ -211,7 +214,8 @@ def _trace_body(carry: _Carry, fn: Callable, resizing: bool | str,
                         f"(.astype({init.aval.dtype})) or the initial value")
                 promoted.append((k, dtype, weak))
             if not promoted:
-                same = same_array_slots(name, body, carried_slots, outs, slot_inits)
+                swapped = swapped_slots(body, carried_slots, outs, slot_inits, outer)
+                same = same_array_slots(name, body, carried_slots, outs, slot_inits, swapped)
                 if same:
                     in_place.update({k: inits[k] for k in same})
                     continue
@@ -233,9 +237,10 @@ def _trace_body(carry: _Carry, fn: Callable, resizing: bool | str,
                     for o in outs:
                         implicit_outs.extend(literal(int(d), INDEX_DTYPE) if is_static_dim(d) else d
                                              for d in o.aval.shape)
+                check_read_by_other_names(name, body, swapped)
                 jaxpr = body.builder.build(implicit_outs + outs,
                                            [False] * len(implicit_outs) + [True] * len(outs))
-                return jaxpr, list(body.builder.const_sources), slot_inits, resizing, in_place, aliased
+                return jaxpr, list(body.builder.const_sources), slot_inits, resizing, in_place, aliased, swapped
         # Promote the weak initial values in the enclosing scope, then retrace.
         for k, dtype, weak in promoted:
             inits[k] = convert(inits[k], dtype, weak)
@@ -327,13 +332,14 @@ def _traced_for(lower, upper, step, resizing, body, init):
 
         check(knp.not_equal(step, 0), "ValueError", "for_loop: step must not be zero (it would loop forever)")
     carry = _Carry("for_loop", init)
-    jaxpr, consts, inits, resizing, in_place, aliased = _trace_body(carry, body, resizing, with_index=True)
+    jaxpr, consts, inits, resizing, in_place, aliased, swapped = _trace_body(carry, body, resizing, with_index=True)
     implicit = _implicit_inits(inits) if resizing else []
     outs = bind(for_loop_p, *consts, lower, upper, step, *implicit, *inits,
                 body_jaxpr=jaxpr, body_nconsts=len(consts), num_implicit_inputs=len(implicit),
                 num_implicit_outputs=len(implicit), preserve_dimensions=not resizing)
     results = with_in_place(outs[len(implicit):], in_place)
     mark_loop_aliases(results, aliased, current_builder().user_line())
+    mark_swapped(current_builder(), results, swapped, current_builder().user_line())
     return carry.unflatten(results)
 
 
@@ -375,7 +381,7 @@ def _eager_while(cond_fn, body, init):
 
 def _traced_while(cond_fn, resizing, body, init):
     carry = _Carry("while_loop", init)
-    body_jaxpr, body_consts, inits, resizing, in_place, aliased = _trace_body(carry, body, resizing, False)
+    body_jaxpr, body_consts, inits, resizing, in_place, aliased, swapped = _trace_body(carry, body, resizing, False)
     ctx, cond_body = _open_body([x.aval for x in inits], resizing, with_index=False)
     with ctx:
         pred = cond_fn(*tree.unflatten(carry.tree, with_in_place(cond_body.carried, in_place)))
@@ -389,6 +395,7 @@ def _traced_while(cond_fn, resizing, body, init):
                 num_implicit_outputs=len(implicit), preserve_dimensions=not resizing)
     results = with_in_place(outs[len(implicit):], in_place)
     mark_loop_aliases(results, aliased, current_builder().user_line())
+    mark_swapped(current_builder(), results, swapped, current_builder().user_line())
     return carry.unflatten(results)
 
 
