@@ -339,7 +339,7 @@ def _traced_for(lower, upper, step, resizing, body, init):
                 num_implicit_outputs=len(implicit), preserve_dimensions=not resizing)
     results = with_in_place(outs[len(implicit):], in_place)
     mark_loop_aliases(results, aliased, current_builder().user_line())
-    mark_swapped(current_builder(), results, swapped, current_builder().user_line())
+    mark_swapped(current_builder(), swapped, current_builder().user_line())
     return carry.unflatten(results)
 
 
@@ -395,7 +395,7 @@ def _traced_while(cond_fn, resizing, body, init):
                 num_implicit_outputs=len(implicit), preserve_dimensions=not resizing)
     results = with_in_place(outs[len(implicit):], in_place)
     mark_loop_aliases(results, aliased, current_builder().user_line())
-    mark_swapped(current_builder(), results, swapped, current_builder().user_line())
+    mark_swapped(current_builder(), swapped, current_builder().user_line())
     return carry.unflatten(results)
 
 

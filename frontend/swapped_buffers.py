@@ -4,10 +4,10 @@ In: a traced loop body whose carried arrays it writes in place and returns in
 one another's slots (a permutation of them), the arrays the loop starts from,
 and after the loop its results. Out: which slots swap (they are carried as
 values: each iteration reads and writes the array its variable holds then);
-after the loop, the results are marked as the arrays they may be at run time,
-and the arrays the loop started from are marked stale, so that reading them
-by their old names, or writing to them, is refused where NumPy's answer would
-depend on how many times the loop swapped.
+after the loop the arrays the loop started from are marked stale, so that
+reading them by their old names, or writing to them, is refused: NumPy's
+answer would depend on how many times the loop swapped. The results are
+those arrays, each reachable through one variable only: plain values.
 """
 
 from __future__ import annotations
@@ -15,7 +15,6 @@ from __future__ import annotations
 from typing import Any
 
 from kiln.core import KilnValueError
-from kiln.loop_in_place import mark_run_time_alias
 from kiln.tracing import Builder, Tracer
 
 
@@ -30,6 +29,9 @@ def swapped_slots(body: Any, slots: list, outs: list, inits: list, outer: Builde
              if id(out) in position and position[id(out)] != k}
     if not moved or set(moved.values()) != set(moved):
         return {}
+    written = body.builder.aliases.written_roots
+    if not any(id(arg) in written for k, arg in zip(slots, body.carried) if k in moved):
+        return {}  # a swap without writes carries plain values
     starts = [init_of[k] for k in moved]
     if len({id(x) for x in starts}) != len(starts):
         return {}
@@ -57,16 +59,12 @@ def check_read_by_other_names(name: str, body: Any, swapped: dict) -> None:
                 "so far, kiln the array as the loop started. Read it through the loop's own variables")
 
 
-def mark_swapped(builder: Builder, results: list, swapped: dict, where: str) -> None:
-    """After the loop: each swapped result is one of the starting arrays at
-    run time; those arrays are stale under their old names."""
-    if not swapped:
-        return
-    starts = list(swapped.values())
-    for k in swapped:
-        mark_run_time_alias(builder, results[k], starts, where)
+def mark_swapped(builder: Builder, swapped: dict, where: str) -> None:
+    """After the loop: the arrays it started from are stale under their old
+    names (reading or writing them is refused). The loop's results are those
+    arrays at run time, each under one variable only, so they are plain values."""
     message = (f"this array is swapped and written by the loop at {where} (`u, un = un, u`), so after the loop "
                "it holds what one of the loop's variables holds, depending on how many times the loop ran; it "
                "is {how} here by its name from before the loop: use the loop's variables instead")
-    for start in starts:
+    for start in swapped.values():
         builder.aliases.stale_copies[id(start)] = message

@@ -1,7 +1,7 @@
 """Loops that write arrays and swap them (`u, un = un, u`), the double-buffering of stencil
 codes (issue 14): the function's own arrays swap as in NumPy, at sizes 0, 1, odd and large,
-with break/return; what kiln cannot follow (arguments swapped, an old name read after or
-inside the loop, a write through a swapped result) is refused with a message naming it."""
+with break/return and writes through the results after the loop; what kiln cannot follow
+(arguments swapped, an old name used after or inside the loop) is refused naming it."""
 
 import numpy as np
 import pytest
@@ -107,14 +107,35 @@ def test_old_names_after_or_inside_the_loop_are_refused(execution):
     with pytest.raises(ValueError, match=r"swaps arrays it carries .* reads one of them by a name from before"):
         kiln.qjit(old_name_inside)(np.ones(3), 2)
 
-    def write_after(x, n):
+    def write_old_name_after(x, n):
         u = x.copy()
         v = np.zeros_like(u)
+        u0 = u
         for t in range(n):
             v[:] = u + 1
             u, v = v, u
-        u[0] = 5.0
+        u0[0] = 5.0
         return u
 
-    with pytest.raises(ValueError, match=r"the destination was returned by a branch .* or a loop body"):
-        kiln.qjit(write_after)(np.ones(3), 2)
+    with pytest.raises(ValueError, match=r"swapped and written by the loop at "):
+        kiln.qjit(write_old_name_after)(np.ones(3), 2)
+
+
+def write_result_after(x, n):
+    u = x.copy()
+    v = np.zeros_like(u)
+    for t in range(n):
+        v[:] = u + 1
+        u, v = v, u
+    u[0] = 5.0
+    v[-1:] *= 2.0
+    return u, v
+
+
+def test_writes_through_the_results_after_the_loop(execution):
+    f = kiln.qjit(write_result_after)
+    for n in (1, 7, 1000):
+        for steps in (0, 1, 2, 3):
+            x = np.arange(float(n))
+            for got, want in zip(f(x, steps), write_result_after(x, steps)):
+                np.testing.assert_array_equal(got, want)
