@@ -56,6 +56,12 @@ IRDL cannot express (at most two check values) by `kiln-lower-checks`.
   ones before it are not greater and the ones after not smaller (empty:
   a full sort). Lowered to calls of runtime/sort.c by `kiln-lower-sorts`.
   `%y = "kiln.sort"(%x, %kth) {indices = false} : (tensor<?xf64>, tensor<0xi64>) -> tensor<?xf64>`
+- `kiln.elementwise`: the function `fn` of MLIR's `math` dialect that
+  StableHLO lacks (`erf`, `erfc`) applied to each element of a float
+  tensor; the result has the operand's type. Lowered to a `linalg.generic`
+  around `math.<fn>` by `kiln-legalize-dynamic` (then `convert-math-to-libm`
+  calls the C library's, the function Python's `math.erf` calls).
+  `%y = "kiln.elementwise"(%x) {fn = "erf"} : (tensor<?xf64>) -> tensor<?xf64>`
 """
 
 from __future__ import annotations
@@ -104,6 +110,8 @@ LAPACK_OPS = {
     "svd": (("a",), ("u", "s", "vt", "info")),
     "lstsq": (("a", "b", "rcond"), ("x", "s", "rank", "resid", "info")),
 }
+# The `math` functions `kiln.elementwise` applies.
+ELEMENTWISE_FUNCTIONS = ("erf", "erfc")
 
 
 def _one_of(name: str, values: tuple[str, ...]) -> str:
@@ -188,6 +196,13 @@ irdl.dialect @kiln {{
     irdl.attributes {{ "indices" = %indices }}
     irdl.results(result: %result)
   }}
+  irdl.operation @elementwise {{
+    %x = irdl.base "!builtin.tensor"
+{_one_of("fn", ELEMENTWISE_FUNCTIONS)}
+    irdl.operands(x: %x)
+    irdl.attributes {{ "fn" = %fn }}
+    irdl.results(result: %x)
+  }}
 {"".join(_lapack_op(kernel) + chr(10) for kernel in LAPACK_OPS)}}}
 '''
 
@@ -208,6 +223,15 @@ def scan(x, combiner: str, axis: int, reverse: bool):
         "combiner": ir.StringAttr.get(combiner),
         "axis": ir.IntegerAttr.get(ir.IntegerType.get_signless(64), axis),
         "reverse": ir.BoolAttr.get(reverse)})
+    return op.result
+
+
+def elementwise(x, fn: str):
+    """Build `kiln.elementwise(x) {fn}` and return its result."""
+    from kiln.compiler.mlir import ir
+
+    op = ir.Operation.create("kiln.elementwise", results=[x.type], operands=[x],
+                             attributes={"fn": ir.StringAttr.get(fn)})
     return op.result
 
 

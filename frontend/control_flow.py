@@ -26,6 +26,7 @@ from kiln.core import (
     same_dim,
 )
 from kiln.branch_aliases import branch_recipes, track_results
+from kiln.carried_dims import unify_carried_dims
 from kiln.loop_in_place import (
     check_in_place_slots,
     found_aliases,
@@ -38,7 +39,9 @@ from kiln.loop_in_place import (
     with_in_place,
 )
 from kiln.primitives.control_flow import cond_p, for_loop_p, while_loop_p
+from kiln.swapped_buffers import check_read_by_other_names, mark_swapped, swapped_slots
 from kiln.tracing import Builder, Tracer, as_operand, bind, current_builder, is_tracing, literal, new_scope, scope
+from kiln.unset_values import fill, placeholder_maker
 
 # --------------------------------------------------------------------------
 # Helpers shared by the loops
@@ -74,6 +77,7 @@ class _Carry:
 
     def __init__(self, name: str, init: tuple):
         self.name = name
+        self.values = tuple(init)
         leaves, self.tree = tree.flatten(tuple(init))
         self.count = len(init)
         self.inits = []
@@ -83,6 +87,16 @@ class _Carry:
             except KilnTypeError:
                 raise KilnTypeError(f"{name}: initial value {k} is a {type(x).__name__}; carried values must be "
                                     "arrays or scalars") from None
+
+    def fill_unset(self, out: tuple, body: Builder, outer: Builder) -> bool:
+        """Initial values that are UNSET where the body returns a value become
+        placeholders of its type (kiln.unset_values); False when none do."""
+        with scope(outer):
+            values = fill(self.values, [out], placeholder_maker([body]))
+            if tree.flatten(values)[1] == self.tree:
+                return False
+            self.__init__(self.name, values)
+        return True
 
     def unflatten(self, leaves: list) -> Any:
         values = tree.unflatten(self.tree, leaves)
@@ -146,7 +160,9 @@ def _trace_body(carry: _Carry, fn: Callable, resizing: bool | str,
     values (possibly promoted), whether the loop resizes its arrays, and the
     slots the body uses in place: slot -> the outer array the body reads and
     writes directly (those slots are not carried: the loop's result for them
-    is that array, as in NumPy)."""
+    is that array, as in NumPy), the outer arrays the body may return per
+    slot, and the slots whose written arrays the body swaps (slot -> the
+    array it starts from; `kiln.swapped_buffers`)."""
     from kiln.numpy._base import convert, keep_carried_dims, result_dtype
 
     name = carry.name
@@ -157,8 +173,9 @@ def _trace_body(carry: _Carry, fn: Callable, resizing: bool | str,
     # Slot -> the outer arrays the body may return for it (so the next
     # iteration's carried value may be one of them).
     aliased: dict[int, list] = {}
-    where = current_builder().user_line()
-    for _attempt in range(4 + 2 * len(inits)):
+    outer = current_builder()
+    where = outer.user_line()
+    for _attempt in range(5 + 2 * len(inits)):
         carried_slots = [k for k in range(len(inits)) if k not in in_place]
         ctx, body = _open_body([inits[k].aval for k in carried_slots], resizing, with_index)
         mark_zero_d_arrays(body, [inits[k] for k in carried_slots])
@@ -173,6 +190,9 @@ def _trace_body(carry: _Carry, fn: Callable, resizing: bool | str,
             elif carry.count == 0 and out is None:
                 out = ()
             leaves, out_tree = tree.flatten(out if isinstance(out, tuple) else (out,))
+            if out_tree != carry.tree and isinstance(out, tuple) and carry.fill_unset(out, body.builder, outer):
+                inits, aliased = list(carry.inits), {}
+                continue
             if out_tree != carry.tree or not isinstance(out, tuple):
                 raise KilnTypeError(
                     f"{name}: the body must return the carried values with the structure of the initial "
@@ -194,7 +214,8 @@ def _trace_body(carry: _Carry, fn: Callable, resizing: bool | str,
                         f"(.astype({init.aval.dtype})) or the initial value")
                 promoted.append((k, dtype, weak))
             if not promoted:
-                same = same_array_slots(name, body, carried_slots, outs, slot_inits)
+                swapped = swapped_slots(body, carried_slots, outs, slot_inits, outer)
+                same = same_array_slots(name, body, carried_slots, outs, slot_inits, swapped)
                 if same:
                     in_place.update({k: inits[k] for k in same})
                     continue
@@ -205,7 +226,7 @@ def _trace_body(carry: _Carry, fn: Callable, resizing: bool | str,
                 if not resizing:
                     outs = keep_carried_dims(name, body.carried, outs)
                 if infer and not resizing:
-                    unified = _unify_carried_dims(name, body, outs)
+                    unified = unify_carried_dims(name, body, outs)
                     if unified is None:
                         resizing = True
                         continue
@@ -216,50 +237,14 @@ def _trace_body(carry: _Carry, fn: Callable, resizing: bool | str,
                     for o in outs:
                         implicit_outs.extend(literal(int(d), INDEX_DTYPE) if is_static_dim(d) else d
                                              for d in o.aval.shape)
+                check_read_by_other_names(name, body, swapped)
                 jaxpr = body.builder.build(implicit_outs + outs,
                                            [False] * len(implicit_outs) + [True] * len(outs))
-                return jaxpr, list(body.builder.const_sources), slot_inits, resizing, in_place, aliased
+                return jaxpr, list(body.builder.const_sources), slot_inits, resizing, in_place, aliased, swapped
         # Promote the weak initial values in the enclosing scope, then retrace.
         for k, dtype, weak in promoted:
             inits[k] = convert(inits[k], dtype, weak)
     raise KilnTypeError(f"{name}: the carried dtypes do not settle; give the initial values explicit dtypes")
-
-
-def _outer_dim(builder: Builder, d: Any) -> bool:
-    """A dim fixed for the whole loop: static, or captured from outside."""
-    return is_static_dim(d) or any(d is c for c in builder.constvars)
-
-
-def _unify_carried_dims(name: str, body: _Body, outs: list) -> list | None:
-    """INFER mode: the body's results retyped to the carried dims, with a
-    run-time check for each dim the body replaced by another dim fixed for
-    the whole loop (`x = A @ x` with a square `A`); None when some carried
-    array really changes size (the loop must resize)."""
-    from kiln.numpy._bindings import knp
-    from kiln.numpy._base import require_equal_dims
-
-    pairs = []
-    for k, (arg, out) in enumerate(zip(body.carried, outs)):
-        if out.aval.ndim != arg.aval.ndim:
-            return outs  # _check_shapes reports the rank change
-        for axis, (a, b) in enumerate(zip(arg.aval.shape, out.aval.shape)):
-            if same_dim(a, b):
-                continue
-            if not (_outer_dim(body.builder, a) and _outer_dim(body.builder, b)):
-                return None
-            if is_static_dim(a) and is_static_dim(b):
-                return None
-            pairs.append((k, axis, a, b))
-    if not pairs:
-        return outs
-    for k, axis, a, b in pairs:
-        require_equal_dims(a, b, "ValueError",
-                           f"{name}: carried array {k} enters the loop with size {{}} on axis {axis} but the "
-                           "body returns size {}; the next iteration would compute with the new size, which "
-                           "kiln requires to equal the old one (NumPy would typically fail there): make the "
-                           "sizes match (e.g. a square matrix)")
-    return [o if all(same_dim(a, b) for a, b in zip(arg.aval.shape, o.aval.shape))
-            else knp.reshape(o, arg.aval.shape) for arg, o in zip(body.carried, outs)]
 
 
 def _structure(out: Any) -> str:
@@ -347,13 +332,14 @@ def _traced_for(lower, upper, step, resizing, body, init):
 
         check(knp.not_equal(step, 0), "ValueError", "for_loop: step must not be zero (it would loop forever)")
     carry = _Carry("for_loop", init)
-    jaxpr, consts, inits, resizing, in_place, aliased = _trace_body(carry, body, resizing, with_index=True)
+    jaxpr, consts, inits, resizing, in_place, aliased, swapped = _trace_body(carry, body, resizing, with_index=True)
     implicit = _implicit_inits(inits) if resizing else []
     outs = bind(for_loop_p, *consts, lower, upper, step, *implicit, *inits,
                 body_jaxpr=jaxpr, body_nconsts=len(consts), num_implicit_inputs=len(implicit),
                 num_implicit_outputs=len(implicit), preserve_dimensions=not resizing)
     results = with_in_place(outs[len(implicit):], in_place)
     mark_loop_aliases(results, aliased, current_builder().user_line())
+    mark_swapped(current_builder(), swapped, current_builder().user_line())
     return carry.unflatten(results)
 
 
@@ -395,7 +381,7 @@ def _eager_while(cond_fn, body, init):
 
 def _traced_while(cond_fn, resizing, body, init):
     carry = _Carry("while_loop", init)
-    body_jaxpr, body_consts, inits, resizing, in_place, aliased = _trace_body(carry, body, resizing, False)
+    body_jaxpr, body_consts, inits, resizing, in_place, aliased, swapped = _trace_body(carry, body, resizing, False)
     ctx, cond_body = _open_body([x.aval for x in inits], resizing, with_index=False)
     with ctx:
         pred = cond_fn(*tree.unflatten(carry.tree, with_in_place(cond_body.carried, in_place)))
@@ -409,6 +395,7 @@ def _traced_while(cond_fn, resizing, body, init):
                 num_implicit_outputs=len(implicit), preserve_dimensions=not resizing)
     results = with_in_place(outs[len(implicit):], in_place)
     mark_loop_aliases(results, aliased, current_builder().user_line())
+    mark_swapped(current_builder(), swapped, current_builder().user_line())
     return carry.unflatten(results)
 
 
@@ -502,10 +489,13 @@ def _traced_cond(preds: list, fns: list, has_default: bool, track_aliases: bool 
 
     where = current_builder().user_line()
     pred_ops = [_predicate("cond", "the predicate", p) for p in preds]
-    traced = []
-    for b, fn in enumerate(fns):
+    traced, outs = [], []
+    for fn in fns:
         with new_scope() as builder:
-            out = fn()
+            outs.append((builder, fn()))
+    for b, (builder, out) in enumerate(outs):
+        with scope(builder):
+            out = fill(out, [o for i, (_, o) in enumerate(outs) if i != b], placeholder_maker([o[0] for o in outs]))
             leaves, out_tree = tree.flatten(out)
             traced.append((builder, [as_operand(x) for x in leaves], out_tree))
     if not has_default and any(t[2] != ("none",) for t in traced):

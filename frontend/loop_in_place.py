@@ -25,24 +25,28 @@ def mark_zero_d_arrays(body: Any, inits: list) -> None:
             body.builder.aliases.zero_d_arrays.add(id(arg))
 
 
-def same_array_slots(name: str, body: Any, slots: list, outs: list, inits: list) -> list:
+def same_array_slots(name: str, body: Any, slots: list, outs: list, inits: list, swapped: dict) -> list:
     """The carried arrays the body returns unchanged (itself, after writes
     through it or not): in NumPy they are the initial array, every
     iteration, so the body works on that array in place (`x += y` in a
     loop). A write to a carried array the body does not return as it is
     would also reach the initial array in NumPy, on the first iteration
-    only: refused."""
+    only: refused, unless the body swaps it with other carried arrays
+    (`swapped`, see `kiln.swapped_buffers`)."""
     written = body.builder.aliases.written_roots
     same = []
     for k, arg, out, init in zip(slots, body.carried, outs, inits):
         if out is arg and isinstance(init, Tracer) and (arg.aval.ndim > 0 or id(arg) in written):
             same.append(k)
-        elif id(arg) in written:
+        elif id(arg) in written and k not in swapped:
             raise KilnValueError(
                 f"{name}: carried value {k} is written in place (or through a view) but the body returns "
                 "another array for it. In NumPy the write would change the array the loop started with on "
                 "the first iteration and the new array afterwards, which kiln does not track. Return the "
-                "written array itself, or write to a copy (v = v.copy()) before writing.")
+                "written array itself, or write to a copy (v = v.copy()) before writing."
+                + (" A loop that swaps the arrays it writes (`u, un = un, u`) works on distinct arrays the "
+                   "function makes before the loop (`u = u0.copy()`, `un = np.empty_like(u)`), not on its "
+                   "arguments or views." if any(out is a for a in body.carried) else ""))
     return same
 
 

@@ -22,7 +22,8 @@ import kiln  # noqa: E402
 # the interpreted half adds about 30 s to the suite).
 RUN_BOTH_WAYS = {"test_numpy_surface", "test_numpy_npbench_functions", "test_run_time_aliases", "test_mutation",
                  "test_control_flow", "test_autograph", "test_boolean_masks", "test_runtime_checks", "test_regressions",
-                 "test_bad_inputs", "test_runtime_broadcast", "test_debug_print"}
+                 "test_bad_inputs", "test_runtime_broadcast", "test_debug_print", "test_special_functions",
+                 "test_loop_return", "test_swapped_buffers"}
 
 
 def pytest_configure(config):

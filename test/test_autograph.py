@@ -673,15 +673,30 @@ def test_branch_only_variable_is_fine_when_unused_after():
     np.testing.assert_allclose(f(x), x * 3.0 + 1.0)
 
 
-def test_return_inside_a_traced_loop_is_an_error_naming_the_line():
+def test_return_inside_a_traced_loop_returns_at_that_iteration():
     @kiln.qjit(autograph=True)
     def f(x, n):
-        for i in range(n):  # return-in-loop
+        for i in range(n):
             if i > 2:
                 return x
         return x * 2.0
 
-    with pytest.raises(kiln.KilnTypeError, match=at_line("return-in-loop") + r".*`return`"):
+    for n in (0, 1, 3, 4, 5):
+        np.testing.assert_allclose(f(np.ones(3), n), np.ones(3) if n > 3 else np.full(3, 2.0))
+
+
+def test_return_inside_a_try_in_a_traced_loop_is_an_error_naming_the_line():
+    @kiln.qjit(autograph=True)
+    def f(x, n):
+        for i in range(n):  # return-in-try
+            try:
+                if i > 2:
+                    return x
+            finally:
+                pass
+        return x * 2.0
+
+    with pytest.raises(kiln.KilnTypeError, match=at_line("return-in-try") + r".*`return`"):
         f(np.ones(3), 5)
 
 

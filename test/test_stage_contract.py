@@ -1,13 +1,16 @@
 """The stage contract (`kiln.compiler.pipeline.STAGE_DIALECTS`): over a
-corpus of programs with run-time checks, scans, prints, loops, branches and writes,
+corpus of programs with run-time checks, scans, prints, erf, loops, branches and writes,
 every stage's module holds ops of its allowed dialects only; the `stablehlo`
 stage holds func, StableHLO and `kiln` ops and no `custom_call`.
 """
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
+import scipy.special
 
 import kiln
 from kiln.compiler.mlir import ir
@@ -78,6 +81,12 @@ def random_numbers(rng, n):
     return x + np.random.rand(n)
 
 
+def error_functions(x, z):
+    # erf in a function that writes: kiln.elementwise passes through functionalization.
+    z[0] = math.erf(z[1])
+    return scipy.special.erf(x), scipy.special.erfc(x.astype(np.float32))
+
+
 CORPUS = [
     (checks_and_gathers, (np.ones(8), np.ones(8), 1, 1)),
     (scans, (np.ones((3, 4)), np.arange(5, dtype=np.uint32))),
@@ -88,6 +97,7 @@ CORPUS = [
     (prints_in_loops, (np.ones((3, 2)), 4)),
     (boolean_masks, (np.ones((3, 2)), np.arange(4.0) - 1)),
     (random_numbers, (np.random.default_rng(0), 5)),
+    (error_functions, (np.ones((3, 2)), np.arange(4.0) - 1)),
 ]
 
 
@@ -131,7 +141,7 @@ def test_corpus_covers_the_kiln_dialect_and_views(stages):
     """The corpus exercises what the contract is about: kiln ops in the
     `stablehlo` stage and reference-semantics ops before it."""
     seen = {stage: set().union(*(s[stage] for s in stages.values())) for stage in ("mlir", "functionalized", "stablehlo")}
-    assert {"kiln.check", "kiln.scan", "kiln.print", "kiln.flatnonzero", "kiln.random"} <= seen["stablehlo"]
+    assert {"kiln.check", "kiln.scan", "kiln.print", "kiln.flatnonzero", "kiln.random", "kiln.elementwise"} <= seen["stablehlo"]
     assert {"tensorssa.slice", "tensorssa.copy", "tensorssa.scatter"} <= seen["mlir"]
     assert {"immut.slice", "immut.slice_rev"} <= seen["functionalized"]
     assert {"stablehlo.while", "stablehlo.case"} & seen["stablehlo"]

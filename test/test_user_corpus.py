@@ -10,11 +10,8 @@ import pytest
 import kiln
 from corpus import PROGRAMS, SIZES, Program, run_both
 
-_ALL = tuple(SIZES)
 # Programs kiln does not run yet: name -> (the sizes that fail, the precise cause).
-MISSING: dict[str, tuple[tuple[str, ...], str]] = {
-    "finance.black_scholes_calls": (_ALL, "math.erf on a traced value (no erf primitive)"),
-}
+MISSING: dict[str, tuple[tuple[str, ...], str]] = {}
 
 
 @functools.cache

@@ -2,7 +2,8 @@
 
 In: equations of `kiln.primitives.elementwise` (operands share a shape).
 Out: one StableHLO elementwise op each (`stablehlo.add`, `compare`, ...);
-log1p and expm1 become short compositions that stay accurate for tiny x.
+log1p and expm1 become short compositions that stay accurate for tiny x;
+erf and erfc, which StableHLO lacks, become `kiln.elementwise`.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ import numpy as np
 
 from kiln.compiler.lowering import lowering
 from kiln.dialects.stablehlo import element_type, tensor_type
+from kiln.dialects import kiln as kiln_dialect
 from kiln.dialects import stablehlo as hlo
 from kiln.primitives import elementwise as ew
 
@@ -91,6 +93,17 @@ def _expm1(ctx, eqn, x):
     result = hlo.one("select", t, hlo.comparison("EQ", um1, minus_one, "FLOAT"), minus_one, general)
     result = hlo.one("select", t, hlo.comparison("EQ", u, one, "FLOAT"), x, result)
     return [hlo.one("select", t, hlo.comparison("EQ", u, inf, "FLOAT"), u, result)]
+
+
+@lowering(ew.erf_p)
+def _erf(ctx, eqn, x):
+    """`kiln.elementwise {fn = "erf"}`: StableHLO has no erf (CHLO's is not used)."""
+    return [kiln_dialect.elementwise(x, "erf")]
+
+
+@lowering(ew.erfc_p)
+def _erfc(ctx, eqn, x):
+    return [kiln_dialect.elementwise(x, "erfc")]
 
 
 def _full_like(ctx, aval, value: float):

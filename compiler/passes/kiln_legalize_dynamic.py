@@ -3,7 +3,7 @@
 In: StableHLO with the dynamic-shape ops that `stablehlo-legalize-to-linalg`
 leaves behind: `dynamic_broadcast_in_dim` with a dynamic result,
 `dynamic_reshape`, `reverse` on dynamic dims, `dynamic_gather` (and `gather`
-with a dynamic result), `kiln.scan` and `kiln.flatnonzero`.
+with a dynamic result), `kiln.scan`, `kiln.flatnonzero` and `kiln.elementwise`.
 Out: the same computation in `tensor` / `linalg` / `arith` / `scf` ops:
 `tensor.empty` sized from the shape operand plus a `linalg.generic` whose
 input map drops broadcast dims (versioned with `scf.if` when an operand dim
@@ -11,12 +11,13 @@ may be 1 at run time: the common case keeps that map, or is the operand
 itself; the other reads index 0 along the dims that are 1); `tensor.reshape`; `linalg.generic`s that
 read the reversed or gathered position with `tensor.extract`; an `scf.for`
 along the scanned axis carrying the running slice; for flatnonzero one
-`scf.for` counting the true elements and one filling a tensor of that size.
+`scf.for` counting the true elements and one filling a tensor of that size;
+for kiln.elementwise a `linalg.generic` around the `math` op.
 """
 
 from __future__ import annotations
 
-from kiln.compiler.mlir import GatherDimensionNumbers, arith, ir, linalg, scf, tensor
+from kiln.compiler.mlir import GatherDimensionNumbers, arith, ir, linalg, math, scf, tensor
 from kiln.compiler.passes import ModulePass, register_pass
 from kiln.compiler.passes._util import (
     axes_attribute,
@@ -364,6 +365,23 @@ def _flatnonzero(op: ir.Operation) -> tuple[ir.Value, ir.Value]:
     return count_tensor, filling.results[1]
 
 
+_MATH_OPS = {"erf": "ErfOp", "erfc": "ErfcOp"}
+
+
+def _elementwise(op: ir.Operation) -> ir.Value:
+    """`kiln.elementwise {fn}`: a `linalg.generic` applying `math.<fn>` to
+    each element (fused with its neighbours by linalg-fuse-elementwise-ops)."""
+    fn = ir.StringAttr(op.attributes["fn"]).value
+    x = op.operands[0]
+    x_type = ir.RankedTensorType(x.type)
+    maps, iterators = _parallel_maps(x_type.rank, [ir.AffineDimExpr.get(d) for d in range(x_type.rank)])
+    generic = linalg.GenericOp([x_type], [x], [tensor.empty(_sizes_of(x), x_type.element_type)], maps, iterators)
+    block = generic.regions[0].blocks.append(x_type.element_type, x_type.element_type)
+    with ir.InsertionPoint(block):
+        linalg.YieldOp([getattr(math, _MATH_OPS[fn])(block.arguments[0]).result])
+    return generic.result
+
+
 def _flat_size(t: ir.RankedTensorType) -> int:
     """The static number of elements of `t`, or the dynamic-size marker."""
     if not t.has_static_shape:
@@ -382,6 +400,7 @@ _RULES = {
     "stablehlo.gather": _gather,
     "kiln.scan": _scan,
     "kiln.flatnonzero": _flatnonzero,
+    "kiln.elementwise": _elementwise,
 }
 
 
@@ -400,8 +419,8 @@ def _needs_rewrite(op: ir.Operation) -> bool:
 
 
 def legalize_dynamic(module: ir.Module) -> None:
-    """Lower the dynamic-shape StableHLO ops that stablehlo-legalize-to-linalg leaves, `kiln.scan` and
-    `kiln.flatnonzero`."""
+    """Lower the dynamic-shape StableHLO ops that stablehlo-legalize-to-linalg leaves, `kiln.scan`,
+    `kiln.flatnonzero` and `kiln.elementwise`."""
     for op in collect_ops(module, _RULES):
         if not _needs_rewrite(op):
             continue
@@ -414,8 +433,8 @@ def legalize_dynamic(module: ir.Module) -> None:
 
 @register_pass
 class KilnLegalizeDynamic(ModulePass):
-    """Lower the dynamic-shape StableHLO ops that stablehlo-legalize-to-linalg leaves, `kiln.scan` and
-    `kiln.flatnonzero`."""
+    """Lower the dynamic-shape StableHLO ops that stablehlo-legalize-to-linalg leaves, `kiln.scan`,
+    `kiln.flatnonzero` and `kiln.elementwise`."""
 
     name = "kiln-legalize-dynamic"
 

@@ -27,6 +27,7 @@ from kiln.autograph.transform import (
 from kiln.errors import KilnTypeError
 from kiln.numpy.python_builtins import REPLACEMENTS as TRACED_BUILTINS
 from kiln.trace_namespace import function_like, is_library_function
+from kiln.unset_values import UNSET
 
 
 class _Context:
@@ -53,6 +54,8 @@ class _Context:
     if_stmt = staticmethod(runtime.if_stmt)
     ifexp = staticmethod(runtime.ifexp)
     unpack = staticmethod(runtime.unpack)
+    returned_value = staticmethod(runtime.returned_value)
+    UNSET = UNSET
 
     def call(self, fn: Any) -> Any:
         """`fn`, converted when it is a user function."""

@@ -1,8 +1,9 @@
 """Autograph, normalization: the first rewrite of a function's AST.
 
 In: a parsed function definition.
-Out: the same definition, where break/continue under `if`s became flags, a
-loop's `else` an `if` after it, and code after an early `return` the other branch.
+Out: the same definition, where `return` inside a loop became a break with a
+flag and the value (returned after the loop), break/continue under `if`s flags,
+a loop's `else` an `if` after it, and code after an early `return` the other branch.
 """
 
 from __future__ import annotations
@@ -11,7 +12,10 @@ import ast
 import itertools
 from typing import Sequence
 
-from kiln.autograph.analysis import find_first, unconvertible_reason
+from kiln.autograph.analysis import find_first, unconvertible_reason, walk_scope
+
+# The name converted code reaches the helpers by (`ag__.if_stmt`, `ag__.UNSET`).
+CONTEXT_NAME = "ag__"
 
 
 class FreshNames:
@@ -45,11 +49,61 @@ def _always_exits(stmts: Sequence[ast.stmt]) -> bool:
     return False
 
 
+def _only_under_ifs(stmts: Sequence[ast.stmt]) -> bool:
+    """Every `return` of this block sits in it or under `if`s only."""
+    for s in stmts:
+        if isinstance(s, ast.If):
+            if not (_only_under_ifs(s.body) and _only_under_ifs(s.orelse)):
+                return False
+        elif not isinstance(s, ast.Return) and find_first([s], (ast.Return,)) is not None:
+            return False
+    return True
+
+
+def _returns_as_breaks(stmts: Sequence[ast.stmt], flag: str, value: str | None) -> list:
+    out: list = []
+    for s in stmts:
+        if isinstance(s, ast.Return):
+            if value is not None:
+                result = s.value if s.value is not None else ast.copy_location(ast.Constant(None), s)
+                kept = ast.copy_location(ast.Call(ast.Attribute(ast.Name(CONTEXT_NAME, ast.Load()), "returned_value",
+                                                                ast.Load()), [result], []), result)
+                out.append(ast.copy_location(ast.Assign([ast.Name(value, ast.Store())], kept), s))
+            out += [_assign(flag, True, s), ast.copy_location(ast.Break(), s)]
+            return out  # what follows a return never runs
+        if isinstance(s, ast.If):
+            s.body = _returns_as_breaks(s.body, flag, value)
+            s.orelse = _returns_as_breaks(s.orelse, flag, value)
+        out.append(s)
+    return out
+
+
+def _value_or_none(value: str | None, at: ast.AST) -> ast.expr:
+    return ast.copy_location(ast.Name(value, ast.Load()) if value is not None else ast.Constant(None), at)
+
+
+def _return_if(flag: str, value: str | None, at: ast.AST) -> ast.stmt:
+    """`if returned: return value` after a loop whose body returns."""
+    check = ast.copy_location(ast.If(ast.Name(flag, ast.Load()),
+                                     [ast.copy_location(ast.Return(_value_or_none(value, at)), at)], []), at)
+    check.kiln_loop_return = True  # errors of this `if` name the loop's `return`
+    return check
+
+
+def _exits_by_return_only(s: ast.For | ast.While) -> bool:
+    """`while True:` without a `break` of its own: it ends only by `return`."""
+    return (isinstance(s, ast.While) and isinstance(s.test, ast.Constant) and bool(s.test.value)
+            and not s.orelse and find_first(s.body, (ast.Break,), stop_at_loops=True) is None)
+
+
 class Normalizer:
     """Rewrites a function body so that structured control flow can express it."""
 
     def __init__(self, names: FreshNames):
         self.names = names
+        # (statements before, flag, value) of loops in `if` branches whose `return`
+        # the block holding the `if` performs (see `block`).
+        self.hoisted: list = []
 
     def function(self, fn: ast.FunctionDef) -> None:
         body = fn.body
@@ -57,7 +111,9 @@ class Normalizer:
             body = body + [ast.copy_location(ast.Return(ast.Constant(None)), body[-1])]
         fn.body = self.block(body)
 
-    def block(self, stmts: Sequence[ast.stmt]) -> list:
+    def block(self, stmts: Sequence[ast.stmt], branch: bool = False) -> list:
+        """Normalize a block; `branch`: it is an `if` branch, where a loop's `return`
+        skips the rest of the branch and the block around the `if` returns."""
         out: list = []
         stmts = list(stmts)
         k = -1
@@ -75,19 +131,49 @@ class Normalizer:
                 elif rest and _always_exits(s.orelse) and not _always_exits(s.body):
                     s.body = s.body + rest
                     rest = []
-                s.body = self.block(s.body)
-                s.orelse = self.block(s.orelse)
-                out.append(s)
-                if not rest:
+                saved, self.hoisted = self.hoisted, []
+                s.body = self.block(s.body, branch=True)
+                s.orelse = self.block(s.orelse, branch=True)
+                hoisted, self.hoisted = self.hoisted, saved
+                if hoisted and branch:
+                    # This `if` is itself in a branch: the block around that one returns.
+                    self.hoisted.extend(hoisted)
+                    out.append(s)
+                    if rest:
+                        out.append(self._skip_when_returned(rest, [flag for _, flag, _ in hoisted]))
                     return out
+                for before, _, _ in hoisted:
+                    out.extend(before)
+                out.append(s)
+                returning = [_return_if(flag, value, s) for _, flag, value in hoisted]
+                if not rest and not returning:
+                    return out
+                stmts[k + 1:] = returning + rest
             elif isinstance(s, (ast.For, ast.While)):
                 s.body = self.block(s.body)
                 s.orelse = self.block(s.orelse)
+                exits_by_return_only = _exits_by_return_only(s)
+                before, flag, value = self.returns_to_breaks(s)
                 loop, after = self.loop(s)
-                out.extend(loop)
-                # The `if not broke:` standing for the loop's else is normalized
-                # with the rest of the block (it may end in a `return`).
-                stmts[k + 1:k + 1] = after
+                if flag is not None and branch:
+                    # The block around this `if` branch returns; the rest of the branch is skipped.
+                    self.hoisted.append((before, flag, value))
+                    out.extend(loop)
+                    rest = after + stmts[k + 1:]
+                    if rest:
+                        out.append(self._skip_when_returned(rest, [flag]))
+                    return out
+                out.extend(before + loop)
+                # The `if returned: return value` of a `return` inside the loop and the
+                # `if not broke:` standing for the loop's else are normalized with the
+                # rest of the block (they end in a `return` / may end in one).
+                if flag is None:
+                    returning = []
+                elif exits_by_return_only:
+                    returning = [ast.copy_location(ast.Return(_value_or_none(value, s)), s)]
+                else:
+                    returning = [_return_if(flag, value, s)]
+                stmts[k + 1:k + 1] = returning + after
             elif isinstance(s, (ast.With, ast.AsyncWith)):
                 s.body = self.block(s.body)
                 out.append(s)
@@ -99,6 +185,35 @@ class Normalizer:
             else:
                 out.append(s)
         return out
+
+    def _skip_when_returned(self, rest: list, flags: list) -> ast.stmt:
+        """`if not returned: rest` (nested, one `if` per flag), `rest` normalized as a branch."""
+        body = self.block(rest, branch=True)
+        for flag in reversed(flags):
+            body = [ast.copy_location(ast.If(_not_name(flag, rest[0]), body, []), rest[0])]
+        return body[0]
+
+    def returns_to_breaks(self, s: ast.For | ast.While) -> tuple[list, str | None, str | None]:
+        """`return v` in a loop body (under `if`s only) → `value = v; returned = True;
+        break`, with `returned = False; value = UNSET` before the loop; `block`
+        puts `if returned: return value` after it (a nested loop's return has
+        already become such an `if`, so it breaks out level by level). Returns the
+        statements before the loop, the flag's and the value's names (None when
+        every return is bare); the loop is unchanged (and the flag None) when it
+        has no `return`, or one inside a `with`/`try` or a loop that stays Python."""
+        returns = [n for n in walk_scope(s.body) if isinstance(n, ast.Return)]
+        if not returns or not _only_under_ifs(s.body):
+            return [], None, None
+        flag = self.names.fresh("returned")
+        valued = any(r.value is not None and not (isinstance(r.value, ast.Constant) and r.value.value is None)
+                     for r in returns)
+        value = self.names.fresh("retval") if valued else None
+        s.body = _returns_as_breaks(s.body, flag, value)
+        before = [_assign(flag, False, s)]
+        if value is not None:
+            unset = ast.Attribute(ast.Name(CONTEXT_NAME, ast.Load()), "UNSET", ast.Load())
+            before.append(ast.copy_location(ast.Assign([ast.Name(value, ast.Store())], unset), s))
+        return before, flag, value
 
     def loop(self, s: ast.For | ast.While) -> tuple[list, list]:
         """break/continue → flags (when they only sit under `if`s), loop else → an `if` after.

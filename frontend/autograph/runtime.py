@@ -21,6 +21,7 @@ from kiln.core import is_static_dim
 from kiln.numpy.python_builtins import reversed_ as traced_reversed
 from kiln.trace_namespace import replace_in_traced_code
 from kiln.tracing import Tracer
+from kiln.unset_values import UNSET
 
 
 class _Undefined:
@@ -400,10 +401,11 @@ _CARRYABLE = (Tracer, bool, int, float, complex, np.generic, np.ndarray)
 
 def carryable(value: Any) -> bool:
     """An array or a number, or a tuple of carryable values (`best = (i, j)`):
-    what kiln's loops and conds carry (tuples as trees of values)."""
+    what kiln's loops and conds carry (tuples as trees of values); or UNSET,
+    the value of a `return` inside a loop before it runs (kiln.unset_values)."""
     if isinstance(value, tuple):
         return builtins.all(carryable(v) for v in value)
-    return isinstance(value, _CARRYABLE)
+    return isinstance(value, _CARRYABLE) or value is UNSET
 
 
 def _carry_check(names: Sequence[str], values: Sequence[Any], where: str, what: str) -> None:
@@ -426,17 +428,19 @@ def _rethrow(error: KilnError, where: str, names: Sequence[str]) -> KilnError:
     message = str(error)
     if not message.startswith(("for_loop:", "while_loop:", "cond:")):
         return error  # raised by the user's code in a body: its traceback points at the line
-    named = ", ".join(f"{k} is {n!r}" for k, n in enumerate(names))
+    named = ", ".join(f"{k} is " + ("the value of a `return` inside the loop" if n.startswith("retval__")
+                                    else repr(n)) for k, n in enumerate(names))
     suffix = f" (carried value {named})" if named else ""
     return type(error)(f"{where}: {message}{suffix}")
 
 
 def if_stmt(test: Any, if_true: Callable, if_false: Callable, init: tuple, out_names: tuple, where: str,
-             returns: bool = False) -> Any:
+            returns: bool = False, loop_return: bool = False) -> Any:
     """A converted `if`: Python when the predicate is a Python value,
     kiln.cond (both branches traced) when it is traced. Branches return the
     tuple of variables live after the statement, or (`returns`) the
-    function's return value."""
+    function's return value (`loop_return`: the `if returned: return value`
+    after a loop whose body returns)."""
     if not _is_traced(test):
         return if_true(*init) if test else if_false(*init)
     from kiln.control_flow import cond
@@ -452,6 +456,12 @@ def if_stmt(test: Any, if_true: Callable, if_false: Callable, init: tuple, out_n
     try:
         return chain()
     except KilnError as e:
+        if loop_return and str(e).startswith("cond:"):
+            raise type(e)(
+                f"{where}: a `return` inside this loop gives a value unlike the one the function returns after "
+                f"the loop ({str(e)[6:]}); the loop's condition is traced, so kiln compiles both returns and "
+                "they must give the same structure (a value, not None, on every path), rank and kind of "
+                "dtype") from None
         raise _rethrow(e, where, () if returns else out_names) from None
 
 
@@ -486,6 +496,28 @@ def _checked_branch(branch: Callable, init: tuple, out_names: tuple, where: str,
         return out
 
     return run
+
+
+def returned_value(value: Any) -> Any:
+    """The value of a `return` inside a traced loop body, kept until the loop
+    ends: an array that is (a view of) an array from outside the loop becomes
+    a copy, since the loop would otherwise carry an alias of an array it may
+    write (it does not: the `return` ends the loop, so the copy holds what
+    NumPy's array holds when the function returns)."""
+    from kiln import tree
+    from kiln.loop_in_place import outer_arrays
+    from kiln.numpy._bindings import knp
+    from kiln.tracing import current_builder, is_tracing
+
+    if not is_tracing():
+        return value
+    builder = current_builder()
+    if builder.parent is None:
+        return value
+    leaves, structure = tree.flatten(value)
+    copied = [knp.copy(x) if _is_traced(x) and x.ndim > 0 and (x.builder is not builder or outer_arrays(builder, x))
+              else x for x in leaves]
+    return tree.unflatten(structure, copied)
 
 
 # --- calls

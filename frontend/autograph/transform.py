@@ -23,9 +23,7 @@ from kiln.autograph.analysis import (
     unconvertible_reason,
     walk_scope,
 )
-from kiln.autograph.normalization import FreshNames
-
-CONTEXT_NAME = "ag__"
+from kiln.autograph.normalization import CONTEXT_NAME, FreshNames
 
 
 def _ag(attr: str) -> ast.expr:
@@ -260,6 +258,8 @@ class Converter:
         ast.copy_location(call, s.test)
         if returning:
             call.keywords.append(ast.keyword("returns", ast.Constant(True)))
+            if getattr(s, "kiln_loop_return", False):
+                call.keywords.append(ast.keyword("loop_return", ast.Constant(True)))
             last = ast.copy_location(ast.Return(call), s)
         else:
             last = _unpack(outputs, call, s)

@@ -18,6 +18,7 @@ import numpy as np
 from kiln.core import KilnTypeError
 from kiln.numpy._bindings import FUNCTIONS, UFUNC_METHODS, tracer_method
 from kiln.numpy._ufunc import UFUNCS, ufunc_entry
+from kiln.numpy.special_functions import FOREIGN_UFUNCS
 
 
 @tracer_method("__array_ufunc__")
@@ -38,6 +39,9 @@ def dispatch_ufunc(self: Any, ufunc: np.ufunc, method: str, *inputs: Any, **kwar
         return FUNCTIONS[name](*inputs, **kwargs)
     if (name, method) in UFUNC_METHODS:
         return UFUNC_METHODS[name, method](*inputs, **kwargs)
+    public = _ufunc_public_name(ufunc) if name not in UFUNCS else f"np.{name}"
+    if method == "__call__" and public in FOREIGN_UFUNCS and len(inputs) == 1 and "out" not in kwargs:
+        return FOREIGN_UFUNCS[public](ufunc, *inputs, **kwargs)
     called = _ufunc_public_name(ufunc) + ("" if method == "__call__" else "." + method)
     raise KilnTypeError(
         f"{called}{_library_caller_note()} is not supported by kiln on traced values; "

@@ -1,7 +1,8 @@
 """Stage "jaxpr": Python's builtins and `math` functions on traced values.
 
 In: a call of `min`, `max`, `sum`, `len`, `reversed`, `float`, `int`, `bool`, `complex`,
-`print` (kiln.debugging.traced_print) or a `math` function that traced code
+`print` (kiln.debugging.traced_print) or a `math` function (erf and erfc
+through kiln.numpy.special_functions) that traced code
 makes (found by autograph at the call site).
 Out: Python's own result when no argument is traced; otherwise the kiln.numpy
 equations that compute it, or a KilnTypeError naming what Python would refuse.
@@ -21,6 +22,7 @@ from kiln.core import KilnTypeError
 from kiln.debugging import traced_print
 from kiln.numpy._bindings import FUNCTIONS, tracer_method, traced
 from kiln.numpy._ufunc import ufunc_entry
+from kiln.numpy.special_functions import apply as apply_special
 from kiln.tracing import Tracer, is_static_dim
 
 _NO_DEFAULT = object()
@@ -207,6 +209,23 @@ def _log(x: Any, base: Any = None) -> Any:
 
 
 MATH[math.log] = _log
+
+
+def _math_erf(name: str) -> Callable[..., Any]:
+    python_fn = getattr(math, name)
+
+    def fn(x: Any) -> Any:
+        if not traced(x):
+            return python_fn(x)
+        # Python's math functions compute in float64 whatever the number's type.
+        return apply_special(name, _scalar(x, f"math.{name}"), np.float64)
+
+    fn.__name__ = name
+    fn.__doc__ = f"`math.{name}` of a traced number (the C library's {name}, as Python's)."
+    return fn
+
+
+MATH.update({getattr(math, name): _math_erf(name) for name in ("erf", "erfc")})
 
 # The callables traced code reaches instead of Python's own.
 BUILTINS = {builtins.min: min_, builtins.max: max_, builtins.sum: sum_, builtins.len: len_,

@@ -6,6 +6,8 @@ Out: one value of that shape; compare gives bool, convert the new dtype.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from kiln.core import DShapedArray, KilnInternalError, Primitive
@@ -153,7 +155,29 @@ def _bitcast_rule(x, *, new_dtype):
     return DShapedArray(x.aval.shape, new_dtype)
 
 
-PRIMITIVES = [*UNARY, *BINARY, *COMPARE, select_p, convert_element_type_p, real_p, imag_p, bitcast_convert_p]
+
+# The error function and its complement (float32/float64; the numpy layer
+# promotes other dtypes). StableHLO has no op for them: they lower to
+# `kiln.elementwise`, which calls the C library's erf/erfc as Python's
+# `math.erf` does.
+erf_p = Primitive("erf")
+erfc_p = Primitive("erfc")
+
+
+def _float_only_rule(name):
+    def rule(x):
+        if x.aval.dtype not in (np.float32, np.float64):
+            raise KilnInternalError(f"{name}: expected float32 or float64, got {x.aval.str_short()}")
+        return x.aval
+
+    return rule
+
+
+erf_p.def_abstract_eval(_float_only_rule("erf"))
+erfc_p.def_abstract_eval(_float_only_rule("erfc"))
+
+PRIMITIVES = [*UNARY, *BINARY, *COMPARE, select_p, convert_element_type_p, real_p, imag_p, bitcast_convert_p, erf_p,
+              erfc_p]
 
 
 
@@ -211,6 +235,16 @@ def _logistic(x):
     return np.exp(-np.logaddexp(0, -x)) if x.dtype.kind == "f" else 1 / (1 + np.exp(-x))
 
 
+def _math_rule(fn):
+    """A `math` function of one float on each element, in the array's dtype."""
+    each = np.frompyfunc(fn, 1, 1)
+
+    def rule(x):
+        return np.asarray(each(x), dtype=np.float64).astype(x.dtype)
+
+    return rule
+
+
 _VALUE_RULES = {
     neg_p: np.negative, exp_p: np.exp, log_p: np.log, sqrt_p: np.sqrt, rsqrt_p: lambda x: 1 / np.sqrt(x),
     cbrt_p: np.cbrt, tanh_p: np.tanh, sin_p: np.sin, cos_p: np.cos, tan_p: np.tan, logistic_p: _logistic,
@@ -222,7 +256,7 @@ _VALUE_RULES = {
     shift_right_logical_p: _shift_right_logical,
     eq_p: np.equal, ne_p: np.not_equal, lt_p: np.less, le_p: np.less_equal, gt_p: np.greater,
     ge_p: np.greater_equal,
-    real_p: np.real, imag_p: np.imag,
+    real_p: np.real, imag_p: np.imag, erf_p: _math_rule(math.erf), erfc_p: _math_rule(math.erfc),
 }
 for _prim, _rule in _VALUE_RULES.items():
     interpret_rule(_prim)(_rule)

@@ -108,10 +108,14 @@ def run_both(program: Program, compiled: Callable, label: str) -> None:
 
 
 def _collect() -> list[Program]:
-    from corpus import (audio, bioinformatics, dynamic_programming, finance, geoscience, graphics,
-                        graphs, image, optimization, physics, signal_processing, simulation, statistics)
+    from corpus import (astronomy, audio, bioinformatics, chemistry, control, dynamic_programming, ecology,
+                        epidemiology, finance, geometry, geoscience, graphics, graphs, image,
+                        machine_learning, operations_research, optimization, physics, quality_control,
+                        signal_processing, simulation, statistics)
     fields = (signal_processing, image, statistics, simulation, graphs, optimization,
-              dynamic_programming, bioinformatics, geoscience, audio, graphics, finance, physics)
+              dynamic_programming, bioinformatics, geoscience, audio, graphics, finance, physics,
+              machine_learning, control, epidemiology, astronomy, chemistry, operations_research, geometry,
+              ecology, quality_control)
     return [program for field in fields for program in field.PROGRAMS]
 
 

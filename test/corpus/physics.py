@@ -1,4 +1,4 @@
-"""Physics: N-body, Ising, ODE integration, Poisson, waves."""
+"""Physics: N-body, Ising, ODE integration, Poisson, waves, heat in a rod (double buffered)."""
 
 import math
 
@@ -87,6 +87,19 @@ def wave_1d(u0, c, dx, dt, steps):
     return u
 
 
+def heat_rod_double_buffer(T0, alpha, steps, tol):
+    T = T0.copy()
+    T_new = np.empty_like(T)
+    for step in range(steps):
+        T_new[0], T_new[-1] = T[0], T[-1]
+        T_new[1:-1] = T[1:-1] + alpha * (T[2:] - 2 * T[1:-1] + T[:-2])
+        change = np.abs(T_new - T).max()
+        T, T_new = T_new, T
+        if change < tol:
+            return T, step + 1
+    return T, steps
+
+
 def kinetic_energy(masses, velocities):
     total = np.float64(0.0)
     for m, v in zip(masses, velocities):
@@ -108,4 +121,6 @@ PROGRAMS = [
     Program(jacobi_poisson, lambda n, rng: (rng.random((n, n)), 0.1, 1e-6, 200), large=30, rtol=1e-8, atol=1e-10),
     Program(wave_1d, lambda n, rng: (np.sin(np.linspace(0, np.pi, n)), 1.0, 0.1, 0.05, 20), rtol=1e-8, atol=1e-12),
     Program(kinetic_energy, lambda n, rng: (rng.random(n), rng.standard_normal((n, 3))), rtol=1e-10),
+    Program(heat_rod_double_buffer, lambda n, rng: (np.where(np.arange(n + 2) < (n + 2) // 2, 100.0, 0.0), 0.25,
+                                                    4 * n + 3, 1e-2), rtol=1e-10),
 ]

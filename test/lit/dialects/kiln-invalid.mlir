@@ -3,7 +3,8 @@
 // The kiln ops are declared in IRDL: the verifier checks operand types,
 // that `kind` names one of the exceptions a check can raise, that `combiner`
 // is a known one, that `reverse` is a bool and that a scan keeps its
-// operand's type. Each chunk fails alone.
+// operand's type, and that `kiln.elementwise` names a known function
+// and keeps its operand's type. Each chunk fails alone.
 
 func.func @check_unknown_kind(%ok: tensor<i1>) {
   // CHECK: kiln-invalid.mlir:[[# @LINE + 1]]:3: error: '"KeyError"' does not satisfy the constraint
@@ -85,8 +86,24 @@ func.func @random_unknown_method(%s: tensor<6xi64>, %n: tensor<i64>, %p: tensor<
 
 // -----
 
+func.func @elementwise_unknown_function(%x: tensor<?xf64>) -> tensor<?xf64> {
+  // CHECK: kiln-invalid.mlir:[[# @LINE + 1]]:8: error: '"gamma"' does not satisfy the constraint
+  %y = "kiln.elementwise"(%x) {fn = "gamma"} : (tensor<?xf64>) -> tensor<?xf64>
+  return %y : tensor<?xf64>
+}
+
+// -----
+
 func.func @random_float_count(%s: tensor<6xi64>, %n: tensor<f64>, %i: tensor<i64>) {
   // CHECK: kiln-invalid.mlir:[[# @LINE + 1]]:13: error: expected 'tensor<i64>' but got 'tensor<f64>'
   %s2, %v = "kiln.random"(%s, %n, %i, %i, %n, %n, %n) {method = "random", bit_generator = "pcg64"} : (tensor<6xi64>, tensor<f64>, tensor<i64>, tensor<i64>, tensor<f64>, tensor<f64>, tensor<f64>) -> (tensor<6xi64>, tensor<?xf64>)
   return
+}
+
+// -----
+
+func.func @elementwise_changes_type(%x: tensor<?xf64>) -> tensor<?xf32> {
+  // CHECK: kiln-invalid.mlir:[[# @LINE + 1]]:8: error: expected 'tensor<?xf64>' but got 'tensor<?xf32>'
+  %y = "kiln.elementwise"(%x) {fn = "erf"} : (tensor<?xf64>) -> tensor<?xf32>
+  return %y : tensor<?xf32>
 }

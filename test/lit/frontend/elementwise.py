@@ -1,8 +1,10 @@
 # RUN: %PYTHON %s | filecheck %s
 """Stages "jaxpr" and "mlir" of an elementwise function of two dynamic
-vectors: each argument gets its own dim, checked equal at run time."""
+vectors: each argument gets its own dim, checked equal at run time; and of
+scipy.special.erfc, which StableHLO lacks."""
 
 import numpy as np
+import scipy.special
 
 import kiln
 import kiln.numpy as knp
@@ -63,3 +65,31 @@ def mlir():
     # CHECK-NEXT:   return %7 : tensor<?xf64>
     # CHECK-NEXT: }
     # CHECK-NEXT: }
+
+
+@kiln.qjit
+def error_function(x):
+    return scipy.special.erfc(x.astype(np.float32))
+
+
+error_function(np.ones(3, dtype=np.int32))
+
+
+# scipy.special.erfc of a float32 array is one `erfc` equation; StableHLO has
+# no erf, so it lowers to `kiln.elementwise` (no CHLO), which
+# kiln-legalize-dynamic turns into a linalg.generic around math.erfc.
+# CHECK-LABEL: TEST: erfc_jaxpr_and_mlir
+@run
+def erfc_jaxpr_and_mlir():
+    print(error_function.jaxpr)
+    # CHECK-NEXT: { lambda ; a:i64[] b:i32[a]. let
+    # CHECK-NEXT:     c:f32[a] = convert_element_type[new_dtype=f32 weak_type=False] b
+    # CHECK-NEXT:     d:f32[a] = erfc c
+    # CHECK-NEXT:   in (d) }
+    print(kiln.get_compilation_stage(error_function, "mlir"))
+    # CHECK: %[[C:.*]] = stablehlo.convert %arg1 : (tensor<?xi32>) -> tensor<?xf32>
+    # CHECK-NEXT: %[[E:.*]] = "kiln.elementwise"(%[[C]]) {fn = "erfc"} : (tensor<?xf32>) -> tensor<?xf32>
+    # CHECK-NEXT: return %[[E]] : tensor<?xf32>
+    print(kiln.get_compilation_stage(error_function, "linalg"))
+    # CHECK: linalg.generic
+    # CHECK: math.erfc %{{.*}} : f32

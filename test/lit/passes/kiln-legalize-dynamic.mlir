@@ -242,3 +242,28 @@ func.func @flatnonzero(%mask: tensor<?x3xi1>) -> (tensor<i64>, tensor<?xi64>) {
   %count, %positions = "kiln.flatnonzero"(%mask) : (tensor<?x3xi1>) -> (tensor<i64>, tensor<?xi64>)
   return %count, %positions : tensor<i64>, tensor<?xi64>
 }
+
+// An erf StableHLO lacks: one linalg.generic applying math.erf to each
+// element, into a tensor of the operand's (dynamic) size.
+// CHECK-LABEL: func.func @elementwise_erf
+// CHECK-SAME: (%[[X:.*]]: tensor<?x3xf64>)
+func.func @elementwise_erf(%x: tensor<?x3xf64>) -> tensor<?x3xf64> {
+  // CHECK: %[[N:.*]] = tensor.dim %[[X]], %{{.*}} : tensor<?x3xf64>
+  // CHECK: %[[OUT:.*]] = tensor.empty(%[[N]]) : tensor<?x3xf64>
+  // CHECK: linalg.generic {{.*}} ins(%[[X]] : tensor<?x3xf64>) outs(%[[OUT]] : tensor<?x3xf64>)
+  // CHECK: ^bb0(%[[IN:.*]]: f64, %{{.*}}: f64):
+  // CHECK: %[[E:.*]] = math.erf %[[IN]] : f64
+  // CHECK: linalg.yield %[[E]] : f64
+  // CHECK-NOT: kiln.elementwise
+  %y = "kiln.elementwise"(%x) {fn = "erf"} : (tensor<?x3xf64>) -> tensor<?x3xf64>
+  return %y : tensor<?x3xf64>
+}
+
+// erfc on a 0-d f32 tensor: a rank-0 generic around math.erfc.
+// CHECK-LABEL: func.func @elementwise_erfc_scalar
+func.func @elementwise_erfc_scalar(%x: tensor<f32>) -> tensor<f32> {
+  // CHECK: linalg.generic
+  // CHECK: math.erfc %{{.*}} : f32
+  %y = "kiln.elementwise"(%x) {fn = "erfc"} : (tensor<f32>) -> tensor<f32>
+  return %y : tensor<f32>
+}
