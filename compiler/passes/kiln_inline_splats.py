@@ -6,8 +6,10 @@ a generic with no inputs whose body yields a value `%c` defined outside it
 readers (cse merges the equal broadcasts of `0.5 * x; ...; 0.5 * y`),
 elementwise fusion leaves it alone and it is materialized: a buffer filled
 and read at every iteration of a loop.
-Out: each reader uses `%c` itself in its body; the input is then unused and
-canonicalize drops it, and the splat with it.
+Out: each reader uses `%c` itself in its body. The splat input is then read
+by no body: its loops load nothing from it, and after bufferization its
+buffer has only the stores that fill it, which canonicalize erases with the
+allocation (the lit test shows no buffer left for it).
 """
 
 from __future__ import annotations
