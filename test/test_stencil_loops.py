@@ -168,3 +168,58 @@ def test_stencil_loop_body_allocates_nothing():
     main = text[text.index("func.func @stencil("):]
     loop = main[main.index("scf.while"):]
     assert "memref.alloc" not in loop
+
+
+def augmented(x, y, k):
+    x[1:-1] += y[1:-1]
+    x[::2] *= 3.0
+    x[1:] += x[:-1]                            # overlapping: NumPy reads the old x[:-1]
+    idx = (slice(0, 2),)
+    t = x[idx]
+    x[idx] = 5.0
+    x[idx] = t                                 # t is a view of the same elements: no change
+    x[k:] -= 1.0
+    return x
+
+
+def test_augmented_slice_assignment_is_one_write():
+    f = kiln.qjit(augmented)
+    for n in [2, 3, 8, 101]:
+        x, y = rng.standard_normal(n), rng.standard_normal(n)
+        want_arg = x.copy()
+        want = augmented(want_arg, y, 1)
+        got_arg = x.copy()
+        np.testing.assert_allclose(f(got_arg, y, 1), want)
+        np.testing.assert_allclose(got_arg, want_arg)
+
+    def add_rows(x, y):
+        x[1:-1] += y[1:-1]
+        return x
+
+    g = kiln.qjit(add_rows)
+    g(np.zeros(4), np.ones(4))
+    assert str(g.jaxpr).count("= assign ") == 1, g.jaxpr
+    read_only = np.zeros(4)
+    read_only.setflags(write=False)
+    with pytest.raises(ValueError, match="read-only"):
+        g(read_only, np.ones(4))
+
+
+def seidel_rows(steps, A):
+    n = A.shape[0]
+    for _ in range(steps):
+        for i in range(1, n - 1):
+            A[i, 1:-1] += A[i - 1, :-2] + A[i + 1, 2:] + A[i, 2:]
+            for j in range(1, n - 1):
+                A[i, j] += A[i, j - 1]
+                A[i, j] /= 4.0
+
+
+def test_row_updates_in_loops():
+    f = kiln.qjit(seidel_rows)
+    for n in [0, 1, 2, 3, 9]:
+        A = rng.standard_normal((n, n))
+        a = A.copy()
+        seidel_rows(2, A)
+        f(2, a)
+        np.testing.assert_allclose(a, A, rtol=1e-12, atol=1e-12)

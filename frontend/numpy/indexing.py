@@ -394,7 +394,25 @@ def _getitem_operator(x: Tracer, idx: Any) -> Tracer:
         scalar = knp.copy(result)
         current_builder().aliases.scalars.add(id(scalar))
         return scalar
+    builder = current_builder()
+    base = builder.lift(x)
+    if result is not base and builder.aliases.root(result) is builder.aliases.root(base):
+        # Held (x and idx too, so that their ids stay unique) for `x[idx] op= v`,
+        # whose final `x[idx] = view` is then no write (`is_view_of_key`).
+        builder.derived[("view of key", id(base), id(idx))] = (base, idx, result)
     return result
+
+
+def is_view_of_key(x: Any, idx: Any, value: Any) -> bool:
+    """Whether `value` is the view `x[idx]` made in this scope with this very
+    index object: `x[idx] += v` is `t = x[idx]; t += v; x[idx] = t` (Python
+    passes one index object to both), and the last step writes the elements
+    of `x[idx]` onto themselves."""
+    if not isinstance(x, Tracer):
+        return False
+    builder = current_builder()
+    entry = builder.derived.get(("view of key", id(builder.lift(x)), id(idx)))
+    return entry is not None and entry[2] is value
 
 
 @numpy_function("take", method="take")
