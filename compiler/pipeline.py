@@ -80,6 +80,7 @@ DEFAULT_PIPELINE: Pipeline = [
         # Reshapes that only add or drop unit dims become views (after fusion: see the pass).
         "kiln-simplify-shapes",
         "canonicalize",
+        "kiln-inline-splats",
         "kiln-scalarize-rank0",
         "kiln-element-access",
         "kiln-scalarize-dots",
@@ -91,6 +92,7 @@ DEFAULT_PIPELINE: Pipeline = [
         "kiln-fuse-insert-slices",
         "canonicalize",
         "cse",
+        "kiln-compute-into-destination",
         "kiln-elementwise-in-place",
         "kiln-chain-overwrites",
     ]),

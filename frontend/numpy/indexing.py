@@ -156,9 +156,11 @@ def normalize_slice(s: slice, n: Any) -> DimSelection:
         raise KilnIndexError("slice step cannot be zero")
     if step == 1 and s.start is None and s.stop is None:
         return DimSelection(0, n, 1)
-    if step == 1 and s.stop is None and _is_int(s.start) and s.start >= 0 and not is_static_dim(n):
-        # `x[k:]`: two dim equations instead of the general clamping chain.
-        return DimSelection(knp.minimum(s.start, n), knp.maximum(n - s.start, 0), 1)
+    if step == 1 and not is_static_dim(n) and all(v is None or _is_int(v) for v in (s.start, s.stop)):
+        literal_bounds = _literal_bounds_selection(0 if s.start is None else int(s.start),
+                                                   None if s.stop is None else int(s.stop), n)
+        if literal_bounds is not None:
+            return literal_bounds
     all_static = is_static_dim(n) and all(v is None or _is_int(v) for v in (s.start, s.stop))
     if all_static:
         start, stop, step = slice(s.start, s.stop, step).indices(int(n))
@@ -194,6 +196,50 @@ def normalize_slice(s: slice, n: Any) -> DimSelection:
     stop = bound(s.stop, -1)
     size = _count(start - stop, -step)
     return DimSelection(n - 1 - start, size, -step, reverse=True)
+
+
+def _literal_bounds_selection(a: int, b: int | None, n: Any) -> DimSelection | None:
+    """`x[a:b]` (step 1, int or absent bounds) on a dynamic dim `n`, with its size
+    written in one of two canonical forms, `max(n + c, 0)` or
+    `min(max(n + c, 0), cap)`, made once per scope (`_dim_term`): slices whose
+    sizes are the same function of `n` get the very same dim. So the five
+    shifted slices of a stencil (`A[1:-1] + A[:-2] + A[2:]`) have one shape and
+    broadcast without a run-time check or a size-1 version. None: bounds of
+    opposite signs with a stop (`x[-3:5]`), left to the general rule."""
+    if b is not None and (a < 0) == (b < 0) and b <= a:
+        return DimSelection(0, 0, 1)
+    if a >= 0:
+        start = 0 if a == 0 else _dim_term(n, "start", a)
+        if b is None or b < 0:
+            # min(a, n) .. max(n + b, 0): n + b - a elements when n >= a, none below.
+            return DimSelection(start, _dim_term(n, "size", (b or 0) - a, None), 1)
+        return DimSelection(start, _dim_term(n, "size", -a, b - a), 1)
+    if b is None or b < 0:
+        # max(n + a, 0) .. max(n + b, 0): b - a elements once n >= -a, n + b before.
+        return DimSelection(_dim_term(n, "start", a), _dim_term(n, "size", b or 0, (b or 0) - a), 1)
+    return None
+
+
+def _dim_term(n: Any, kind: str, c: int, cap: int | None = None) -> Any:
+    """A dim derived from dim `n`, made once per scope (the scope's `derived`
+    table, keyed by `n`'s identity): kind "start" is a slice start for the int
+    bound `c` (`min(c, n)`, or `max(n + c, 0)` for c < 0); kind "size" is
+    `max(n + c, 0)`, capped at `cap` when given."""
+    builder = current_builder()
+    if isinstance(n, Tracer):
+        n = builder.lift(n)
+    key = ("slice dim", id(n), kind, c, cap)
+    entry = builder.derived.get(key)
+    if entry is not None:
+        return entry[1]
+    if kind == "start":
+        value = knp.minimum(c, n) if c >= 0 else knp.maximum(n + c, 0)
+    else:
+        value = n if c == 0 else knp.maximum(n + c, 0)
+        if cap is not None:
+            value = knp.minimum(value, cap)
+    builder.derived[key] = (n, value)  # n is held so that its id stays unique while the entry lives
+    return value
 
 
 def _count(span: Any, step: int) -> Any:
@@ -348,7 +394,25 @@ def _getitem_operator(x: Tracer, idx: Any) -> Tracer:
         scalar = knp.copy(result)
         current_builder().aliases.scalars.add(id(scalar))
         return scalar
+    builder = current_builder()
+    base = builder.lift(x)
+    if result is not base and builder.aliases.root(result) is builder.aliases.root(base):
+        # Held (x and idx too, so that their ids stay unique) for `x[idx] op= v`,
+        # whose final `x[idx] = view` is then no write (`is_view_of_key`).
+        builder.derived[("view of key", id(base), id(idx))] = (base, idx, result)
     return result
+
+
+def is_view_of_key(x: Any, idx: Any, value: Any) -> bool:
+    """Whether `value` is the view `x[idx]` made in this scope with this very
+    index object: `x[idx] += v` is `t = x[idx]; t += v; x[idx] = t` (Python
+    passes one index object to both), and the last step writes the elements
+    of `x[idx]` onto themselves."""
+    if not isinstance(x, Tracer):
+        return False
+    builder = current_builder()
+    entry = builder.derived.get(("view of key", id(builder.lift(x)), id(idx)))
+    return entry is not None and entry[2] is value
 
 
 @numpy_function("take", method="take")

@@ -142,6 +142,13 @@ def setitem(x: Any, idx: Any, value: Any) -> None:
                 f"x[idx] = value: setting an array element with a sequence (idx selects one element, "
                 f"value has shape {shape}); assign a scalar, e.g. value.reshape(()) or "
                 f"value[(0,) * value.ndim]")
+        if indexing.is_view_of_key(x, idx, value):
+            # `x[idx] += v` (or `t = x[idx]; x[idx] = t`): the view already holds
+            # exactly those elements. A copy of them onto themselves would be
+            # a temporary and two copies per statement; the target still counts
+            # as written (a read-only argument is refused as NumPy refuses it).
+            current_builder().aliases.mark_written(value)
+            return
         # getitem parses (and bounds-checks) the index: parsing it here too would check it twice.
         assign(indexing.getitem(target, idx), value, "x[idx] = value")
         return

@@ -33,3 +33,23 @@ func.func @copy_strided(%a: memref<4x?xf64, strided<[?, 1], offset: ?>>, %b: mem
   memref.copy %a, %b : memref<4x?xf64, strided<[?, 1], offset: ?>> to memref<4x?xf64>
   return
 }
+
+// A copy of a window of a buffer onto the same window (what bufferization
+// leaves for a slice computed in place, kiln-compute-into-destination) is no
+// copy: dropped. A copy between different windows stays.
+// CHECK-LABEL: func.func @copy_onto_itself
+func.func @copy_onto_itself(%a: memref<?x?xf64>, %i: index, %n: index) {
+  // CHECK-NOT: linalg.copy
+  // CHECK: %[[S:.*]] = memref.subview %{{.*}}[%{{.*}}, 2]
+  // CHECK: %[[T:.*]] = memref.subview %{{.*}}[%{{.*}}, 1]
+  // CHECK-NEXT: linalg.copy {{.*}}ins(%[[S]] : {{.*}}) outs(%[[T]] :
+  // CHECK-NEXT: return
+  %s = memref.subview %a[%i, 1] [%n, %n] [1, 1] : memref<?x?xf64> to memref<?x?xf64, strided<[?, 1], offset: ?>>
+  %t = memref.subview %a[%i, 1] [%n, %n] [1, 1] : memref<?x?xf64> to memref<?x?xf64, strided<[?, 1], offset: ?>>
+  memref.copy %s, %t : memref<?x?xf64, strided<[?, 1], offset: ?>> to memref<?x?xf64, strided<[?, 1], offset: ?>>
+  memref.copy %a, %a : memref<?x?xf64> to memref<?x?xf64>
+  %u = memref.subview %a[%i, 2] [%n, %n] [1, 1] : memref<?x?xf64> to memref<?x?xf64, strided<[?, 1], offset: ?>>
+  %v = memref.subview %a[%i, 1] [%n, %n] [1, 1] : memref<?x?xf64> to memref<?x?xf64, strided<[?, 1], offset: ?>>
+  memref.copy %u, %v : memref<?x?xf64, strided<[?, 1], offset: ?>> to memref<?x?xf64, strided<[?, 1], offset: ?>>
+  return
+}

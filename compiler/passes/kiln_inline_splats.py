@@ -1,0 +1,59 @@
+"""Pass `kiln-inline-splats` (stage "linalg", after linalg-fuse-elementwise-ops).
+
+In: a `linalg.generic` reading a splat: a tensor made by `linalg.fill %c` or by
+a generic with no inputs whose body yields a value `%c` defined outside it
+(`0.5 * (A[:-2] + A[2:])`: the broadcast scalar). When the splat has several
+readers (cse merges the equal broadcasts of `0.5 * x; ...; 0.5 * y`),
+elementwise fusion leaves it alone and it is materialized: a buffer filled
+and read at every iteration of a loop.
+Out: each reader uses `%c` itself in its body. The splat input is then read
+by no body: its loops load nothing from it, and after bufferization its
+buffer has only the stores that fill it, which canonicalize erases with the
+allocation (the lit test shows no buffer left for it).
+"""
+
+from __future__ import annotations
+
+from kiln.compiler.mlir import ir
+from kiln.compiler.passes import ModulePass, register_pass
+from kiln.compiler.passes._util import all_parallel, collect_ops
+
+
+def _splat_value(value: ir.Value) -> ir.Value | None:
+    """The scalar every element of `value` holds, when it is a splat."""
+    owner = value.owner
+    if isinstance(owner, ir.Block):
+        return None
+    op = owner.operation
+    if op.name == "linalg.fill":
+        return op.operands[0]
+    if op.name != "linalg.generic" or len(op.operands) != 1 or len(op.results) != 1 or not all_parallel(op):
+        return None
+    body = op.regions[0].blocks[0]
+    operations = list(body.operations)
+    if len(operations) != 1 or len(operations[0].operands) != 1:
+        return None
+    yielded = operations[0].operands[0]
+    defined_inside = isinstance(yielded.owner, ir.Block) and yielded.owner == body
+    return None if defined_inside else yielded
+
+
+def _inline_splats(generic: ir.Operation) -> None:
+    body = generic.regions[0].blocks[0]
+    inputs = len(generic.operands) - len(generic.results)
+    for index in range(inputs):
+        scalar = _splat_value(generic.operands[index])
+        argument = body.arguments[index]
+        if scalar is not None and scalar.type == argument.type:
+            argument.replace_all_uses_with(scalar)
+
+
+@register_pass
+class KilnInlineSplats(ModulePass):
+    """Read a broadcast scalar as the scalar in elementwise bodies."""
+
+    name = "kiln-inline-splats"
+
+    def apply(self, module: ir.Module) -> None:
+        for generic in collect_ops(module, {"linalg.generic"}):
+            _inline_splats(generic)
