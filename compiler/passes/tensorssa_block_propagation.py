@@ -132,10 +132,13 @@ class _Propagation:
                     _append_operands(region.blocks[0], olds)
                 new = _rebuild(control, [], [old.type for old in olds])
             first = len(new.results) - len(olds)
+            # The updates after the op, last version first (the order of one rebuild per version,
+            # each update placed right after the op).
             with ir.InsertionPoint.after(new), new.location:
-                for k, old in enumerate(olds):
-                    update = ir.Operation.create("tensorssa.update", results=[], operands=[new.results[first + k], old])
-                    self.note((position, 1, k), update, old)
+                for k in reversed(range(len(olds))):
+                    update = ir.Operation.create("tensorssa.update", results=[],
+                                                 operands=[new.results[first + k], olds[k]])
+                    self.note((position, 1, -k), update, olds[k])
 
 
 @register_pass
