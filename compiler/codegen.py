@@ -32,15 +32,51 @@ def uses_random(module: ir.Module) -> bool:
     return f"@{RANDOM_PREFIX}" in str(module)
 
 
+ENTRY_PREFIX = "_mlir_ciface_"
+
+
+def internalize_functions(module: ir.Module) -> list[str]:
+    """Give every function the module defines internal linkage, except the
+    C-interface entry points (`_mlir_ciface_<name>`); returns those entries.
+
+    The library is called only through the entry's packed wrapper
+    (`_mlir__mlir_ciface_<name>`), which `ExecutionEngine` writes for each
+    function with external linkage: left external, every parallel body
+    and helper got a wrapper too, and LLVM inlined the body into it, so it
+    optimized and emitted each body twice (half of the `llvmir` time of
+    kernels with many loop nests). Internal functions also let LLVM inline
+    the implementation into the entry and drop what nothing calls."""
+    internal = ir.Attribute.parse("#llvm.linkage<internal>")
+    entries, others = [], []
+    for op in module.body.operations:
+        op = op.operation
+        if op.name != "llvm.func" or not op.regions[0].blocks:
+            continue
+        name = ir.StringAttr(op.attributes["sym_name"]).value
+        (entries if name.startswith(ENTRY_PREFIX) else others).append(op)
+    if entries:
+        for op in others:
+            op.attributes["linkage"] = internal
+    return [ir.StringAttr(op.attributes["sym_name"]).value for op in entries]
+
+
 def emit_object(module: ir.Module, path: str, opt_level: int = 3, libraries: list[str] = ()) -> str:
     """LLVM codegen of `module` into an object file at `path`; the JIT
     resolves external symbols in kiln's support library (and random-number
-    runtime, when the module draws) and `libraries`."""
+    runtime, when the module draws) and `libraries`. Only the C-interface
+    entry points stay exported (`internalize_functions`)."""
     if os.path.exists(path):
         os.unlink(path)
     runtime = [toolchain.support_library()] + ([toolchain.random_library()] if uses_random(module) else [])
+    entries = internalize_functions(module)
     engine = ExecutionEngine(module, opt_level=opt_level, shared_libs=[*runtime, *libraries],
                              enable_pic=True)
+    # Compile (and link in the JIT) through the entry: `dump_to_object_file` would otherwise look up
+    # the packed wrapper of every function, which internal functions no longer have.
+    if entries and not engine.raw_lookup(entries[0]):
+        raise PipelineError(
+            "stage 'llvmir': LLVM could not link the module (an external symbol could not be resolved; "
+            "see the messages printed above)")
     engine.dump_to_object_file(path)
     if not os.path.exists(path):
         raise PipelineError(

@@ -7,8 +7,13 @@ parses, builds or runs passes in comes from it.
 
 from __future__ import annotations
 
-from kiln.compiler.mlir import ir, irdl, register_stablehlo_dialect
+from kiln.compiler.mlir import ir, irdl, register_dialect_modules, register_stablehlo_dialect
 from kiln.dialects import immut, kiln, tensorssa
+
+# The Python module of each dialect the provider has none for is the one
+# of this package named after it (stablehlo, tensorssa, immut, kiln): without
+# one the bindings retry a failing import on every op they wrap.
+register_dialect_modules("kiln.dialects")
 
 
 def new_context() -> ir.Context:

@@ -233,3 +233,80 @@ def test_kiln_log_in_a_new_process(tmp_path, wanted, printed, absent):
         assert f"// -----// {text} //----- //" in proc.stderr
     for text in absent:
         assert text not in proc.stderr
+
+
+# --------------------------------------------------------------------------
+# Code generation: what the library exports (compile time, issue 16).
+
+def _defined_symbols(library: str) -> set[str]:
+    out = subprocess.run(["nm", "-D", "--defined-only", library], capture_output=True, text=True, check=True).stdout
+    return {line.split()[-1] for line in out.splitlines() if line.strip()}
+
+
+def test_library_exports_only_the_entry_wrappers(tmp_path):
+    """Parallel bodies and helpers are internal: no `_mlir_<body>` wrapper is
+    written for them (each was a second optimized copy of the body)."""
+    from kiln.compiler import codegen
+    from kiln.compiler.mlir import ir
+    from kiln.compiler.pipeline import run_pipeline, StageRecord
+    from kiln.dialects import new_context
+
+    def scale(x):
+        return x * 2.0 + 1.0
+
+    f = kiln.qjit(scale)
+    x = np.arange(100000.0)
+    np.testing.assert_allclose(f(x), x * 2.0 + 1.0)
+    assert "_parallel0" in f.stage("llvm")  # the nest runs on the thread pool, as an outlined body
+    with new_context() as ctx:
+        module = ir.Module.parse(f.stage("mlir"), ctx)
+        run_pipeline(module, DEFAULT_PIPELINE, StageRecord(), keep_text=False)
+        library, _ = codegen.emit_shared_library(module, str(tmp_path), "scale")
+    exported = {s for s in _defined_symbols(library) if "scale" in s}
+    assert exported == {"_mlir_ciface_scale", "_mlir__mlir_ciface_scale"}
+
+
+def test_unresolved_symbol_is_a_pipeline_error(tmp_path):
+    """A module calling a function nothing defines fails in codegen with a
+    PipelineError, not later when the library is loaded."""
+    from kiln.compiler import codegen
+    from kiln.compiler.mlir import ir
+    from kiln.compiler.pipeline import PipelineError
+    from kiln.dialects import new_context
+
+    text = textwrap.dedent("""
+        llvm.func @kiln_test_symbol_nobody_defines(i64) -> i64
+        llvm.func @g(%a: i64) -> i64 {
+          %r = llvm.call @kiln_test_symbol_nobody_defines(%a) : (i64) -> i64
+          llvm.return %r : i64
+        }
+        llvm.func @_mlir_ciface_g(%a: i64) -> i64 attributes {llvm.emit_c_interface} {
+          %r = llvm.call @g(%a) : (i64) -> i64
+          llvm.return %r : i64
+        }
+    """)
+    with new_context() as ctx:
+        module = ir.Module.parse(text, ctx)
+        with pytest.raises(PipelineError, match="could not link"):
+            codegen.emit_object(module, str(tmp_path / "g.o"))
+    assert not (tmp_path / "g.o").exists()
+
+
+def test_dialects_without_python_modules_are_found_once():
+    """Wrapping an op of StableHLO or of kiln's dialects finds a Python module
+    (kiln.dialects.<namespace>) instead of retrying a failing import each time."""
+    from kiln.compiler.mlir import ir
+    from kiln.dialects import new_context
+
+    with new_context() as ctx, ir.Location.unknown():
+        module = ir.Module.parse(textwrap.dedent("""
+            func.func @f(%x: tensor<3xf64>) -> tensor<3xf64> {
+              %y = stablehlo.add %x, %x : tensor<3xf64>
+              return %y : tensor<3xf64>
+            }"""), ctx)
+        add = module.body.operations[0].regions[0].blocks[0].operations[0]
+        assert add.operation.name == "stablehlo.add"
+    from kiln.compiler.mlir import _mlir_globals
+
+    assert "kiln.dialects" in _mlir_globals.dialect_search_modules
+    assert "kiln.dialects.stablehlo" in sys.modules  # imported by the bindings when they wrapped the add

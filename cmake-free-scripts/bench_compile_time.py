@@ -1,0 +1,298 @@
+"""Compile-time benchmark: does kiln's compile time grow linearly with the program?
+
+In: generated NumPy programs of several shapes, each at N and 2N statements
+(straight-line arithmetic, slice writes to one array, writes inside one loop,
+sequential loops, sequential branches); or, with `--npbench`, the NPBench kernels.
+Out: per shape, each stage's seconds at N and 2N and their ratio (linear is 2.0;
+the target is <= 2.3); with `--passes`, the same per pass (where a ratio comes
+from); with `--npbench`, each kernel's first call (compile and run, fresh cache)
+split by stage, one subprocess per kernel with a time limit.
+
+    python cmake-free-scripts/bench_compile_time.py                       # every shape, N = 24
+    python cmake-free-scripts/bench_compile_time.py --shapes writes --n 40 --passes
+    python cmake-free-scripts/bench_compile_time.py --npbench --only channel_flow,adi
+    python cmake-free-scripts/bench_compile_time.py --npbench --python before=/old/venv/bin/python,after=python
+
+Times are wall-clock seconds (`f.stage_times`), the smallest of `--repeat`
+compiles, so that load from other processes inflates them as little as it can.
+A stage's constant part (LLVM's setup, `cc -shared`) makes its ratio smaller than
+its per-statement part's: read the ratios at sizes where a stage takes more than
+a few tens of milliseconds.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import textwrap
+import time
+from pathlib import Path
+from typing import Any, Callable
+
+import numpy as np
+
+SCRIPTS = Path(__file__).resolve().parent
+REPO = SCRIPTS.parent
+RESULT_PREFIX = "COMPILE-TIME-RESULT "
+STAGE_ORDER = ("jaxpr", "mlir", "functionalized", "stablehlo", "linalg", "bufferized", "llvm", "llvmir")
+
+
+# --------------------------------------------------------------------------
+# Program shapes: each makes the source of a function with `n` statements of
+# its kind, and the arguments to call it with.
+
+def _statements(n: int) -> str:
+    """Straight-line elementwise arithmetic, each statement reading the last two."""
+    lines = ["def program(x, y):", "    a = x", "    b = y"]
+    for i in range(n):
+        lines.append(f"    a, b = b, a * {1 + i / 1000:.4f} + np.sin(b) - {i % 7}.0")
+    lines.append("    return a + b")
+    return "\n".join(lines)
+
+
+def _writes(n: int) -> str:
+    """Slice writes to one array (rows, a stencil, a column), each reading the array."""
+    kinds = ["    a[{r}, :] = a[{s}, :] * 0.5 + x",
+             "    a[1:-1, 1:-1] = a[1:-1, 1:-1] + 0.1 * (a[:-2, 1:-1] - a[2:, 1:-1])",
+             "    a[:, {r}] += a[:, {s}] - 1.0"]
+    lines = ["def program(a, x):"]
+    lines += [kinds[i % 3].format(r=i % 4, s=(i + 1) % 4) for i in range(n)]
+    lines.append("    return a.sum()")
+    return "\n".join(lines)
+
+
+def _loop_body(n: int) -> str:
+    """One time loop whose body writes two arrays n times (channel_flow's shape)."""
+    lines = ["def program(a, b, x, steps):", "    for t in range(steps):"]
+    for i in range(n):
+        target, other = ("a", "b") if i % 2 == 0 else ("b", "a")
+        lines.append(f"        {target}[1:-1, {i % 3}] = {other}[1:-1, {(i + 1) % 3}] * 0.5 + {target}[2:, {i % 3}]")
+    lines.append("    return a.sum() + b.sum()")
+    return "\n".join(lines)
+
+
+def _loops(n: int) -> str:
+    """Sequential loops with a traced trip count, each writing rows of one array."""
+    lines = ["def program(a, x):"]
+    for i in range(n):
+        lines += [f"    for j in range(a.shape[0] - {i % 3}):",
+                  f"        a[j] = a[j] * {1 + i / 100:.3f} + x"]
+    lines.append("    return a.sum()")
+    return "\n".join(lines)
+
+
+def _branches(n: int) -> str:
+    """Sequential branches on a traced scalar, each writing a row of one array."""
+    lines = ["def program(a, x, s):"]
+    for i in range(n):
+        lines += [f"    if s > {i % 5}:",
+                  f"        a[{i % 4}] = a[{(i + 1) % 4}] + x * {i % 3}.0"]
+    lines.append("    return a.sum()")
+    return "\n".join(lines)
+
+
+SHAPES: dict[str, tuple[Callable[[int], str], Callable[[], tuple]]] = {
+    "statements": (_statements, lambda: (np.linspace(0, 1, 101), np.linspace(1, 2, 101))),
+    "writes": (_writes, lambda: (np.ones((7, 9)), np.linspace(0, 1, 9))),
+    "loop_body": (_loop_body, lambda: (np.ones((9, 5)), np.ones((9, 5)), np.linspace(0, 1, 5), 3)),
+    "loops": (_loops, lambda: (np.ones((7, 9)), np.linspace(0, 1, 9))),
+    "branches": (_branches, lambda: (np.ones((7, 9)), np.linspace(0, 1, 9), 2.5)),
+}
+
+
+def make_program(shape: str, n: int) -> Callable:
+    """The generated function (a real module-level function: kiln reads its source)."""
+    source = SHAPES[shape][0](n)
+    folder = Path(tempfile.mkdtemp(prefix="kiln-compile-time-"))
+    path = folder / f"program_{shape}_{n}.py"
+    path.write_text("import numpy as np\n\n\n" + source + "\n")
+    namespace: dict[str, Any] = {"__name__": f"program_{shape}_{n}"}
+    exec(compile(path.read_text(), str(path), "exec"), namespace)
+    return namespace["program"]
+
+
+# --------------------------------------------------------------------------
+# Measuring one program.
+
+def compile_once(shape: str, n: int) -> tuple[dict[str, float], str]:
+    """Stage seconds of one fresh compile of `shape` at `n`, and its `mlir` text."""
+    import kiln
+
+    os.environ["KILN_CACHE_DIR"] = tempfile.mkdtemp(prefix="kiln-compile-time-cache-")
+    function = kiln.qjit(make_program(shape, n))
+    args = SHAPES[shape][1]()
+    function(*[np.copy(a) if isinstance(a, np.ndarray) else a for a in args])
+    return dict(function.stage_times), function.stage("mlir")
+
+
+def pass_seconds(mlir_text: str) -> dict[str, float]:
+    """Seconds of each pass of the default pipeline on a module at the `mlir` stage, run one at a time."""
+    from kiln.compiler.pipeline import DEFAULT_PIPELINE, run_passes
+    from kiln.dialects import new_context
+    from kiln.compiler.mlir import ir
+
+    seconds: dict[str, float] = {}
+    with new_context() as ctx:
+        module = ir.Module.parse(mlir_text, ctx)
+        for stage, specs in DEFAULT_PIPELINE:
+            for position, spec in enumerate(specs):
+                start = time.perf_counter()
+                run_passes(module, [spec], stage)
+                seconds[f"{stage}/{position:02d} {spec.split('{')[0][:48]}"] = time.perf_counter() - start
+    return seconds
+
+
+def measure(shape: str, n: int, repeat: int, passes: bool) -> dict[str, Any]:
+    best: dict[str, float] = {}
+    mlir_text = ""
+    for _ in range(repeat):
+        seconds, mlir_text = compile_once(shape, n)
+        for stage, value in seconds.items():
+            best[stage] = min(value, best.get(stage, value))
+    result = {"stages": best, "total": sum(best.values())}
+    if passes:
+        per_pass: dict[str, float] = {}
+        for _ in range(repeat):
+            for name, value in pass_seconds(mlir_text).items():
+                per_pass[name] = min(value, per_pass.get(name, value))
+        result["passes"] = per_pass
+    return result
+
+
+def _ratio(small: float, large: float) -> str:
+    return f"{large / small:6.2f}" if small > 0 else "     -"
+
+
+def doubling_table(shape: str, n: int, small: dict, large: dict) -> list[str]:
+    lines = [f"{shape}: N = {n} -> {2 * n}", f"  {'stage':<16} {'N (ms)':>10} {'2N (ms)':>10} {'ratio':>7}"]
+    for stage in [s for s in STAGE_ORDER if s in small["stages"]]:
+        a, b = small["stages"][stage], large["stages"][stage]
+        lines.append(f"  {stage:<16} {a * 1e3:10.1f} {b * 1e3:10.1f} {_ratio(a, b)}")
+    lines.append(f"  {'total':<16} {small['total'] * 1e3:10.1f} {large['total'] * 1e3:10.1f} "
+                 f"{_ratio(small['total'], large['total'])}")
+    if "passes" in small:
+        ranked = sorted(large["passes"], key=lambda p: -large["passes"][p])
+        lines.append(f"  passes (largest at 2N first, above 5 ms):")
+        for name in ranked:
+            a, b = small["passes"][name], large["passes"][name]
+            if b < 0.005:
+                break
+            lines.append(f"    {name:<58} {a * 1e3:9.1f} {b * 1e3:9.1f} {_ratio(a, b)}")
+    return lines
+
+
+def run_shapes(opts: argparse.Namespace) -> int:
+    shapes = [s for s in opts.shapes.split(",") if s] or list(SHAPES)
+    unknown = [s for s in shapes if s not in SHAPES]
+    if unknown:
+        print(f"unknown shape(s) {', '.join(unknown)}; shapes: {', '.join(SHAPES)}", file=sys.stderr)
+        return 2
+    summary = []
+    for shape in shapes:
+        small = measure(shape, opts.n, opts.repeat, opts.passes)
+        large = measure(shape, 2 * opts.n, opts.repeat, opts.passes)
+        print("\n".join(doubling_table(shape, opts.n, small, large)), flush=True)
+        worst = max(((large["stages"][s] / small["stages"][s], s) for s in small["stages"]
+                     if s in large["stages"] and small["stages"][s] > 0.02), default=(0.0, "-"))
+        summary.append(f"{shape:<12} {small['total']:8.2f} {large['total']:8.2f} "
+                       f"{_ratio(small['total'], large['total'])}   {worst[1]} {worst[0]:.2f}")
+    print(f"\nsummary (N = {opts.n}, seconds; worst stage over 20 ms)\n"
+          f"{'shape':<12} {'N':>8} {'2N':>8} {'ratio':>6}   worst stage")
+    print("\n".join(summary))
+    return 0
+
+
+# --------------------------------------------------------------------------
+# NPBench first calls: one subprocess per kernel and interpreter.
+
+def npbench_worker(name: str) -> int:
+    sys.path.insert(0, str(REPO / "test"))
+    from npbench_harness import find_npbench_dir, load_kernels
+
+    os.environ["KILN_CACHE_DIR"] = tempfile.mkdtemp(prefix="kiln-compile-time-cache-")
+    kernel = load_kernels(find_npbench_dir())[name]
+    args = kernel.arguments(kernel.data(kernel.parameters("S")))
+    start = time.perf_counter()
+    import kiln
+
+    function = kiln.qjit(kernel.numpy_kernel())
+    function(*args)
+    first = time.perf_counter() - start
+    print(RESULT_PREFIX + json.dumps({"first": first, "cpu": time.process_time(),
+                                      "stages": function.stage_times}), flush=True)
+    return 0
+
+
+def run_npbench(opts: argparse.Namespace) -> int:
+    sys.path.insert(0, str(REPO / "test"))
+    from npbench_harness import find_npbench_dir, load_kernels
+
+    folder = Path(opts.npbench) if opts.npbench else find_npbench_dir()
+    names = [n for n in opts.only.split(",") if n] or list(load_kernels(folder))
+    pythons = [tuple(p.split("=", 1)) if "=" in p else ("kiln", p) for p in opts.python.split(",")]
+    print(f"first call of each NPBench kernel at preset S (compile + run, fresh cache, seconds; "
+          f"time limit {opts.timeout:g} s)")
+    header = f"{'kernel':<22} " + " ".join(f"{label:>9}" for label, _ in pythons)
+    print(header + "   " + pythons[-1][0] + ": largest stages")
+    firsts: dict[str, list[float]] = {label: [] for label, _ in pythons}
+    for name in names:
+        cells, stages = [], {}
+        for label, python in pythons:
+            row, status = None, "failed"
+            try:
+                proc = subprocess.run([python, __file__, "--npbench-worker", name], capture_output=True, text=True,
+                                      timeout=opts.timeout)
+                line = [ln for ln in proc.stdout.splitlines() if ln.startswith(RESULT_PREFIX)]
+                row = json.loads(line[-1][len(RESULT_PREFIX):]) if line else None
+            except subprocess.TimeoutExpired:
+                status = f">{opts.timeout:g}"
+            if row is None:
+                cells.append(f"{status:>9}")
+                continue
+            firsts[label].append(row["first"])
+            cells.append(f"{row['first']:9.2f}")
+            stages = row["stages"]
+        top = sorted(stages.items(), key=lambda kv: -kv[1])[:3]
+        print(f"{name:<22} " + " ".join(cells) + "   " + ", ".join(f"{s} {t:.2f}" for s, t in top), flush=True)
+    for label, values in firsts.items():
+        if values:
+            print(f"{label}: median {statistics.median(values):.2f} s, max {max(values):.2f} s "
+                  f"over {len(values)} kernels")
+    return 0
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0],
+                                     formatter_class=argparse.RawDescriptionHelpFormatter,
+                                     epilog=textwrap.dedent("shapes: " + ", ".join(SHAPES)))
+    parser.add_argument("--shapes", default="", help="comma-separated program shapes (default: all)")
+    parser.add_argument("--n", type=int, default=24, help="statements of the smaller program (default 24)")
+    parser.add_argument("--repeat", type=int, default=2, help="compiles per size; the fastest counts (default 2)")
+    parser.add_argument("--passes", action="store_true", help="also time each pass of the pipeline")
+    parser.add_argument("--npbench", nargs="?", const="", default=None, metavar="DIR",
+                        help="time the NPBench kernels' first calls instead (an NPBench checkout, "
+                             "default shared/npbench beside the repo)")
+    parser.add_argument("--only", default="", help="with --npbench: comma-separated kernel names")
+    parser.add_argument("--python", default=sys.executable,
+                        help="with --npbench: interpreters to compare, `label=path,...` (a venv per kiln version)")
+    parser.add_argument("--timeout", type=float, default=300.0, help="with --npbench: seconds per kernel")
+    parser.add_argument("--npbench-worker", default=None, help=argparse.SUPPRESS)
+    return parser.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> int:
+    opts = parse_args(argv)
+    if opts.npbench_worker:
+        return npbench_worker(opts.npbench_worker)
+    if opts.npbench is not None:
+        return run_npbench(opts)
+    return run_shapes(opts)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
