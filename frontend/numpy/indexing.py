@@ -205,9 +205,13 @@ def _literal_bounds_selection(a: int, b: int | None, n: Any) -> DimSelection | N
     sizes are the same function of `n` get the very same dim. So the five
     shifted slices of a stencil (`A[1:-1] + A[:-2] + A[2:]`) have one shape and
     broadcast without a run-time check or a size-1 version. None: bounds of
-    opposite signs with a stop (`x[-3:5]`), left to the general rule."""
+    opposite signs with a stop (`x[-3:5]`) and always-empty slices, left to
+    the general rule."""
     if b is not None and (a < 0) == (b < 0) and b <= a:
-        return DimSelection(0, 0, 1)
+        # Always empty: left to the general rule, whose size stays a dim (a
+        # static 0 here made a later write of one row fail the verifier
+        # instead of raising IndexError when it runs).
+        return None
     if a >= 0:
         start = 0 if a == 0 else _dim_term(n, "start", a)
         if b is None or b < 0:

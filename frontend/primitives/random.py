@@ -13,7 +13,6 @@ from __future__ import annotations
 import numpy as np
 
 from kiln.core import DShapedArray, KilnInternalError, Primitive, same_dim
-from kiln.dialects.kiln import RANDOM_BIT_GENERATORS, RANDOM_METHODS
 from kiln.primitives._rules import shape_with_dynamic
 from kiln.random_state import generator_words, random_state_words, set_generator_words, set_random_state_words
 
@@ -23,6 +22,10 @@ random_p = Primitive("random", multiple_results=True)
 
 @random_p.def_abstract_eval
 def _random_rule(state, a, b, p, q, r, *dyn_shape, method, bit_generator, dtype, shape):
+    # Imported here: kiln.dialects loads the MLIR bindings, which tracing
+    # must not pay for (nor import before the first compile).
+    from kiln.dialects.kiln import RANDOM_BIT_GENERATORS, RANDOM_METHODS
+
     words = RANDOM_BIT_GENERATORS.get(bit_generator)
     if method not in RANDOM_METHODS or words is None:
         raise KilnInternalError(f"random: unknown method {method!r} or bit generator {bit_generator!r}")
@@ -193,6 +196,8 @@ for _name in ("standard_gamma", "gamma", "beta", "chisquare", "f", "standard_cau
 
 @interpret_rule(random_p)
 def _random_value(state, a, b, p, q, r, *dyn_shape, method, bit_generator, dtype, shape):
+    from kiln.dialects.kiln import RANDOM_METHODS
+
     n = checked_shape(fill_dims(shape, dyn_shape))[0]
     kind = RANDOM_METHODS[method]
     if kind == "seed":

@@ -141,7 +141,7 @@ CASES = [
     _legacy("standard_cauchy"),
     _legacy("standard_exponential"),
     _legacy("standard_gamma", 0.5),
-    _legacy("standard_normal", on_numba_page=False),
+    _legacy("standard_normal"),
     _legacy("standard_t", 3.0),
     _legacy("triangular", 0.0, 1.0, 3.0),
     _legacy("uniform", -1.0, 3.0),
