@@ -10,9 +10,6 @@ import pytest
 import kiln
 from corpus import PROGRAMS, SIZES, Program, run_both
 
-# Programs kiln does not run yet: name -> (the sizes that fail, the precise cause).
-MISSING: dict[str, tuple[tuple[str, ...], str]] = {}
-
 
 @functools.cache
 def _compiled(name: str):
@@ -25,9 +22,7 @@ _BY_NAME = {program.name: program for program in PROGRAMS}
 def _cases():
     for program in PROGRAMS:
         for label in SIZES:
-            sizes, reason = MISSING.get(program.name, ((), ""))
-            marks = [pytest.mark.xfail(reason=reason, strict=True)] if label in sizes else []
-            yield pytest.param(program, label, id=f"{program.name}-{label}", marks=marks)
+            yield pytest.param(program, label, id=f"{program.name}-{label}")
 
 
 def test_corpus_is_large_and_broad():
