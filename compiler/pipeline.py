@@ -76,6 +76,7 @@ DEFAULT_PIPELINE: Pipeline = [
         "kiln-simplify-shapes{reshapes=false}",
         "canonicalize",
         "cse",
+        "kiln-unroll-elementwise-loops",
         "func.func(linalg-fuse-elementwise-ops)",
         # Reshapes that only add or drop unit dims become views (after fusion: see the pass).
         "kiln-simplify-shapes",
