@@ -121,14 +121,11 @@ def _unroll(op: ir.Operation, body: ir.Block, initial: list, trips: int, inducti
     terminator = body.operations[len(body.operations) - 1]
     for trip in range(trips):
         mapping = {}
-        if induction is not None:
-            mapping[arguments[0]] = induction(trip)
-            arguments_carried = arguments[1:]
-        else:
-            arguments_carried = arguments
-        for argument, value in zip(arguments_carried, carried):
-            mapping[argument] = value
         with ir.InsertionPoint(op):
+            if induction is not None:
+                mapping[arguments[0]] = induction(trip)
+            for argument, value in zip(arguments[len(arguments) - len(carried):], carried):
+                mapping[argument] = value
             for o in body.operations:
                 if o == terminator:
                     break
