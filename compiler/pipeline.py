@@ -112,6 +112,7 @@ DEFAULT_PIPELINE: Pipeline = [
         "kiln-refine-if-layouts",
         "canonicalize",
         "cse",
+        "kiln-hoist-loop-checks",
         "kiln-version-small-dims",
         "kiln-block-rows",
         "kiln-parallelize",
