@@ -116,6 +116,7 @@ DEFAULT_PIPELINE: Pipeline = [
         "kiln-version-small-dims",
         "kiln-block-rows",
         "kiln-parallelize",
+        "kiln-hoist-loop-checks",
         "kiln-version-small-dims{bodies=true}",
         "kiln-poll-interrupts",
     ]),

@@ -22,13 +22,16 @@ into the body instead, so LLVM sees that two views share a base pointer
 
 and, for a nest inside an scf.for / scf.while, by
 
-    scf.if (work >= func.call @kiln_parallel_min_work()) {
+    scf.if (work >= %min_work) {
       (the same)
     } else {
       (the original nest, inline)
     }
 
-where `work` estimates the innermost iterations (the product of the
+where `%min_work = func.call @kiln_parallel_min_work()` is read once, at
+the function's entry (so a nest whose work does not change in the loop
+takes a loop-invariant decision: one per loop, not one call per statement
+and iteration), and `work` estimates the innermost iterations (the product of the
 parallel dims times the trip counts of inner loops with outer bounds).
 `runtime/support.c` splits [lb0, ub0) over a thread pool, or runs the
 body in the calling thread for small work (below `KILN_PARALLEL_MIN_WORK`,
@@ -238,7 +241,20 @@ def _enclosing_function(op: ir.Operation) -> ir.Operation:
     raise ValueError("scf.parallel outside a function")
 
 
-def _outline(module: ir.Module, nest: _Nest, name: str) -> None:
+def _min_work(function: ir.Operation, min_works: dict) -> ir.Value:
+    """The threshold, read once per call of `function` at its entry (it does
+    not change during a call), so the serial-or-parallel decision of a nest
+    whose work does not change in a loop is loop-invariant as well."""
+    key = ir.StringAttr(function.attributes["sym_name"]).value
+    if key not in min_works:
+        i64 = ir.IntegerType.get_signless(64)
+        entry = function.regions[0].blocks[0]
+        with ir.InsertionPoint.at_block_begin(entry):
+            min_works[key] = func.CallOp([i64], ir.FlatSymbolRefAttr.get(MIN_WORK_CALLEE), []).results[0]
+    return min_works[key]
+
+
+def _outline(module: ir.Module, nest: _Nest, name: str, min_works: dict) -> None:
     op = nest.op
     index = ir.IndexType.get()
     i64 = ir.IntegerType.get_signless(64)
@@ -291,7 +307,7 @@ def _outline(module: ir.Module, nest: _Nest, name: str) -> None:
         # less keeps LLVM's compile time down.
         in_loop = any(parent.operation.name in ("scf.for", "scf.while") for parent in ancestors(op))
         if in_loop:
-            min_work = func.CallOp([i64], ir.FlatSymbolRefAttr.get(MIN_WORK_CALLEE), []).results[0]
+            min_work = _min_work(enclosing, min_works)
             branch = scf.IfOp(arith.cmpi(arith.CmpIPredicate.sge, work, min_work), [], has_else=True)
     if in_loop:
         with ir.InsertionPoint(branch.else_block), op.location:
@@ -405,9 +421,10 @@ class KilnParallelize(ModulePass):
         with module.context, ir.Location.unknown():
             _declare_runtime(module)
         counters: dict[str, int] = {}
+        min_works: dict[str, ir.Value] = {}
         for nest in nests:
             owner = _enclosing_function(nest.op)
             base = ir.StringAttr(owner.attributes["sym_name"]).value
             counters[base] = counters.get(base, -1) + 1
             with module.context, ir.Location.unknown():
-                _outline(module, nest, f"{base}_parallel{counters[base]}")
+                _outline(module, nest, f"{base}_parallel{counters[base]}", min_works)

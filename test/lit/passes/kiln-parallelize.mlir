@@ -8,8 +8,9 @@
 // block) and loaded back in the body; constants and index values are
 // recomputed there. The loop becomes stores and a call to
 // @kiln_parallel_for(body, ctx, lb0, ub0, work); inside an scf.for or
-// scf.while, `scf.if (work >= @kiln_parallel_min_work()) { that } else
-// { the nest, inline }`. Both runtime functions are declared once.
+// scf.while, `scf.if (work >= threshold) { that } else
+// { the nest, inline }`, the threshold read once at the function's entry
+// (@kiln_parallel_min_work). Both runtime functions are declared once.
 
 // CHECK-DAG: func.func private @kiln_parallel_for(!llvm.ptr, !llvm.ptr, i64, i64, i64)
 // CHECK-DAG: func.func private @kiln_parallel_min_work() -> i64
@@ -86,6 +87,8 @@ func.func @scale(%a: memref<?x?xf32>, %b: memref<?x?xf32>, %s: f32) {
 // the trip count of an inner loop with outside bounds: (n - 1) * max(k - 0, 1).
 // CHECK-LABEL: func.func @in_loop
 // CHECK-SAME: (%[[A:[^:]*]]: memref<?xf64>, %[[T:[^:]*]]: index, %[[K:[^:]*]]: index)
+// The threshold is read once, at the entry, not once per iteration:
+// CHECK-NEXT: %[[THRESH:.*]] = call @kiln_parallel_min_work() : () -> i64
 // CHECK-NEXT: %[[ONE:.*]] = llvm.mlir.constant(1 : i64) : i64
 // CHECK-NEXT: %[[CTX:.*]] = llvm.alloca %[[ONE]] x !llvm.struct<(i64, struct<(ptr, ptr, i64, array<1 x i64>, array<1 x i64>)>)>
 // CHECK-NOT: llvm.alloca
@@ -97,7 +100,6 @@ func.func @scale(%a: memref<?x?xf32>, %b: memref<?x?xf32>, %s: f32) {
 // CHECK-NEXT: %[[INNER:.*]] = arith.maxsi %[[TRIP]], %[[ATLEAST1]] : index
 // CHECK-NEXT: %[[WORK:.*]] = arith.muli %[[OUTER]], %[[INNER]] : index
 // CHECK-NEXT: %[[W:.*]] = arith.index_cast %[[WORK]] : index to i64
-// CHECK-NEXT: %[[THRESH:.*]] = func.call @kiln_parallel_min_work() : () -> i64
 // CHECK-NEXT: %[[BIG:.*]] = arith.cmpi sge, %[[W]], %[[THRESH]] : i64
 // CHECK-NEXT: scf.if %[[BIG]] {
 // CHECK-NEXT: %[[K64:.*]] = arith.index_cast %[[K]] : index to i64
