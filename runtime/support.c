@@ -488,11 +488,18 @@ static void kiln_pool_start(void) {
   pthread_atfork(NULL, NULL, kiln_pool_after_fork);
 }
 
-/* The least work (innermost iterations) a loop needs to be handed to
- * kiln_parallel_for; compiled code runs smaller loops inline. */
+/* The least work (innermost iterations) a loop nest inside a loop needs to
+ * be handed to kiln_parallel_for; compiled code runs smaller nests inline.
+ * Only nests in loops ask (once per call of the compiled function): each
+ * iteration then pays a dispatch and a wait for the workers' chunks, and on
+ * the 2-core machine of docs/benchmarks.md ("Parallel dispatch in time
+ * loops") statements of 55k-61k iterations ran 2-5x faster serially while
+ * 121k ran 2x faster in parallel, so the bar is twice KILN_PARALLEL_MIN_WORK. */
 int64_t kiln_parallel_min_work(void) {
   pthread_once(&kiln_settings_once, kiln_read_settings);
-  return kiln_settings_threads < 2 ? INT64_MAX : kiln_settings_min_work;
+  if (kiln_settings_threads < 2)
+    return INT64_MAX;
+  return kiln_settings_min_work > INT64_MAX / 2 ? INT64_MAX : 2 * kiln_settings_min_work;
 }
 
 /* The number of threads parallel loops of this library use (1 = serial). */
