@@ -174,7 +174,7 @@ class KilnUnrollElementwiseLoops(ModulePass):
             initial, induction = list(op.operands), None
         else:
             bounds = [constant_int(v) for v in list(op.operands)[:3]]
-            if None in bounds:
+            if None in bounds or "unsignedCmp" in op.attributes:
                 return
             lower, upper, step = bounds
             trips, body = _trip_count(lower, upper, step), op.regions[0].blocks[0]
