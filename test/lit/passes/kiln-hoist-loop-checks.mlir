@@ -85,3 +85,23 @@ func.func @kept(%n: index, %a: memref<?xf64>, %k: index) {
   }
   return
 }
+
+// Arithmetic on a value loaded in the loop stays in the loop (memory may
+// change between iterations; loads are never hoisted).
+// CHECK-LABEL: func.func @loaded
+// CHECK: scf.for
+// CHECK-NEXT: memref.load
+// CHECK-NEXT: arith.addf
+// CHECK-NEXT: arith.mulf
+// CHECK-NEXT: memref.store
+func.func @loaded(%a: memref<?xf64>, %n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  scf.for %i = %c0 to %n step %c1 {
+    %x = memref.load %a[%c0] : memref<?xf64>
+    %y = arith.addf %x, %x : f64
+    %z = arith.mulf %y, %y : f64
+    memref.store %z, %a[%c1] : memref<?xf64>
+  }
+  return
+}
