@@ -264,7 +264,9 @@ def eigvalsh(a: Any, UPLO: str = "L") -> Tracer:
     return _eigh(a, UPLO, False, "eigvalsh")[0]
 
 
-def _eig(a: Any, vectors: bool, fn: str) -> tuple:
+def _eig(a: Any, vectors: bool, fn: str, always_complex: bool = False) -> tuple:
+    """geev's eigenvalues (and vectors); for a real matrix real results
+    (checked), or with `always_complex` complex ones of its precision."""
     a = require_stacked(a, fn, True)
     compute, result = linalg_dtypes(fn, a)
     finite = knp.isfinite(knp.real(a)) & knp.isfinite(knp.imag(a)) if a.aval.dtype.kind == "c" else knp.isfinite(a)
@@ -276,7 +278,9 @@ def _eig(a: Any, vectors: bool, fn: str) -> tuple:
                                                   ((count, n, n) if vectors else (count, 0, 0), cdouble),
                                                   ((count,), INDEX_DTYPE)], (vectors,))
     raise_on_failure(info, EIGENVALUES)
-    if compute.kind == "f":
+    if compute.kind == "f" and always_complex:
+        result = np.result_type(result, np.complex64)
+    elif compute.kind == "f":
         # NumPy's result is real only when every eigenvalue is: kiln fixes the dtype when it compiles.
         check(knp.all(knp.equal(knp.imag(values), 0)), "ValueError",
               f"np.linalg.{fn}: this real matrix has complex eigenvalues, where NumPy returns a complex array; "
@@ -297,6 +301,12 @@ def eig(a: Any) -> Any:
 def eigvals(a: Any) -> Tracer:
     """`np.linalg.eigvals(a)`: the eigenvalues of `eig`."""
     return _eig(a, False, "eigvals")[0]
+
+
+def complex_eigenvalues(a: Any, fn: str) -> Tracer:
+    """The eigenvalues of `eigvals` as a complex array even for a real matrix
+    (computed by the real geev, so in NumPy's order)."""
+    return _eig(a, False, fn, always_complex=True)[0]
 
 
 def singular_values(a: Any, fn: str) -> tuple[Any, np.dtype]:
