@@ -266,7 +266,7 @@ CASES = [
     _case("numpy.roots", roots_of_real, lambda n, rng: (floats(rng, n + 2),), rtol=1e-10,
           note="complex result for real coefficients, even when every root is real (NumPy: float64 then)"),
     _case("numpy.roots", roots_of_real, _padded_poly, rtol=1e-10),
-    _case("numpy.roots", roots, lambda n, rng: (floats(rng, n + 1, dtype=np.complex128),), rtol=1e-10),
+    _case("numpy.roots", roots, lambda n, rng: (floats(rng, n + 2, dtype=np.complex128),), rtol=1e-10),
     _case("numpy.lib.stride_tricks.as_strided", as_strided, vec(),
           status="refused: kiln arrays have no user-visible strides to reinterpret; use slicing, "
                  "broadcast_to or a window made by indexing"),
