@@ -111,6 +111,26 @@ def nan_quantiles(a):
     return np.nanquantile(a, 0.3), np.nanpercentile(a, [25, 75], axis=0), np.nanmedian(a, axis=1)
 
 
+QUANTILE_METHODS = ("inverted_cdf", "averaged_inverted_cdf", "closest_observation", "interpolated_inverted_cdf",
+                    "hazen", "weibull", "linear", "median_unbiased", "normal_unbiased", "lower", "higher",
+                    "midpoint", "nearest")
+
+
+def _quantile_method(method):
+    """quantile / percentile / nanquantile with NumPy's `method`."""
+    def quantiles_by(a):
+        return (np.quantile(a, [0.0, 0.1, 0.25, 0.5, 0.7, 1.0], method=method),
+                np.percentile(a, [10, 33.3, 90], axis=0, method=method),
+                np.nanquantile(a, 0.4, axis=1, method=method),
+                np.nanpercentile(a, [0, 50, 95], axis=0, method=method, keepdims=True))
+    quantiles_by.__name__ = f"quantiles_{method}"
+    return quantiles_by
+
+
+def int_quantile_methods(a):
+    return tuple(np.quantile(a, [0.2, 0.5, 0.9], axis=0, method=m) for m in QUANTILE_METHODS)
+
+
 def medians(a):
     return np.median(a), np.median(a, axis=0), np.median(a, axis=1, keepdims=True)
 
@@ -234,6 +254,9 @@ CASES = [
     _case("numpy.quantile", quantiles, lambda n, rng: (floats(rng, n, 3, dtype=np.float32),), sizes=(1, 5, 17)),
     _case("numpy.percentile", quantiles, lambda n, rng: (ints(rng, n, 3),), sizes=(1, 5, 17)),
     _case("numpy.nanquantile", nan_quantiles, lambda n, rng: (_nans(n, rng, 3),), sizes=(1, 5, 17)),
+    *[_case("numpy.quantile", _quantile_method(m), lambda n, rng: (_nans(n, rng, 3),), sizes=(1, 5, 17),
+            note="every method= of NumPy") for m in QUANTILE_METHODS],
+    _case("numpy.quantile", int_quantile_methods, lambda n, rng: (ints(rng, n, 3),), sizes=(1, 5, 17)),
     _case("numpy.nanpercentile", nan_quantiles, lambda n, rng: (_nans(n, rng, 3),), sizes=(1, 5, 17)),
     _case("numpy.nansum", nan_reductions, lambda n, rng: (_nans(n, rng, 3),), rtol=1e-10),
     _case("numpy.nanprod", nan_reductions, lambda n, rng: (_nans(n, rng, 3),), rtol=1e-10),
