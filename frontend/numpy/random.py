@@ -293,15 +293,21 @@ class TracedGenerator:
         if axis != 0:
             raise KilnTypeError(f"{what}: kiln draws along axis 0 only; move the axis first "
                                 "(np.moveaxis(a, axis, 0)) and choose along it")
-        population = knp.arange(a) if isinstance(a, (int, np.integer)) or (
-            isinstance(a, Tracer) and a.aval.ndim == 0) else operand(a)
-        pop_size = population.aval.shape[0]
-        message = ("'a'" if self._legacy else "a") + " cannot be empty unless no samples are taken"
+        from_range = isinstance(a, (int, np.integer)) or isinstance(a, Tracer) and a.aval.ndim == 0
+        # choice(n) draws indices of range(n), never materialized (n may be huge).
+        population = None if from_range else operand(a)
+        pop_size = convert(operand(a), np.dtype(np.int64)) if from_range and traced(a) else (
+            int(a) if from_range else population.aval.shape[0])
+        if from_range:
+            message = ("'a' must be greater than 0" if self._legacy else "a must be a positive integer") + \
+                " unless no samples are taken"
+        else:
+            message = ("'a'" if self._legacy else "a") + " cannot be empty unless no samples are taken"
         shape = _size_shape(size)
         samples = 1 if shape is None else shape_product(shape)
         if traced(pop_size, samples):
             check(knp.logical_or(knp.greater(pop_size, 0), knp.equal(samples, 0)), "ValueError", message)
-        elif pop_size == 0 and samples != 0:
+        elif pop_size <= 0 and samples != 0:
             raise KilnValueError(message)
         if not replace:
             bound = ("Cannot take a larger sample than population when 'replace=False'" if self._legacy else
@@ -319,14 +325,15 @@ class TracedGenerator:
                 # The Generator's own sampler (Floyd's, or a tail shuffle), runtime/random.c.
                 index = self._draw("choice_noreplace", (samples,), np.int64, a=pop_size, b=samples,
                                    p=1.0 if shuffle else 0.0)
-            return population[knp.reshape(index, () if shape is None else shape)]
+            index = knp.reshape(index, () if shape is None else shape)
+            return index if population is None else population[index]
         if p is not None:
             index = self._choice_index(p, pop_size, shape)
         elif self._legacy:
             index = self._bounded("randint", 0, pop_size, size, np.dtype(np.int64), False)
         else:
             index = self._bounded("integers", 0, pop_size, size, np.dtype(np.int64), False)
-        return population[index]
+        return index if population is None else population[index]
 
     def _probabilities(self, p: Any, pop_size: Any) -> Any:
         """`p` of choice as float64, with NumPy's checks (and errors) of it."""
@@ -455,7 +462,7 @@ class TracedGenerator:
         else:
             # Which algorithm is known when the code runs: each draws for its share of
             # the rows (all or none), so only the chosen one advances the state.
-            small = knp.logical_and(k > 0, knp.max(knp.concatenate([a, knp.ones(1)])) < 0.1).astype(np.int64)
+            small = knp.logical_and(k > 0, knp.max(knp.concatenate([a, knp.zeros(1)])) < 0.1).astype(np.int64)
             values = knp.concatenate([self._stick_breaking(a, rows * small, None),
                                       self._normalized_gammas(a, rows * (1 - small), "standard_gamma")])
         return knp.reshape(values, (*shape, k))
@@ -510,10 +517,8 @@ class TracedGenerator:
             values[:, j] = acc * v
             return acc * (1.0 - v)
 
-        left = break_stick(knp.ones(rows))
-        if k:
-            values[:, k - 1] = knp.where(any_mass, left, 0.0)
-        return values
+        left = knp.reshape(knp.where(any_mass, break_stick(knp.ones(rows)), 0.0), (-1, 1))
+        return knp.where(knp.equal(positions, k - 1), left, values)
 
 
 def _bits(v: int) -> int:
