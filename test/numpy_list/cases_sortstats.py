@@ -86,6 +86,19 @@ def unique_all(a):
     return np.unique(a, return_index=True, return_inverse=True, return_counts=True)
 
 
+def unique_rows_and_columns(a):
+    return (np.unique(a, axis=0, return_index=True, return_inverse=True, return_counts=True),
+            np.unique(a, axis=1), np.unique(a, axis=-1, return_counts=True))
+
+
+def _row_data(n, rng, dtype=np.int64):
+    """n rows of 3 with repeats (and a NaN row for floats: never equal to another)."""
+    a = ints(rng, n, 3, low=0, high=2).astype(dtype)
+    if dtype == np.float64 and n > 2:
+        a[n // 2, 1] = np.nan
+    return (a,)
+
+
 def sets(a, b):
     return np.setdiff1d(a, b), np.intersect1d(a, b), np.union1d(a, b), np.setxor1d(a, b)
 
@@ -230,6 +243,8 @@ CASES = [
     _case("numpy.unique", lambda a: np.unique(a), lambda n, rng: (_nans(n, rng),)),
     _case("numpy.unique", unique_all, lambda n, rng: (ints(rng, n, 2, low=-3, high=3),)),
     _case("numpy.unique", unique_all, lambda n, rng: (ints(rng, n, dtype=np.uint8, low=0, high=4),)),
+    _case("numpy.unique", unique_rows_and_columns, _row_data, note="axis= too (slices in lexicographic order)"),
+    _case("numpy.unique", unique_rows_and_columns, lambda n, rng: _row_data(n, rng, np.float64)),
     _case("numpy.isin", lambda a, b: (np.isin(a, b), np.isin(a, b, invert=True)),
           lambda n, rng: (ints(rng, n, 2), ints(rng, 5))),
     _case("numpy.setdiff1d", sets, lambda n, rng: (ints(rng, n), ints(rng, 6))),
