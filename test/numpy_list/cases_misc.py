@@ -209,6 +209,13 @@ def as_strided(a):
     return np.lib.stride_tricks.as_strided(a, shape=(a.shape[0] - 1, 2), strides=(8, 8))
 
 
+def as_strided_windows(m):
+    # sliding windows of 2 rows over a C-contiguous matrix, strides from m.strides
+    rows, cols = m.shape
+    return np.lib.stride_tricks.as_strided(m, shape=(rows - 1, 2, cols), strides=(m.strides[0], m.strides[0],
+                                                                                 m.strides[1])).sum(axis=1)
+
+
 def matmul_out(a, b, out):
     np.matmul(a, b, out=out)
     return out
@@ -268,8 +275,8 @@ CASES = [
     _case("numpy.roots", roots_of_real, _padded_poly, rtol=1e-10),
     _case("numpy.roots", roots, lambda n, rng: (floats(rng, n + 2, dtype=np.complex128),), rtol=1e-10),
     _case("numpy.lib.stride_tricks.as_strided", as_strided, vec(),
-          status="refused: kiln arrays have no user-visible strides to reinterpret; use slicing, "
-                 "broadcast_to or a window made by indexing"),
+          note="of C-contiguous arrays; a copy standing for the view (writes to it refused)"),
+    _case("numpy.lib.stride_tricks.as_strided", as_strided_windows, lambda n, rng: (floats(rng, n + 1, 3),)),
     _add("numpy.matmul out=", matmul_out, _matmul_out_args, rtol=1e-10),
     _add("numpy.dot out=", dot_out, _matmul_out_args, rtol=1e-10),
 ]
