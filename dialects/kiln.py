@@ -92,7 +92,8 @@ RANDOM_METHODS = {
     **{m + "_f32": "f32" for m in ("random", "standard_normal", "standard_exponential", "standard_exponential_inv")},
     **{m: "i64" for m in ("integers64", "integers32", "integers16", "integers8", "integers_bool",
                           "legacy_randint64", "legacy_randint32", "poisson", "binomial", "negative_binomial",
-                          "geometric", "logseries", "zipf", "hypergeometric", "shuffle_index",
+                          "geometric", "logseries", "zipf", "hypergeometric", "shuffle_index", "multinomial",
+                          "choice_noreplace",
                           "legacy_negative_binomial", "legacy_geometric", "legacy_hypergeometric")},
     **{m: "seed" for m in ("seed_pcg64", "entropy_pcg64", "seed_mt19937")},
 }

@@ -196,12 +196,15 @@ static void slogdet(int w, const memref3 *a, memref2 *sign, memref2 *logdet, mem
 }
 
 /* qr by geqrf then orgqr/ungqr: mode 0 reduced (q m x k), 1 complete
- * (q m x m), 2 r only; r is the upper triangle of the first rows. */
+ * (q m x m), 2 r only; r is the upper triangle of the first rows. Mode 3 is
+ * NumPy's 'raw': q (n x m) gets geqrf's output transposed (the Householder
+ * vectors below the diagonal, r on and above it) and r (1 x k) the
+ * reflectors' scales tau. */
 static void qr(int w, const memref3 *a, memref3 *q, memref3 *r, imemref1 *info, int64_t mode) {
   REQUIRE(w, dgeqrf, zgeqrf);
   REQUIRE(w, dorgqr, zungqr);
   lint m = a->sizes[1], n = a->sizes[2], k = min_l(m, n), ld = max_l(m, 1);
-  lint qcols = mode == 2 ? 0 : q->sizes[2], cols = max_l(n, qcols), lwork = -1, status = 0;
+  lint qcols = mode >= 2 ? 0 : q->sizes[2], cols = max_l(n, qcols), lwork = -1, status = 0;
   double *buf = scratch(ld * cols * w, sizeof(double)), *tau = scratch(k * w, sizeof(double));
   double query[2] = {1, 0}, query2[2] = {1, 0};
   if (m > 0 && n > 0) {
@@ -217,6 +220,15 @@ static void qr(int w, const memref3 *a, memref3 *q, memref3 *r, imemref1 *info, 
     load(a, w, b, m, n, buf, ld);
     if (m > 0 && n > 0)
       CALL(w, dgeqrf, zgeqrf)(&m, &n, buf, &ld, tau, work, &lwork, &status);
+    if (mode == 3) {
+      for (lint j = 0; j < n; j++)
+        for (lint i = 0; i < m; i++)
+          memcpy(at3(q, w, b, j, i), buf + w * (i + j * ld), w * sizeof(double));
+      for (lint i = 0; i < k; i++)
+        memcpy(at3(r, w, b, 0, i), tau + w * i, w * sizeof(double));
+      *info_at(info, b) = status;
+      continue;
+    }
     lint rrows = r->sizes[1];
     for (lint i = 0; i < rrows; i++)
       for (lint j = 0; j < n; j++) {

@@ -25,6 +25,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
 
@@ -267,6 +268,11 @@ static __thread struct {
   int bcnt; /* buffered 8/16-bit and bool draws of one op (NumPy's fill buffer) */
   uint32_t buf;
   kiln_binomial binomial;
+  /* multinomial: the sample's trials left, probability left, and whether it stopped drawing */
+  int64_t trials_left;
+  double p_left;
+  bool stopped;
+  int64_t *picks; /* choice_noreplace: the whole draw, made at the op's first element */
 } rng;
 
 void kiln_rng_begin(int64_t kind) {
@@ -275,6 +281,8 @@ void kiln_rng_begin(int64_t kind) {
   rng.bcnt = 0;
   rng.buf = 0;
   memset(&rng.binomial, 0, sizeof rng.binomial);
+  free(rng.picks);
+  rng.picks = NULL;
   if (kind == KIND_PCG64) {
     rng.bitgen = (kiln_bitgen){&rng.pcg, pcg64_next64, pcg64_next32, pcg64_next_double, pcg64_next64};
   } else {
@@ -661,4 +669,104 @@ int64_t kiln_rng_legacy_hypergeometric(int64_t good, int64_t bad, double sample_
   }
   int64_t z = (int64_t)(d2 - y);
   return good > bad ? sample - z : z;
+}
+
+/* ------------------------------------------- vector-valued distributions
+ * One op element per entry of the result vectors, in C order, the context
+ * carrying what NumPy's loop over a vector carries. */
+
+/* multinomial (Generator and RandomState alike, NumPy's random_multinomial):
+ * entry j of a d-vector of n trials. Entries before the last draw a binomial
+ * of the trials left with probability p_j / (probability left) until no trial
+ * is left; the last entry takes the trials left. */
+int64_t kiln_rng_multinomial(int64_t n, int64_t j, double p, double d) {
+  if (j == 0) {
+    rng.trials_left = n;
+    rng.p_left = 1.0;
+    rng.stopped = false;
+  }
+  if (j == (int64_t)d - 1)
+    return !rng.stopped && rng.trials_left > 0 ? rng.trials_left : 0;
+  if (rng.stopped)
+    return 0;
+  int64_t x = random_binomial(BG, p / rng.p_left, rng.trials_left, &rng.binomial);
+  rng.trials_left -= x;
+  if (rng.trials_left <= 0)
+    rng.stopped = true;
+  else
+    rng.p_left -= p;
+  return x;
+}
+
+/* The smallest all-ones mask covering `value` (NumPy's _gen_mask). */
+static uint64_t ones_mask(uint64_t value) {
+  uint64_t mask = value;
+  for (int shift = 1; shift < 64; shift <<= 1)
+    mask |= mask >> shift;
+  return mask;
+}
+
+/* Fisher-Yates from the end over data[first..n-1] by Lemire's bounded draws
+ * (the Generator's _shuffle_int, unlike shuffle's masked random_interval). */
+static void shuffle_int(int64_t n, int64_t first, int64_t *data) {
+  for (int64_t i = n - 1; i >= first; i--) {
+    int64_t j = (int64_t)random_bounded_uint64(BG, 0, (uint64_t)i, 0, false);
+    int64_t held = data[j];
+    data[j] = data[i];
+    data[i] = held;
+  }
+}
+
+/* Generator.choice(pop, size, replace=False) without p: at the op's first
+ * element the whole sample, as NumPy draws it: a tail shuffle of
+ * arange(pop) for large samples of large populations, else Floyd's
+ * algorithm (an open-addressing set of the values taken) then, with
+ * `shuffle`, a shuffle of the sample. Element i returns pick i. */
+static void draw_without_replacement(int64_t pop, int64_t size, bool shuffle) {
+  rng.picks = malloc((size_t)(size > 0 ? size : 1) * sizeof(int64_t));
+  int64_t cutoff = shuffle ? 50 : 20;
+  if (pop > 10000 && size > pop / cutoff) {
+    int64_t *all = malloc((size_t)pop * sizeof(int64_t));
+    for (int64_t i = 0; i < pop; i++)
+      all[i] = i;
+    shuffle_int(pop, pop - size > 1 ? pop - size : 1, all);
+    memcpy(rng.picks, all + (pop - size), (size_t)size * sizeof(int64_t));
+    free(all);
+    return;
+  }
+  uint64_t mask = ones_mask((uint64_t)(1.2 * (double)size));
+  uint64_t *taken = malloc((size_t)(mask + 1) * sizeof(uint64_t));
+  memset(taken, 0xff, (size_t)(mask + 1) * sizeof(uint64_t));
+  const uint64_t empty = UINT64_MAX;
+  for (int64_t j = pop - size; j < pop; j++) {
+    uint64_t value = random_bounded_uint64(BG, 0, (uint64_t)j, 0, false);
+    uint64_t slot = value & mask;
+    while (taken[slot] != empty && taken[slot] != value)
+      slot = (slot + 1) & mask;
+    if (taken[slot] == empty) {
+      taken[slot] = value;
+    } else { /* value already taken: take j, which no earlier step could */
+      value = (uint64_t)j;
+      slot = value & mask;
+      while (taken[slot] != empty)
+        slot = (slot + 1) & mask;
+      taken[slot] = value;
+    }
+    rng.picks[j - pop + size] = (int64_t)value;
+  }
+  free(taken);
+  if (shuffle)
+    shuffle_int(size, 1, rng.picks);
+}
+
+int64_t kiln_rng_choice_noreplace(int64_t pop, int64_t size, double shuffle, double q) {
+  int64_t i = rng.draws++;
+  if (i == 0)
+    draw_without_replacement(pop, size, shuffle != 0.0);
+  int64_t pick = rng.picks[i];
+  if (i == size - 1) {
+    free(rng.picks);
+    rng.picks = NULL;
+  }
+  return pick;
 }

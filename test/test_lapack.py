@@ -184,3 +184,48 @@ def test_an_export_bundles_the_lapack_it_calls(tmp_path):
     f = kiln.load(str(tmp_path / "moved"))
     a, b = np.array([[2.0, 1.0], [1.0, 3.0]]), np.array([1.0, 2.0])
     np.testing.assert_allclose(f(a, b), np.linalg.solve(a, b))
+
+
+# --- qr(mode='raw'), the deprecated modes, and np.roots
+
+def test_qr_raw_is_numpys_householder_form_for_stacks_and_every_dtype():
+    f = kiln.qjit(lambda a: np.linalg.qr(a, mode="raw"))
+    rng = np.random.default_rng(3)
+    for shape in ((5, 3), (3, 5), (0, 4), (4, 0), (1, 1), (2, 3, 4)):
+        for dtype in (np.float64, np.float32, np.complex128, np.int64):
+            a = (rng.standard_normal(shape) * 4).astype(dtype)
+            (h, tau), (h_np, tau_np) = f(a), np.linalg.qr(a, mode="raw")
+            for got, want in ((h, h_np), (tau, tau_np)):
+                assert got.shape == want.shape and got.dtype == want.dtype, (shape, dtype)
+                np.testing.assert_allclose(got, want, rtol=1e-5 if dtype == np.float32 else 1e-12, atol=1e-12)
+    with pytest.warns(DeprecationWarning), pytest.raises(ValueError, match="Unrecognized mode 'bogus'"):
+        kiln.qjit(lambda a: (np.linalg.qr(a, mode="full"), np.linalg.qr(a, mode="bogus")))(np.eye(2))
+
+
+def test_qr_deprecated_modes_warn_as_numpy():
+    a = np.random.default_rng(4).standard_normal((4, 3))
+    with pytest.warns(DeprecationWarning):
+        q, r = kiln.qjit(lambda a: np.linalg.qr(a, mode="full"))(a)
+    np.testing.assert_allclose(q @ r, a, atol=1e-12)
+    with pytest.warns(DeprecationWarning):
+        h = kiln.qjit(lambda a: np.linalg.qr(a, mode="economic"))(a)
+    with pytest.warns(DeprecationWarning):
+        np.testing.assert_allclose(h, np.linalg.qr(a, mode="economic"), atol=1e-12)
+
+
+def test_roots_strip_zeros_at_run_time_and_match_numpy():
+    f = kiln.qjit(lambda p: np.roots(p))
+    polys = [np.array([1.0, -3.0, 2.0]), np.array([0.0, 0.0, 1.0, -3.0, 2.0, 0.0, 0.0]), np.zeros(0), np.zeros(3),
+             np.array([5.0]), np.array([0.0, 2.0, 0.0]), np.random.default_rng(5).standard_normal(41)]
+    for p in polys:
+        got, want = f(p), np.roots(p)
+        assert got.dtype == np.complex128 and got.shape == want.shape
+        np.testing.assert_allclose(got, want.astype(np.complex128), rtol=1e-9, atol=1e-12)
+    compiles = f.num_compiles
+    f(np.arange(1.0, 14.0))  # another size: no new compile
+    assert f.num_compiles == compiles
+    assert kiln.qjit(lambda p: np.roots(p))(np.array([1, 2, 3], np.float32)).dtype == np.complex64
+    with pytest.raises(np.linalg.LinAlgError, match="Array must not contain infs or NaNs"):
+        f(np.array([1.0, np.inf, 2.0]))
+    with pytest.raises(ValueError, match="rank-1"):
+        kiln.qjit(lambda p: np.roots(p))(np.ones((2, 2)))

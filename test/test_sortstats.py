@@ -204,3 +204,62 @@ def test_partition_method_in_place_and_on_a_view():
     assert kiln.qjit(f)(a, 4) == f(b, 4)
     np.testing.assert_array_equal(np.sort(a[:4]), np.sort(b[:4]))
     np.testing.assert_array_equal(a[4], b[4])
+
+
+# --- every quantile method, unique along an axis
+
+QUANTILE_METHODS = ("inverted_cdf", "averaged_inverted_cdf", "closest_observation", "interpolated_inverted_cdf",
+                    "hazen", "weibull", "linear", "median_unbiased", "normal_unbiased", "lower", "higher",
+                    "midpoint", "nearest")
+
+
+def test_quantile_methods_are_numpys_and_complete():
+    from kiln.numpy.statistics import QUANTILE_METHODS as kiln_methods
+    from numpy.lib._function_base_impl import _QuantileMethods
+
+    assert kiln_methods == tuple(_QuantileMethods) == QUANTILE_METHODS
+
+
+@pytest.mark.parametrize("method", QUANTILE_METHODS)
+def test_quantile_method_bit_for_bit(method):
+    def stats(a, q):
+        return (np.quantile(a, q, method=method), np.percentile(a, 37.5, axis=1, method=method),
+                np.nanquantile(a, q, axis=0, method=method, keepdims=True))
+
+    f = kiln.qjit(stats)
+    rng = np.random.default_rng(9)
+    q = np.array([0.0, 0.01, 0.25, 0.5, 0.6, 0.99, 1.0])
+    for rows in (1, 2, 7, 1001):
+        a = rng.standard_normal((rows, 3))
+        a[a > 2.0] = np.nan
+        for got, want in zip(f(a, q), stats(a, q)):
+            assert got.dtype == want.dtype and got.shape == want.shape
+            np.testing.assert_array_equal(got, want)
+    ints = rng.integers(0, 9, (11, 2))
+    g = kiln.qjit(lambda a: np.quantile(a, [0.3, 0.5], axis=0, method=method))
+    want = np.quantile(ints, [0.3, 0.5], axis=0, method=method)
+    assert g(ints).dtype == want.dtype
+    np.testing.assert_array_equal(g(ints), want)
+
+
+def test_quantile_method_errors():
+    with pytest.raises(ValueError, match="'cubic' is not a valid method"):
+        kiln.qjit(lambda a: np.quantile(a, 0.5, method="cubic"))(np.ones(3))
+
+
+def test_unique_along_an_axis():
+    def f(a):
+        return (np.unique(a, axis=0, return_index=True, return_inverse=True, return_counts=True),
+                np.unique(a, axis=1, return_inverse=True))
+
+    compiled = kiln.qjit(f)
+    rng = np.random.default_rng(10)
+    for dtype in DTYPES:
+        for rows in (0, 1, 7, 1001):
+            a = rng.integers(0, 2, (rows, 3)).astype(dtype)
+            got, want = compiled(a), f(a)
+            for g, w in zip(got[0] + got[1], want[0] + want[1]):
+                assert g.dtype == w.dtype and g.shape == w.shape, (dtype, rows)
+                np.testing.assert_array_equal(g, w)
+    with pytest.raises(ValueError, match="axis 2 is out of bounds"):
+        kiln.qjit(lambda a: np.unique(a, axis=2))(np.ones((2, 2)))

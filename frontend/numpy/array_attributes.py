@@ -17,6 +17,7 @@ from kiln.numpy._base import canonical_dtype, materialize, shape_product
 from kiln.numpy._bindings import knp, tracer_method, tracer_property
 from kiln.numpy.creation import _creation
 from kiln.primitives import elementwise as ew, indexing as index_prims, shape as shape_prims
+from kiln.trace_namespace import replace_in_traced_code
 from kiln.tracing import Tracer, bind, current_builder
 
 
@@ -181,3 +182,52 @@ def frombuffer(buffer: Any, dtype: Any = float, count: int = -1, offset: int = 0
     result = _view(knp.ravel(buffer), canonical_dtype(dtype))
     current_builder().aliases.readonly.add(id(result))
     return result
+
+
+def as_strided(x: Any, shape: Any = None, strides: Any = None, subok: bool = False, writeable: bool = True) -> Any:
+    """`np.lib.stride_tricks.as_strided(x, shape, strides)` of a C-contiguous
+    array: element i of the result is the element of `x` at byte offset
+    sum(i_k * strides_k) from its first one (strides may be traced ints, as
+    `x.strides` gives them). kiln gathers those elements into a new array
+    that stands for NumPy's view: writing to it, or reading it after `x`
+    changed, is refused; offsets outside `x` (undefined memory in NumPy)
+    raise ValueError when the code runs.
+
+    >>> windows = as_strided(a, shape=(a.shape[0] - 2, 3), strides=(a.strides[0], a.strides[0]))
+    """
+    if not isinstance(x, Tracer):
+        return np.lib.stride_tricks.as_strided(x, shape, strides, subok, writeable)
+    from kiln.numpy._base import check
+    from kiln.numpy.creation import iota
+
+    x = materialize(x)
+    builder = current_builder()
+    what = "np.lib.stride_tricks.as_strided"
+    if not builder.aliases.is_contiguous(x):
+        raise KilnValueError(f"{what}: kiln takes strides over a C-contiguous array, and this one is a "
+                             "non-contiguous view; pass np.ascontiguousarray(x) (a copy) instead")
+    shape = tuple(x.aval.shape) if shape is None else tuple(shape) if isinstance(shape, (tuple, list)) else (shape,)
+    strides = tuple(_strides(x)) if strides is None else tuple(strides)
+    if len(strides) != len(shape):
+        raise KilnValueError("mismatch in length of strides and shape")
+    itemsize = x.aval.dtype.itemsize
+    index: Any = knp.zeros((), dtype=np.int64)
+    for axis, (dim, stride) in enumerate(zip(shape, strides)):
+        if isinstance(stride, Tracer):
+            check(knp.equal(knp.remainder(stride, itemsize), 0), "ValueError",
+                  f"{what}: stride {axis} is not a multiple of the itemsize {itemsize}")
+        elif stride % itemsize:
+            raise KilnValueError(f"{what}: stride {stride} (axis {axis}) is not a multiple of the itemsize "
+                                 f"{itemsize}; kiln reads whole elements")
+        along = iota(dim).astype(np.int64) * (stride // itemsize)
+        index = knp.expand_dims(index, -1) + along
+    size = shape_product(x.aval.shape)
+    check(knp.all(knp.logical_and(knp.greater_equal(index, 0), knp.less(index, size))), "ValueError",
+          f"{what}: the shape and strides reach outside the array (memory NumPy would read undefined)")
+    result = knp.reshape(knp.take(knp.reshape(x, -1), knp.reshape(index, -1)), shape)
+    builder.aliases.copy_for_view(result, x, f"the result of {what}",
+                                  "copy it first (.copy()) and write the copy, or build the values by indexing")
+    return result
+
+
+replace_in_traced_code(np.lib.stride_tricks.as_strided, as_strided)

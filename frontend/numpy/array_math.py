@@ -320,16 +320,3 @@ def trapezoid(y: Any, x: Any = None, dx: Any = 1.0, axis: int = -1) -> Tracer:
     before = (slice(None),) * axis
     upper, lower = y[before + (slice(1, None),)], y[before + (slice(None, -1),)]
     return knp.sum(knp.divide(knp.multiply(d, knp.add(upper, lower)), 2.0), axis=axis)
-
-
-def _roots(p: Any) -> Any:
-    """np.roots in traced code (NumPy's dispatcher would iterate the traced
-    coefficients before kiln could answer): refused, naming why."""
-    if not isinstance(p, Tracer):
-        return np.roots(p)
-    raise KilnTypeError("np.roots is not supported by kiln on traced values: the roots are the eigenvalues of the "
-                        "companion matrix (np.linalg.eigvals), which kiln does not compile; compute them outside "
-                        "the compiled function")
-
-
-replace_in_traced_code(np.roots, _roots)

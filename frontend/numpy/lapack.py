@@ -9,6 +9,7 @@ its `info` that raises `numpy.linalg.LinAlgError` with NumPy's message.
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import numpy as np
@@ -199,23 +200,32 @@ def det(a: Any) -> Tracer:
 @numpy_function("qr")
 def qr(a: Any, mode: str = "reduced") -> Any:
     """`np.linalg.qr(a, mode)`: LAPACK geqrf then orgqr/ungqr; modes
-    'reduced' (Q (..., M, K), R (..., K, N)), 'complete' (Q (..., M, M)) and
-    'r' (R only)."""
+    'reduced' (Q (..., M, K), R (..., K, N)), 'complete' (Q (..., M, M)),
+    'r' (R only), 'raw' ((h (..., N, M), tau (..., K)), geqrf's Householder
+    form as NumPy returns it) and the deprecated 'full' / 'f' (= 'reduced')
+    and 'economic' / 'e' (h untransposed)."""
+    if mode in ("f", "full"):
+        warnings.warn("The 'full' option is deprecated in favor of 'reduced'.\nFor backward compatibility let "
+                      "mode default.", DeprecationWarning, stacklevel=2)
+        mode = "reduced"
+    elif mode in ("e", "economic"):
+        warnings.warn("The 'economic' option is deprecated.", DeprecationWarning, stacklevel=2)
+        return knp.swapaxes(qr(a, "raw")[0], -1, -2)
     if mode not in QR_MODES:
-        if mode in ("raw", "f", "full", "e", "economic"):
-            raise KilnValueError(f"np.linalg.qr: mode={mode!r} is not supported by kiln (supported: 'reduced', "
-                                 "'complete', 'r')")
         raise KilnValueError(f"Unrecognized mode '{mode}'")
     a = require_stacked(a, "qr", False)
     compute, result = linalg_dtypes("qr", a)
     a3, batch = flatten_batch(a, 2, compute)
     count, m, n = a3.aval.shape
     k = min_dim(m, n)
-    q_shape = {"reduced": (count, m, k), "complete": (count, m, m), "r": (count, 0, 0)}[mode]
-    r_rows = m if mode == "complete" else k
-    q, r, info = run_kernel("qr", [a3], [(q_shape, compute), ((count, r_rows, n), compute),
+    q_shape = {"reduced": (count, m, k), "complete": (count, m, m), "r": (count, 0, 0), "raw": (count, n, m)}[mode]
+    r_shape = {"complete": (count, m, n), "raw": (count, 1, k)}.get(mode, (count, k, n))
+    q, r, info = run_kernel("qr", [a3], [(q_shape, compute), (r_shape, compute),
                                          ((count,), INDEX_DTYPE)], (QR_MODES.index(mode),))
     raise_on_failure(info, "Incorrect argument found while performing LAPACK routine")
+    if mode == "raw":
+        tau = knp.reshape(r, (count, k))
+        return _unflatten(q, batch, result), _unflatten(tau, batch, result)
     r = _unflatten(r, batch, result)
     if mode == "r":
         return r
@@ -254,7 +264,9 @@ def eigvalsh(a: Any, UPLO: str = "L") -> Tracer:
     return _eigh(a, UPLO, False, "eigvalsh")[0]
 
 
-def _eig(a: Any, vectors: bool, fn: str) -> tuple:
+def _eig(a: Any, vectors: bool, fn: str, always_complex: bool = False) -> tuple:
+    """geev's eigenvalues (and vectors); for a real matrix real results
+    (checked), or with `always_complex` complex ones of its precision."""
     a = require_stacked(a, fn, True)
     compute, result = linalg_dtypes(fn, a)
     finite = knp.isfinite(knp.real(a)) & knp.isfinite(knp.imag(a)) if a.aval.dtype.kind == "c" else knp.isfinite(a)
@@ -266,7 +278,9 @@ def _eig(a: Any, vectors: bool, fn: str) -> tuple:
                                                   ((count, n, n) if vectors else (count, 0, 0), cdouble),
                                                   ((count,), INDEX_DTYPE)], (vectors,))
     raise_on_failure(info, EIGENVALUES)
-    if compute.kind == "f":
+    if compute.kind == "f" and always_complex:
+        result = np.result_type(result, np.complex64)
+    elif compute.kind == "f":
         # NumPy's result is real only when every eigenvalue is: kiln fixes the dtype when it compiles.
         check(knp.all(knp.equal(knp.imag(values), 0)), "ValueError",
               f"np.linalg.{fn}: this real matrix has complex eigenvalues, where NumPy returns a complex array; "
@@ -287,6 +301,12 @@ def eig(a: Any) -> Any:
 def eigvals(a: Any) -> Tracer:
     """`np.linalg.eigvals(a)`: the eigenvalues of `eig`."""
     return _eig(a, False, "eigvals")[0]
+
+
+def complex_eigenvalues(a: Any, fn: str) -> Tracer:
+    """The eigenvalues of `eigvals` as a complex array even for a real matrix
+    (computed by the real geev, so in NumPy's order)."""
+    return _eig(a, False, fn, always_complex=True)[0]
 
 
 def singular_values(a: Any, fn: str) -> tuple[Any, np.dtype]:

@@ -1,5 +1,6 @@
 """Stage "jaxpr": `np.linalg` functions built on the LAPACK kernels: norm
-(every order), cond, pinv, matrix_rank, matrix_power.
+(every order), cond, pinv, matrix_rank, matrix_power; and np.roots (the
+eigenvalues of the companion matrix).
 
 In: traced arrays and static orders/exponents. Out: compositions of the
 decompositions of kiln/numpy/lapack.py with reductions and matmuls, in the
@@ -17,7 +18,8 @@ from kiln.core import KilnTypeError, KilnValueError, is_static_dim
 from kiln.errors import KilnLinAlgError
 from kiln.numpy._base import check, convert, operand, require_equal_dims, shape_product
 from kiln.numpy._bindings import knp, numpy_function
-from kiln.numpy.lapack import inverse, linalg_dtypes, real_dtype, require_stacked, singular_values, svd
+from kiln.numpy.lapack import complex_eigenvalues, inverse, linalg_dtypes, real_dtype, require_stacked, singular_values, svd
+from kiln.trace_namespace import replace_in_traced_code
 from kiln.tracing import Tracer
 
 _NO_VALUE = object()
@@ -223,3 +225,46 @@ def matrix_power(a: Any, n: Any) -> Tracer:
         if bit:
             result = z if result is None else knp.matmul(result, z)
     return result
+
+
+@numpy_function("roots")
+def roots(p: Any) -> Tracer:
+    """`np.roots(p)`: NumPy's algorithm, the eigenvalues of the companion
+    matrix of `p` with its leading and trailing zeros stripped (their counts,
+    and so the result's length, are known when the code runs), followed by
+    one 0 per trailing zero. kiln's result dtype is fixed when it compiles:
+    complex (complex128, or complex64 for float32/complex64 coefficients) even
+    when every root is real, where NumPy returns a real array then.
+
+    >>> np.roots(np.array([1.0, -3.0, 2.0]))  # [2, 1] as complex128
+    """
+    p = operand(p)
+    if p.aval.ndim == 0:
+        p = knp.reshape(p, (1,))
+    if p.aval.ndim != 1:
+        raise KilnValueError(f"np.roots: Input must be a rank-1 array (got {p.aval.str_short()})")
+    if p.aval.dtype.kind not in "fc":
+        p = convert(p, np.dtype(np.float64))
+    complex_dtype = np.result_type(p.aval.dtype, np.complex64)
+    length = p.aval.shape[0]
+    nonzero = knp.not_equal(p, 0)
+    positions = knp.arange(length)
+    found = knp.any(nonzero)
+    # The first and last non-zero coefficients (length and -1 when there is none).
+    sentinel = knp.full(1, -1, dtype=positions.aval.dtype)
+    first = length - 1 - knp.max(knp.concatenate([knp.where(nonzero, length - 1 - positions, -1), sentinel]))
+    last = knp.max(knp.concatenate([knp.where(nonzero, positions, -1), sentinel]))
+    degree = knp.maximum(last - first, 0)  # the companion matrix's size
+    trailing = knp.where(found, length - 1 - last, 0)
+    lead = knp.sum(knp.where(knp.equal(positions, first), p, 0))
+    # -p[first+1 : last+1] / p[first], the companion matrix's first row.
+    row = knp.negative(p[knp.minimum(first + 1, length):knp.maximum(last + 1, 0)]) / lead
+    rows = knp.reshape(knp.arange(degree), (-1, 1))
+    companion = knp.where(knp.equal(rows, 0), knp.reshape(row, (1, -1)),
+                          knp.eye(degree, degree, -1, dtype=p.aval.dtype))
+    values = complex_eigenvalues(companion, "roots")
+    return knp.concatenate([values, knp.zeros(trailing, dtype=complex_dtype)])
+
+
+# NumPy's np.roots would iterate the traced coefficients before kiln could answer.
+replace_in_traced_code(np.roots, roots)

@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from kiln.control_flow import for_loop
+from kiln.control_flow import for_loop, while_loop
 from kiln.core import KilnTypeError, KilnValueError
 from kiln.numpy._base import (
     broadcast_shapes,
@@ -290,40 +290,53 @@ class TracedGenerator:
     def choice(self, a: Any, size: Any = None, replace: bool = True, p: Any = None, axis: int = 0,
                shuffle: bool = True) -> Any:
         what = f"{self._what}.choice"
-        if axis != 0 or not replace and (p is not None or not self._legacy):
-            raise KilnTypeError(f"{what}: kiln draws with replacement (with or without p), and without "
-                                "replacement only through np.random.choice / RandomState (p=None), along axis 0; "
-                                "use permutation(...)[:k] for a Generator's draws without replacement")
-        population = knp.arange(a) if isinstance(a, (int, np.integer)) or (
-            isinstance(a, Tracer) and a.aval.ndim == 0) else operand(a)
-        pop_size = population.aval.shape[0]
-        message = ("'a'" if self._legacy else "a") + " cannot be empty unless no samples are taken"
+        if axis != 0:
+            raise KilnTypeError(f"{what}: kiln draws along axis 0 only; move the axis first "
+                                "(np.moveaxis(a, axis, 0)) and choose along it")
+        from_range = isinstance(a, (int, np.integer)) or isinstance(a, Tracer) and a.aval.ndim == 0
+        # choice(n) draws indices of range(n), never materialized (n may be huge).
+        population = None if from_range else operand(a)
+        pop_size = convert(operand(a), np.dtype(np.int64)) if from_range and traced(a) else (
+            int(a) if from_range else population.aval.shape[0])
+        if from_range:
+            message = ("'a' must be greater than 0" if self._legacy else "a must be a positive integer") + \
+                " unless no samples are taken"
+        else:
+            message = ("'a'" if self._legacy else "a") + " cannot be empty unless no samples are taken"
         shape = _size_shape(size)
         samples = 1 if shape is None else shape_product(shape)
         if traced(pop_size, samples):
             check(knp.logical_or(knp.greater(pop_size, 0), knp.equal(samples, 0)), "ValueError", message)
-        elif pop_size == 0 and samples != 0:
+        elif pop_size <= 0 and samples != 0:
             raise KilnValueError(message)
         if not replace:
-            # RandomState: the first `size` of a permutation of the population's indices.
-            bound = "Cannot take a larger sample than population when 'replace=False'"
+            bound = ("Cannot take a larger sample than population when 'replace=False'" if self._legacy else
+                     "Cannot take a larger sample than population when replace is False")
             if traced(pop_size, samples):
                 check(knp.less_equal(samples, pop_size), "ValueError", bound)
             elif samples > pop_size:
                 raise KilnValueError(bound)
-            index = self.permutation(pop_size)[:samples]
-            return population[knp.reshape(index, () if shape is None else shape)]
+            if p is not None:
+                index = self._weighted_without_replacement(p, pop_size, samples)
+            elif self._legacy:
+                # RandomState: the first `size` of a permutation of the population's indices.
+                index = self.permutation(pop_size)[:samples]
+            else:
+                # The Generator's own sampler (Floyd's, or a tail shuffle), runtime/random.c.
+                index = self._draw("choice_noreplace", (samples,), np.int64, a=pop_size, b=samples,
+                                   p=1.0 if shuffle else 0.0)
+            index = knp.reshape(index, () if shape is None else shape)
+            return index if population is None else population[index]
         if p is not None:
             index = self._choice_index(p, pop_size, shape)
         elif self._legacy:
             index = self._bounded("randint", 0, pop_size, size, np.dtype(np.int64), False)
         else:
             index = self._bounded("integers", 0, pop_size, size, np.dtype(np.int64), False)
-        return population[index]
+        return index if population is None else population[index]
 
-    def _choice_index(self, p: Any, pop_size: Any, shape: Any) -> Any:
-        """NumPy's weighted draw: the cumulative distribution, normalized, searched
-        (side='right') for uniform samples."""
+    def _probabilities(self, p: Any, pop_size: Any) -> Any:
+        """`p` of choice as float64, with NumPy's checks (and errors) of it."""
         if _static(p):
             p = np.asarray(p, np.float64)
             if p.ndim != 1:
@@ -343,12 +356,169 @@ class TracedGenerator:
             check(_all(knp.greater_equal(p, 0)), "ValueError", f"{word} are not non-negative")
             check(knp.less_equal(knp.abs(total - 1.0), float(np.sqrt(np.finfo(np.float64).eps))), "ValueError",
                   f"{word} do not sum to 1")
+        return p
+
+    def _choice_index(self, p: Any, pop_size: Any, shape: Any) -> Any:
+        """NumPy's weighted draw: the cumulative distribution, normalized, searched
+        (side='right') for uniform samples."""
+        p = self._probabilities(p, pop_size)
         cdf = knp.cumsum(p)
         cdf = cdf / cdf[-1]
         uniform = self.random(None if shape is None else shape)
         # searchsorted(cdf, u, side='right') on a non-decreasing cdf: how many entries are <= u.
         below = knp.less_equal(knp.reshape(cdf, (1, -1)), knp.reshape(uniform, (-1, 1)))
         return knp.reshape(knp.sum(below, axis=1, dtype=np.int64), () if shape is None else shape)
+
+    def _weighted_without_replacement(self, p: Any, pop_size: Any, samples: Any) -> Any:
+        """NumPy's draw without replacement with probabilities `p` (Generator and
+        RandomState alike): rounds of `samples - found` uniforms searched in the
+        cumulative distribution of `p` with the indices found so far zeroed,
+        keeping each round's new indices in order of first appearance, until
+        `samples` are found."""
+        p = self._probabilities(p, pop_size)
+        check(knp.greater_equal(knp.sum(knp.greater(p, 0), dtype=np.int64), samples), "ValueError",
+              "Fewer non-zero entries in p than size")
+        weights = knp.copy(p)
+        found = knp.zeros(samples, np.int64)
+        first_at = knp.zeros(pop_size, np.int64)  # scratch: a round's first position of each index
+        done = knp.zeros((), np.int64)
+
+        @while_loop(lambda: knp.less(done, samples))
+        def rounds():
+            weights[found[:done]] = 0.0
+            cdf = knp.cumsum(weights)
+            cdf = cdf / cdf[-1]
+            uniform = self.random((samples - done,))
+            # searchsorted(cdf, u, side='right'): how many entries are <= u.
+            new = knp.sum(knp.less_equal(knp.reshape(cdf, (1, -1)), knp.reshape(uniform, (-1, 1))), axis=1,
+                          dtype=np.int64)
+            positions = knp.arange(new.aval.shape[0], dtype=np.int64)
+            first_at[new[::-1]] = positions[::-1]  # the last write of an index is its first position
+            fresh = new[knp.equal(first_at[new], positions)]
+            found[done:done + fresh.aval.shape[0]] = fresh
+            done[...] = done + fresh.aval.shape[0]
+
+        rounds()
+        return found
+
+    # --- vector-valued distributions
+    def multinomial(self, n: Any, pvals: Any, size: Any = None) -> Any:
+        """NumPy's multinomial: per vector, binomial draws of the trials left
+        (runtime/random.c, one element per entry)."""
+        what = f"{self._what}.multinomial"
+        if _static(n, pvals):
+            scratch = np.random.RandomState(0) if self._legacy else np.random.Generator(np.random.PCG64(0))
+            scratch.multinomial(n, pvals)  # NumPy's checks and their errors
+        p = convert(operand(np.asarray(pvals) if isinstance(pvals, (list, tuple)) else pvals), np.dtype(np.float64))
+        trials = convert(operand(n), np.dtype(np.int64))
+        if self._legacy and (p.aval.ndim != 1 or trials.aval.ndim != 0):
+            raise KilnTypeError(f"{what}: n must be an int and pvals a 1-d sequence")
+        if p.aval.ndim == 0:
+            raise KilnValueError("pvals must have at least 1 dimension and the last dimension of pvals must be "
+                                 "greater than 0.")
+        d = p.aval.shape[-1]
+        if traced(p):
+            check(knp.all(knp.logical_and(knp.greater_equal(p, 0), knp.less_equal(p, 1))), "ValueError",
+                  "pvals < 0, pvals > 1 or pvals contains NaNs")
+            check(knp.all(knp.less_equal(knp.sum(p[..., :-1], axis=-1), 1.0 + 1e-12)), "ValueError",
+                  "sum(pvals[:-1]) > 1.0" if p.aval.ndim == 1 else "sum(pvals[...,:-1]) > 1.0")
+        if traced(trials):
+            check(_all(knp.greater_equal(trials, 0)), "ValueError", "n < 0")
+        batch = broadcast_shapes([trials.aval.shape, p.aval.shape[:-1]], what)
+        shape = _size_shape(size)
+        if shape is None:
+            shape = batch
+        elif trials.aval.ndim or p.aval.ndim > 1:
+            # NumPy broadcasts n and pvals' rows against `size`, which must be their shape.
+            broadcast_shapes([tuple(shape), batch], what)
+        out_shape = (*shape, d)
+        return self._draw("multinomial", out_shape, np.int64, a=knp.reshape(trials, (*trials.aval.shape, 1)),
+                          b=knp.arange(d, dtype=np.int64), p=p, q=d)
+
+    def dirichlet(self, alpha: Any, size: Any = None) -> Any:
+        """NumPy's dirichlet: normalized standard gammas of `alpha`, or (the
+        Generator, every alpha below 0.1) stick breaking with beta draws."""
+        static = _static(alpha)
+        if static:
+            self._validate_dirichlet(alpha)
+        a = convert(operand(np.asarray(alpha) if isinstance(alpha, (list, tuple)) else alpha), np.dtype(np.float64))
+        if a.aval.ndim != 1:
+            raise KilnValueError(f"{self._what}.dirichlet: alpha must be a 1-D sequence of floats")
+        if not static:
+            if self._legacy:
+                check(knp.all(knp.greater(a, 0)), "ValueError", "alpha <= 0")
+            else:
+                check(knp.logical_not(knp.any(knp.less(a, 0))), "ValueError", "alpha < 0")
+        k = a.aval.shape[0]
+        shape = _size_shape(size) or ()
+        rows = shape_product(shape)
+        if self._legacy:
+            values = self._normalized_gammas(a, rows, "legacy_standard_gamma")
+        elif static:
+            values_np = np.asarray(alpha, np.float64)
+            small = values_np.size > 0 and values_np.max() < 0.1
+            values = self._stick_breaking(a, rows, values_np) if small else self._normalized_gammas(
+                a, rows, "standard_gamma")
+        else:
+            # Which algorithm is known when the code runs: each draws for its share of
+            # the rows (all or none), so only the chosen one advances the state.
+            small = knp.logical_and(k > 0, knp.max(knp.concatenate([a, knp.zeros(1)])) < 0.1).astype(np.int64)
+            values = knp.concatenate([self._stick_breaking(a, rows * small, None),
+                                      self._normalized_gammas(a, rows * (1 - small), "standard_gamma")])
+        return knp.reshape(values, (*shape, k))
+
+    def _validate_dirichlet(self, alpha: Any) -> None:
+        scratch = np.random.RandomState(0) if self._legacy else np.random.Generator(np.random.PCG64(0))
+        scratch.dirichlet(alpha)
+
+    def _normalized_gammas(self, alpha: Any, rows: Any, method: str) -> Any:
+        """`rows` vectors of standard gammas of `alpha`, each divided by its sum
+        (summed left to right, then multiplied by the inverse, as NumPy)."""
+        k = alpha.aval.shape[0]
+        gammas = self._draw(method, (rows, k), np.float64, p=alpha)
+
+        @for_loop(0, k, 1)
+        def accumulate(j, acc):
+            return acc + gammas[:, j]
+
+        inverse = 1.0 / accumulate(knp.zeros(rows))
+        return gammas * knp.reshape(inverse, (-1, 1))
+
+    def _stick_breaking(self, alpha: Any, rows: Any, alpha_np: Any) -> Any:
+        """`rows` vectors by NumPy's small-alpha Dirichlet: entry j is the stick
+        left times beta(alpha_j, sum(alpha[j+1:])), the last entry the stick
+        left; the draws stop after the last positive alpha."""
+        k = alpha.aval.shape[0]
+        # Right-to-left running sums, added as NumPy's loop adds them.
+        @for_loop(0, k, 1)
+        def right_sums(i, carry):
+            csum, sums = carry
+            csum = csum + alpha[k - 1 - i]
+            sums[k - 1 - i] = csum
+            return csum, sums
+
+        _, csum = right_sums((knp.zeros(()), knp.zeros(k)))
+        positions = knp.arange(k, dtype=np.int64)
+        last_positive = knp.max(knp.concatenate([knp.where(knp.greater(alpha, 0), positions, -1),
+                                                 knp.full(1, -1, dtype=np.int64)]))
+        any_mass = knp.greater(last_positive, -1)
+        if alpha_np is not None:
+            positive = np.nonzero(alpha_np > 0)[0]
+            draws = min(int(positive[-1]) + 1, k - 1) if positive.size else 0
+        else:
+            draws = knp.where(any_mass, knp.minimum(last_positive + 1, k - 1), 0)
+        betas = self._draw("beta", (rows, draws), np.float64, p=alpha[:draws],
+                           q=knp.concatenate([csum, knp.zeros(1)])[1:draws + 1])
+        values = knp.zeros((rows, k))
+
+        @for_loop(0, draws, 1)
+        def break_stick(j, acc):
+            v = betas[:, j]
+            values[:, j] = acc * v
+            return acc * (1.0 - v)
+
+        left = knp.reshape(knp.where(any_mass, break_stick(knp.ones(rows)), 0.0), (-1, 1))
+        return knp.where(knp.equal(positions, k - 1), left, values)
 
 
 def _bits(v: int) -> int:
@@ -405,6 +575,7 @@ TracedGenerator.hypergeometric = _distribution_method(
     "hypergeometric", {"ngood": _REQUIRED, "nbad": _REQUIRED, "nsample": _REQUIRED}, ints=("ngood", "nbad"))
 _SUPPORTED_METHODS = sorted(["random", "uniform", "standard_normal", "normal", "standard_exponential", "exponential",
                              "integers", "shuffle", "permutation", "choice", "binomial", "hypergeometric",
+                             "multinomial", "dirichlet",
                              *_DISTRIBUTIONS])
 
 

@@ -117,6 +117,8 @@ LEGACY_FUNCTIONS = {
     "shuffle": _legacy("shuffle", lambda g, x: g.shuffle(x)),
     "permutation": _legacy("permutation", lambda g, x: g.permutation(x)),
     "choice": _legacy("choice", lambda g, a, size=None, replace=True, p=None: g.choice(a, size, replace, p)),
+    "multinomial": _legacy("multinomial", lambda g, n, pvals, size=None: g.multinomial(n, pvals, size)),
+    "dirichlet": _legacy("dirichlet", lambda g, alpha, size=None: g.dirichlet(alpha, size)),
 }
 for _name in [*_DISTRIBUTIONS, "binomial", "hypergeometric"]:
     LEGACY_FUNCTIONS[_name] = _legacy(_name, (lambda name: lambda g, *a, **k: getattr(g, name)(*a, **k))(_name))

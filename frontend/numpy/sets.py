@@ -16,8 +16,9 @@ from typing import Any
 
 import numpy as np
 
+from kiln.control_flow import for_loop
 from kiln.core import INDEX_DTYPE, KilnTypeError, KilnValueError
-from kiln.numpy._base import check, convert, operand, promote
+from kiln.numpy._base import check, convert, operand, promote, shape_product
 from kiln.numpy._bindings import knp, numpy_function
 from kiln.numpy.boolean_masks import true_positions
 from kiln.numpy.creation import iota
@@ -45,14 +46,14 @@ def _group_starts(values: Tracer, equal_nan: bool) -> Tracer:
 @numpy_function("unique")
 def unique(ar: Any, return_index: bool = False, return_inverse: bool = False, return_counts: bool = False,
            axis: Any = None, *, equal_nan: bool = True, sorted: bool = True) -> Any:
-    """`np.unique(ar, return_index, return_inverse, return_counts)` (axis=None):
-    the sorted distinct values; NaNs collapse into one (equal_nan)."""
-    if axis is not None:
-        raise KilnValueError("np.unique: axis= is not supported by kiln (axis=None is); for unique rows, "
-                             "np.unique of a key computed per row is")
+    """`np.unique(ar, return_index, return_inverse, return_counts, axis)`:
+    the sorted distinct values (NaNs collapse into one, equal_nan), or with
+    `axis` the distinct slices along it in lexicographic order."""
     ar = operand(ar)
     if ar.aval.dtype.kind == "c":
         raise KilnTypeError("np.unique of complex arrays is not supported by kiln")
+    if axis is not None:
+        return _unique_along(ar, axis, return_index, return_inverse, return_counts)
     flat = knp.ravel(ar)
     n = flat.aval.shape[0]
     order = bind(sort_p, flat, _no_kth(), indices=True)
@@ -68,6 +69,48 @@ def unique(ar: Any, return_index: bool = False, return_inverse: bool = False, re
         place = bind(sort_p, order, _no_kth(), indices=True)
         inverse = knp.take(group, place)
         result.append(knp.reshape(inverse, *ar.aval.shape) if ar.aval.ndim else knp.reshape(inverse))
+    if return_counts:
+        ends = knp.concatenate([positions[1:], knp.full(1, n, dtype=INDEX_DTYPE)])
+        result.append(ends - positions)
+    return result[0] if len(result) == 1 else tuple(result)
+
+
+def _unique_along(ar: Tracer, axis: Any, return_index: bool, return_inverse: bool, return_counts: bool) -> Any:
+    """np.unique(ar, axis=axis): NumPy compares the slices along `axis` as
+    records of their elements, in order. Here the slices, flattened to rows,
+    are sorted lexicographically by stable sorts from the last element to the
+    first; rows differing from the one before start a group. As in NumPy,
+    NaN never equals NaN here (each row holding one is distinct)."""
+    ndim = ar.aval.ndim
+    if not isinstance(axis, (int, np.integer)):
+        raise KilnTypeError(f"np.unique: axis must be an int known when kiln compiles, got {axis!r}; pass it as "
+                            "a constant or a static argument")
+    if not -ndim <= axis < ndim:
+        raise KilnValueError(f"np.unique: axis {axis} is out of bounds for array of dimension {ndim}")
+    axis = int(axis) % ndim
+    moved = knp.moveaxis(ar, axis, 0)
+    rest = moved.aval.shape[1:]
+    n = moved.aval.shape[0]
+    rows = knp.reshape(moved, (n, shape_product(rest)))
+    k = rows.aval.shape[1]
+
+    @for_loop(0, k, 1)
+    def by_element(i, order):
+        column = knp.take(rows[:, k - 1 - i], order)
+        return knp.take(order, bind(sort_p, column, _no_kth(), indices=True))
+
+    order = by_element(iota(n).astype(INDEX_DTYPE))
+    ordered = knp.take(rows, order, axis=0)
+    before = knp.concatenate([ordered[:1], ordered[:-1]])
+    starts = knp.logical_or(knp.any(knp.not_equal(ordered, before), axis=1), iota(n) == 0)
+    count, positions = true_positions(starts)
+    distinct = knp.reshape(knp.take(ordered, positions, axis=0), (count, *rest))
+    result = [knp.moveaxis(distinct, 0, axis)]
+    if return_index:
+        result.append(knp.take(order, positions))
+    if return_inverse:
+        group = knp.cumsum(starts.astype(INDEX_DTYPE)) - 1
+        result.append(knp.take(group, bind(sort_p, order, _no_kth(), indices=True)))
     if return_counts:
         ends = knp.concatenate([positions[1:], knp.full(1, n, dtype=INDEX_DTYPE)])
         result.append(ends - positions)

@@ -7,8 +7,8 @@
 In: traced arrays of real dtypes, `axis` (None, an int or a tuple), `q`
 (Python numbers or arrays, static or traced), NumPy's keywords.
 Out: tracers with NumPy's values and dtypes. Quantiles sort the reduced
-axes (the `sort` primitive) and interpolate as NumPy's method='linear'
-(`_lerp` included); a slice holding NaN gives NaN (the nan forms skip them).
+axes (the `sort` primitive) and pick or interpolate as NumPy's 13 `method`s
+do (`_lerp` included); a slice holding NaN gives NaN (the nan forms skip them).
 """
 
 from __future__ import annotations
@@ -76,14 +76,65 @@ def _lerp(a: Tracer, b: Tracer, t: Any, dtype: np.dtype) -> Tracer:
     return knp.where(t >= 0.5, b - diff * (1 - t), a + diff * t)
 
 
+# NumPy's `method`s of quantile/percentile (Hyndman & Fan's nine and four
+# others), in NumPy's order. The continuous ones interpolate at the virtual
+# index n q + (alpha + q (1 - alpha - beta)) - 1 (their alpha, beta here);
+# the discrete ones pick one order statistic (an integer index, the data's dtype).
+QUANTILE_METHODS = ("inverted_cdf", "averaged_inverted_cdf", "closest_observation", "interpolated_inverted_cdf",
+                    "hazen", "weibull", "linear", "median_unbiased", "normal_unbiased", "lower", "higher",
+                    "midpoint", "nearest")
+_CONTINUOUS = {"interpolated_inverted_cdf": (0.0, 1.0), "hazen": (0.5, 0.5), "weibull": (0.0, 0.0),
+               "median_unbiased": (1 / 3.0, 1 / 3.0), "normal_unbiased": (3 / 8.0, 3 / 8.0)}
+_DISCRETE = ("inverted_cdf", "closest_observation", "lower", "higher", "nearest")
+
+
+def _discrete_index(method: str, n: Tracer, q: Tracer) -> Tracer:
+    """The order statistic a discrete `method` picks (NumPy's integer virtual
+    index, negative ones clipped to 0), `n` the sample sizes in q's dtype."""
+    if method in ("lower", "higher", "nearest"):
+        rounding = {"lower": knp.floor, "higher": knp.ceil, "nearest": knp.round}[method]
+        return rounding((n - 1) * q).astype(INDEX_DTYPE)
+    if method == "inverted_cdf":
+        index = n * q - 1
+    else:  # closest_observation: the nearest even order statistic (1-based) at g = 0
+        index = n * q - 1 - 0.5
+    previous = knp.floor(index)
+    take_previous = knp.equal(index - previous, 0)
+    if method == "closest_observation":
+        take_previous = knp.logical_and(take_previous, knp.equal(knp.remainder(previous, 2), 1))
+    return knp.maximum(knp.where(take_previous, previous, previous + 1).astype(INDEX_DTYPE), 0)
+
+
+def _continuous_index(method: str, n: Tracer, q: Tracer) -> Tracer:
+    """NumPy's float virtual index of a continuous `method` (its rounding order)."""
+    if method == "linear":
+        return (n - 1) * q
+    if method == "averaged_inverted_cdf":
+        return n * q - 1
+    if method == "midpoint":
+        return 0.5 * (knp.floor((n - 1) * q) + knp.ceil((n - 1) * q))
+    alpha, beta = _CONTINUOUS[method]
+    return n * q + (alpha + q * (1 - alpha - beta)) - 1
+
+
+def _fixed_gamma(method: str, gamma: Tracer, virtual: Tracer) -> Tracer:
+    """The interpolation weight: the index's fraction, except for the methods
+    that fix it (NumPy's `fix_gamma`)."""
+    if method == "averaged_inverted_cdf":
+        return knp.where(knp.equal(gamma, 0), 0.5, 1.0).astype(gamma.aval.dtype)
+    if method == "midpoint":
+        return knp.where(knp.equal(knp.remainder(virtual, 1), 0), 0.0, 0.5).astype(gamma.aval.dtype)
+    return gamma
+
+
 def _quantile(a: Any, q: Any, axis: Any, keepdims: bool, method: str, fn: str, ignore_nan: bool,
               percent: bool = False) -> Tracer:
     a = operand(a)
     if a.aval.dtype.kind == "c":
         raise KilnTypeError("a must be an array of real numbers")
-    if method != "linear":
-        raise KilnValueError(f"np.{fn}: method={method!r} is not supported by kiln (method='linear' is, "
-                             "NumPy's default)")
+    if method not in QUANTILE_METHODS:
+        raise KilnValueError(f"np.{fn}: {method!r} is not a valid method. Use one of: "
+                             f"{', '.join(QUANTILE_METHODS)}")
     weak_q = type(q) in (int, float)
     if isinstance(q, Tracer):
         qv = q
@@ -119,23 +170,28 @@ def _quantile(a: Any, q: Any, axis: Any, keepdims: bool, method: str, fn: str, i
     else:
         count = knp.full(kept_shape + (1,), n, dtype=INDEX_DTYPE)
     qflat = knp.ravel(convert(qv, index_dtype))
-    virtual = convert(count - 1, index_dtype) * qflat  # batch + (nq,)
-    previous = knp.floor(virtual)
-    above = virtual >= convert(count - 1, index_dtype)
-    below = virtual < 0
+    sizes = convert(count, index_dtype)  # batch + (1,), against q's (nq,)
     last = count - 1
-    prev_i = knp.where(above, last, knp.where(below, 0, previous.astype(INDEX_DTYPE)))
-    next_i = knp.where(above, last, knp.where(below, 0, previous.astype(INDEX_DTYPE) + 1))
-    prev_i = knp.clip(prev_i, 0, n - 1)
-    next_i = knp.clip(next_i, 0, n - 1)
-    lo, hi = _row_select(s, prev_i), _row_select(s, next_i)
-    gamma = convert(virtual - previous, value_dtype)
-    result = _lerp(lo, hi, gamma, value_dtype)
+    if method in _DISCRETE:
+        # One order statistic, in the data's dtype (NumPy takes it from the sorted data).
+        result = _row_select(s, knp.clip(knp.minimum(_discrete_index(method, sizes, qflat), last), 0, n - 1))
+    else:
+        virtual = _continuous_index(method, sizes, qflat)  # batch + (nq,)
+        previous = knp.floor(virtual)
+        above = virtual >= convert(last, index_dtype)
+        below = virtual < 0
+        prev_i = knp.where(above, last, knp.where(below, 0, previous.astype(INDEX_DTYPE)))
+        next_i = knp.where(above, last, knp.where(below, 0, previous.astype(INDEX_DTYPE) + 1))
+        prev_i = knp.clip(prev_i, 0, n - 1)
+        next_i = knp.clip(next_i, 0, n - 1)
+        lo, hi = _row_select(s, prev_i), _row_select(s, next_i)
+        gamma = convert(_fixed_gamma(method, virtual - previous, virtual), value_dtype)
+        result = _lerp(lo, hi, gamma, value_dtype)
     if nan_kinds:
         has_nan = knp.isnan(_row_select(s, knp.full(kept_shape + (1,), n - 1, dtype=INDEX_DTYPE)))
         if ignore_nan:
             has_nan = count == 0
-        result = knp.where(has_nan, np.nan, result)
+        result = knp.where(has_nan, np.nan, result).astype(result.aval.dtype)
     # q's dims go first, as NumPy's
     result = knp.moveaxis(result, -1, 0) if result.aval.ndim > 1 else result
     result = knp.reshape(result, *qv.aval.shape, *kept_shape)
@@ -147,7 +203,8 @@ def _quantile(a: Any, q: Any, axis: Any, keepdims: bool, method: str, fn: str, i
 @numpy_function("quantile")
 def quantile(a: Any, q: Any, axis: Any = None, out: Any = None, overwrite_input: bool = False,
              method: str = "linear", keepdims: bool = False) -> Tracer:
-    """`np.quantile(a, q, axis, keepdims)`, NumPy's default method 'linear'."""
+    """`np.quantile(a, q, axis, method=..., keepdims)`, every NumPy method
+    ('linear' by default; see QUANTILE_METHODS)."""
     _no_out(out, "quantile")
     return _quantile(a, q, axis, keepdims, method, "quantile", ignore_nan=False)
 

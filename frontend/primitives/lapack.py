@@ -35,7 +35,7 @@ KERNEL_OPTIONS = {
     "cholesky": ("upper",), "qr": ("mode",), "eigh": ("upper", "vectors"), "eig": ("vectors",),
     "svd": ("full", "uv"),
 }
-QR_MODES = ("reduced", "complete", "r")
+QR_MODES = ("reduced", "complete", "r", "raw")
 
 lapack_p = Primitive("lapack", multiple_results=True)
 
@@ -95,6 +95,9 @@ def _one_matrix(kernel: str, options: tuple, shapes: list[tuple], dtypes: list, 
             mode = QR_MODES[opts["mode"]]
             if mode == "r":
                 return [np.zeros(shapes[0], a.dtype), np.linalg.qr(a, mode="r"), np.int64(0)]
+            if mode == "raw":
+                h, tau = np.linalg.qr(a, mode="raw")
+                return [h, tau.reshape(1, -1), np.int64(0)]
             q, r = np.linalg.qr(a, mode=mode)
             return [q, r, np.int64(0)]
         if kernel == "eigh":

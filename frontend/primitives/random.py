@@ -126,6 +126,16 @@ def _shuffle_indices(g, n: int, last: int) -> np.ndarray:
     return np.array([_interval(g, last - i) for i in range(n)], np.int64)
 
 
+def _multinomial(g, n: int, trials, p, d) -> np.ndarray:
+    """Vectors of d entries (element j of each: `trials` of its vector, p_j) by NumPy's multinomial."""
+    d = int(d)
+    if n == 0:
+        return np.zeros(0, np.int64)
+    trials = np.broadcast_to(np.asarray(trials, np.int64), (n,)).reshape(-1, d)[:, 0]
+    p = np.broadcast_to(np.asarray(p, np.float64), (n,)).reshape(-1, d)
+    return np.concatenate([g.multinomial(int(t), row) for t, row in zip(trials, p)]).astype(np.int64)
+
+
 _FLOAT_CALLS = {
     "random": lambda g, n, p, q, r: g.random(n),
     "random_f32": lambda g, n, p, q, r: g.random(n, dtype=np.float32),
@@ -183,6 +193,9 @@ _INT_CALLS = {
     "zipf": lambda g, n, a, b, p, q: g.zipf(p, n),
     "hypergeometric": lambda g, n, a, b, p, q: g.hypergeometric(a, b, np.asarray(p).astype(np.int64), n),
     "shuffle_index": lambda g, n, a, b, p, q: _shuffle_indices(g, n, a),
+    "multinomial": lambda g, n, a, b, p, q: _multinomial(g, n, a, p, q),
+    "choice_noreplace": lambda g, n, a, b, p, q: g.choice(a, b, replace=False, shuffle=bool(p)) if n else
+    np.zeros(0, np.int64),
     # RandomState's own versions (g is a RandomState)
     "legacy_negative_binomial": lambda g, n, a, b, p, q: g.negative_binomial(p, q, n),
     "legacy_geometric": lambda g, n, a, b, p, q: g.geometric(p, n),

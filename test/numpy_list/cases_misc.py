@@ -194,8 +194,26 @@ def roots(p):
     return np.roots(p)
 
 
+def roots_of_real(p):
+    # NumPy's dtype is float64 when every root is real; kiln's is complex128 always.
+    return np.roots(p).astype(np.complex128)
+
+
+def _padded_poly(n, rng):
+    """Coefficients with leading and trailing zeros (n of them in all) around n + 2 values."""
+    core = floats(rng, n + 2)
+    return (np.concatenate([np.zeros(n // 2), core, np.zeros(n - n // 2)]),)
+
+
 def as_strided(a):
     return np.lib.stride_tricks.as_strided(a, shape=(a.shape[0] - 1, 2), strides=(8, 8))
+
+
+def as_strided_windows(m):
+    # sliding windows of 2 rows over a C-contiguous matrix, strides from m.strides
+    rows, cols = m.shape
+    return np.lib.stride_tricks.as_strided(m, shape=(rows - 1, 2, cols), strides=(m.strides[0], m.strides[0],
+                                                                                 m.strides[1])).sum(axis=1)
 
 
 def matmul_out(a, b, out):
@@ -252,12 +270,13 @@ CASES = [
     _add("numpy.round", round_, mat()),
     _add("numpy.trapezoid", trapezoid, two_vecs()),
     _case("numpy.sinc", sinc, vec()),
-    _case("numpy.roots", roots, lambda n, rng: (floats(rng, n + 2),),
-          status="refused: the roots are the eigenvalues of the companion matrix (numpy.linalg.eigvals, "
-                 "not compiled yet)"),
+    _case("numpy.roots", roots_of_real, lambda n, rng: (floats(rng, n + 2),), rtol=1e-10,
+          note="complex result for real coefficients, even when every root is real (NumPy: float64 then)"),
+    _case("numpy.roots", roots_of_real, _padded_poly, rtol=1e-10),
+    _case("numpy.roots", roots, lambda n, rng: (floats(rng, n + 2, dtype=np.complex128),), rtol=1e-10),
     _case("numpy.lib.stride_tricks.as_strided", as_strided, vec(),
-          status="refused: kiln arrays have no user-visible strides to reinterpret; use slicing, "
-                 "broadcast_to or a window made by indexing"),
+          note="of C-contiguous arrays; a copy standing for the view (writes to it refused)"),
+    _case("numpy.lib.stride_tricks.as_strided", as_strided_windows, lambda n, rng: (floats(rng, n + 1, 3),)),
     _add("numpy.matmul out=", matmul_out, _matmul_out_args, rtol=1e-10),
     _add("numpy.dot out=", dot_out, _matmul_out_args, rtol=1e-10),
 ]

@@ -83,7 +83,42 @@ def _normal_array_loc(seed, x):
 
 def _multinomial(seed, n):
     np.random.seed(seed)
-    return np.random.multinomial(n, [0.25, 0.75])
+    return np.random.multinomial(n, [0.25, 0.75]), np.random.multinomial(20, [0.2, 0.3, 0.5], size=n)
+
+
+def _dirichlet(seed, n):
+    np.random.seed(seed)
+    return np.random.dirichlet([0.5, 2.0, 1.0], size=n)
+
+
+def _choice_p_without_replacement(seed, x):
+    np.random.seed(seed)
+    return np.random.choice(x, size=x.shape[0] // 2, replace=False, p=np.linspace(1.0, 2.0, x.shape[0]) /
+                            np.linspace(1.0, 2.0, x.shape[0]).sum())
+
+
+def _generator_multinomial(seed, n):
+    rng = np.random.default_rng(seed)
+    return (rng.multinomial(n, [0.25, 0.75]), rng.multinomial(20, [0.2, 0.3, 0.5], size=n),
+            rng.multinomial(np.arange(n), [0.1, 0.9]), rng.multinomial(3, [[0.5, 0.5], [0.1, 0.9]], size=(n, 2)))
+
+
+def _generator_dirichlet(seed, alpha):
+    # alpha traced: NumPy's algorithm (normalized gammas, or stick breaking when
+    # every alpha is below 0.1) is chosen when the code runs.
+    rng = np.random.default_rng(seed)
+    return rng.dirichlet(alpha, size=3), rng.dirichlet(alpha * 0.01, size=2), rng.dirichlet([0.05, 0.0, 0.02])
+
+
+def _dirichlet_args(n, rng):
+    return int(rng.integers(2**32)), rng.uniform(0.5, 3.0, n)
+
+
+def _generator_choice(seed, x):
+    rng = np.random.default_rng(seed)
+    k = x.shape[0] // 2
+    return (rng.choice(x, size=k, replace=False), rng.choice(x.shape[0], size=k, replace=False, shuffle=False),
+            rng.choice(x, size=k, replace=False, p=np.full(x.shape[0], 1.0 / x.shape[0])), rng.choice(x, size=3))
 
 
 def _default_rng(seed, n):
@@ -130,8 +165,9 @@ CASES = [
     _legacy("logistic", 1.0, 2.0),
     _legacy("lognormal", 0.0, 1.0),
     _legacy("logseries", 0.5),
-    Case("numpy.random.multinomial", _multinomial, _seed_and_size, "random", True,
-         status="refused: multinomial draws a vector per sample; kiln draws scalar distributions"),
+    Case("numpy.random.multinomial", _multinomial, _seed_and_size, "random", True, rtol=0.0),
+    Case("numpy.random.dirichlet", _dirichlet, _seed_and_size, "random", False, rtol=0.0),
+    Case("numpy.random.choice", _choice_p_without_replacement, _floats, "random", True, rtol=0.0),
     _legacy("negative_binomial", 5, 0.5),
     _legacy("normal", 1.0, 2.0),
     _legacy("pareto", 2.0),
@@ -166,4 +202,8 @@ CASES = [
     _generator("poisson", 4.0),
     _generator("binomial", 10, 0.3),
     Case("numpy.random.Generator.shuffle", _generator_shuffle, _floats, "random", False, rtol=0.0),
+    Case("numpy.random.Generator.multinomial", _generator_multinomial, _seed_and_size, "random", False, rtol=0.0),
+    Case("numpy.random.Generator.dirichlet", _generator_dirichlet, _dirichlet_args, "random", False, rtol=0.0),
+    Case("numpy.random.Generator.choice", _generator_choice, _floats, "random", False, rtol=0.0, sizes=(1, 5, 17),
+         note="replace=False (Floyd's sampler, a tail shuffle for large samples), p= with or without replacement"),
 ]

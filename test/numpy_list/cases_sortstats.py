@@ -86,6 +86,19 @@ def unique_all(a):
     return np.unique(a, return_index=True, return_inverse=True, return_counts=True)
 
 
+def unique_rows_and_columns(a):
+    return (np.unique(a, axis=0, return_index=True, return_inverse=True, return_counts=True),
+            np.unique(a, axis=1), np.unique(a, axis=-1, return_counts=True))
+
+
+def _row_data(n, rng, dtype=np.int64):
+    """n rows of 3 with repeats (and a NaN row for floats: never equal to another)."""
+    a = ints(rng, n, 3, low=0, high=2).astype(dtype)
+    if dtype == np.float64 and n > 2:
+        a[n // 2, 1] = np.nan
+    return (a,)
+
+
 def sets(a, b):
     return np.setdiff1d(a, b), np.intersect1d(a, b), np.union1d(a, b), np.setxor1d(a, b)
 
@@ -109,6 +122,26 @@ def quantiles(a):
 
 def nan_quantiles(a):
     return np.nanquantile(a, 0.3), np.nanpercentile(a, [25, 75], axis=0), np.nanmedian(a, axis=1)
+
+
+QUANTILE_METHODS = ("inverted_cdf", "averaged_inverted_cdf", "closest_observation", "interpolated_inverted_cdf",
+                    "hazen", "weibull", "linear", "median_unbiased", "normal_unbiased", "lower", "higher",
+                    "midpoint", "nearest")
+
+
+def _quantile_method(method):
+    """quantile / percentile / nanquantile with NumPy's `method`."""
+    def quantiles_by(a):
+        return (np.quantile(a, [0.0, 0.1, 0.25, 0.5, 0.7, 1.0], method=method),
+                np.percentile(a, [10, 33.3, 90], axis=0, method=method),
+                np.nanquantile(a, 0.4, axis=1, method=method),
+                np.nanpercentile(a, [0, 50, 95], axis=0, method=method, keepdims=True))
+    quantiles_by.__name__ = f"quantiles_{method}"
+    return quantiles_by
+
+
+def int_quantile_methods(a):
+    return tuple(np.quantile(a, [0.2, 0.5, 0.9], axis=0, method=m) for m in QUANTILE_METHODS)
 
 
 def medians(a):
@@ -210,6 +243,8 @@ CASES = [
     _case("numpy.unique", lambda a: np.unique(a), lambda n, rng: (_nans(n, rng),)),
     _case("numpy.unique", unique_all, lambda n, rng: (ints(rng, n, 2, low=-3, high=3),)),
     _case("numpy.unique", unique_all, lambda n, rng: (ints(rng, n, dtype=np.uint8, low=0, high=4),)),
+    _case("numpy.unique", unique_rows_and_columns, _row_data, note="axis= too (slices in lexicographic order)"),
+    _case("numpy.unique", unique_rows_and_columns, lambda n, rng: _row_data(n, rng, np.float64)),
     _case("numpy.isin", lambda a, b: (np.isin(a, b), np.isin(a, b, invert=True)),
           lambda n, rng: (ints(rng, n, 2), ints(rng, 5))),
     _case("numpy.setdiff1d", sets, lambda n, rng: (ints(rng, n), ints(rng, 6))),
@@ -234,6 +269,9 @@ CASES = [
     _case("numpy.quantile", quantiles, lambda n, rng: (floats(rng, n, 3, dtype=np.float32),), sizes=(1, 5, 17)),
     _case("numpy.percentile", quantiles, lambda n, rng: (ints(rng, n, 3),), sizes=(1, 5, 17)),
     _case("numpy.nanquantile", nan_quantiles, lambda n, rng: (_nans(n, rng, 3),), sizes=(1, 5, 17)),
+    *[_case("numpy.quantile", _quantile_method(m), lambda n, rng: (_nans(n, rng, 3),), sizes=(1, 5, 17),
+            note="every method= of NumPy") for m in QUANTILE_METHODS],
+    _case("numpy.quantile", int_quantile_methods, lambda n, rng: (ints(rng, n, 3),), sizes=(1, 5, 17)),
     _case("numpy.nanpercentile", nan_quantiles, lambda n, rng: (_nans(n, rng, 3),), sizes=(1, 5, 17)),
     _case("numpy.nansum", nan_reductions, lambda n, rng: (_nans(n, rng, 3),), rtol=1e-10),
     _case("numpy.nanprod", nan_reductions, lambda n, rng: (_nans(n, rng, 3),), rtol=1e-10),
