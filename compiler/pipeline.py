@@ -68,6 +68,7 @@ DEFAULT_PIPELINE: Pipeline = [
         "kiln-lower-sorts",
         "kiln-legalize-writes",
         "kiln-legalize-dynamic",
+        "kiln-block-arg-reductions",
         "kiln-legalize-control-flow",
         "func.func(stablehlo-legalize-to-linalg)",
         "stablehlo-convert-to-signless",
