@@ -141,7 +141,7 @@ def _rewrite(op: ir.Operation, block: int) -> ir.Value:
                                ir.ArrayAttr.get([ir.Attribute.parse("#linalg.iterator_type<parallel>")] * (rank - 1)))
     body = generic.regions[0].blocks.append(index_element)
     with ir.InsertionPoint(body):
-        prefix = [linalg.index(d) for d in range(rank - 1)]
+        prefix = [linalg.IndexOp(d).result for d in range(rank - 1)]
         found = _row_search(x, prefix, n, order, block)
         linalg.YieldOp([arith.index_cast(index_element, found)])
     return generic.result
