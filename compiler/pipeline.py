@@ -90,6 +90,7 @@ DEFAULT_PIPELINE: Pipeline = [
         "canonicalize",
         "kiln-collapse-batch-matmul",
         "kiln-reassociate-reductions",
+        "kiln-block-sums",
         "kiln-fuse-insert-slices",
         "canonicalize",
         "cse",
