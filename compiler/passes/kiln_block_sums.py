@@ -257,7 +257,8 @@ class KilnBlockSums(ModulePass):
                 target = op
             elif iterators == ["reduction", "reduction"] and ir.RankedTensorType(op.results[0].type).rank == 0 \
                     and all(_axis_of(mp, 0) is not False for mp in _maps(op)) \
-                    and any(_axis_of(mp, 0) not in (None, False) for mp in _maps(op)[:-1]):
+                    and any(isinstance(_axis_of(mp, 0), int) and _axis_of(mp, 0) is not False
+                            for mp in _maps(op)[:-1]):
                 with ir.InsertionPoint(op), op.location:
                     new, target = _split_rows(op)
                 op.results[0].replace_all_uses_with(new)
