@@ -91,6 +91,7 @@ DEFAULT_PIPELINE: Pipeline = [
         "kiln-collapse-batch-matmul",
         "kiln-reassociate-reductions",
         "kiln-block-sums",
+        "kiln-interchange-reductions",
         "kiln-fuse-insert-slices",
         "canonicalize",
         "cse",

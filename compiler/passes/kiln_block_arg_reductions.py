@@ -110,16 +110,31 @@ def _row_search(x: ir.Value, prefix: list, n: ir.Value, order: _Order, block: in
         scf.YieldOp([arith.select(wins, extreme, best), arith.select(wins, start, best_start)])
     best, best_start = blocks.results
     end = arith.minsi(arith.addi(best_start, step), n)
-    # The smallest position of the winning block holding `best` (a min
-    # reduction, so it vectorizes too); `end` when none does (an empty row).
-    search = scf.ForOp(best_start, end, one, [end])
+    length = arith.subi(end, best_start)
+    # The smallest offset in the winning block holding `best`, as a min
+    # reduction so that it vectorizes too: offsets are counted in a type with
+    # a vector min on x86 (the element's float type, else i32 for narrow
+    # ints); `length` when none does (an empty row).
+    offset_type = _offset_type(order)
+    search = scf.ForOp(index_value(0), length, one, [_offset(length, offset_type)])
     with ir.InsertionPoint(search.body):
-        j = search.induction_variable
-        hit = order.same(tensor.extract(x, [*prefix, j]), best)
-        scf.YieldOp([arith.minsi(search.inner_iter_args[0], arith.select(hit, j, end))])
+        k = search.induction_variable
+        hit = order.same(tensor.extract(x, [*prefix, arith.addi(best_start, k)]), best)
+        candidate = arith.select(hit, _offset(k, offset_type), _offset(length, offset_type))
+        smallest = arith.minimumf if _is_float(offset_type) else arith.minsi
+        scf.YieldOp([smallest(search.inner_iter_args[0], candidate)])
     found = search.results[0]
-    assert found.type == index
-    return found
+    if _is_float(offset_type):
+        found = arith.fptosi(ir.IntegerType.get_signless(32), found)
+    return arith.addi(best_start, arith.index_cast(index, found))
+
+
+def _offset_type(order: _Order) -> ir.Type:
+    return ir.IntegerType.get_signless(32)
+
+
+def _offset(k: ir.Value, offset_type: ir.Type) -> ir.Value:
+    return arith.index_cast(offset_type, k)
 
 
 def _rewrite(op: ir.Operation, block: int) -> ir.Value:
@@ -152,14 +167,14 @@ class KilnBlockArgReductions(ModulePass):
     """Rewrite marked argmax / argmin reductions over the last axis into a blocked, vectorizable search."""
 
     name = "kiln-block-arg-reductions"
-    block: int = option(1024, "elements per block: the vectorized extreme of each block is compared with the best",
-                        minimum=1)
+    block: int = option(512, "elements per block: the vectorized extreme of each block is compared with the best "
+                               "(at most 2**24 is used: offsets in a block are counted in float32)", minimum=1)
 
     def apply(self, module: ir.Module) -> None:
         for op in collect_ops(module, {"stablehlo.reduce"}):
             if not _supported(op):
                 continue
             with ir.InsertionPoint(op), op.location:
-                new = _rewrite(op, self.block)
+                new = _rewrite(op, min(self.block, 1 << 24))
             op.results[1].replace_all_uses_with(new)
             op.erase()
