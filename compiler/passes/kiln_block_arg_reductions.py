@@ -9,7 +9,8 @@ it an `scf.for` reduces the block to its extreme with `arith.maximumf` /
 `maxsi` / `ori` (a plain min/max reduction, which LLVM vectorizes); a block
 replaces the best only when strictly better (a NaN beats any number, a later
 NaN does not beat an earlier one). A last loop over the winning block finds
-the first position holding the best value (or the first NaN). Rows are the
+the first position holding the best value (or the first NaN), as an i32
+min reduction of offsets. Rows are the
 iterations of a parallel `linalg.generic` over the leading axes.
 """
 
@@ -111,30 +112,18 @@ def _row_search(x: ir.Value, prefix: list, n: ir.Value, order: _Order, block: in
     best, best_start = blocks.results
     end = arith.minsi(arith.addi(best_start, step), n)
     length = arith.subi(end, best_start)
-    # The smallest offset in the winning block holding `best`, as a min
-    # reduction so that it vectorizes too: offsets are counted in a type with
-    # a vector min on x86 (the element's float type, else i32 for narrow
-    # ints); `length` when none does (an empty row).
-    offset_type = _offset_type(order)
-    search = scf.ForOp(index_value(0), length, one, [_offset(length, offset_type)])
+    # The smallest offset in the winning block holding `best`, as an i32 min
+    # reduction (x86 has vector i32 min, not i64), so that it vectorizes too;
+    # `length` when none does (an empty row).
+    i32 = ir.IntegerType.get_signless(32)
+    limit = arith.index_cast(i32, length)
+    search = scf.ForOp(index_value(0), length, one, [limit])
     with ir.InsertionPoint(search.body):
         k = search.induction_variable
         hit = order.same(tensor.extract(x, [*prefix, arith.addi(best_start, k)]), best)
-        candidate = arith.select(hit, _offset(k, offset_type), _offset(length, offset_type))
-        smallest = arith.minimumf if _is_float(offset_type) else arith.minsi
-        scf.YieldOp([smallest(search.inner_iter_args[0], candidate)])
-    found = search.results[0]
-    if _is_float(offset_type):
-        found = arith.fptosi(ir.IntegerType.get_signless(32), found)
-    return arith.addi(best_start, arith.index_cast(index, found))
-
-
-def _offset_type(order: _Order) -> ir.Type:
-    return ir.IntegerType.get_signless(32)
-
-
-def _offset(k: ir.Value, offset_type: ir.Type) -> ir.Value:
-    return arith.index_cast(offset_type, k)
+        candidate = arith.select(hit, arith.index_cast(i32, k), limit)
+        scf.YieldOp([arith.minsi(search.inner_iter_args[0], candidate)])
+    return arith.addi(best_start, arith.index_cast(index, search.results[0]))
 
 
 def _rewrite(op: ir.Operation, block: int) -> ir.Value:
@@ -168,7 +157,7 @@ class KilnBlockArgReductions(ModulePass):
 
     name = "kiln-block-arg-reductions"
     block: int = option(512, "elements per block: the vectorized extreme of each block is compared with the best "
-                               "(at most 2**24 is used: offsets in a block are counted in float32)", minimum=1)
+                               "(at most 2**24 is used: offsets in a block are counted in i32)", minimum=1)
 
     def apply(self, module: ir.Module) -> None:
         for op in collect_ops(module, {"stablehlo.reduce"}):

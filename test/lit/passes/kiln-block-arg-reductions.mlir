@@ -15,7 +15,7 @@ func.func @argmax_f32(%x: tensor<?xf32>, %iota: tensor<?xi64>) -> tensor<i64> {
   // CHECK-NOT: stablehlo.reduce
   // CHECK: %[[N:.*]] = tensor.dim %{{.*}}, %{{.*}} : tensor<?xf32>
   // CHECK: linalg.generic {{.*}}iterator_types = []{{.*}} outs(%{{.*}} : tensor<i64>)
-  // CHECK: %[[B:.*]] = arith.constant 1024 : index
+  // CHECK: %[[B:.*]] = arith.constant 512 : index
   // BLOCK: arith.constant 64 : index
   // CHECK: %[[BEST:.*]]:2 = scf.for %[[S:.*]] = %{{.*}} to %[[N]] step %[[B]] iter_args(%[[V:.*]] = %{{.*}}, %[[AT:.*]] = %{{.*}}) -> (f32, index)
   // CHECK: %[[END:.*]] = arith.minsi
@@ -30,11 +30,19 @@ func.func @argmax_f32(%x: tensor<?xf32>, %iota: tensor<?xi64>) -> tensor<i64> {
   // CHECK: arith.select %[[WINS]], %[[M]], %[[V]] : f32
   // CHECK: arith.select %[[WINS]], %[[S]], %[[AT]] : index
   // CHECK: %[[LAST:.*]] = arith.minsi
-  // CHECK: %[[FOUND:.*]] = scf.for %[[K:.*]] = %[[BEST]]#1 to %[[LAST]] step %{{.*}} iter_args(%[[F:.*]] = %[[LAST]]) -> (index)
-  // CHECK: tensor.extract %{{.*}}[%[[K]]] : tensor<?xf32>
-  // CHECK: arith.cmpf oeq
-  // CHECK: arith.minsi %[[F]]
-  // CHECK: %[[I:.*]] = arith.index_cast %[[FOUND]] : index to i64
+  // CHECK: %[[LEN:.*]] = arith.subi %[[LAST]], %[[BEST]]#1 : index
+  // CHECK: %[[LIMIT:.*]] = arith.index_cast %[[LEN]] : index to i32
+  // CHECK: %[[FOUND:.*]] = scf.for %[[K:.*]] = %{{.*}} to %[[LEN]] step %{{.*}} iter_args(%[[F:.*]] = %[[LIMIT]]) -> (i32)
+  // CHECK: %[[AT_K:.*]] = arith.addi %[[BEST]]#1, %[[K]] : index
+  // CHECK: %[[X_K:.*]] = tensor.extract %{{.*}}[%[[AT_K]]] : tensor<?xf32>
+  // CHECK: arith.cmpf oeq, %[[X_K]], %[[BEST]]#0
+  // CHECK: %[[HIT:.*]] = arith.ori
+  // CHECK: %[[K32:.*]] = arith.index_cast %[[K]] : index to i32
+  // CHECK: %[[CAND:.*]] = arith.select %[[HIT]], %[[K32]], %[[LIMIT]] : i32
+  // CHECK: arith.minsi %[[F]], %[[CAND]] : i32
+  // CHECK: %[[OFF:.*]] = arith.index_cast %[[FOUND]] : i32 to index
+  // CHECK: %[[POS:.*]] = arith.addi %[[BEST]]#1, %[[OFF]] : index
+  // CHECK: %[[I:.*]] = arith.index_cast %[[POS]] : index to i64
   // CHECK-NEXT: linalg.yield %[[I]] : i64
   %r:2 = stablehlo.reduce(%x init: %cst), (%iota init: %c) across dimensions = [0] {kiln.arg_reduce = "max"} : (tensor<?xf32>, tensor<?xi64>, tensor<f32>, tensor<i64>) -> (tensor<f32>, tensor<i64>)
      reducer(%a: tensor<f32>, %b: tensor<f32>) (%i: tensor<i64>, %j: tensor<i64>)  {
