@@ -2,8 +2,8 @@
 benchmark, not a test).
 
 Times argmax / argmin, cumsum, np.maximum.accumulate and float sums on 1-D
-arrays of 1e6 (and 1e7) elements (min CPU time per call over several
-samples taken in turn), and measures the relative error of float32 and
+arrays of 1e6 (and 1e7) elements and along each axis of 1000 x 1000 arrays
+(min CPU time per call over several samples taken in turn), and measures the relative error of float32 and
 float64 sums against an exact (float128 / math.fsum) reference, for kiln
 and NumPy side by side:
 
@@ -58,6 +58,26 @@ def row_sums(x):
     return np.sum(x, axis=1)
 
 
+def argmax_rows(x):
+    return np.argmax(x, axis=1)
+
+
+def argmin_columns(x):
+    return np.argmin(x, axis=0)
+
+
+def column_sums(x):
+    return np.sum(x, axis=0)
+
+
+def cumsum_rows(x):
+    return np.cumsum(x, axis=1)
+
+
+def cumsum_columns(x):
+    return np.cumsum(x, axis=0)
+
+
 def exact_sum(x: np.ndarray) -> float:
     return math.fsum(x.astype(np.float64).tolist())
 
@@ -82,12 +102,17 @@ def main() -> None:
         ("sum f64", total, rng.random(n)),
         ("sum f32", total, rng.random(n).astype(np.float32)),
         ("sum f32 rows (1000 x 1000)", row_sums, rng.random((1000, n // 1000)).astype(np.float32)),
+        ("sum f64 axis=0 (1000 x 1000)", column_sums, rng.random((1000, n // 1000))),
+        ("argmax f64 axis=1 (1000 x 1000)", argmax_rows, rng.random((1000, n // 1000))),
+        ("argmin f64 axis=0 (1000 x 1000)", argmin_columns, rng.random((1000, n // 1000))),
+        ("cumsum f64 axis=1 (1000 x 1000)", cumsum_rows, rng.random((1000, n // 1000))),
+        ("cumsum f64 axis=0 (1000 x 1000)", cumsum_columns, rng.random((1000, n // 1000))),
     ]
     print(f"{'case, n = %d' % n:32} {'numpy ms':>10} {'kiln ms':>10} {'kiln/np':>8}")
     for label, fn, x in cases:
         compiled = kiln.qjit(fn)
         got, want = compiled(x), fn(x)
-        if label.startswith("sum"):
+        if label.startswith(("sum", "cumsum f64")):
             np.testing.assert_allclose(got, want, rtol=1e-4)
         else:
             np.testing.assert_array_equal(got, want)

@@ -59,3 +59,43 @@ def test_scan_into_a_written_argument():
         expected, got = x.copy(), x.copy()
         kiln.qjit(running)(got)
         np.testing.assert_allclose(got, running(expected), rtol=1e-12)
+
+
+def axis_scans(x):
+    return (np.cumsum(x, axis=-1), np.cumsum(x, axis=0), np.cumprod(x[:, :5], axis=1),
+            np.maximum.accumulate(x, axis=1), np.minimum.accumulate(x, axis=0), np.add.accumulate(x[:, ::-2], axis=1),
+            np.cumsum(x.T, axis=1))
+
+
+@pytest.mark.parametrize("dtype", DTYPES + [np.bool_], ids=lambda d: np.dtype(d).name)
+def test_scans_along_each_axis_of_a_matrix(dtype):
+    # Along the last axis each row is one scalar scan (kiln-legalize-dynamic);
+    # along the others the running slice is carried.
+    f = kiln.qjit(axis_scans)
+    compiles = {}
+    for shape in ((0, 3), (3, 0), (1, 1), (3, 7), (2, 1001), (301, 5)):
+        n = shape[0] * shape[1]
+        x = (rng.random(n) < 0.5) if dtype == np.bool_ else sample(n, dtype)
+        x = x.reshape(shape)
+        for got, want in zip(f(x), axis_scans(x)):
+            assert got.dtype == want.dtype and got.shape == want.shape
+            if np.dtype(dtype).kind == "f":
+                np.testing.assert_allclose(got, want, rtol=1e-5 if dtype == np.float32 else 1e-12, atol=1e-3)
+            else:
+                np.testing.assert_array_equal(got, want)
+        compiles[shape] = f.num_compiles
+    assert compiles[(301, 5)] == compiles[(3, 7)]
+
+
+def test_row_scans_of_three_dims_with_nan_and_a_written_argument():
+    def rows(x):
+        y = np.cumsum(x, axis=2)
+        x[0, 0, 0] = 5.0
+        return y, np.maximum.accumulate(x, axis=-1), np.cumprod(x, axis=2)
+
+    x = rng.standard_normal((2, 3, 9))
+    x[1, 2, 4] = np.nan
+    got, want = x.copy(), x.copy()
+    for g, w in zip(kiln.qjit(rows)(got), rows(want)):
+        np.testing.assert_allclose(g, w, rtol=1e-12)
+    np.testing.assert_array_equal(got, want)

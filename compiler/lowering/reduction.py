@@ -1,6 +1,7 @@
 """Stage "mlir": reductions -> `stablehlo.reduce` with a one-op body; argmax /
 argmin -> a two-operand `stablehlo.reduce` (value, index) keeping NumPy's
-first-occurrence and NaN-first rules; cumsum / cumprod / cummax / cummin ->
+first-occurrence and NaN-first rules (marked `kiln.arg_reduce` for
+kiln-block-arg-reductions); cumsum / cumprod / cummax / cummin ->
 `kiln.scan` (lowered by kiln-legalize-dynamic).
 """
 
@@ -15,6 +16,9 @@ from kiln.compiler.mlir import ir
 from kiln.dialects import kiln as kiln_dialect
 from kiln.dialects import stablehlo as hlo
 from kiln.primitives import reduction as rp
+
+ARG_REDUCE = "kiln.arg_reduce"
+
 
 def _identity(prim, dtype: np.dtype):
     """The reduction's init value: the identity of its body op."""
@@ -109,6 +113,10 @@ def _arg_rule(is_max: bool):
         out_val_aval = eqn.outvars[0].aval.update(dtype=aval.dtype)
         op = _reduce_op([x, idx], inits, [tensor_type(out_val_aval), tensor_type(eqn.outvars[0].aval)],
                         [axis], body)
+        if aval.dtype.kind in "fib":
+            # kiln-block-arg-reductions may replace the (value, index) loop by a
+            # blocked search (the body above stays the meaning).
+            op.attributes[ARG_REDUCE] = ir.StringAttr.get("max" if is_max else "min")
         return [op.results[1]]
 
     return rule

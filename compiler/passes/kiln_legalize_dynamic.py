@@ -10,7 +10,8 @@ input map drops broadcast dims (versioned with `scf.if` when an operand dim
 may be 1 at run time: the common case keeps that map, or is the operand
 itself; the other reads index 0 along the dims that are 1); `tensor.reshape`; `linalg.generic`s that
 read the reversed or gathered position with `tensor.extract`; an `scf.for`
-along the scanned axis carrying the running slice; for flatnonzero one
+along the scanned axis carrying the running slice (along the last axis: one
+scalar scan per row); for flatnonzero one
 `scf.for` counting the true elements and one filling a tensor of that size;
 for kiln.elementwise a `linalg.generic` around the `math` op.
 """
@@ -269,21 +270,46 @@ def _scan_identity(combiner: str, element: ir.Type) -> ir.Value:
     return arith.constant(element, value)
 
 
-def _scan_vector(x: ir.Value, size, combiner: str, reverse: bool) -> ir.Value:
-    """A scan of a 1-D tensor: an `scf.for` carrying the running value as a
+def _scan_vector(x: ir.Value, size, combiner: str, reverse: bool, prefix: tuple = (),
+                 into: ir.Value | None = None) -> ir.Value:
+    """A scan of a 1-D tensor (or of the row `x[prefix..., :]`, written into
+    the same row of `into`): an `scf.for` carrying the running value as a
     scalar (a 0-d tensor there would be a buffer allocated per element once
     bufferized) and the result, element by element."""
     element = ir.RankedTensorType(x.type).element_type
     n = _as_index(size)
     one = index_value(1)
-    loop = scf.ForOp(index_value(0), n, one, [_scan_identity(combiner, element), tensor.empty([size], element)])
+    identity = _scan_identity(combiner, element)
+    if into is None:
+        into = tensor.empty([size], element)
+    loop = scf.ForOp(index_value(0), n, one, [identity, into])
     with ir.InsertionPoint(loop.body):
         i = loop.induction_variable
         position = arith.subi(arith.subi(n, one), i) if reverse else i
         running, partial = loop.inner_iter_args
-        value = _scan_step(combiner, running, tensor.extract(x, [position]))
-        scf.YieldOp([value, tensor.insert(value, partial, [position])])
+        value = _scan_step(combiner, running, tensor.extract(x, [*prefix, position]))
+        scf.YieldOp([value, tensor.insert(value, partial, [*prefix, position])])
     return loop.results[1]
+
+
+def _scan_rows(x: ir.Value, sizes: list, combiner: str, reverse: bool) -> ir.Value:
+    """A scan along the last axis: one scalar scan per row (nested `scf.for`
+    over the leading axes carrying the result), so each row is read and
+    written contiguously; carrying the running column instead would stride
+    across rows at every step."""
+    element = ir.RankedTensorType(x.type).element_type
+    result = tensor.empty(sizes, element)
+    zero, one = index_value(0), index_value(1)
+
+    def nest(depth: int, prefix: tuple, into: ir.Value) -> ir.Value:
+        if depth == len(sizes) - 1:
+            return _scan_vector(x, sizes[-1], combiner, reverse, prefix, into)
+        loop = scf.ForOp(zero, _as_index(sizes[depth]), one, [into])
+        with ir.InsertionPoint(loop.body):
+            scf.YieldOp([nest(depth + 1, (*prefix, loop.induction_variable), loop.inner_iter_args[0])])
+        return loop.results[0]
+
+    return nest(0, (), result)
 
 
 def _scan(op: ir.Operation) -> ir.Value:
@@ -299,6 +325,8 @@ def _scan(op: ir.Operation) -> ir.Value:
     sizes = _sizes_of(x)
     if rank == 1:
         return _scan_vector(x, sizes[0], combiner, reverse)
+    if axis == rank - 1:
+        return _scan_rows(x, sizes, combiner, reverse)
     others = [i for i in range(rank) if i != axis]
     acc_type = ir.RankedTensorType.get([x_type.shape[i] for i in others], element)
     acc = linalg.fill(_scan_identity(combiner, element), outs=[tensor.empty([sizes[i] for i in others], element)])

@@ -217,6 +217,27 @@ func.func @cummax_reverse(%x: tensor<?xi32>) -> tensor<?xi32> {
   return %0 : tensor<?xi32>
 }
 
+// A scan along the last axis of a matrix: one scalar scan per row (a loop
+// over rows carrying the result, then one along the row), so rows are read
+// and written contiguously; no running column, no extract_slice.
+// CHECK-LABEL: func.func @cumsum_rows
+// CHECK-SAME: (%[[X:.*]]: tensor<?x?xf64>)
+func.func @cumsum_rows(%x: tensor<?x?xf64>) -> tensor<?x?xf64> {
+  // CHECK-NOT: tensor.extract_slice
+  // CHECK: %[[EMPTY:.*]] = tensor.empty(%{{.*}}, %{{.*}}) : tensor<?x?xf64>
+  // CHECK: %[[ROWS:.*]] = scf.for %[[R:.*]] = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%[[OUT:.*]] = %[[EMPTY]]) -> (tensor<?x?xf64>)
+  // CHECK: %[[ZERO:.*]] = arith.constant 0.000000e+00 : f64
+  // CHECK: %[[ROW:.*]]:2 = scf.for %[[I:.*]] = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%[[RUNNING:.*]] = %[[ZERO]], %[[PARTIAL:.*]] = %[[OUT]]) -> (f64, tensor<?x?xf64>)
+  // CHECK-NEXT: %[[ELEMENT:.*]] = tensor.extract %[[X]][%[[R]], %[[I]]] : tensor<?x?xf64>
+  // CHECK-NEXT: %[[SUM:.*]] = arith.addf %[[RUNNING]], %[[ELEMENT]] : f64
+  // CHECK-NEXT: %[[INSERTED:.*]] = tensor.insert %[[SUM]] into %[[PARTIAL]][%[[R]], %[[I]]] : tensor<?x?xf64>
+  // CHECK-NEXT: scf.yield %[[SUM]], %[[INSERTED]] : f64, tensor<?x?xf64>
+  // CHECK: scf.yield %[[ROW]]#1 : tensor<?x?xf64>
+  // CHECK: return %[[ROWS]]
+  %0 = "kiln.scan"(%x) {combiner = "add", axis = 1 : i64, reverse = false} : (tensor<?x?xf64>) -> tensor<?x?xf64>
+  return %0 : tensor<?x?xf64>
+}
+
 // The positions of a mask's true elements: the mask is viewed flat, one loop
 // counts the true elements, a second stores position i at the next free slot
 // of a tensor of exactly that size; the count comes back as a tensor<i64>.
