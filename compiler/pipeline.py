@@ -99,6 +99,7 @@ DEFAULT_PIPELINE: Pipeline = [
     ("bufferized", [
         "one-shot-bufferize{bufferize-function-boundaries allow-return-allocs-from-loops "
         "function-boundary-type-conversion=identity-layout-map}",
+        "kiln-store-written-arguments",
         "buffer-deallocation-pipeline",
         "convert-bufferization-to-memref",
         "kiln-runtime-call-results",

@@ -138,6 +138,10 @@ def has_writes(jaxpr: Jaxpr) -> bool:
     return False
 
 
+# Result attribute: this result is the final value of the argument it names.
+WRITTEN_ARGUMENT = "kiln.written_argument"
+
+
 def lower_jaxpr_to_module(jaxpr: Jaxpr, name: str, ctx: ir.Context) -> ir.Module:
     """The `mlir` stage of a top-level jaxpr (its consts become constants)."""
     with ctx, ir.Location.unknown():
@@ -147,10 +151,14 @@ def lower_jaxpr_to_module(jaxpr: Jaxpr, name: str, ctx: ir.Context) -> ir.Module
         with ir.InsertionPoint(module.body):
             fn = func.FuncOp(name, ir.FunctionType.get(arg_types, result_types))
             fn.attributes["llvm.emit_c_interface"] = ir.UnitAttr.get()
-            # Arguments are the caller's NumPy buffers: bufferization must
-            # never reuse them in place (writes to arguments go back through
-            # explicit results, see docs/mutation.md).
-            read_only = {"bufferization.writable": ir.BoolAttr.get(False)}
+            # Arguments are the caller's NumPy buffers. One the function
+            # writes (`jaxpr.writeback`) is writable: bufferization updates
+            # it in place where no read of an older value needs a copy, and
+            # its final value, an extra result, is then that very buffer
+            # (the runtime copies nothing back). Any other argument is
+            # read-only: bufferization never writes it (docs/mutation.md).
+            num_implicit = sum(1 for explicit in jaxpr.in_explicit if not explicit)
+            written = {num_implicit + position for position in getattr(jaxpr, "writeback", ())}
             # An implicit dim argument records which array dim it is
             # (`kiln.dim_of = [arg, axis]`): kiln-dims-from-shapes reads the
             # dim from the array instead, so shape arithmetic folds.
@@ -160,12 +168,21 @@ def lower_jaxpr_to_module(jaxpr: Jaxpr, name: str, ctx: ir.Context) -> ir.Module
                     if not isinstance(d, int) and d not in dim_of:
                         dim_of[d] = (k, axis)
             attrs = []
-            for v in jaxpr.invars:
-                entry_attrs = dict(read_only)
+            for k, v in enumerate(jaxpr.invars):
+                entry_attrs = {"bufferization.writable": ir.BoolAttr.get(k in written)}
                 if v in dim_of:
                     entry_attrs["kiln.dim_of"] = ir.DenseI64ArrayAttr.get(list(dim_of[v]))
                 attrs.append(ir.DictAttr.get(entry_attrs))
             fn.arg_attrs = ir.ArrayAttr.get(attrs)
+            # The last len(writeback) results are the final values of the
+            # written arguments; each names its argument, and
+            # kiln-store-written-arguments stores it there and drops it.
+            writeback = list(getattr(jaxpr, "writeback", ()))
+            first = len(jaxpr.outvars) - len(writeback)
+            fn.result_attrs = ir.ArrayAttr.get([
+                ir.DictAttr.get({} if k < first else {WRITTEN_ARGUMENT: ir.IntegerAttr.get(
+                    ir.IntegerType.get_signless(64), num_implicit + writeback[k - first])})
+                for k in range(len(jaxpr.outvars))])
             entry = fn.add_entry_block()
             with ir.InsertionPoint(entry):
                 lctx = LoweringContext(module)
