@@ -21,6 +21,7 @@ from kiln.compiler.mlir import func, ir
 from kiln.dialects import stablehlo as hlo
 from kiln.dialects.stablehlo import tensor_type
 from kiln.core import DShapedArray, Jaxpr, KilnInternalError, Literal, Primitive, Var, is_static_dim
+from kiln.primitives.checks import check_p
 from kiln.primitives.mutation import WRITE_PRIMITIVES
 
 LoweringRule = Callable[..., list]
@@ -138,6 +139,53 @@ def has_writes(jaxpr: Jaxpr) -> bool:
     return False
 
 
+def _sub_jaxprs(eqn) -> list:
+    found = []
+    for value in eqn.params.values():
+        for sub in value if isinstance(value, (list, tuple)) else (value,):
+            if isinstance(sub, Jaxpr):
+                found.append(sub)
+    return found
+
+
+def _check_after_write(jaxpr: Jaxpr, wrote: bool = False) -> tuple[bool, bool]:
+    """(whether a run-time check can run after a write, whether `jaxpr`
+    writes), walking equations in program order; a loop or branch counts as
+    writing if any of its bodies does, and a loop body that writes and
+    checks fails on its next iteration after its first write."""
+    writes_here = False
+    for eqn in jaxpr.eqns:
+        subs = _sub_jaxprs(eqn)
+        if eqn.primitive is check_p and (wrote or writes_here):
+            return True, True
+        if eqn.primitive in WRITE_PRIMITIVES:
+            writes_here = True
+        sub_writes = sub_checks = False
+        for sub in subs:
+            bad, w = _check_after_write(sub, wrote or writes_here)
+            if bad:
+                return True, True
+            sub_writes |= w
+            sub_checks |= has_checks(sub)
+        if sub_writes and sub_checks:  # a loop's next iteration checks after this one wrote
+            return True, True
+        writes_here |= sub_writes
+    return False, writes_here
+
+
+def has_checks(jaxpr: Jaxpr) -> bool:
+    """Whether `jaxpr` (or a jaxpr nested in it) has a run-time check."""
+    return any(eqn.primitive is check_p or any(has_checks(sub) for sub in _sub_jaxprs(eqn)) for eqn in jaxpr.eqns)
+
+
+def writes_arguments_in_place(jaxpr: Jaxpr) -> bool:
+    """Whether the written arguments may be updated in place as the program
+    runs: only when no run-time check can fail after a write, so that a
+    failed check still leaves the caller's arrays untouched (otherwise the
+    final values are stored into them at the return, after every check)."""
+    return not _check_after_write(jaxpr)[0]
+
+
 # Result attribute: this result is the final value of the argument it names.
 WRITTEN_ARGUMENT = "kiln.written_argument"
 
@@ -159,6 +207,7 @@ def lower_jaxpr_to_module(jaxpr: Jaxpr, name: str, ctx: ir.Context) -> ir.Module
             # read-only: bufferization never writes it (docs/mutation.md).
             num_implicit = sum(1 for explicit in jaxpr.in_explicit if not explicit)
             written = {num_implicit + position for position in getattr(jaxpr, "writeback", ())}
+            in_place = written if writes_arguments_in_place(jaxpr) else set()
             # An implicit dim argument records which array dim it is
             # (`kiln.dim_of = [arg, axis]`): kiln-dims-from-shapes reads the
             # dim from the array instead, so shape arithmetic folds.
@@ -169,7 +218,7 @@ def lower_jaxpr_to_module(jaxpr: Jaxpr, name: str, ctx: ir.Context) -> ir.Module
                         dim_of[d] = (k, axis)
             attrs = []
             for k, v in enumerate(jaxpr.invars):
-                entry_attrs = {"bufferization.writable": ir.BoolAttr.get(k in written)}
+                entry_attrs = {"bufferization.writable": ir.BoolAttr.get(k in in_place)}
                 if v in dim_of:
                     entry_attrs["kiln.dim_of"] = ir.DenseI64ArrayAttr.get(list(dim_of[v]))
                 attrs.append(ir.DictAttr.get(entry_attrs))
