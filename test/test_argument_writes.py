@@ -212,3 +212,12 @@ def test_python_call_path_copies_back_copied_arguments(monkeypatch):
     f(y)
     np.testing.assert_array_equal(y, x)
     np.testing.assert_array_equal(y[-1], 1.0)
+
+
+def test_a_pipeline_without_the_store_pass_is_refused():
+    from kiln.compiler.pipeline import DEFAULT_PIPELINE
+
+    mine = [(stage, [p for p in passes if p != "kiln-store-written-arguments"]) for stage, passes in DEFAULT_PIPELINE]
+    f = kiln.qjit(last_row_increment, pipelines=mine)
+    with pytest.raises(ValueError, match="must be followed by kiln-store-written-arguments"):
+        f(np.zeros((2, 2)))
