@@ -148,34 +148,30 @@ def _sub_jaxprs(eqn) -> list:
     return found
 
 
-def _check_after_write(jaxpr: Jaxpr, wrote: bool = False) -> tuple[bool, bool]:
+def _check_after_write(jaxpr: Jaxpr, wrote: bool = False) -> tuple[bool, bool, bool]:
     """(whether a run-time check can run after a write, whether `jaxpr`
-    writes), walking equations in program order; a loop or branch counts as
-    writing if any of its bodies does, and a loop body that writes and
-    checks fails on its next iteration after its first write."""
-    writes_here = False
+    writes, whether it checks), in one walk of the equations in program
+    order; a loop or branch writes or checks if one of its bodies does, and
+    one that does both checks after a write (its next iteration checks
+    after this one wrote)."""
+    writes = checks = False
     for eqn in jaxpr.eqns:
-        subs = _sub_jaxprs(eqn)
-        if eqn.primitive is check_p and (wrote or writes_here):
-            return True, True
+        if eqn.primitive is check_p:
+            if wrote or writes:
+                return True, True, True
+            checks = True
         if eqn.primitive in WRITE_PRIMITIVES:
-            writes_here = True
+            writes = True
         sub_writes = sub_checks = False
-        for sub in subs:
-            bad, w = _check_after_write(sub, wrote or writes_here)
+        for sub in _sub_jaxprs(eqn):
+            bad, w, c = _check_after_write(sub, wrote or writes)
             if bad:
-                return True, True
-            sub_writes |= w
-            sub_checks |= has_checks(sub)
-        if sub_writes and sub_checks:  # a loop's next iteration checks after this one wrote
-            return True, True
-        writes_here |= sub_writes
-    return False, writes_here
-
-
-def has_checks(jaxpr: Jaxpr) -> bool:
-    """Whether `jaxpr` (or a jaxpr nested in it) has a run-time check."""
-    return any(eqn.primitive is check_p or any(has_checks(sub) for sub in _sub_jaxprs(eqn)) for eqn in jaxpr.eqns)
+                return True, True, True
+            sub_writes, sub_checks = sub_writes or w, sub_checks or c
+        if sub_writes and sub_checks:
+            return True, True, True
+        writes, checks = writes or sub_writes, checks or sub_checks
+    return False, writes, checks
 
 
 def writes_arguments_in_place(jaxpr: Jaxpr) -> bool:
@@ -200,11 +196,11 @@ def lower_jaxpr_to_module(jaxpr: Jaxpr, name: str, ctx: ir.Context) -> ir.Module
             fn = func.FuncOp(name, ir.FunctionType.get(arg_types, result_types))
             fn.attributes["llvm.emit_c_interface"] = ir.UnitAttr.get()
             # Arguments are the caller's NumPy buffers. One the function
-            # writes (`jaxpr.writeback`) is writable: bufferization updates
-            # it in place where no read of an older value needs a copy, and
-            # its final value, an extra result, is then that very buffer
-            # (the runtime copies nothing back). Any other argument is
-            # read-only: bufferization never writes it (docs/mutation.md).
+            # writes (`jaxpr.writeback`) is writable when no check can fail
+            # after a write: bufferization updates it in place where no read
+            # of an older value needs a copy. Any other argument is
+            # read-only: bufferization never writes it (docs/mutation.md,
+            # "Writes to arguments").
             num_implicit = sum(1 for explicit in jaxpr.in_explicit if not explicit)
             written = {num_implicit + position for position in getattr(jaxpr, "writeback", ())}
             in_place = written if writes_arguments_in_place(jaxpr) else set()
