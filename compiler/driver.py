@@ -124,6 +124,17 @@ def _specs(values) -> list[ValueSpec]:
     return [ValueSpec(v.aval.dtype, v.aval.ndim) for v in values]
 
 
+def library_signature(jaxpr: Jaxpr) -> tuple[list[ValueSpec], list[ValueSpec], list[int]]:
+    """The compiled library's arguments, results and written arguments
+    (indices into the arguments). A written argument's final value stays in
+    its buffer (kiln-store-written-arguments), so the jaxpr's write-back
+    outputs are not results of the library."""
+    writeback = tuple(getattr(jaxpr, "writeback", ()))
+    num_implicit = sum(1 for explicit in jaxpr.in_explicit if not explicit)
+    outvars = jaxpr.outvars[:len(jaxpr.outvars) - len(writeback)]
+    return _specs(jaxpr.invars), _specs(outvars), [num_implicit + p for p in writeback]
+
+
 def compile_jaxpr(jaxpr: Jaxpr, name: str, pipelines: Any = None,
                   keep_intermediate: bool = False) -> dict[str, Any]:
     """Lower, compile and load `jaxpr`, or load it from the cache.
@@ -133,7 +144,7 @@ def compile_jaxpr(jaxpr: Jaxpr, name: str, pipelines: Any = None,
     jaxpr index imports no MLIR at all.
     """
     symbol = _symbol_name(name)
-    args, results = _specs(jaxpr.invars), _specs(jaxpr.outvars)
+    args, results, written = library_signature(jaxpr)
     record_texts: dict[str, str] = {}
     seconds: dict[str, float] = {}
     index_key = None
@@ -141,7 +152,7 @@ def compile_jaxpr(jaxpr: Jaxpr, name: str, pipelines: Any = None,
         start = time.perf_counter()
         index_key = jaxpr_key(jaxpr, symbol, pipelines)
         indexed = cache.lookup_index(index_key)
-        executable = _load_from_cache(*indexed, args, results, record_texts) if indexed else None
+        executable = _load_from_cache(*indexed, args, results, record_texts, written) if indexed else None
         if executable is not None:
             seconds["cache"] = time.perf_counter() - start
             return {"executable": executable, "stages": record_texts, "seconds": seconds,
@@ -186,13 +197,15 @@ def _compile_with_mlir(jaxpr: Jaxpr, symbol: str, pipelines: Any, keep_intermedi
     start = time.perf_counter()
     module = lower_jaxpr_to_module(jaxpr, symbol, ctx)
     record.seconds["mlir"] = time.perf_counter() - start
-    return compile_module(module, symbol, _specs(jaxpr.invars), _specs(jaxpr.outvars), pipelines,
-                          keep_intermediate, record, index_key, jaxpr.pretty())
+    args, results, written = library_signature(jaxpr)
+    return compile_module(module, symbol, args, results, pipelines,
+                          keep_intermediate, record, index_key, jaxpr.pretty(), written)
 
 
 def compile_module(module: Any, symbol: str, args: list[ValueSpec], results: list[ValueSpec],
                    pipelines: Any = None, keep_intermediate: bool = False, record: Any = None,
-                   index_key: str | None = None, jaxpr_text: str | None = None) -> dict[str, Any]:
+                   index_key: str | None = None, jaxpr_text: str | None = None,
+                   written: Sequence[int] = ()) -> dict[str, Any]:
     """Run the pipeline on a module at the `mlir` stage (its entry `symbol`
     with `llvm.emit_c_interface`), link and load it, or load it from the
     cache. Returns what `compile_jaxpr` returns."""
@@ -207,7 +220,7 @@ def compile_module(module: Any, symbol: str, args: list[ValueSpec], results: lis
     key = cache_key(module.operation.get_asm(enable_debug_info=True), pipeline)
     if not _cache_bypassed(keep_intermediate):
         start = time.perf_counter()
-        executable = _load_from_cache(symbol, key, args, results, record.texts)
+        executable = _load_from_cache(symbol, key, args, results, record.texts, written)
         if executable is not None:
             record.seconds["cache"] = time.perf_counter() - start
             if index_key is not None:
@@ -239,19 +252,20 @@ def compile_module(module: Any, symbol: str, args: list[ValueSpec], results: lis
     finally:
         if not workspace:
             shutil.rmtree(build_dir, ignore_errors=True)
-    executable = Executable(library, symbol, args, results)
+    executable = Executable(library, symbol, args, results, written)
     return {"executable": executable, "stages": record.texts, "seconds": record.seconds,
             "cache_hit": False, "workspace": workspace}
 
 
-def _load_from_cache(symbol: str, key: str, args: list, results: list, texts: dict) -> Executable | None:
+def _load_from_cache(symbol: str, key: str, args: list, results: list, texts: dict,
+                     written: Sequence[int] = ()) -> Executable | None:
     """The cached executable, with the cached stage texts added to `texts`;
     None on a miss or when the cached library cannot be loaded."""
     entry = cache.lookup(symbol, key)
     if entry is None:
         return None
     try:
-        executable = Executable(entry.library, symbol, args, results)
+        executable = Executable(entry.library, symbol, args, results, written)
     except (OSError, AttributeError):  # unloadable library or missing entry point
         cache.discard(symbol, key)
         return None

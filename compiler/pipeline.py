@@ -103,6 +103,7 @@ DEFAULT_PIPELINE: Pipeline = [
     ("bufferized", [
         "one-shot-bufferize{bufferize-function-boundaries allow-return-allocs-from-loops "
         "function-boundary-type-conversion=identity-layout-map}",
+        "kiln-store-written-arguments",
         "buffer-deallocation-pipeline",
         "convert-bufferization-to-memref",
         "kiln-runtime-call-results",
@@ -186,6 +187,14 @@ def validate_pipeline(pipeline: Any, context: ir.Context) -> None:
                 raise KilnValueError(
                     f"pipelines: stage {stage!r}: {spec!r} is not a kiln pass nor a valid MLIR pass spec: "
                     f"{detail} (`kiln-opt --list-passes` lists kiln's passes)") from None
+    # The runtime's calling convention: a written argument's final value is
+    # in its buffer, not a result (docs/mutation.md, "Writes to arguments").
+    specs = [spec for _, stage_specs in pipeline for spec in stage_specs]
+    bufferize = [i for i, spec in enumerate(specs) if spec.startswith("one-shot-bufferize")]
+    if bufferize and "kiln-store-written-arguments" not in specs[bufferize[0] + 1:]:
+        raise KilnValueError("pipelines: one-shot-bufferize must be followed by kiln-store-written-arguments "
+                             "(before buffer-deallocation-pipeline): the runtime expects written arguments "
+                             "in their buffers, not as results; keep it as DEFAULT_PIPELINE has it")
 
 
 def _log_enabled(name: str) -> bool:

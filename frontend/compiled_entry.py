@@ -2,8 +2,8 @@
 and one prepared call.
 
 In: a compiled library (`kiln.runtime.executable.Executable`) and the flat
-leaves of a call. Out: the call's results, with writes to arguments copied
-back into the caller's arrays.
+leaves of a call. Out: the call's results; the library wrote the written
+arguments in place (docs/mutation.md, "Writes to arguments").
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ class CompiledEntry:
     stages: dict = field(default_factory=dict)
     seconds: dict = field(default_factory=dict)
     cache_hit: bool = False
-    # flat argument positions the function writes (their final contents are the last results)
+    # flat argument positions the function writes (in place, in the caller's buffers)
     writeback: tuple = ()
     # the last argument is the global RandomState's state words (legacy np.random)
     global_random: bool = False
@@ -69,8 +69,6 @@ class CompiledEntry:
         results = self.executable(values)
         if self.num_implicit_out:
             results = results[self.num_implicit_out:]
-        if self.writeback:
-            results = write_back(self.writeback, leaves, results)
         if self._single_leaf:
             return results[0]
         if self._flat_tuple:
@@ -99,14 +97,6 @@ def check_writable(positions: tuple, leaves: Sequence) -> None:
                     f"argument {position} is written by the function and overlaps argument {other} in "
                     "memory; kiln would not see the write through the other argument — pass a copy "
                     "of one of them")
-
-
-def write_back(positions: tuple, leaves: Sequence, results: list) -> list:
-    """Copy the final contents of written arguments into the caller's arrays."""
-    count = len(positions)
-    for position, final in zip(positions, results[-count:]):
-        np.copyto(leaves[position], final)
-    return results[:-count]
 
 
 @dataclass

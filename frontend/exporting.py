@@ -65,7 +65,9 @@ def export(fn: Any, path: str) -> dict:
         "results": [{"dtype": v.aval.dtype.name, "rank": v.aval.ndim} for v in results],
         "writeback": writeback, "out_tree": out_tree,
         "kernel_args": [{"dtype": v.aval.dtype.name, "rank": v.aval.ndim} for v in jaxpr.invars],
-        "kernel_results": [{"dtype": v.aval.dtype.name, "rank": v.aval.ndim} for v in jaxpr.outvars],
+        # Written arguments are not results of the kernel: it writes them in place.
+        "kernel_results": [{"dtype": v.aval.dtype.name, "rank": v.aval.ndim}
+                           for v in jaxpr.outvars[:len(jaxpr.outvars) - len(writeback)]],
     }
     os.makedirs(path, exist_ok=True)
     header = os.path.join(path, meta["header"])

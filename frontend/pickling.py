@@ -89,6 +89,7 @@ def _libraries(f: QJIT) -> dict:
             data = lib.read()
         # The library carries its run-time check messages itself.
         out[key] = {"library": data, "symbol": exe.name, "args": exe.args, "results": exe.results,
+                    "written": exe.written,
                     "signature": entry.signature, "out_tree": entry.out_tree,
                     "num_implicit_out": entry.num_implicit_out, "dim_sources": entry.dim_sources,
                     "writeback": entry.writeback, "global_random": entry.global_random,
@@ -98,7 +99,7 @@ def _libraries(f: QJIT) -> dict:
 
 def _entry(shipped: dict) -> CompiledEntry:
     path = received_library_path(shipped["library"], f"lib{shipped['symbol']}.so")
-    exe = Executable(path, shipped["symbol"], shipped["args"], shipped["results"])
+    exe = Executable(path, shipped["symbol"], shipped["args"], shipped["results"], shipped["written"])
     stages = {"jaxpr": shipped["jaxpr_text"]} if shipped["jaxpr_text"] else {}
     return CompiledEntry(shipped["signature"], None, exe, shipped["out_tree"], shipped["num_implicit_out"],
                          shipped["dim_sources"], stages, {}, True, tuple(shipped["writeback"]),

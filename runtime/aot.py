@@ -24,7 +24,7 @@ from kiln.errors import KilnTypeError, KilnValueError
 from kiln.runtime import cache
 from kiln.runtime.executable import Executable, ValueSpec
 
-FORMAT_VERSION = 2
+FORMAT_VERSION = 3
 # Return codes of an exported entry point besides run-time check kinds (> 0):
 # an allocation failed (support.c's KILN_OUT_OF_MEMORY; failure->values[0]
 # holds the size), or argument shapes disagree with the annotations.
@@ -109,7 +109,7 @@ def c_header(meta: dict) -> str:
               " * disagree with the annotations."]
     if meta["writeback"]:
         written = ", ".join(meta["params"][i]["name"] for i in meta["writeback"])
-        lines.append(f" * Writes to {written} are stored back into the caller's arrays.")
+        lines.append(f" * Writes to {written} go directly into the caller's arrays.")
     lines += [" */", f"int64_t {name}({', '.join(params)});", "",
               f"/* Frees every result buffer of a successful call. */",
               f"void {name}_free_results({name}_results *results);", "",
@@ -201,10 +201,10 @@ def c_wrapper(meta: dict, header_name: str) -> str:
     out.append("  }")
     implicit = meta["num_implicit_out"]
     explicit = len(meta["results"])
-    # Explicit results first (they join `seen`), then argument write-backs
-    # and dim results, freed unless a result still uses their buffer.
-    order = list(range(implicit, implicit + explicit)) + list(range(implicit + explicit, len(kernel_results)))
-    order += list(range(implicit))
+    # Explicit results first (they join `seen`), then dim results, freed
+    # unless a result still uses their buffer. Written arguments are not
+    # results: the kernel writes them in place (kiln-store-written-arguments).
+    order = list(range(implicit, len(kernel_results))) + list(range(implicit))
     for j in order:
         r = kernel_results[j]
         field = f"out.r{j}"
@@ -214,16 +214,10 @@ def c_wrapper(meta: dict, header_name: str) -> str:
                    f"seen[nseen++] = {field}.allocated; }}"]
         if j < implicit:  # a dim result: the caller has it in the results' sizes
             out += release
-        elif j < implicit + explicit:
+        else:
             out.append(f"  kiln_take(&{field}.allocated, &{field}.aligned, &{field}.offset, {sizes}, "
                        f"{r['rank']}, {itemsize}, seen, &nseen);")
             out.append(f"  results->r{j - implicit} = {field};")
-        else:  # the final contents of a written argument
-            arg = meta["writeback"][j - implicit - explicit]
-            n = " * ".join([str(itemsize)] + [f"(size_t){field}.sizes[{k}]" for k in range(r["rank"])])
-            out.append(f"  memcpy((char *)arg{arg}.aligned + arg{arg}.offset * {itemsize}, "
-                       f"(char *){field}.aligned + {field}.offset * {itemsize}, {n});")
-            out += release
     out += ["  return 0;", "}", ""]
     out += [f"void {name}_free_results({name}_results *results) {{"]
     out += [f"  free(results->r{i}.allocated);" for i in range(explicit)]
@@ -248,7 +242,8 @@ class LoadedFunction:
         library = os.path.join(directory, meta["library"])
         specs = [ValueSpec(np.dtype(a["dtype"]), a["rank"]) for a in meta["kernel_args"]]
         results = [ValueSpec(np.dtype(r["dtype"]), r["rank"]) for r in meta["kernel_results"]]
-        self.executable = Executable(library, meta["kernel_symbol"], specs, results)
+        written = [len(meta["dim_sources"]) + position for position in meta["writeback"]]
+        self.executable = Executable(library, meta["kernel_symbol"], specs, results, written)
         self._dtypes = [np.dtype(p["dtype"]) for p in self.params]
 
     def __call__(self, *args: Any) -> Any:
@@ -259,11 +254,6 @@ class LoadedFunction:
         self._check_dims(leaves)
         values = [leaves[i].shape[axis] for i, axis in self.meta["dim_sources"]] + leaves
         results = self.executable(values)[self.meta["num_implicit_out"]:]
-        written = self.meta["writeback"]
-        if written:
-            for position, final in zip(written, results[-len(written):]):
-                np.copyto(leaves[position], final)
-            results = results[:-len(written)]
         return tree.unflatten(self.meta["out_tree"], results)
 
     def _check_arg(self, i: int, x: Any) -> Any:

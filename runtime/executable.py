@@ -152,11 +152,18 @@ class Executable:
 
     `values` has one entry per argument: a NumPy array of the declared
     dtype and rank (any memory layout), or a scalar for a rank-0 argument.
+    `written` lists the arguments the library writes in place (the final
+    value of a written argument is in its buffer, not a result): when the
+    call passed a copy of one (a scalar's scratch words, a non-contiguous
+    or unaligned array), the copy's contents go back into the caller's
+    array after a successful call.
     """
 
-    def __init__(self, library: str, name: str, args: list[ValueSpec], results: list[ValueSpec]):
+    def __init__(self, library: str, name: str, args: list[ValueSpec], results: list[ValueSpec],
+                 written: Sequence[int] = ()):
         self.library = library
         self.name = name
+        self.written = tuple(written)
         self.args = [ValueSpec(np.dtype(a.dtype), a.rank) for a in args]
         self.results = [ValueSpec(np.dtype(r.dtype), r.rank) for r in results]
         tune_malloc()
@@ -195,7 +202,8 @@ class Executable:
         fastcall = fastcall_module()
         self._caller = None if fastcall is None else fastcall.Caller(
             ctypes.cast(self._invoke, ctypes.c_void_p).value, self._packed_fn,
-            [(a.dtype, a.rank) for a in self.args], [(r.dtype, r.rank) for r in self.results])
+            [(a.dtype, a.rank) for a in self.args], [(r.dtype, r.rank) for r in self.results],
+            list(self.written))
 
     def _frame(self) -> _CallFrame:
         frame = getattr(self._local, "frame", None)
@@ -219,7 +227,7 @@ class Executable:
         """`__call__` without the C hot path (same behaviour)."""
         frame = self._frame()
         words = frame.words
-        keep = []  # contiguous copies must outlive the call
+        keep = {}  # contiguous copies must outlive the call
         inputs = set()
         for i, view in enumerate(frame.scalar_views):
             if view is not None:
@@ -233,7 +241,7 @@ class Executable:
             flags = a.flags
             if not (flags.c_contiguous and flags.aligned):
                 a = np.array(a, order="C")  # a fresh copy: contiguous and aligned
-                keep.append(a)
+                keep[i] = a
             ptr = data_pointer(a)
             inputs.add(ptr)
             shape = a.shape
@@ -243,11 +251,16 @@ class Executable:
             if code == PYTHON_ERROR:
                 _raise_python_error(frame.failure)
             raise check_error(frame.failure)
+        results = self._adopt_results(words[:self.result_words], inputs) if self.results else []
+        for i in self.written:
+            if isinstance(values[i], np.ndarray):
+                if frame.scalar_views[i] is not None:
+                    values[i][()] = frame.scalar_views[i]
+                elif i in keep:
+                    np.copyto(values[i], keep[i])
         if frame.failure[1] and not frame.failure[0]:  # (a library older than warnings leaves a stale record)
             warn_of_call(frame.failure)
-        if not self.results:
-            return []
-        return self._adopt_results(words[:self.result_words], inputs)
+        return results
 
     def _adopt_results(self, words: list, inputs: set) -> list:
         """NumPy results that own their buffers. A result aliasing an

@@ -75,6 +75,7 @@ typedef struct {
   void *packed;
   Py_ssize_t nargs, nresults;
   int *arg_ranks, *arg_types, *result_ranks;
+  char *written; /* written[i]: the library writes argument i in place */
   PyArray_Descr **arg_descrs, **result_descrs;
   Py_ssize_t words; /* descriptor words of all results then all arguments */
 } Caller;
@@ -85,16 +86,19 @@ static void caller_dealloc(Caller *self) {
   PyMem_Free(self->arg_ranks);
   PyMem_Free(self->arg_types);
   PyMem_Free(self->result_ranks);
+  PyMem_Free(self->written);
   PyMem_Free(self->arg_descrs);
   PyMem_Free(self->result_descrs);
   Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
-/* Caller(invoke_address, packed_address, [(dtype, rank)...] args, [(dtype, rank)...] results) */
+/* Caller(invoke_address, packed_address, [(dtype, rank)...] args, [(dtype, rank)...] results,
+ *        [index...] written arguments) */
 static int caller_init(Caller *self, PyObject *args, PyObject *kwds) {
   unsigned long long invoke, packed;
-  PyObject *arg_specs, *result_specs;
-  if (!PyArg_ParseTuple(args, "KKO!O!", &invoke, &packed, &PyList_Type, &arg_specs, &PyList_Type, &result_specs))
+  PyObject *arg_specs, *result_specs, *written = NULL;
+  if (!PyArg_ParseTuple(args, "KKO!O!|O!", &invoke, &packed, &PyList_Type, &arg_specs, &PyList_Type, &result_specs,
+                        &PyList_Type, &written))
     return -1;
   self->invoke = (invoke_fn)(uintptr_t)invoke;
   self->packed = (void *)(uintptr_t)packed;
@@ -105,7 +109,9 @@ static int caller_init(Caller *self, PyObject *args, PyObject *kwds) {
   self->result_ranks = PyMem_Calloc(self->nresults + 1, sizeof(int));
   self->arg_descrs = PyMem_Calloc(self->nargs + 1, sizeof(PyArray_Descr *));
   self->result_descrs = PyMem_Calloc(self->nresults + 1, sizeof(PyArray_Descr *));
-  if (!self->arg_ranks || !self->arg_types || !self->result_ranks || !self->arg_descrs || !self->result_descrs) {
+  self->written = PyMem_Calloc(self->nargs + 1, 1);
+  if (!self->arg_ranks || !self->arg_types || !self->result_ranks || !self->arg_descrs || !self->result_descrs ||
+      !self->written) {
     PyErr_NoMemory();
     return -1;
   }
@@ -132,6 +138,14 @@ static int caller_init(Caller *self, PyObject *args, PyObject *kwds) {
     self->arg_ranks[i] = rank;
     self->arg_types[i] = self->arg_descrs[i]->type_num;
     self->words += 3 + 2 * rank;
+  }
+  for (Py_ssize_t j = 0; written && j < PyList_GET_SIZE(written); ++j) {
+    Py_ssize_t i = PyLong_AsSsize_t(PyList_GET_ITEM(written, j));
+    if (i < 0 || i >= self->nargs) {
+      if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "bad written argument index");
+      return -1;
+    }
+    self->written[i] = 1;
   }
   return 0;
 }
@@ -283,9 +297,26 @@ static PyObject *caller_call(Caller *self, PyObject *args, PyObject *kwds) {
   }
   /* Owners no array references (scalar and empty results) free their buffer now. */
   for (Py_ssize_t j = 0; j < nowned; ++j) Py_DECREF(owners[j]);
+  /* A written argument the call saw as a copy (scalar scratch, or a
+   * non-contiguous or unaligned array) gets the copy's final contents. */
+  for (Py_ssize_t i = 0; result && i < n; ++i) {
+    if (!self->written[i] || !PyArray_Check(items[i])) continue;
+    int failed;
+    if (self->arg_ranks[i] == 0) {
+      PyObject *final = PyArray_Scalar(scratch + 2 * i, self->arg_descrs[i], NULL);
+      failed = !final || PyArray_SETITEM((PyArrayObject *)items[i], PyArray_DATA((PyArrayObject *)items[i]), final) < 0;
+      Py_XDECREF(final);
+    } else {
+      failed = keep[i] && PyArray_CopyInto((PyArrayObject *)items[i], (PyArrayObject *)keep[i]) < 0;
+    }
+    if (failed) {
+      Py_CLEAR(result);
+      break;
+    }
+  }
   /* Checks of a warning kind that failed (an integer division by zero): warn
    * once each, as NumPy's ufuncs do; a warning filtered into an error fails. */
-  for (int k = 1; k < 4; ++k)
+  for (int k = 1; result && k < 4; ++k)
     if (failure[k] && PyErr_WarnEx(PyExc_RuntimeWarning, (const char *)(uintptr_t)failure[k], 4) < 0) {
       Py_CLEAR(result);
       break;

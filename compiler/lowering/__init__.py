@@ -21,6 +21,7 @@ from kiln.compiler.mlir import func, ir
 from kiln.dialects import stablehlo as hlo
 from kiln.dialects.stablehlo import tensor_type
 from kiln.core import DShapedArray, Jaxpr, KilnInternalError, Literal, Primitive, Var, is_static_dim
+from kiln.primitives.checks import check_p
 from kiln.primitives.mutation import WRITE_PRIMITIVES
 
 LoweringRule = Callable[..., list]
@@ -138,6 +139,53 @@ def has_writes(jaxpr: Jaxpr) -> bool:
     return False
 
 
+def _sub_jaxprs(eqn) -> list:
+    found = []
+    for value in eqn.params.values():
+        for sub in value if isinstance(value, (list, tuple)) else (value,):
+            if isinstance(sub, Jaxpr):
+                found.append(sub)
+    return found
+
+
+def _check_after_write(jaxpr: Jaxpr, wrote: bool = False) -> tuple[bool, bool, bool]:
+    """(whether a run-time check can run after a write, whether `jaxpr`
+    writes, whether it checks), in one walk of the equations in program
+    order; a loop or branch writes or checks if one of its bodies does, and
+    one that does both checks after a write (its next iteration checks
+    after this one wrote)."""
+    writes = checks = False
+    for eqn in jaxpr.eqns:
+        if eqn.primitive is check_p:
+            if wrote or writes:
+                return True, True, True
+            checks = True
+        if eqn.primitive in WRITE_PRIMITIVES:
+            writes = True
+        sub_writes = sub_checks = False
+        for sub in _sub_jaxprs(eqn):
+            bad, w, c = _check_after_write(sub, wrote or writes)
+            if bad:
+                return True, True, True
+            sub_writes, sub_checks = sub_writes or w, sub_checks or c
+        if sub_writes and sub_checks:
+            return True, True, True
+        writes, checks = writes or sub_writes, checks or sub_checks
+    return False, writes, checks
+
+
+def writes_arguments_in_place(jaxpr: Jaxpr) -> bool:
+    """Whether the written arguments may be updated in place as the program
+    runs: only when no run-time check can fail after a write, so that a
+    failed check still leaves the caller's arrays untouched (otherwise the
+    final values are stored into them at the return, after every check)."""
+    return not _check_after_write(jaxpr)[0]
+
+
+# Result attribute: this result is the final value of the argument it names.
+WRITTEN_ARGUMENT = "kiln.written_argument"
+
+
 def lower_jaxpr_to_module(jaxpr: Jaxpr, name: str, ctx: ir.Context) -> ir.Module:
     """The `mlir` stage of a top-level jaxpr (its consts become constants)."""
     with ctx, ir.Location.unknown():
@@ -147,10 +195,15 @@ def lower_jaxpr_to_module(jaxpr: Jaxpr, name: str, ctx: ir.Context) -> ir.Module
         with ir.InsertionPoint(module.body):
             fn = func.FuncOp(name, ir.FunctionType.get(arg_types, result_types))
             fn.attributes["llvm.emit_c_interface"] = ir.UnitAttr.get()
-            # Arguments are the caller's NumPy buffers: bufferization must
-            # never reuse them in place (writes to arguments go back through
-            # explicit results, see docs/mutation.md).
-            read_only = {"bufferization.writable": ir.BoolAttr.get(False)}
+            # Arguments are the caller's NumPy buffers. One the function
+            # writes (`jaxpr.writeback`) is writable when no check can fail
+            # after a write: bufferization updates it in place where no read
+            # of an older value needs a copy. Any other argument is
+            # read-only: bufferization never writes it (docs/mutation.md,
+            # "Writes to arguments").
+            num_implicit = sum(1 for explicit in jaxpr.in_explicit if not explicit)
+            written = {num_implicit + position for position in getattr(jaxpr, "writeback", ())}
+            in_place = written if writes_arguments_in_place(jaxpr) else set()
             # An implicit dim argument records which array dim it is
             # (`kiln.dim_of = [arg, axis]`): kiln-dims-from-shapes reads the
             # dim from the array instead, so shape arithmetic folds.
@@ -160,12 +213,21 @@ def lower_jaxpr_to_module(jaxpr: Jaxpr, name: str, ctx: ir.Context) -> ir.Module
                     if not isinstance(d, int) and d not in dim_of:
                         dim_of[d] = (k, axis)
             attrs = []
-            for v in jaxpr.invars:
-                entry_attrs = dict(read_only)
+            for k, v in enumerate(jaxpr.invars):
+                entry_attrs = {"bufferization.writable": ir.BoolAttr.get(k in in_place)}
                 if v in dim_of:
                     entry_attrs["kiln.dim_of"] = ir.DenseI64ArrayAttr.get(list(dim_of[v]))
                 attrs.append(ir.DictAttr.get(entry_attrs))
             fn.arg_attrs = ir.ArrayAttr.get(attrs)
+            # The last len(writeback) results are the final values of the
+            # written arguments; each names its argument, and
+            # kiln-store-written-arguments stores it there and drops it.
+            writeback = list(getattr(jaxpr, "writeback", ()))
+            first = len(jaxpr.outvars) - len(writeback)
+            fn.result_attrs = ir.ArrayAttr.get([
+                ir.DictAttr.get({} if k < first else {WRITTEN_ARGUMENT: ir.IntegerAttr.get(
+                    ir.IntegerType.get_signless(64), num_implicit + writeback[k - first])})
+                for k in range(len(jaxpr.outvars))])
             entry = fn.add_entry_block()
             with ir.InsertionPoint(entry):
                 lctx = LoweringContext(module)

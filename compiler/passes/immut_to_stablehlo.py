@@ -12,6 +12,9 @@ Out: StableHLO only:
 - `gather` / `scatter` -> `dynamic_gather` / `scatter` along one axis
   (scatter replaces: the last write of a duplicated index wins);
 - `assign` -> `convert` + `dynamic_broadcast_in_dim` to the target's shape.
+First, a write through a transposed view, `transpose_rev(B, slice_rev(
+transpose(B), V, ...))`, becomes a write of the permuted box of B itself,
+`slice_rev(B, transpose(V), ...)`: no transposed copy of B.
 """
 
 from __future__ import annotations
@@ -203,6 +206,58 @@ def _lower(op: ir.Operation) -> ir.Value:
     raise ValueError(f"immut-to-stablehlo: unknown op {op.name}")
 
 
+def _permuted_vector(vector: ir.Value, order: list[int]) -> ir.Value:
+    """`[vector[order[0]], vector[order[1]], ...]` as a `tensor<Nxi64>`."""
+    return hlo.shape_tensor([_element(vector, i) for i in order])
+
+
+def _write_through_transpose(op: ir.Operation) -> ir.Value | None:
+    """`transpose_rev(B, slice_rev(transpose(B), V, starts, sizes))` (one
+    permutation, the same B): a write to a box of a transposed view is a
+    write to the permuted box of B itself, of V transposed back —
+    `slice_rev(B, transpose(V), starts', sizes')` — so that the update
+    touches the box only (`X.T[0] = v` writes one column of X, not a
+    transposed copy of all of X). None when `op` is not of that form."""
+    update = op.operands[1].owner
+    if isinstance(update, ir.Block) or update.name != "immut.slice_rev":
+        return None
+    view = update.operands[0].owner
+    if isinstance(view, ir.Block) or view.name != "immut.transpose" or view.operands[0] != op.operands[0]:
+        return None
+    perm = list(ir.DenseI64ArrayAttr(op.attributes["permutation"]))
+    if perm != list(ir.DenseI64ArrayAttr(view.attributes["permutation"])):
+        return None
+    inverse = _inverse(perm)
+    value = update.operands[1]
+    value_type = hlo.ranked(value)
+    dims = [value_type.shape[i] for i in inverse]
+    back = ir.Operation.create("immut.transpose", results=[ir.RankedTensorType.get(dims, value_type.element_type)],
+                               operands=[value], attributes={"permutation": hlo.dense_i64_array(inverse)}).result
+    strides = _strides(update)
+    return ir.Operation.create(
+        "immut.slice_rev", results=[op.results[0].type],
+        operands=[op.operands[0], back, _permuted_vector(update.operands[2], inverse),
+                  _permuted_vector(update.operands[3], inverse)],
+        attributes={"strides": hlo.dense_i64_array([strides[i] for i in inverse])}).result
+
+
+def _fold_writes_through_transposes(module: ir.Module) -> None:
+    for op in collect_ops(module, {"immut.transpose_rev"}):
+        op = as_operation(op)
+        with ir.InsertionPoint(op), op.location:
+            new = _write_through_transpose(op)
+        if new is None:
+            continue
+        update = op.operands[1].owner
+        view = update.operands[0].owner
+        op.results[0].replace_all_uses_with(new)
+        op.erase()
+        for dead in (update, view):  # the old write and the transposed view, unless still read
+            if list(dead.results[0].uses):
+                break
+            dead.erase()
+
+
 class _ImmutOps:
     def __contains__(self, name: str) -> bool:
         return name.startswith("immut.")
@@ -215,6 +270,7 @@ class ImmutToStablehlo(ModulePass):
     name = "immut-to-stablehlo"
 
     def apply(self, module: ir.Module) -> None:
+        _fold_writes_through_transposes(module)
         for op in collect_ops(module, _ImmutOps()):
             op = as_operation(op)
             with ir.InsertionPoint(op), op.location:

@@ -84,3 +84,22 @@ func.func @scatter_assign(%x: tensor<?x4xi32>, %idx: tensor<2x2xi64>, %upd: tens
   // CHECK-NEXT: return %[[A]], %[[B]], %[[C]]
   return %a, %b, %c : tensor<?x4xi32>, tensor<?x4xi32>, tensor<?x4xi32>
 }
+
+// A write through a transposed view (`X.T[0] = v`) writes the permuted box
+// of X itself: v is transposed (a row becomes a column) and updated into X
+// at the permuted starts; no transpose of X, and nothing transposed back.
+// CHECK-LABEL: func.func @write_through_transpose
+// CHECK-SAME: (%[[X:.*]]: tensor<?x?xf64>, %[[V:.*]]: tensor<1x?xf64>, %[[S:.*]]: tensor<2xi64>, %[[Z:.*]]: tensor<2xi64>)
+func.func @write_through_transpose(%x: tensor<?x?xf64>, %v: tensor<1x?xf64>, %starts: tensor<2xi64>, %sizes: tensor<2xi64>) -> tensor<?x?xf64> {
+  // CHECK-NOT: stablehlo.transpose %[[X]]
+  // CHECK: %[[COLUMN:.*]] = stablehlo.transpose %[[V]], dims = [1, 0] : (tensor<1x?xf64>) -> tensor<?x1xf64>
+  // CHECK: %[[S1:.*]] = stablehlo.slice %[[S]] [1:2]
+  // CHECK: %[[S0:.*]] = stablehlo.slice %[[S]] [0:1]
+  // CHECK: %[[NEW:.*]] = stablehlo.dynamic_update_slice %[[X]], %[[COLUMN]]
+  // CHECK-NOT: stablehlo.transpose
+  // CHECK: return %[[NEW]]
+  %t = "immut.transpose"(%x) {permutation = array<i64: 1, 0>} : (tensor<?x?xf64>) -> tensor<?x?xf64>
+  %u = "immut.slice_rev"(%t, %v, %starts, %sizes) {strides = array<i64: 1, 1>} : (tensor<?x?xf64>, tensor<1x?xf64>, tensor<2xi64>, tensor<2xi64>) -> tensor<?x?xf64>
+  %r = "immut.transpose_rev"(%x, %u) {permutation = array<i64: 1, 0>} : (tensor<?x?xf64>, tensor<?x?xf64>) -> tensor<?x?xf64>
+  return %r : tensor<?x?xf64>
+}
