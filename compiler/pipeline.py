@@ -58,7 +58,7 @@ DEFAULT_PIPELINE: Pipeline = [
         "tensorssa-rename",
         "tensorssa-remove-update",
     ]),
-    ("stablehlo", ["immut-to-stablehlo", "kiln-broadcast-operands"]),
+    ("stablehlo", ["immut-to-stablehlo", "kiln-broadcast-operands", "kiln-scale-vector-operand"]),
     ("linalg", [
         "kiln-dims-from-shapes",
         "kiln-lower-checks",

@@ -63,6 +63,45 @@ def test_matrix_vector_products_through_gemv(dtype, m, k):
         assert "gemv64_" in kiln.get_compilation_stage(compiled, "bufferized")
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int64, np.complex128])
+@pytest.mark.parametrize("m,k", [(6, 5), (0, 4), (3, 0), (1, 1), (1, 7), (301, 257)])
+def test_scaled_matrix_times_vector(dtype, m, k):
+    # gesummv's `alpha * A @ x + beta * B @ x`: kiln-scale-vector-operand
+    # scales x instead of A (no matrix-sized temporary); a second size, and
+    # the scalar on either side and on the matrix of `y @ (A * s)`.
+    def f(alpha, beta, a, b, x, y):
+        return alpha * a @ x + beta * b @ x, y @ (a * beta), (alpha * a) @ x[:, None]
+
+    compiled = kiln.qjit(f)
+    for rows, inner in ((m, k), (m + 7, k + 5)):
+        a, b = (rng.standard_normal((2, rows, inner)) * 4).astype(dtype)
+        x, y = (rng.standard_normal(inner) * 4).astype(dtype), (rng.standard_normal(rows) * 4).astype(dtype)
+        alpha, beta = (3, -2) if dtype == np.int64 else (1.5, -0.25)
+        tolerance = 1e-4 if dtype == np.float32 else 1e-12
+        for got, expected in zip(compiled(alpha, beta, a, b, x, y), f(alpha, beta, a, b, x, y)):
+            assert got.shape == expected.shape and got.dtype == expected.dtype
+            np.testing.assert_allclose(got, expected, rtol=tolerance, atol=tolerance)
+    assert compiled.num_compiles == (2 if 1 in (m, k) else 1)  # a unit dim is a signature of its own
+    products = [line for line in kiln.get_compilation_stage(compiled, "stablehlo").splitlines()
+                if "stablehlo.multiply" in line]
+    assert products and not any("?x?x" in line for line in products), products
+
+
+def test_scaled_matrix_times_vector_keeps_numpy_special_values():
+    # s * (A @ x) would give inf where NumPy's (inf * A) @ x meets a zero of A
+    # (inf * 0 = nan); A @ (s * x) multiplies the same three factors.
+    def f(s, a, x):
+        return s * a @ x
+
+    a = np.array([[1.0, 0.0], [2.0, 3.0], [0.0, 0.0]])
+    x = np.array([1.0, 2.0])
+    compiled = kiln.qjit(f)
+    with np.errstate(invalid="ignore"):
+        for s in (np.inf, -np.inf, np.nan, 0.0):
+            np.testing.assert_array_equal(compiled(s, a, x), f(s, a, x))
+        np.testing.assert_array_equal(compiled(2.0, a, np.array([np.inf, 1.0])), f(2.0, a, np.array([np.inf, 1.0])))
+
+
 @pytest.mark.skipif(blas_library() is None, reason="NumPy ships no ILP64 OpenBLAS here")
 @pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int64])
 @pytest.mark.parametrize("shape", [(3, 4, 5), (0, 2, 3), (2, 0, 3), (1, 1, 1), (2, 3, 1, 6), (5, 7, 0)])
