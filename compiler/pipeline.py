@@ -99,6 +99,16 @@ DEFAULT_PIPELINE: Pipeline = [
     ("bufferized", [
         "one-shot-bufferize{bufferize-function-boundaries allow-return-allocs-from-loops "
         "function-boundary-type-conversion=identity-layout-map}",
+        # A loop body's temporaries whose sizes do not change from one
+        # iteration to the next are allocated once, before the loop: canonicalize
+        # folds `memref.dim` of a view of the loop's buffer into the view's size,
+        # LICM moves the size computations out, buffer-loop-hoisting the
+        # allocations. Buffers that an iteration yields stay where they are, as
+        # do those of scf.parallel bodies. (Before buffer-deallocation-pipeline:
+        # buffer-loop-hoisting would leave a `memref.dealloc` in the loop.)
+        "canonicalize",
+        "func.func(loop-invariant-code-motion)",
+        "func.func(buffer-loop-hoisting)",
         "buffer-deallocation-pipeline",
         "convert-bufferization-to-memref",
         "kiln-runtime-call-results",

@@ -193,3 +193,32 @@ def test_bench_quick_runs_every_workload(capsys, tmp_path):
     assert len(kiln_rows) == 2 * len(bench.WORKLOADS)
     assert all("OK (" in line for line in kiln_rows), "\n".join(kiln_rows)
     assert "bench:begin" in (tmp_path / "bench.md").read_text()
+
+
+def _triangular_update(c, a, alpha):
+    for i in range(c.shape[0]):
+        c[i, :i + 1] *= 0.5
+        for k in range(a.shape[1]):
+            c[i, :i + 1] += alpha * c[k % c.shape[0], :i + 1] * a[i, k]
+    return c
+
+
+def test_loop_invariant_temporaries_are_allocated_once():
+    # syrk's `C[i, :i + 1] += ...` in `for k`: the row temporaries have the
+    # same size at every k, so the bufferized stage allocates them before the
+    # k loop (canonicalize, loop-invariant-code-motion, buffer-loop-hoisting).
+    compiled = kiln.qjit(_triangular_update)
+    for n, m in ((0, 3), (1, 1), (5, 4), (9, 7), (40, 33)):
+        c, a = rng.standard_normal((n, n)), rng.standard_normal((n, m))
+        want_c = c.copy()
+        want = _triangular_update(want_c, a, 0.25)
+        got_c = c.copy()
+        np.testing.assert_allclose(compiled(got_c, a, 0.25), want, rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(got_c, want_c, rtol=1e-12, atol=1e-12)  # the argument is written as in NumPy
+    assert compiled.num_compiles <= 3  # sizes 0 and 1 may specialize
+    text = kiln.get_compilation_stage(compiled, "bufferized")
+    main = text[text.index("func.func @_triangular_update("):]
+    outer = main[main.index("scf.while"):]
+    inner = outer[outer.index("scf.while", 1):]
+    assert "memref.alloc" in outer[:outer.index("scf.while", 1)]  # the temporaries, before the k loop
+    assert "memref.alloc" not in inner[:inner.index("memref.dealloc")]
