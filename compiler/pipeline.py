@@ -107,6 +107,9 @@ DEFAULT_PIPELINE: Pipeline = [
         # do those of scf.parallel bodies. (Before buffer-deallocation-pipeline:
         # buffer-loop-hoisting would leave a `memref.dealloc` in the loop.)
         "canonicalize",
+        # A hoisted alloc also runs when its loop runs zero times: its size
+        # checks stay in the loop and its sizes become 0 where they fail.
+        "kiln-check-alloc-sizes{loops=true}",
         "func.func(loop-invariant-code-motion)",
         "func.func(buffer-loop-hoisting)",
         "buffer-deallocation-pipeline",

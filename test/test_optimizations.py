@@ -222,3 +222,28 @@ def test_loop_invariant_temporaries_are_allocated_once():
     inner = outer[outer.index("scf.while", 1):]
     assert "memref.alloc" in outer[:outer.index("scf.while", 1)]  # the temporaries, before the k loop
     assert "memref.alloc" not in inner[:inner.index("memref.dealloc")]
+
+
+def _zero_trip_temporary(x, m, trips):
+    for _ in range(trips):
+        t = np.empty(m - 1)
+        t[:] = x[0]
+        x[0] = x[0] + t.sum()
+    return x
+
+
+def test_hoisted_temporary_of_a_loop_that_does_not_run():
+    # The temporary's alloc moves before the loop (its size does not change):
+    # a loop that runs zero times must not raise for a size that is negative
+    # then, and one that runs must still raise NumPy's error.
+    compiled = kiln.qjit(_zero_trip_temporary, autograph=True)
+    for m, trips in ((4, 3), (-2, -2), (0, 0), (1, 2)):
+        want = _zero_trip_temporary(np.ones(3), m, trips)
+        np.testing.assert_array_equal(compiled(np.ones(3), m, trips), want)
+    with pytest.raises(ValueError, match="negative dimensions"):
+        _zero_trip_temporary(np.ones(3), 0, 2)
+    with pytest.raises(ValueError, match="negative dimensions"):
+        compiled(np.ones(3), 0, 2)
+    text = kiln.get_compilation_stage(compiled, "bufferized")
+    main = text[text.index("func.func @_zero_trip_temporary("):]
+    assert "memref.alloc(" not in main[main.index("scf.while"):]
