@@ -1,4 +1,4 @@
-"""Pass `kiln-check-alloc-sizes` (stage "bufferized", after kiln-expand-exp).
+"""Pass `kiln-check-alloc-sizes` (stage "bufferized", before kiln-refine-if-layouts; after kiln-expand-exp, and with `loops=true` after one-shot-bufferize).
 
 In: `memref.alloc` ops, whose byte size `finalize-memref-to-llvm` computes
 with wrapping 64-bit multiplications.
