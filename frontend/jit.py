@@ -154,7 +154,7 @@ class QJIT:
         # The defaults of the trailing parameters, which a call that omits them
         # takes on the fast path as if passed (crc16(data) with poly=0x8408).
         self._trailing_defaults: list = []
-        for p in reversed(self.signature.parameters.values()):
+        for p in reversed(self.signature.parameters.values() if self._fast_eligible else ()):
             if p.default is p.empty:
                 break
             self._trailing_defaults.insert(0, p.default)
