@@ -46,10 +46,11 @@ def _outer_edges(a: Any, range_: Any, dtype: np.dtype) -> tuple:
               "np.histogram: supplied range is not finite")
     else:
         # The min and max of an empty array are NumPy's range [0, 1]; the
-        # infinities appended make the reductions defined there.
+        # infinite initial values make the reductions defined there (without
+        # the copy of the data that appending them made).
         data = convert(a, dtype)
-        low = knp.min(knp.concatenate([data, knp.full(1, np.inf, dtype=dtype)]))
-        high = knp.max(knp.concatenate([data, knp.full(1, -np.inf, dtype=dtype)]))
+        low = knp.min(data, initial=np.inf)
+        high = knp.max(data, initial=-np.inf)
         empty = knp.equal(a.shape[0], 0)
         first, last = convert(knp.where(empty, 0.0, low), dtype), convert(knp.where(empty, 1.0, high), dtype)
         check(knp.isfinite(first) & knp.isfinite(last), "ValueError",
