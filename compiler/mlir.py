@@ -78,6 +78,7 @@ def register_dialect_modules(package: str) -> None:
 
 
 # StableHLO attribute classes the lowering and passes build or read.
+DotDimensionNumbers = _stablehlo.DotDimensionNumbers
 GatherDimensionNumbers = _stablehlo.GatherDimensionNumbers
 ScatterDimensionNumbers = _stablehlo.ScatterDimensionNumbers
 

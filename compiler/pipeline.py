@@ -58,7 +58,7 @@ DEFAULT_PIPELINE: Pipeline = [
         "tensorssa-rename",
         "tensorssa-remove-update",
     ]),
-    ("stablehlo", ["immut-to-stablehlo", "kiln-broadcast-operands"]),
+    ("stablehlo", ["immut-to-stablehlo", "kiln-broadcast-operands", "kiln-scale-vector-operand"]),
     ("linalg", [
         "kiln-dims-from-shapes",
         "kiln-lower-checks",
@@ -104,6 +104,19 @@ DEFAULT_PIPELINE: Pipeline = [
         "one-shot-bufferize{bufferize-function-boundaries allow-return-allocs-from-loops "
         "function-boundary-type-conversion=identity-layout-map}",
         "kiln-store-written-arguments",
+        # A loop body's temporaries whose sizes do not change from one
+        # iteration to the next are allocated once, before the loop: canonicalize
+        # folds `memref.dim` of a view of the loop's buffer into the view's size,
+        # LICM moves the size computations out, buffer-loop-hoisting the
+        # allocations. Buffers that an iteration yields stay where they are, as
+        # do those of scf.parallel bodies. (Before buffer-deallocation-pipeline:
+        # buffer-loop-hoisting would leave a `memref.dealloc` in the loop.)
+        "canonicalize",
+        # A hoisted alloc also runs when its loop runs zero times: its size
+        # checks stay in the loop and its sizes become 0 where they fail.
+        "kiln-check-alloc-sizes{loops=true}",
+        "func.func(loop-invariant-code-motion)",
+        "func.func(buffer-loop-hoisting)",
         "buffer-deallocation-pipeline",
         "convert-bufferization-to-memref",
         "kiln-runtime-call-results",

@@ -151,6 +151,13 @@ class QJIT:
             p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) for p in self.signature.parameters.values())
         self._keywords_positional = self._fast_eligible and all(
             p.kind == p.POSITIONAL_OR_KEYWORD for p in self.signature.parameters.values())
+        # The defaults of the trailing parameters, which a call that omits them
+        # takes on the fast path as if passed (crc16(data) with poly=0x8408).
+        self._trailing_defaults: list = []
+        for p in reversed(self.signature.parameters.values() if self._fast_eligible else ()):
+            if p.default is p.empty:
+                break
+            self._trailing_defaults.insert(0, p.default)
         self._aot = self._compile_ahead_of_time()
 
     # --- ahead of time
@@ -212,6 +219,8 @@ class QJIT:
             rest = self.params[len(args):]
             if len(kwargs) == len(rest) and all(p in kwargs for p in rest):
                 args, kwargs = args + tuple(kwargs[p] for p in rest), {}
+        if not kwargs and len(args) < len(self.params) <= len(args) + len(self._trailing_defaults):
+            args = args + tuple(self._trailing_defaults[len(args) - len(self.params):])
         fast_key, fast_leaves = self._fast_key(args) if not kwargs else (None, None)
         if fast_key is not None:
             entry = self._fast_cache.get(fast_key)

@@ -232,6 +232,37 @@ def test_histogram_right_edge_and_equal_values():
             _hist_equal(compiled(a, bins), f(a, bins))
 
 
+@pytest.mark.parametrize("dtype", [np.float64, np.float32], ids=lambda d: np.dtype(d).name)
+def test_histogram_values_on_and_beside_every_edge(dtype):
+    """Equal bins recompute each value's edges elementwise instead of reading
+    the edge array (no gather, one fused loop): the recomputed edges must be
+    NumPy's to the bit, with the range from the data or given (then the
+    edges are made in float64 and cast)."""
+
+    def f(a, bins):
+        return np.histogram(a, bins), np.histogram(a, bins, range=(-0.3, 2.9))
+
+    compiled = kiln.qjit(f)
+    base = (_rng.standard_normal(37) * 3).astype(dtype)
+    for bins in (1, 7, 1000):
+        for edges in (np.histogram_bin_edges(base, bins), np.histogram_bin_edges(base, bins, range=(-0.3, 2.9))):
+            edges = edges.astype(dtype)
+            a = np.concatenate([base, edges, np.nextafter(edges, dtype(np.inf)), np.nextafter(edges, dtype(-np.inf))])
+            for got, expected in zip(compiled(a, bins), f(a, bins)):
+                _hist_equal(got, expected)
+
+
+@pytest.mark.compiled_only
+def test_histogram_equal_bins_gather_no_edges():
+    def f(a, weights, bins):
+        return np.histogram(a, bins, weights=weights)
+
+    compiled = kiln.qjit(f)
+    a = _rng.random(11)
+    _hist_equal(compiled(a, a * 2, 5), f(a, a * 2, 5))
+    assert "stablehlo.gather" not in kiln.get_compilation_stage(compiled, "stablehlo")
+
+
 def test_histogram_range_density_and_weights():
     def f(a, w, lo, hi):
         return (np.histogram(a, 7, range=(lo, hi)), np.histogram(a, 5, range=(-1.0, 1.0), weights=w),

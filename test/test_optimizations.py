@@ -63,6 +63,45 @@ def test_matrix_vector_products_through_gemv(dtype, m, k):
         assert "gemv64_" in kiln.get_compilation_stage(compiled, "bufferized")
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int64, np.complex128])
+@pytest.mark.parametrize("m,k", [(6, 5), (0, 4), (3, 0), (1, 1), (1, 7), (301, 257)])
+def test_scaled_matrix_times_vector(dtype, m, k):
+    # gesummv's `alpha * A @ x + beta * B @ x`: kiln-scale-vector-operand
+    # scales x instead of A (no matrix-sized temporary); a second size, and
+    # the scalar on either side and on the matrix of `y @ (A * s)`.
+    def f(alpha, beta, a, b, x, y):
+        return alpha * a @ x + beta * b @ x, y @ (a * beta), (alpha * a) @ x[:, None]
+
+    compiled = kiln.qjit(f)
+    for rows, inner in ((m, k), (m + 7, k + 5)):
+        a, b = (rng.standard_normal((2, rows, inner)) * 4).astype(dtype)
+        x, y = (rng.standard_normal(inner) * 4).astype(dtype), (rng.standard_normal(rows) * 4).astype(dtype)
+        alpha, beta = (3, -2) if dtype == np.int64 else (1.5, -0.25)
+        tolerance = 1e-4 if dtype == np.float32 else 1e-12
+        for got, expected in zip(compiled(alpha, beta, a, b, x, y), f(alpha, beta, a, b, x, y)):
+            assert got.shape == expected.shape and got.dtype == expected.dtype
+            np.testing.assert_allclose(got, expected, rtol=tolerance, atol=tolerance)
+    assert compiled.num_compiles == (2 if 1 in (m, k) else 1)  # a unit dim is a signature of its own
+    products = [line for line in kiln.get_compilation_stage(compiled, "stablehlo").splitlines()
+                if "stablehlo.multiply" in line]
+    assert products and not any("?x?x" in line for line in products), products
+
+
+def test_scaled_matrix_times_vector_keeps_numpy_special_values():
+    # s * (A @ x) would give inf where NumPy's (inf * A) @ x meets a zero of A
+    # (inf * 0 = nan); A @ (s * x) multiplies the same three factors.
+    def f(s, a, x):
+        return s * a @ x
+
+    a = np.array([[1.0, 0.0], [2.0, 3.0], [0.0, 0.0]])
+    x = np.array([1.0, 2.0])
+    compiled = kiln.qjit(f)
+    with np.errstate(invalid="ignore"):
+        for s in (np.inf, -np.inf, np.nan, 0.0):
+            np.testing.assert_array_equal(compiled(s, a, x), f(s, a, x))
+        np.testing.assert_array_equal(compiled(2.0, a, np.array([np.inf, 1.0])), f(2.0, a, np.array([np.inf, 1.0])))
+
+
 @pytest.mark.skipif(blas_library() is None, reason="NumPy ships no ILP64 OpenBLAS here")
 @pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int64])
 @pytest.mark.parametrize("shape", [(3, 4, 5), (0, 2, 3), (2, 0, 3), (1, 1, 1), (2, 3, 1, 6), (5, 7, 0)])
@@ -154,3 +193,57 @@ def test_bench_quick_runs_every_workload(capsys, tmp_path):
     assert len(kiln_rows) == 2 * len(bench.WORKLOADS)
     assert all("OK (" in line for line in kiln_rows), "\n".join(kiln_rows)
     assert "bench:begin" in (tmp_path / "bench.md").read_text()
+
+
+def _triangular_update(c, a, alpha):
+    for i in range(c.shape[0]):
+        c[i, :i + 1] *= 0.5
+        for k in range(a.shape[1]):
+            c[i, :i + 1] += alpha * c[k % c.shape[0], :i + 1] * a[i, k]
+    return c
+
+
+def test_loop_invariant_temporaries_are_allocated_once():
+    # syrk's `C[i, :i + 1] += ...` in `for k`: the row temporaries have the
+    # same size at every k, so the bufferized stage allocates them before the
+    # k loop (canonicalize, loop-invariant-code-motion, buffer-loop-hoisting).
+    compiled = kiln.qjit(_triangular_update)
+    for n, m in ((0, 3), (1, 1), (5, 4), (9, 7), (40, 33)):
+        c, a = rng.standard_normal((n, n)), rng.standard_normal((n, m))
+        want_c = c.copy()
+        want = _triangular_update(want_c, a, 0.25)
+        got_c = c.copy()
+        np.testing.assert_allclose(compiled(got_c, a, 0.25), want, rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(got_c, want_c, rtol=1e-12, atol=1e-12)  # the argument is written as in NumPy
+    assert compiled.num_compiles <= 3  # sizes 0 and 1 may specialize
+    text = kiln.get_compilation_stage(compiled, "bufferized")
+    main = text[text.index("func.func @_triangular_update("):]
+    outer = main[main.index("scf.while"):]
+    inner = outer[outer.index("scf.while", 1):]
+    assert "memref.alloc" in outer[:outer.index("scf.while", 1)]  # the temporaries, before the k loop
+    assert "memref.alloc" not in inner[:inner.index("memref.dealloc")]
+
+
+def _zero_trip_temporary(x, m, trips):
+    for _ in range(trips):
+        t = np.empty(m - 1)
+        t[:] = x[0]
+        x[0] = x[0] + t.sum()
+    return x
+
+
+def test_hoisted_temporary_of_a_loop_that_does_not_run():
+    # The temporary's alloc moves before the loop (its size does not change):
+    # a loop that runs zero times must not raise for a size that is negative
+    # then, and one that runs must still raise NumPy's error.
+    compiled = kiln.qjit(_zero_trip_temporary, autograph=True)
+    for m, trips in ((4, 3), (-2, -2), (0, 0), (1, 2)):
+        want = _zero_trip_temporary(np.ones(3), m, trips)
+        np.testing.assert_array_equal(compiled(np.ones(3), m, trips), want)
+    with pytest.raises(ValueError, match="negative dimensions"):
+        _zero_trip_temporary(np.ones(3), 0, 2)
+    with pytest.raises(ValueError, match="negative dimensions"):
+        compiled(np.ones(3), 0, 2)
+    text = kiln.get_compilation_stage(compiled, "bufferized")
+    main = text[text.index("func.func @_zero_trip_temporary("):]
+    assert "memref.alloc(" not in main[main.index("scf.while"):]

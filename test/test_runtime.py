@@ -586,6 +586,26 @@ def test_static_arguments_on_the_fast_path():
     assert power.num_compiles == 3
 
 
+def test_omitted_trailing_defaults_on_the_fast_path():
+    # crc16(data, poly=0x8408) called as crc16(data): the call took the general
+    # path (signature binding, ~60 us) every time until the defaults joined the fast key.
+    @kiln.qjit
+    def shifted(x, k=3, scale=2.0):
+        return x * scale + k
+
+    x = np.arange(5.0)
+    for _ in range(3):
+        np.testing.assert_array_equal(shifted(x), x * 2.0 + 3)
+    assert len(shifted._fast_cache) == 1
+    np.testing.assert_array_equal(shifted(x, 3, 2.0), x * 2.0 + 3)
+    np.testing.assert_array_equal(shifted(x, 5), x * 2.0 + 5)
+    np.testing.assert_array_equal(shifted(x, scale=0.5), x * 0.5 + 3)
+    np.testing.assert_array_equal(shifted(np.ones(0)), np.ones(0))
+    assert shifted.num_compiles == 1
+    with pytest.raises(TypeError):
+        shifted()
+
+
 def test_export_writes_to_arguments(tmp_path):
     def bump(x: VEC, k: float):
         x[0] = k

@@ -1,4 +1,4 @@
-"""Pass `kiln-check-alloc-sizes` (stage "bufferized", after kiln-expand-exp).
+"""Pass `kiln-check-alloc-sizes` (stage "bufferized", before kiln-refine-if-layouts; after kiln-expand-exp, and with `loops=true` after one-shot-bufferize).
 
 In: `memref.alloc` ops, whose byte size `finalize-memref-to-llvm` computes
 with wrapping 64-bit multiplications.
@@ -9,6 +9,14 @@ Without them a size product that wraps around (or a negative dim) allocates
 a small buffer the code then overruns. The byte size is computed in f64,
 which cannot wrap. A static alloc that is too large gets the call
 unconditionally.
+
+With `loops=true` (run right after one-shot-bufferize, before
+buffer-loop-hoisting) only the allocs inside `scf.for` / `scf.while` bodies
+are checked, in place, and their sizes then become 0 when a check fails:
+buffer-loop-hoisting may move such an alloc before its loop, where it also
+runs when the loop runs zero times (`for i in range(m): t = np.empty(m - 1)`
+with m < 1 must not raise). The checks stay in the loop; the later run skips
+the allocs marked `kiln.sizes_checked`.
 """
 
 from __future__ import annotations
@@ -16,14 +24,20 @@ from __future__ import annotations
 import math
 
 from kiln.compiler.mlir import arith, ir, llvm, scf
-from kiln.compiler.passes import ModulePass, register_pass
-from kiln.compiler.passes._util import collect_ops
+from kiln.compiler.passes import ModulePass, option, register_pass
+from kiln.compiler.passes._util import ancestors, collect_ops, index_value
 from kiln.compiler.passes.kiln_lower_checks import declare_failure_callee, report_failure
 
 OUT_OF_MEMORY_CHECK_ID = -1  # runtime/support.c's KILN_OUT_OF_MEMORY
 MAX_BYTES = 2.0 ** 62
 # The first reported value tells the runtime which: MemoryError or ValueError.
 TOO_LARGE, NEGATIVE_DIM = -1, -2
+CHECKED = "kiln.sizes_checked"
+SERIAL_LOOPS = frozenset({"scf.for", "scf.while"})
+
+
+def _in_serial_loop(op: ir.Operation) -> bool:
+    return any(parent.name in SERIAL_LOOPS for parent in ancestors(op))
 
 
 def _element_bytes(memref_type: ir.MemRefType) -> int:
@@ -49,9 +63,14 @@ class KilnCheckAllocSizes(ModulePass):
     """Report allocations with a negative dim or more than 2**62 bytes instead of overrunning them."""
 
     name = "kiln-check-alloc-sizes"
+    loops: bool = option(False, "check only the allocs of loop bodies, before buffer-loop-hoisting may move them")
 
     def apply(self, module: ir.Module) -> None:
         allocs = collect_ops(module, {"memref.alloc"})
+        if self.loops:
+            allocs = [op for op in allocs if _in_serial_loop(op)]
+        else:
+            allocs = [op for op in allocs if CHECKED not in op.attributes]
         if not allocs:
             return
         with module.context, ir.Location.unknown():
@@ -81,3 +100,11 @@ class KilnCheckAllocSizes(ModulePass):
                     with ir.InsertionPoint(if_op.then_block):
                         _report_failure(code)
                         scf.YieldOp([])
+                if self.loops:
+                    # Past the checks the sizes are valid; where they are not,
+                    # the alloc (wherever it moves) takes none.
+                    invalid = arith.ori(negative, too_large)
+                    zero = index_value(0)
+                    for i, size in enumerate(dynamic):
+                        op.operands[i] = arith.select(invalid, zero, size)
+                    op.attributes[CHECKED] = ir.UnitAttr.get()

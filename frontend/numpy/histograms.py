@@ -46,10 +46,11 @@ def _outer_edges(a: Any, range_: Any, dtype: np.dtype) -> tuple:
               "np.histogram: supplied range is not finite")
     else:
         # The min and max of an empty array are NumPy's range [0, 1]; the
-        # infinities appended make the reductions defined there.
+        # infinite initial values make the reductions defined there (without
+        # the copy of the data that appending them made).
         data = convert(a, dtype)
-        low = knp.min(knp.concatenate([data, knp.full(1, np.inf, dtype=dtype)]))
-        high = knp.max(knp.concatenate([data, knp.full(1, -np.inf, dtype=dtype)]))
+        low = knp.min(data, initial=np.inf)
+        high = knp.max(data, initial=-np.inf)
         empty = knp.equal(a.shape[0], 0)
         first, last = convert(knp.where(empty, 0.0, low), dtype), convert(knp.where(empty, 1.0, high), dtype)
         check(knp.isfinite(first) & knp.isfinite(last), "ValueError",
@@ -58,12 +59,19 @@ def _outer_edges(a: Any, range_: Any, dtype: np.dtype) -> tuple:
     return knp.where(same, first - 0.5, first), knp.where(same, last + 0.5, last)
 
 
-def _linspace(first: Any, last: Any, count: Any, dtype: Any) -> Tracer:
-    """`np.linspace(first, last, count + 1)` computed in `dtype`, as NumPy:
-    `i * step + first`, the last edge exactly `last`."""
+def _linspace_at(first: Any, last: Any, count: Any, dtype: Any, i: Any) -> Tracer:
+    """Element `i` (an int array) of `np.linspace(first, last, count + 1)`
+    computed in `dtype`, as NumPy: `i * step + first`, the last edge exactly
+    `last`. The same operations for every `i`, so an edge recomputed here is
+    bit for bit the edge of `_linspace`."""
     first, last = convert(first, dtype), convert(last, dtype)
     step = (last - first) / convert(operand(count), dtype)
-    return knp.where(iota(count + 1) == count, last, iota(count + 1, dtype) * step + first)
+    return knp.where(i == count, last, i.astype(dtype) * step + first)
+
+
+def _linspace(first: Any, last: Any, count: Any, dtype: Any) -> Tracer:
+    """`np.linspace(first, last, count + 1)` computed in `dtype`."""
+    return _linspace_at(first, last, count, dtype, iota(count + 1))
 
 
 def _equal_bins(a: Any, bins: Any, range_: Any) -> tuple:
@@ -83,18 +91,31 @@ def _equal_bins(a: Any, bins: Any, range_: Any) -> tuple:
     if range_ is not None:
         dtypes = [operand(r).aval for r in range_]
         weak = all(d.weak_type for d in dtypes)
-        edges = _linspace(first, last, count, np.float64 if weak else np.result_type(*[d.dtype for d in dtypes]))
+        linspace_dtype = np.float64 if weak else np.result_type(*[d.dtype for d in dtypes])
+        # The range as given (a Python float is not rounded to float32 data's
+        # dtype first: NumPy's linspace starts from the float itself).
+        low, high = (materialize(convert(operand(r), linspace_dtype)) for r in range_)
+        same = low == high
+        edge_first, edge_last = knp.where(same, low - 0.5, low), knp.where(same, high + 0.5, high)
     else:
-        edges = _linspace(first, last, count, dtype)
-        if dtype != np.float64:
-            edges = knp.where(knp.equal(a.shape[0], 0), _linspace(first, last, count, np.float64), edges)
+        linspace_dtype, edge_first, edge_last = dtype, first, last
+    edges = _linspace(edge_first, edge_last, count, linspace_dtype)
+    if range_ is None and dtype != np.float64:
+        edges = knp.where(knp.equal(a.shape[0], 0), _linspace(first, last, count, np.float64), edges)
     edges = edges.astype(dtype)
+
+    def edge(i: Any) -> Tracer:
+        # edges[i], recomputed elementwise instead of gathered: no index array,
+        # no bounds check, and the whole binning fuses into one loop. (The
+        # float64 edges of empty data differ, but then no value reads them.)
+        return _linspace_at(edge_first, edge_last, count, linspace_dtype, i).astype(dtype)
+
     x = convert(a, dtype)
     keep = (x >= first) & (x <= last)
     scaled = knp.where(keep, (x - first) / (last - first) * convert(operand(count), dtype), 0.0)
     index = knp.clip(scaled.astype(np.int64), 0, count - 1)
-    index = knp.where(keep & (x < edges[index]), index - 1, index)
-    index = knp.where(keep & (x >= edges[index + 1]) & (index != count - 1), index + 1, index)
+    index = knp.where(keep & (x < edge(index)), index - 1, index)
+    index = knp.where(keep & (x >= edge(index + 1)) & (index != count - 1), index + 1, index)
     return knp.clip(index, 0, count - 1), keep, edges, count
 
 
