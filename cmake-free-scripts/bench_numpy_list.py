@@ -325,6 +325,9 @@ class _Slot:
         self.proc.stdin.write(f"{index}\n")
         self.proc.stdin.flush()
         answer = self._read(timeout)
+        if answer is not None and answer["id"] != case_id:
+            raise RuntimeError(f"the {self.tool} worker ran {answer['id']} for {case_id}: the case list changed "
+                               "during the run; run again")
         if answer is not None:
             return answer
         code = self.proc.poll()
