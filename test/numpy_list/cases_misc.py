@@ -265,6 +265,7 @@ CASES = [
                  "not compiled yet)"),
     _case("numpy.lib.stride_tricks.as_strided", as_strided, vec(),
           note="a copy (writes to it are refused); x C-contiguous, offsets inside x"),
+    _case("numpy.lib.stride_tricks.as_strided", as_strided_windows, lambda n, rng: (floats(rng, n + 2, 3),)),
     _add("numpy.matmul out=", matmul_out, _matmul_out_args, rtol=1e-10),
     _add("numpy.dot out=", dot_out, _matmul_out_args, rtol=1e-10),
 ]
