@@ -39,6 +39,7 @@ whole file.
 
     python cmake-free-scripts/bench_numpy_list.py                 # everything (~1 h on 2 cores)
     python cmake-free-scripts/bench_numpy_list.py --tools kiln --only numpy.sort
+    python cmake-free-scripts/bench_numpy_list.py --missing       # resume: the cases without a verdict
     python cmake-free-scripts/bench_numpy_list.py --doc-only      # rewrite docs/numpy.md from the json
 """
 
@@ -343,13 +344,13 @@ class _Slot:
             self.proc = None
 
 
-def run_all(tools, only, jobs: int, timeout: float) -> dict:
+def run_all(tools, only, jobs: int, timeout: float, missing: bool = False) -> dict:
     cases, ids = _load_cases()
     results = json.loads(RESULTS.read_text()) if RESULTS.exists() else {}
     # Case by case, every tool: a partial run has all tools' verdicts of the
     # cases it reached (each thread keeps one worker per tool).
     todo = [(tool, i) for i, cid in enumerate(ids) for tool in tools
-            if not only or any(o in cid for o in only)]
+            if (not only or any(o in cid for o in only)) and not (missing and cid in results.get(tool, {}))]
     env = dict(os.environ)
     env.setdefault("KILN_CACHE_DIR", "/tmp/kiln-cache-bench-numpy-list")
     lock = threading.Lock()
@@ -442,7 +443,8 @@ def render_block(results: dict) -> str:
 
 
 def _cell(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ")
+    """Table-safe, and without this checkout's path (the block must not depend on where it ran)."""
+    return text.replace(str(ROOT) + os.sep, "").replace("|", "\\|").replace("\n", " ")
 
 
 def write_doc(results: dict) -> None:
@@ -477,6 +479,7 @@ def main(argv=None) -> None:
     parser.add_argument("--only", action="append", default=[], help="run the case ids containing this (repeatable)")
     parser.add_argument("--jobs", type=int, default=2, help="worker processes at once (default 2)")
     parser.add_argument("--timeout", type=float, default=300.0, help="seconds per case (default 300)")
+    parser.add_argument("--missing", action="store_true", help="run only the cases the json has no verdict for")
     parser.add_argument("--doc-only", action="store_true", help="rewrite docs/numpy.md from the json, run nothing")
     parser.add_argument("--no-doc", action="store_true", help="do not rewrite docs/numpy.md")
     args = parser.parse_args(argv)
@@ -490,7 +493,7 @@ def main(argv=None) -> None:
         unknown = set(tools) - set(TOOLS)
         if unknown:
             raise SystemExit(f"--tools: unknown {sorted(unknown)}; choose among {', '.join(TOOLS)}")
-        results = run_all(tools, args.only, args.jobs, args.timeout)
+        results = run_all(tools, args.only, args.jobs, args.timeout, args.missing)
     print_counts(results)
     if not args.no_doc:
         write_doc(results)
