@@ -28,6 +28,7 @@ RUN_BOTH_WAYS = {"test_numpy_surface", "test_numpy_npbench_functions", "test_run
 
 def pytest_configure(config):
     config.addinivalue_line("markers", "compiled_only: the test checks facts of compiled code; no interpreted run")
+    config.addinivalue_line("markers", "peers: runs Numba and JAX (cmake-free-scripts/bench_numpy_list.py's harness)")
 
 
 def pytest_generate_tests(metafunc):

@@ -32,6 +32,7 @@ generator = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(generator)
 
 CASES = generator.load_numpy_list().all_cases()
+from test.numpy_list.compare import assert_same, numpy_answer  # noqa: E402 - the package is registered above
 
 
 def _ids(cases) -> list[str]:
@@ -44,44 +45,11 @@ def _ids(cases) -> list[str]:
 
 
 IDS = _ids(CASES)
-# Float results narrower than float64 are compared at their own precision.
-_MIN_RTOL = {np.dtype(np.float16): 1e-3, np.dtype(np.float32): 1e-5, np.dtype(np.complex64): 1e-5}
-
-
-def assert_same(result, expected, rtol: float, atol: float, what: str) -> None:
-    """`result` (kiln's) equals `expected` (NumPy's): structure, shape, dtype, values (NaNs alike)."""
-    if isinstance(expected, (tuple, list)):
-        assert isinstance(result, (tuple, list)), f"{what}: kiln gave {type(result).__name__}, NumPy a sequence"
-        assert len(result) == len(expected), f"{what}: {len(result)} results, NumPy has {len(expected)}"
-        for i, (r, e) in enumerate(zip(result, expected)):
-            assert_same(r, e, rtol, atol, f"{what}[{i}]")
-        return
-    expected = np.asarray(expected)
-    result = np.asarray(result)
-    assert result.shape == expected.shape, f"{what}: shape {result.shape} != NumPy's {expected.shape}"
-    assert result.dtype == expected.dtype, f"{what}: dtype {result.dtype} != NumPy's {expected.dtype}"
-    if expected.dtype.kind in "fc":
-        tol = max(rtol, _MIN_RTOL.get(expected.dtype, 0.0))
-        np.testing.assert_allclose(result, expected, rtol=tol, atol=atol, equal_nan=True, err_msg=what)
-    else:
-        np.testing.assert_array_equal(result, expected, err_msg=what)
-
-
-def _numpy_answer(case, args):
-    """(result, None) or (None, the exception NumPy raised)."""
-    with np.errstate(all="ignore"), warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        try:
-            return case.fn(*args), None
-        except Exception as exc:  # noqa: BLE001 - any NumPy error is the expected behaviour
-            return None, exc
-
-
 def _run_size(case, compiled, n: int, rng: np.random.Generator) -> None:
     args = case.make_args(n, rng)
     assert isinstance(args, tuple), f"{case.name}: make_args must return a tuple"
     numpy_args, kiln_args = copy.deepcopy(args), copy.deepcopy(args)
-    expected, error = _numpy_answer(case, numpy_args)
+    expected, error = numpy_answer(case, numpy_args)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
         if error is not None:

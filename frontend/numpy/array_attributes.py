@@ -184,50 +184,84 @@ def frombuffer(buffer: Any, dtype: Any = float, count: int = -1, offset: int = 0
     return result
 
 
-def as_strided(x: Any, shape: Any = None, strides: Any = None, subok: bool = False, writeable: bool = True) -> Any:
-    """`np.lib.stride_tricks.as_strided(x, shape, strides)` of a C-contiguous
-    array: element i of the result is the element of `x` at byte offset
-    sum(i_k * strides_k) from its first one (strides may be traced ints, as
-    `x.strides` gives them). kiln gathers those elements into a new array
-    that stands for NumPy's view: writing to it, or reading it after `x`
-    changed, is refused; offsets outside `x` (undefined memory in NumPy)
-    raise ValueError when the code runs.
+_NUMPY_AS_STRIDED = np.lib.stride_tricks.as_strided
+_AS_STRIDED = "np.lib.stride_tricks.as_strided"
 
-    >>> windows = as_strided(a, shape=(a.shape[0] - 2, 3), strides=(a.strides[0], a.strides[0]))
-    """
+
+def as_strided(x: Any, shape: Any = None, strides: Any = None, subok: bool = False, writeable: bool = True) -> Any:
+    """`np.lib.stride_tricks.as_strided` of a traced array: element `i` of the
+    result is the element of `x` at byte offset `sum(i[k] * strides[k])` from
+    `x`'s first element, read into a new array (a gather of `x` flattened).
+
+    NumPy returns a view; kiln's result is a copy whose writes are refused
+    (`writeable=False` makes it read-only, as in NumPy). `x` must be
+    C-contiguous (an argument, a new array, a contiguous slice), strides
+    whole multiples of the itemsize, and every offset inside `x`: NumPy
+    would read whatever memory lies there, kiln raises a ValueError."""
     if not isinstance(x, Tracer):
-        return np.lib.stride_tricks.as_strided(x, shape, strides, subok, writeable)
-    from kiln.numpy._base import check
-    from kiln.numpy.creation import iota
+        return _NUMPY_AS_STRIDED(x, shape=shape, strides=strides, subok=subok, writeable=writeable)
+    if subok:
+        raise KilnTypeError(f"{_AS_STRIDED}(subok=True): ndarray subclasses are not supported by kiln; drop subok")
+    from kiln.numpy._base import check, operand
+    from kiln.numpy.creation import _refuse_negative_dims
 
     x = materialize(x)
-    builder = current_builder()
-    what = "np.lib.stride_tricks.as_strided"
-    if not builder.aliases.is_contiguous(x):
-        raise KilnValueError(f"{what}: kiln takes strides over a C-contiguous array, and this one is a "
-                             "non-contiguous view; pass np.ascontiguousarray(x) (a copy) instead")
-    shape = tuple(x.aval.shape) if shape is None else tuple(shape) if isinstance(shape, (tuple, list)) else (shape,)
-    strides = tuple(_strides(x)) if strides is None else tuple(strides)
-    if len(strides) != len(shape):
-        raise KilnValueError("mismatch in length of strides and shape")
     itemsize = x.aval.dtype.itemsize
-    index: Any = knp.zeros((), dtype=np.int64)
-    for axis, (dim, stride) in enumerate(zip(shape, strides)):
-        if isinstance(stride, Tracer):
-            check(knp.equal(knp.remainder(stride, itemsize), 0), "ValueError",
-                  f"{what}: stride {axis} is not a multiple of the itemsize {itemsize}")
-        elif stride % itemsize:
-            raise KilnValueError(f"{what}: stride {stride} (axis {axis}) is not a multiple of the itemsize "
-                                 f"{itemsize}; kiln reads whole elements")
-        along = iota(dim).astype(np.int64) * (stride // itemsize)
-        index = knp.expand_dims(index, -1) + along
-    size = shape_product(x.aval.shape)
-    check(knp.all(knp.logical_and(knp.greater_equal(index, 0), knp.less(index, size))), "ValueError",
-          f"{what}: the shape and strides reach outside the array (memory NumPy would read undefined)")
-    result = knp.reshape(knp.take(knp.reshape(x, -1), knp.reshape(index, -1)), shape)
-    builder.aliases.copy_for_view(result, x, f"the result of {what}",
-                                  "copy it first (.copy()) and write the copy, or build the values by indexing")
+    shape = tuple(x.aval.shape) if shape is None else (tuple(shape) if isinstance(shape, (tuple, list)) else (shape,))
+    strides = tuple(_strides(x)) if strides is None else (
+        tuple(strides) if isinstance(strides, (tuple, list)) else (strides,))
+    if len(shape) != len(strides):
+        raise KilnValueError(f"{_AS_STRIDED}: mismatch in length of strides and shape "
+                             f"({len(strides)} strides for {len(shape)} dimensions)")
+    contiguous = _is_c_contiguous(tuple(x.aval.shape), _strides(x), itemsize)
+    fix = "copy it first (np.ascontiguousarray(x)), or build the window by indexing"
+    if contiguous is False:
+        raise KilnValueError(f"{_AS_STRIDED}: kiln reinterprets C-contiguous arrays only, and x is a "
+                             f"non-contiguous view; {fix}")
+    check(contiguous, "ValueError", f"{_AS_STRIDED}: kiln reinterprets C-contiguous arrays only, and x is a "
+                                    f"non-contiguous view at run time; {fix}")
+    _refuse_negative_dims(shape)
+    steps = []
+    for s in strides:
+        if is_static_dim(s):
+            if int(s) % itemsize:
+                raise KilnValueError(f"{_AS_STRIDED}: stride {int(s)} is not a multiple of the itemsize "
+                                     f"({itemsize} bytes of {x.aval.dtype}); kiln reads whole elements")
+            steps.append(int(s) // itemsize)
+        else:
+            check(knp.equal(knp.remainder(s, itemsize), 0), "ValueError",
+                  f"{_AS_STRIDED}: a stride is not a multiple of the itemsize ({itemsize} bytes); "
+                  "kiln reads whole elements")
+            steps.append(knp.floor_divide(s, itemsize))
+    # Offsets (in elements) of every result element, and their range.
+    offsets: Any = 0
+    low: Any = 0
+    high: Any = 0
+    rank = len(shape)
+    for k, (d, step) in enumerate(zip(shape, steps)):
+        axis = knp.multiply(knp.arange(d), step)
+        offsets = knp.add(offsets, axis[(None,) * k + (slice(None),) + (None,) * (rank - k - 1)])
+        reach = knp.multiply(knp.subtract(d, 1), step)
+        low = knp.add(low, knp.minimum(reach, 0))
+        high = knp.add(high, knp.maximum(reach, 0))
+    size = shape_product(shape)
+    n = shape_product(tuple(x.aval.shape))
+    inside = knp.logical_and(knp.greater_equal(low, 0), knp.less(high, n))
+    if not isinstance(inside, Tracer) and not isinstance(size, Tracer):
+        inside = bool(inside) or size == 0
+    else:
+        inside = knp.logical_or(knp.equal(size, 0), inside)
+    check(inside, "ValueError", f"{_AS_STRIDED}: the strides reach outside x (up to element {{}} of {{}}, or "
+                                "before its first); NumPy would read memory that is not x's, kiln refuses: "
+                                "keep every offset inside x", high, n)
+    result = knp.take(knp.ravel(x), knp.broadcast_to(operand(offsets), shape) if rank else offsets)
+    builder = current_builder()
+    if writeable:
+        builder.aliases.copy_for_view(result, x, f"{_AS_STRIDED}(x, ...)",
+                                      "write to x itself, or copy the strided array first (.copy())")
+    else:
+        builder.aliases.readonly.add(id(result))
     return result
 
 
-replace_in_traced_code(np.lib.stride_tricks.as_strided, as_strided)
+replace_in_traced_code(_NUMPY_AS_STRIDED, as_strided)

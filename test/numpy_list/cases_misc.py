@@ -209,11 +209,19 @@ def as_strided(a):
     return np.lib.stride_tricks.as_strided(a, shape=(a.shape[0] - 1, 2), strides=(8, 8))
 
 
-def as_strided_windows(m):
+def as_strided_row_pairs(m):
     # sliding windows of 2 rows over a C-contiguous matrix, strides from m.strides
     rows, cols = m.shape
     return np.lib.stride_tricks.as_strided(m, shape=(rows - 1, 2, cols), strides=(m.strides[0], m.strides[0],
                                                                                  m.strides[1])).sum(axis=1)
+
+
+def as_strided_windows(a):
+    """Overlapping windows of 3 rows, from the array's own strides, read-only."""
+    rows, row = a.strides
+    windows = np.lib.stride_tricks.as_strided(a, shape=(a.shape[0] - 2, 3, a.shape[1]), strides=(rows, rows, row),
+                                              writeable=False)
+    return windows.sum(axis=1), windows[:, ::-1, 0]
 
 
 def matmul_out(a, b, out):
@@ -275,8 +283,9 @@ CASES = [
     _case("numpy.roots", roots_of_real, _padded_poly, rtol=1e-10),
     _case("numpy.roots", roots, lambda n, rng: (floats(rng, n + 2, dtype=np.complex128),), rtol=1e-10),
     _case("numpy.lib.stride_tricks.as_strided", as_strided, vec(),
-          note="of C-contiguous arrays; a copy standing for the view (writes to it refused)"),
-    _case("numpy.lib.stride_tricks.as_strided", as_strided_windows, lambda n, rng: (floats(rng, n + 1, 3),)),
+          note="a copy (writes to it are refused); x C-contiguous, offsets inside x"),
+    _case("numpy.lib.stride_tricks.as_strided", as_strided_windows, lambda n, rng: (floats(rng, n + 2, 3),)),
+    _case("numpy.lib.stride_tricks.as_strided", as_strided_row_pairs, lambda n, rng: (floats(rng, n + 1, 3),)),
     _add("numpy.matmul out=", matmul_out, _matmul_out_args, rtol=1e-10),
     _add("numpy.dot out=", dot_out, _matmul_out_args, rtol=1e-10),
 ]
