@@ -23,6 +23,7 @@
  * stable order is NumPy's kind='stable' order exactly.
  */
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 void *_mlir_memref_to_llvm_alloc(size_t size);
@@ -40,8 +41,33 @@ typedef struct {
   int64_t offset, sizes[1], strides[1];
 } kiln_memref1;
 
-/* Scratch buffers are tracked like the compiled code's (freed if a call unwinds). */
+/* Small scratch buffers are tracked like the compiled code's (freed if a call unwinds). */
 static void *kiln_sort_alloc(size_t bytes) { return _mlir_memref_to_llvm_alloc(bytes ? bytes : 1); }
+
+/* The row-sized scratch of one call: a buffer kept per thread between calls
+ * (up to KILN_SORT_KEEP bytes), since touching fresh pages costs more than a
+ * radix pass (the first touch of a page is a fault: ~1 ms per MB here).
+ * Nothing in sort.c can unwind, so it is not tracked; kiln_sort_release
+ * gives back a buffer above the limit. */
+#define KILN_SORT_KEEP ((size_t)64 << 20)
+static __thread void *kiln_sort_kept;
+static __thread size_t kiln_sort_kept_bytes;
+static void *kiln_sort_scratch(size_t bytes) {
+  if (bytes > KILN_SORT_KEEP)
+    return _mlir_memref_to_llvm_alloc(bytes);
+  if (bytes > kiln_sort_kept_bytes) {
+    _mlir_memref_to_llvm_free(kiln_sort_kept);
+    kiln_sort_kept = malloc(bytes);
+    kiln_sort_kept_bytes = kiln_sort_kept ? bytes : 0;
+    if (!kiln_sort_kept)
+      return _mlir_memref_to_llvm_alloc(bytes);
+  }
+  return kiln_sort_kept;
+}
+static void kiln_sort_release(void *p) {
+  if (p != kiln_sort_kept)
+    _mlir_memref_to_llvm_free(p);
+}
 
 /* ---- keys: NumPy's order as unsigned integer order ------------------------ */
 
@@ -228,6 +254,186 @@ static int kiln_depth_limit(int64_t n) {
   return depth;
 }
 
+/* ---- LSD radix sort of 32- and 64-bit keys --------------------------------
+ *
+ * Keys relative to their minimum (so data of a narrow range, e.g. int64
+ * straddling zero, needs only the passes of its range's bits), digits of up
+ * to 11 bits (as few passes as the range allows: 24 bits take three 8-bit
+ * passes, 32 bits three 11-bit ones, 64 bits six), every histogram in one
+ * read, and a pass whose digit is the same for every key skipped. Each pass
+ * scatters out of place in order, so the sort is stable. Returns the buffer
+ * (k or tmp) that holds the sorted keys. */
+#define KILN_LSD_MAX_PASSES 6
+#define KILN_LSD(U, BITS)                                                                              \
+  static U *kiln_lsd_##BITS(U *k, U *tmp, int64_t n, U lo, U hi) {                                     \
+    U range = hi - lo;                                                                                 \
+    if (range == 0 || n < 2)                                                                           \
+      return k;                                                                                        \
+    int width = BITS - (BITS == 64 ? __builtin_clzll((unsigned long long)range)                        \
+                                   : __builtin_clz((unsigned)range));                                  \
+    int passes = (width + 10) / 11, digit = (width + passes - 1) / passes;                             \
+    int64_t buckets = (int64_t)1 << digit;                                                             \
+    U mask = (U)(buckets - 1);                                                                         \
+    int64_t *count = (int64_t *)kiln_sort_alloc((size_t)passes * (size_t)buckets * sizeof(int64_t));   \
+    memset(count, 0, (size_t)passes * (size_t)buckets * sizeof(int64_t));                              \
+    if (passes == 1) {                                                                                 \
+      for (int64_t i = 0; i < n; i++)                                                                  \
+        count[(U)(k[i] - lo)]++;                                                                       \
+    } else if (passes == 2) {                                                                          \
+      for (int64_t i = 0; i < n; i++) {                                                                \
+        U d = (U)(k[i] - lo);                                                                          \
+        count[d & mask]++;                                                                             \
+        count[buckets + (d >> digit)]++;                                                               \
+      }                                                                                                \
+    } else if (passes == 3) {                                                                          \
+      for (int64_t i = 0; i < n; i++) {                                                                \
+        U d = (U)(k[i] - lo);                                                                          \
+        count[d & mask]++;                                                                             \
+        count[buckets + ((d >> digit) & mask)]++;                                                      \
+        count[2 * buckets + (d >> 2 * digit)]++;                                                       \
+      }                                                                                                \
+    } else {                                                                                           \
+      for (int64_t i = 0; i < n; i++) {                                                                \
+        U d = (U)(k[i] - lo);                                                                          \
+        for (int p = 0; p < passes; p++)                                                               \
+          count[p * buckets + ((d >> (p * digit)) & mask)]++;                                          \
+      }                                                                                                \
+    }                                                                                                  \
+    U *src = k, *dst = tmp;                                                                            \
+    for (int p = 0; p < passes; p++) {                                                                 \
+      int64_t *c = count + p * buckets;                                                                \
+      int shift = p * digit;                                                                           \
+      if (c[((U)(src[0] - lo) >> shift) & mask] == n)                                                  \
+        continue;                                                                                      \
+      int64_t sum = 0;                                                                                 \
+      for (int64_t b = 0; b < buckets; b++) {                                                          \
+        int64_t t = c[b];                                                                              \
+        c[b] = sum;                                                                                    \
+        sum += t;                                                                                      \
+      }                                                                                                \
+      for (int64_t i = 0; i < n; i++) {                                                                \
+        U v = src[i];                                                                                  \
+        dst[c[((U)(v - lo) >> shift) & mask]++] = v;                                                   \
+      }                                                                                                \
+      U *t = src;                                                                                      \
+      src = dst;                                                                                       \
+      dst = t;                                                                                         \
+    }                                                                                                  \
+    _mlir_memref_to_llvm_free(count);                                                                  \
+    return src;                                                                                        \
+  }
+KILN_LSD(uint32_t, 32)
+KILN_LSD(uint64_t, 64)
+
+/* Sorting keys of any width: the LSD radix sort for 32 and 64 bits, the MSD
+ * one (in place of the keys) below. */
+static uint8_t *kiln_sortkeys_8(uint8_t *k, uint8_t *tmp, int64_t n, uint8_t lo, uint8_t hi) {
+  (void)lo, (void)hi;
+  kiln_radix_8(k, tmp, n);
+  return k;
+}
+static uint16_t *kiln_sortkeys_16(uint16_t *k, uint16_t *tmp, int64_t n, uint16_t lo, uint16_t hi) {
+  (void)lo, (void)hi;
+  kiln_radix_16(k, tmp, n);
+  return k;
+}
+#define kiln_sortkeys_32 kiln_lsd_32
+#define kiln_sortkeys_64 kiln_lsd_64
+
+/* ---- selection: Floyd-Rivest, out of place ---------------------------------
+ *
+ * select(src, dst, scratch, spare, n, kth): dst[0:n] <- src[0:n] partitioned
+ * at each kth (positions minus `off`). Two pivots p1 <= p2 are read from a
+ * sorted sample around the middle kth's rank, so that few elements lie
+ * between them and the kth's element almost surely does; one branch-free
+ * pass sends the elements less than p1 to the front of dst, those greater
+ * than p2 to its back, and the others to scratch, which (and the front and
+ * back parts, when a kth lies there) is selected the same way into its place
+ * in dst. Each level costs one read and one write of its part, and the parts
+ * shrink geometrically: ~1.2 passes over the row in all. When the pivots are
+ * equal, the middle part is all equal values (done); when a level makes no
+ * progress, the next one takes p1 = p2 (three-way); past `depth` levels the
+ * part is sorted (radix, linear), so the worst case stays O(n). `spare` is a
+ * writable buffer of n the children use as their scratch (src itself,
+ * once it is read, below the first level). LESS is NumPy's order (NaNs
+ * greatest). */
+#define KILN_FR_SMALL 48
+#define KILN_PAIR_LESS(a, b) ((a).key < (b).key)
+#define KILN_LESS_INT(a, b) ((a) < (b))
+#define KILN_LESS_FLOAT(a, b) (((a) < (b)) | (((b) != (b)) & ((a) == (a))))
+#define KILN_FR(NAME, E, LESS, SORT)                                                                   \
+  static void NAME##_insertion(E *x, int64_t n) {                                                      \
+    for (int64_t i = 1; i < n; i++) {                                                                  \
+      E v = x[i];                                                                                      \
+      int64_t j = i;                                                                                   \
+      while (j > 0 && LESS(v, x[j - 1])) {                                                             \
+        x[j] = x[j - 1];                                                                               \
+        j--;                                                                                           \
+      }                                                                                                \
+      x[j] = v;                                                                                        \
+    }                                                                                                  \
+  }                                                                                                    \
+  static int64_t NAME##_pass(const E *src, int64_t n, E *dst, E *mid, E p1, E p2, int64_t *mcount) {   \
+    int64_t l = 0, r = n, m = 0;                                                                       \
+    for (int64_t i = 0; i < n; i++) {                                                                  \
+      E v = src[i];                                                                                    \
+      int lt = LESS(v, p1), gt = LESS(p2, v);                                                          \
+      dst[l] = v;                                                                                      \
+      dst[r - 1] = v;                                                                                  \
+      mid[m] = v;                                                                                      \
+      l += lt;                                                                                         \
+      r -= gt;                                                                                         \
+      m += !(lt | gt);                                                                                 \
+    }                                                                                                  \
+    *mcount = m;                                                                                       \
+    return l;                                                                                          \
+  }                                                                                                    \
+  static void NAME(const E *src, E *dst, E *scratch, E *spare, int64_t n, const int64_t *kth, int64_t kc, \
+                   int64_t off, int depth, int stalled) {                                              \
+    if (kc == 0 || n <= KILN_FR_SMALL || depth <= 0) {                                                 \
+      if (src != dst)                                                                                  \
+        memcpy(dst, src, (size_t)n * sizeof(E));                                                       \
+      if (kc == 0)                                                                                     \
+        return;                                                                                        \
+      if (n <= KILN_FR_SMALL)                                                                          \
+        NAME##_insertion(dst, n);                                                                      \
+      else                                                                                             \
+        SORT(dst, scratch, n);                                                                         \
+      return;                                                                                          \
+    }                                                                                                  \
+    E sample[255];                                                                                     \
+    int64_t ns = n >= 16384 ? 255 : 31, step = n / ns, spread = ns == 255 ? 20 : 5;                    \
+    for (int64_t i = 0; i < ns; i++)                                                                   \
+      sample[i] = src[i * step + step / 2];                                                            \
+    NAME##_insertion(sample, ns);                                                                      \
+    int64_t j = (kth[kc / 2] - off) * ns / n, d = stalled ? 0 : spread;                                \
+    E p1 = sample[j - d < 0 ? 0 : j - d], p2 = sample[j + d >= ns ? ns - 1 : j + d];                   \
+    int64_t m, l = NAME##_pass(src, n, dst, scratch, p1, p2, &m), r = l + m;                           \
+    int64_t a = 0, b;                                                                                  \
+    while (a < kc && kth[a] - off < l)                                                                 \
+      a++;                                                                                             \
+    b = a;                                                                                             \
+    while (b < kc && kth[b] - off < r)                                                                 \
+      b++;                                                                                             \
+    if (!LESS(p1, p2))                                                                                 \
+      memcpy(dst + l, scratch, (size_t)m * sizeof(E));                                                 \
+    else                                                                                               \
+      NAME(scratch, dst + l, spare + l, scratch, m, kth + a, b - a, off + l, depth - 1, m == n);       \
+    if (a > 0) {                                                                                       \
+      memcpy(spare, dst, (size_t)l * sizeof(E));                                                       \
+      NAME(spare, dst, scratch, spare, l, kth, a, off, depth - 1, 0);                                  \
+    }                                                                                                  \
+    if (b < kc) {                                                                                      \
+      memcpy(spare + r, dst + r, (size_t)(n - r) * sizeof(E));                                         \
+      NAME(spare + r, dst + r, scratch + r, spare + r, n - r, kth + b, kc - b, off + r, depth - 1, 0); \
+    }                                                                                                  \
+  }
+
+KILN_FR(kiln_frpairs_8, kiln_pair_8, KILN_PAIR_LESS, kiln_radix_pairs_8)
+KILN_FR(kiln_frpairs_16, kiln_pair_16, KILN_PAIR_LESS, kiln_radix_pairs_16)
+KILN_FR(kiln_frpairs_32, kiln_pair_32, KILN_PAIR_LESS, kiln_radix_pairs_32)
+KILN_FR(kiln_frpairs_64, kiln_pair_64, KILN_PAIR_LESS, kiln_radix_pairs_64)
+
 /* ---- entry points, one pair per dtype -------------------------------------
  *
  * kiln_sort_<T>(in, out, kth): out <- each row of in sorted (or partitioned
@@ -250,7 +456,93 @@ static int kiln_depth_limit(int64_t n) {
 #define KILN_NEVER_NAN(BITS, b) 0
 #define KILN_FLOAT_NAN(BITS, b) kiln_isnan_##BITS(b)
 
-#define KILN_SORT_ENTRIES(NAME, T, U, BITS, TO_KEY, FROM_KEY, POS_KEY, ISNAN)                               \
+/* The values of a row (stride apart) sorted into out[0:n] (in place when
+ * row == out, stride 1): one pass makes the keys of the non-NaNs (and their
+ * minimum, maximum, and whether they are already in order or in reverse
+ * order) and keeps the NaNs as they are for the end; tmp holds n keys. */
+#define KILN_SORT_ROW(NAME, T, U, BITS, TO_KEY, FROM_KEY, ISNAN)                                            \
+  static void kiln_sortrow_##NAME(const T *row, int64_t stride, T *outp, U *tmp, int64_t n) {         \
+    U *k = (U *)outp, lo = (U)~(U)0, hi = 0, prev = 0;                                                 \
+    int64_t m = 0, nans = 0, descents = 0, ascents = 0;                                                \
+    for (int64_t i = 0; i < n; i++) {                                                                  \
+      T v = row[i * stride];                                                                           \
+      U bits;                                                                                          \
+      memcpy(&bits, &v, sizeof v);                                                                     \
+      if (ISNAN(BITS, bits)) {                                                                         \
+        tmp[nans++] = bits;                                                                            \
+      } else {                                                                                         \
+        U key = TO_KEY(bits);                                                                          \
+        k[m] = key;                                                                                    \
+        lo = key < lo ? key : lo;                                                                      \
+        hi = key > hi ? key : hi;                                                                      \
+        descents += m > 0 && key < prev;                                                               \
+        ascents += m > 0 && key > prev;                                                                \
+        prev = key;                                                                                    \
+        m++;                                                                                           \
+      }                                                                                                \
+    }                                                                                                  \
+    memcpy(k + m, tmp, (size_t)nans * sizeof(U));                                                      \
+    U *sorted = k;                                                                                     \
+    if (descents > 0 && ascents == 0) {                                                                \
+      for (int64_t i = 0, j = m - 1; i < j; i++, j--) {                                                \
+        U t = k[i];                                                                                    \
+        k[i] = k[j];                                                                                   \
+        k[j] = t;                                                                                      \
+      }                                                                                                \
+    } else if (descents > 0) {                                                                         \
+      sorted = kiln_sortkeys_##BITS(k, tmp, m, lo, hi);                                                \
+    }                                                                                                  \
+    for (int64_t i = 0; i < m; i++)                                                                    \
+      k[i] = FROM_KEY(sorted[i]);                                                                      \
+  }
+
+/* kiln_partrow_<T>(row, stride, out, n, kth, kcount, a, b): the row
+ * partitioned at the kths into out[0:n]; a and b are scratch of n values.
+ * KILN_PART_FR: Floyd-Rivest selection on the values themselves (NumPy's
+ * order as LESS), straight from the row. KILN_PART_KEYS (8- and 16-bit
+ * dtypes): quickselect on the keys in out. */
+#define KILN_PART_FR(NAME, T, U, BITS, TO_KEY, FROM_KEY, ISNAN, LESS)                                      \
+  static void kiln_sortvalues_##NAME(T *x, T *scratch, int64_t n) {                                    \
+    kiln_sortrow_##NAME(x, 1, x, (U *)scratch, n);                                                     \
+  }                                                                                                    \
+  KILN_FR(kiln_frvalues_##NAME, T, LESS, kiln_sortvalues_##NAME)                                       \
+  static void kiln_partrow_##NAME(const T *row, int64_t stride, T *outp, int64_t n, const int64_t *ks,  \
+                                  int64_t kcount, T *a, T *b) {                                        \
+    const T *src = row;                                                                                \
+    if (stride != 1) {                                                                                 \
+      for (int64_t i = 0; i < n; i++)                                                                  \
+        b[i] = row[i * stride];                                                                        \
+      src = b;                                                                                         \
+    }                                                                                                  \
+    kiln_frvalues_##NAME(src, outp, a, b, n, ks, kcount, 0, kiln_depth_limit(n), 0);                   \
+  }
+#define KILN_PART_KEYS(NAME, T, U, BITS, TO_KEY, FROM_KEY, ISNAN, LESS)                                    \
+  static void kiln_partrow_##NAME(const T *row, int64_t stride, T *outp, int64_t n, const int64_t *ks,  \
+                                  int64_t kcount, T *a, T *b) {                                        \
+    (void)b;                                                                                           \
+    U *k = (U *)outp, *tmp = (U *)a;                                                                   \
+    int64_t m = 0, nans = 0;                                                                           \
+    for (int64_t i = 0; i < n; i++) {                                                                  \
+      T v = row[i * stride];                                                                           \
+      U bits;                                                                                          \
+      memcpy(&bits, &v, sizeof v);                                                                     \
+      if (ISNAN(BITS, bits))                                                                           \
+        tmp[nans++] = bits;                                                                            \
+      else                                                                                             \
+        k[m++] = TO_KEY(bits);                                                                         \
+    }                                                                                                  \
+    memcpy(k + m, tmp, (size_t)nans * sizeof(U));                                                      \
+    int64_t klimit = 0;                                                                                \
+    while (klimit < kcount && ks[klimit] < m)                                                          \
+      klimit++;                                                                                        \
+    kiln_select_##BITS(k, tmp, 0, m, ks, 0, klimit, kiln_depth_limit(m));                              \
+    for (int64_t i = 0; i < m; i++)                                                                    \
+      k[i] = FROM_KEY(k[i]);                                                                           \
+  }
+
+#define KILN_SORT_ENTRIES(NAME, T, U, BITS, TO_KEY, FROM_KEY, POS_KEY, ISNAN, PART, LESS)                  \
+  KILN_SORT_ROW(NAME, T, U, BITS, TO_KEY, FROM_KEY, ISNAN)                                                  \
+  PART(NAME, T, U, BITS, TO_KEY, FROM_KEY, ISNAN, LESS)                                                     \
   void kiln_sort_##NAME(KILN_MEMREF2_ARGS(i), KILN_MEMREF2_ARGS(o), KILN_MEMREF1_ARGS(k)) {            \
     kiln_memref2 in_ = KILN_MEMREF2(i), out_ = KILN_MEMREF2(o), *in = &in_, *out = &out_;                \
     kiln_memref1 kth_ = KILN_MEMREF1(k), *kth = &kth_;                                                   \
@@ -259,32 +551,17 @@ static int kiln_depth_limit(int64_t n) {
       return;                                                                                            \
     const T *base = (const T *)in->aligned + in->offset;                                                 \
     const int64_t *ks = (const int64_t *)kth->aligned + kth->offset;                                     \
-    U *tmp = (U *)kiln_sort_alloc((size_t)n * sizeof(U));                                                \
+    /* scratch pages are touched only as far as they are used */                                       \
+    T *a = (T *)kiln_sort_scratch(2 * (size_t)n * sizeof(T)), *b = a + n;                                  \
     for (int64_t r = 0; r < rows; r++) {                                                                 \
       const T *row = base + r * in->strides[0];                                                          \
-      U *k = (U *)((T *)out->aligned + out->offset + r * out->strides[0]);                               \
-      int64_t m = 0, nans = 0;                                                                           \
-      for (int64_t i = 0; i < n; i++) {                                                                  \
-        T v = row[i * in->strides[1]];                                                                   \
-        U bits;                                                                                          \
-        memcpy(&bits, &v, sizeof v);                                                                     \
-        if (ISNAN(BITS, bits))                                                                           \
-          tmp[nans++] = bits;                                                                            \
-        else                                                                                             \
-          k[m++] = TO_KEY(bits);                                                                         \
-      }                                                                                                  \
-      memcpy(k + m, tmp, (size_t)nans * sizeof(U));                                                      \
-      int64_t klimit = 0;                                                                                \
-      while (klimit < kcount && ks[klimit] < m)                                                          \
-        klimit++;                                                                                        \
+      T *dst = (T *)out->aligned + out->offset + r * out->strides[0];                                    \
       if (kcount == 0)                                                                                   \
-        kiln_radix_##BITS(k, tmp, m);                                                                    \
+        kiln_sortrow_##NAME(row, in->strides[1], dst, (U *)a, n);                                        \
       else                                                                                               \
-        kiln_select_##BITS(k, tmp, 0, m, ks, 0, klimit, kiln_depth_limit(m));                            \
-      for (int64_t i = 0; i < m; i++)                                                                    \
-        k[i] = FROM_KEY(k[i]);                                                                           \
+        kiln_partrow_##NAME(row, in->strides[1], dst, n, ks, kcount, a, b);                              \
     }                                                                                                    \
-    _mlir_memref_to_llvm_free(tmp);                                                                      \
+    kiln_sort_release(a);                                                                                \
   }                                                                                                      \
   void kiln_argsort_##NAME(KILN_MEMREF2_ARGS(i), KILN_MEMREF2_ARGS(o), KILN_MEMREF1_ARGS(k)) {         \
     kiln_memref2 in_ = KILN_MEMREF2(i), out_ = KILN_MEMREF2(o), *in = &in_, *out = &out_;                \
@@ -294,7 +571,7 @@ static int kiln_depth_limit(int64_t n) {
       return;                                                                                            \
     const T *base = (const T *)in->aligned + in->offset;                                                 \
     const int64_t *ks = (const int64_t *)kth->aligned + kth->offset;                                     \
-    kiln_pair_##BITS *p = (kiln_pair_##BITS *)kiln_sort_alloc(2 * (size_t)n * sizeof *p);                \
+    kiln_pair_##BITS *p = (kiln_pair_##BITS *)kiln_sort_scratch((kcount ? 3 : 2) * (size_t)n * sizeof *p); \
     for (int64_t r = 0; r < rows; r++) {                                                                 \
       const T *row = base + r * in->strides[0];                                                          \
       int64_t *dst = (int64_t *)out->aligned + out->offset + r * out->strides[0];                        \
@@ -305,14 +582,17 @@ static int kiln_depth_limit(int64_t n) {
         p[i].key = POS_KEY(bits);                                                                        \
         p[i].pos = i;                                                                                    \
       }                                                                                                  \
-      if (kcount == 0)                                                                                   \
+      kiln_pair_##BITS *sorted = p;                                                                      \
+      if (kcount == 0) {                                                                                 \
         kiln_radix_pairs_##BITS(p, p + n, n);                                                            \
-      else                                                                                               \
-        kiln_select_pairs_##BITS(p, p + n, 0, n, ks, 0, kcount, kiln_depth_limit(n));                    \
+      } else {                                                                                           \
+        sorted = p + n;                                                                                  \
+        kiln_frpairs_##BITS(p, sorted, p + 2 * n, p, n, ks, kcount, 0, kiln_depth_limit(n), 0);          \
+      }                                                                                                  \
       for (int64_t i = 0; i < n; i++)                                                                    \
-        dst[i] = p[i].pos;                                                                               \
+        dst[i] = sorted[i].pos;                                                                          \
     }                                                                                                    \
-    _mlir_memref_to_llvm_free(p);                                                                        \
+    kiln_sort_release(p);                                                                                \
   }
 
 #define KILN_ID(x) (x)
@@ -329,15 +609,15 @@ static int kiln_depth_limit(int64_t n) {
 #define KILN_FPOS_32(x) KILN_FPOS(32, x)
 #define KILN_FPOS_64(x) KILN_FPOS(64, x)
 
-KILN_SORT_ENTRIES(bool, uint8_t, uint8_t, 8, KILN_BOOL, KILN_ID, KILN_BOOL, KILN_NEVER_NAN)
-KILN_SORT_ENTRIES(u8, uint8_t, uint8_t, 8, KILN_ID, KILN_ID, KILN_ID, KILN_NEVER_NAN)
-KILN_SORT_ENTRIES(u16, uint16_t, uint16_t, 16, KILN_ID, KILN_ID, KILN_ID, KILN_NEVER_NAN)
-KILN_SORT_ENTRIES(u32, uint32_t, uint32_t, 32, KILN_ID, KILN_ID, KILN_ID, KILN_NEVER_NAN)
-KILN_SORT_ENTRIES(u64, uint64_t, uint64_t, 64, KILN_ID, KILN_ID, KILN_ID, KILN_NEVER_NAN)
-KILN_SORT_ENTRIES(i8, int8_t, uint8_t, 8, KILN_SIGNED_8, KILN_SIGNED_8, KILN_SIGNED_8, KILN_NEVER_NAN)
-KILN_SORT_ENTRIES(i16, int16_t, uint16_t, 16, KILN_SIGNED_16, KILN_SIGNED_16, KILN_SIGNED_16, KILN_NEVER_NAN)
-KILN_SORT_ENTRIES(i32, int32_t, uint32_t, 32, KILN_SIGNED_32, KILN_SIGNED_32, KILN_SIGNED_32, KILN_NEVER_NAN)
-KILN_SORT_ENTRIES(i64, int64_t, uint64_t, 64, KILN_SIGNED_64, KILN_SIGNED_64, KILN_SIGNED_64, KILN_NEVER_NAN)
-KILN_SORT_ENTRIES(f16, uint16_t, uint16_t, 16, kiln_fkey_16, kiln_funkey_16, KILN_FPOS_16, KILN_FLOAT_NAN)
-KILN_SORT_ENTRIES(f32, float, uint32_t, 32, kiln_fkey_32, kiln_funkey_32, KILN_FPOS_32, KILN_FLOAT_NAN)
-KILN_SORT_ENTRIES(f64, double, uint64_t, 64, kiln_fkey_64, kiln_funkey_64, KILN_FPOS_64, KILN_FLOAT_NAN)
+KILN_SORT_ENTRIES(bool, uint8_t, uint8_t, 8, KILN_BOOL, KILN_ID, KILN_BOOL, KILN_NEVER_NAN, KILN_PART_KEYS, KILN_LESS_INT)
+KILN_SORT_ENTRIES(u8, uint8_t, uint8_t, 8, KILN_ID, KILN_ID, KILN_ID, KILN_NEVER_NAN, KILN_PART_KEYS, KILN_LESS_INT)
+KILN_SORT_ENTRIES(u16, uint16_t, uint16_t, 16, KILN_ID, KILN_ID, KILN_ID, KILN_NEVER_NAN, KILN_PART_KEYS, KILN_LESS_INT)
+KILN_SORT_ENTRIES(u32, uint32_t, uint32_t, 32, KILN_ID, KILN_ID, KILN_ID, KILN_NEVER_NAN, KILN_PART_FR, KILN_LESS_INT)
+KILN_SORT_ENTRIES(u64, uint64_t, uint64_t, 64, KILN_ID, KILN_ID, KILN_ID, KILN_NEVER_NAN, KILN_PART_FR, KILN_LESS_INT)
+KILN_SORT_ENTRIES(i8, int8_t, uint8_t, 8, KILN_SIGNED_8, KILN_SIGNED_8, KILN_SIGNED_8, KILN_NEVER_NAN, KILN_PART_KEYS, KILN_LESS_INT)
+KILN_SORT_ENTRIES(i16, int16_t, uint16_t, 16, KILN_SIGNED_16, KILN_SIGNED_16, KILN_SIGNED_16, KILN_NEVER_NAN, KILN_PART_KEYS, KILN_LESS_INT)
+KILN_SORT_ENTRIES(i32, int32_t, uint32_t, 32, KILN_SIGNED_32, KILN_SIGNED_32, KILN_SIGNED_32, KILN_NEVER_NAN, KILN_PART_FR, KILN_LESS_INT)
+KILN_SORT_ENTRIES(i64, int64_t, uint64_t, 64, KILN_SIGNED_64, KILN_SIGNED_64, KILN_SIGNED_64, KILN_NEVER_NAN, KILN_PART_FR, KILN_LESS_INT)
+KILN_SORT_ENTRIES(f16, uint16_t, uint16_t, 16, kiln_fkey_16, kiln_funkey_16, KILN_FPOS_16, KILN_FLOAT_NAN, KILN_PART_KEYS, KILN_LESS_INT)
+KILN_SORT_ENTRIES(f32, float, uint32_t, 32, kiln_fkey_32, kiln_funkey_32, KILN_FPOS_32, KILN_FLOAT_NAN, KILN_PART_FR, KILN_LESS_FLOAT)
+KILN_SORT_ENTRIES(f64, double, uint64_t, 64, kiln_fkey_64, kiln_funkey_64, KILN_FPOS_64, KILN_FLOAT_NAN, KILN_PART_FR, KILN_LESS_FLOAT)
