@@ -456,6 +456,210 @@ KILN_FR(kiln_frpairs_64, kiln_pair_64, KILN_PAIR_LESS, kiln_radix_pairs_64)
 #define KILN_NEVER_NAN(BITS, b) 0
 #define KILN_FLOAT_NAN(BITS, b) kiln_isnan_##BITS(b)
 
+/* ---- AVX2 quicksort of values (x86-64 with AVX2, checked at run time) -----
+ *
+ * For int32, int64, float32 and float64 rows without NaNs (moved to the end
+ * first): a quicksort whose partitions are out of place, between the output
+ * and one scratch row. A pass loads a vector, compares it with the pivot
+ * (one mask bit per lane), permutes it with the mask's entry of a table so
+ * that the lanes less than the pivot come first, and stores the permuted
+ * vector twice: at the front cursor (its first lanes are the less ones) and
+ * ending at the back cursor (its last lanes are the others); each cursor
+ * moves by its count, so every element lands on its side with no branch.
+ * While 2 vectors or more remain the two stores cannot overlap each other's
+ * kept lanes; the last few go one by one. Parts of KILN_VQS_SHORT or less
+ * are insertion-sorted (and copied to the output if they sit in the
+ * scratch). Pivot: median of 9 spread elements. When nothing is less than the
+ * pivot (it is the minimum), a second pass splits off the elements equal to
+ * it (less than its successor), so many equal values cost one pass; past
+ * `depth` levels a part is radix sorted (linear worst case). */
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#include <math.h>
+#define KILN_HAVE_AVX2_SORT 1
+static int32_t kiln_perm32[256][8], kiln_perm64[16][8];
+static int kiln_avx2;
+__attribute__((constructor)) static void kiln_sort_init(void) {
+  for (int m = 0; m < 256; m++) {
+    int j = 0;
+    for (int i = 0; i < 8; i++)
+      if (m >> i & 1)
+        kiln_perm32[m][j++] = i;
+    for (int i = 0; i < 8; i++)
+      if (!(m >> i & 1))
+        kiln_perm32[m][j++] = i;
+  }
+  for (int m = 0; m < 16; m++) {
+    int j = 0;
+    for (int i = 0; i < 4; i++)
+      if (m >> i & 1)
+        kiln_perm64[m][j++] = 2 * i, kiln_perm64[m][j++] = 2 * i + 1;
+    for (int i = 0; i < 4; i++)
+      if (!(m >> i & 1))
+        kiln_perm64[m][j++] = 2 * i, kiln_perm64[m][j++] = 2 * i + 1;
+  }
+  __builtin_cpu_init();
+  kiln_avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("popcnt");
+}
+
+#define KILN_VQS_SHORT 16
+#define KILN_AVX2 __attribute__((target("avx2,popcnt")))
+
+/* VT: the vector type; LANES; LOADV/STOREV; SPLAT; LTMASK(v, p): bit i set
+ * when lane i of v is less than p; PERM(v, m): v permuted by table entry m;
+ * SUCC(x): the least value greater than x (x is not the greatest). */
+#define KILN_VQS(NAME, T, VT, LANES, LOADV, STOREV, SPLAT, LTMASK, PERM, MAXV, SUCC)                  \
+  KILN_AVX2 static int64_t kiln_vpart_##NAME(const T *src, T *dst, int64_t n, T pivot) {               \
+    VT p = SPLAT(pivot);                                                                               \
+    int64_t l = 0, r = n, i = 0;                                                                       \
+    for (; n - i >= 2 * LANES; i += LANES) {                                                           \
+      VT v = LOADV(src + i);                                                                           \
+      int m = LTMASK(v, p);                                                                            \
+      VT w = PERM(v, m);                                                                               \
+      STOREV(dst + l, w);                                                                              \
+      STOREV(dst + r - LANES, w);                                                                      \
+      int c = __builtin_popcount((unsigned)m);                                                         \
+      l += c;                                                                                          \
+      r -= LANES - c;                                                                                  \
+    }                                                                                                  \
+    for (; i < n; i++) {                                                                               \
+      T v = src[i];                                                                                    \
+      int lt = v < pivot;                                                                              \
+      dst[l] = v;                                                                                      \
+      dst[r - 1] = v;                                                                                  \
+      l += lt;                                                                                         \
+      r -= !lt;                                                                                        \
+    }                                                                                                  \
+    return l;                                                                                          \
+  }                                                                                                    \
+  static void kiln_vins_##NAME(T *x, int64_t n) {                                                      \
+    for (int64_t i = 1; i < n; i++) {                                                                  \
+      T v = x[i];                                                                                      \
+      int64_t j = i;                                                                                   \
+      while (j > 0 && v < x[j - 1]) {                                                                  \
+        x[j] = x[j - 1];                                                                               \
+        j--;                                                                                           \
+      }                                                                                                \
+      x[j] = v;                                                                                        \
+    }                                                                                                  \
+  }                                                                                                    \
+  /* The part cur[0:n] sorted into the output: cur if in_out, else other. */                           \
+  KILN_AVX2 static void kiln_vqs_##NAME(T *cur, T *other, int64_t n, int in_out, int depth) {          \
+    for (;;) {                                                                                         \
+      if (n <= KILN_VQS_SHORT || depth-- <= 0) {                                                       \
+        if (n <= KILN_VQS_SHORT)                                                                       \
+          kiln_vins_##NAME(cur, n);                                                                    \
+        else                                                                                           \
+          kiln_sortvalues_##NAME(cur, other, n);                                                       \
+        if (!in_out)                                                                                   \
+          memcpy(other, cur, (size_t)n * sizeof(T));                                                   \
+        return;                                                                                        \
+      }                                                                                                \
+      T s[9];                                                                                          \
+      for (int j = 0; j < 9; j++)                                                                      \
+        s[j] = cur[(n - 1) * j / 8];                                                                   \
+      kiln_vins_##NAME(s, 9);                                                                          \
+      T pivot = s[4];                                                                                  \
+      int64_t l = kiln_vpart_##NAME(cur, other, n, pivot);                                             \
+      if (l == 0) { /* pivot is the minimum: split off its equals */                                   \
+        if (pivot == MAXV) { /* all equal */                                                           \
+          if (in_out)                                                                                  \
+            memcpy(cur, other, (size_t)n * sizeof(T));                                                 \
+          return;                                                                                      \
+        }                                                                                              \
+        int64_t e = kiln_vpart_##NAME(other, cur, n, SUCC(pivot));                                     \
+        if (!in_out)                                                                                   \
+          memcpy(other, cur, (size_t)e * sizeof(T));                                                   \
+        cur += e, other += e, n -= e;                                                                  \
+        continue;                                                                                      \
+      }                                                                                                \
+      kiln_vqs_##NAME(other, cur, l, !in_out, depth);                                                  \
+      T *t = other + l;                                                                                \
+      other = cur + l;                                                                                 \
+      cur = t;                                                                                         \
+      n -= l;                                                                                          \
+      in_out = !in_out;                                                                                \
+    }                                                                                                  \
+  }                                                                                                    \
+  /* The row's values sorted into outp (NaNs last, as they are), tmp: n values of scratch. */           \
+  static int kiln_vsortrow_##NAME(const T *row, int64_t stride, T *outp, T *tmp, int64_t n) {          \
+    if (!kiln_avx2)                                                                                    \
+      return 0;                                                                                        \
+    int64_t m = 0, nans = 0, descents = 0, ascents = 0;                                                \
+    T prev = 0;                                                                                        \
+    for (int64_t i = 0; i < n; i++) {                                                                  \
+      T v = row[i * stride];                                                                           \
+      if (v != v) {                                                                                    \
+        tmp[nans++] = v;                                                                               \
+      } else {                                                                                         \
+        outp[m] = v;                                                                                   \
+        descents += m > 0 && v < prev;                                                                 \
+        ascents += m > 0 && v > prev;                                                                  \
+        prev = v;                                                                                      \
+        m++;                                                                                           \
+      }                                                                                                \
+    }                                                                                                  \
+    memcpy(outp + m, tmp, (size_t)nans * sizeof(T));                                                   \
+    if (descents > 0 && ascents == 0) {                                                                \
+      for (int64_t i = 0, j = m - 1; i < j; i++, j--) {                                                \
+        T t = outp[i];                                                                                 \
+        outp[i] = outp[j];                                                                             \
+        outp[j] = t;                                                                                   \
+      }                                                                                                \
+    } else if (descents > 0) {                                                                         \
+      kiln_vqs_##NAME(outp, tmp, m, 1, kiln_depth_limit(m));                                           \
+    }                                                                                                  \
+    return 1;                                                                                          \
+  }
+
+#define KILN_LOAD_PS(p) _mm256_loadu_ps(p)
+#define KILN_STORE_PS(p, v) _mm256_storeu_ps(p, v)
+#define KILN_LT_PS(v, p) _mm256_movemask_ps(_mm256_cmp_ps(v, p, _CMP_LT_OQ))
+#define KILN_PERM_PS(v, m) _mm256_permutevar8x32_ps(v, _mm256_loadu_si256((const __m256i *)kiln_perm32[m]))
+#define KILN_LOAD_PD(p) _mm256_loadu_pd(p)
+#define KILN_STORE_PD(p, v) _mm256_storeu_pd(p, v)
+#define KILN_LT_PD(v, p) _mm256_movemask_pd(_mm256_cmp_pd(v, p, _CMP_LT_OQ))
+#define KILN_PERM_PD(v, m)                                                                             \
+  _mm256_castsi256_pd(_mm256_permutevar8x32_epi32(_mm256_castpd_si256(v),                             \
+                                                  _mm256_loadu_si256((const __m256i *)kiln_perm64[m])))
+#define KILN_LOAD_SI(p) _mm256_loadu_si256((const __m256i *)(p))
+#define KILN_STORE_SI(p, v) _mm256_storeu_si256((__m256i *)(p), v)
+#define KILN_LT_EPI32(v, p) _mm256_movemask_ps(_mm256_castsi256_ps(_mm256_cmpgt_epi32(p, v)))
+#define KILN_LT_EPI64(v, p) _mm256_movemask_pd(_mm256_castsi256_pd(_mm256_cmpgt_epi64(p, v)))
+#define KILN_PERM_EPI32(v, m) _mm256_permutevar8x32_epi32(v, _mm256_loadu_si256((const __m256i *)kiln_perm32[m]))
+#define KILN_PERM_EPI64(v, m) _mm256_permutevar8x32_epi32(v, _mm256_loadu_si256((const __m256i *)kiln_perm64[m]))
+#define KILN_SPLAT_EPI32(x) _mm256_set1_epi32(x)
+#define KILN_SPLAT_EPI64(x) _mm256_set1_epi64x(x)
+#define KILN_SUCC_INT(x) ((x) + 1)
+#define KILN_SUCC_F32(x) nextafterf(x, INFINITY)
+#define KILN_SUCC_F64(x) nextafter(x, INFINITY)
+#endif
+
+#define KILN_VEC_NONE(NAME, T)                                                                         \
+  static int kiln_vsortrow_##NAME(const T *row, int64_t stride, T *outp, T *tmp, int64_t n) {          \
+    (void)row, (void)stride, (void)outp, (void)tmp, (void)n;                                           \
+    return 0;                                                                                          \
+  }
+#ifdef KILN_HAVE_AVX2_SORT
+#define KILN_VEC_F32(NAME, T)                                                                          \
+  KILN_VQS(NAME, T, __m256, 8, KILN_LOAD_PS, KILN_STORE_PS, _mm256_set1_ps, KILN_LT_PS, KILN_PERM_PS,   \
+           INFINITY, KILN_SUCC_F32)
+#define KILN_VEC_F64(NAME, T)                                                                          \
+  KILN_VQS(NAME, T, __m256d, 4, KILN_LOAD_PD, KILN_STORE_PD, _mm256_set1_pd, KILN_LT_PD, KILN_PERM_PD,  \
+           INFINITY, KILN_SUCC_F64)
+#define KILN_VEC_I32(NAME, T)                                                                          \
+  KILN_VQS(NAME, T, __m256i, 8, KILN_LOAD_SI, KILN_STORE_SI, KILN_SPLAT_EPI32, KILN_LT_EPI32,          \
+           KILN_PERM_EPI32, INT32_MAX, KILN_SUCC_INT)
+#define KILN_VEC_I64(NAME, T)                                                                          \
+  KILN_VQS(NAME, T, __m256i, 4, KILN_LOAD_SI, KILN_STORE_SI, KILN_SPLAT_EPI64, KILN_LT_EPI64,          \
+           KILN_PERM_EPI64, INT64_MAX, KILN_SUCC_INT)
+#else
+#define KILN_VEC_F32 KILN_VEC_NONE
+#define KILN_VEC_F64 KILN_VEC_NONE
+#define KILN_VEC_I32 KILN_VEC_NONE
+#define KILN_VEC_I64 KILN_VEC_NONE
+#endif
+
 /* The values of a row (stride apart) sorted into out[0:n] (in place when
  * row == out, stride 1): one pass makes the keys of the non-NaNs (and their
  * minimum, maximum, and whether they are already in order or in reverse
@@ -540,9 +744,10 @@ KILN_FR(kiln_frpairs_64, kiln_pair_64, KILN_PAIR_LESS, kiln_radix_pairs_64)
       k[i] = FROM_KEY(k[i]);                                                                           \
   }
 
-#define KILN_SORT_ENTRIES(NAME, T, U, BITS, TO_KEY, FROM_KEY, POS_KEY, ISNAN, PART, LESS)                  \
+#define KILN_SORT_ENTRIES(NAME, T, U, BITS, TO_KEY, FROM_KEY, POS_KEY, ISNAN, PART, LESS, VEC)             \
   KILN_SORT_ROW(NAME, T, U, BITS, TO_KEY, FROM_KEY, ISNAN)                                                  \
   PART(NAME, T, U, BITS, TO_KEY, FROM_KEY, ISNAN, LESS)                                                     \
+  VEC(NAME, T)                                                                                              \
   void kiln_sort_##NAME(KILN_MEMREF2_ARGS(i), KILN_MEMREF2_ARGS(o), KILN_MEMREF1_ARGS(k)) {            \
     kiln_memref2 in_ = KILN_MEMREF2(i), out_ = KILN_MEMREF2(o), *in = &in_, *out = &out_;                \
     kiln_memref1 kth_ = KILN_MEMREF1(k), *kth = &kth_;                                                   \
@@ -556,9 +761,10 @@ KILN_FR(kiln_frpairs_64, kiln_pair_64, KILN_PAIR_LESS, kiln_radix_pairs_64)
     for (int64_t r = 0; r < rows; r++) {                                                                 \
       const T *row = base + r * in->strides[0];                                                          \
       T *dst = (T *)out->aligned + out->offset + r * out->strides[0];                                    \
-      if (kcount == 0)                                                                                   \
-        kiln_sortrow_##NAME(row, in->strides[1], dst, (U *)a, n);                                        \
-      else                                                                                               \
+      if (kcount == 0) {                                                                                 \
+        if (!kiln_vsortrow_##NAME(row, in->strides[1], dst, a, n))                                       \
+          kiln_sortrow_##NAME(row, in->strides[1], dst, (U *)a, n);                                      \
+      } else                                                                                             \
         kiln_partrow_##NAME(row, in->strides[1], dst, n, ks, kcount, a, b);                              \
     }                                                                                                    \
     kiln_sort_release(a);                                                                                \
@@ -609,15 +815,15 @@ KILN_FR(kiln_frpairs_64, kiln_pair_64, KILN_PAIR_LESS, kiln_radix_pairs_64)
 #define KILN_FPOS_32(x) KILN_FPOS(32, x)
 #define KILN_FPOS_64(x) KILN_FPOS(64, x)
 
-KILN_SORT_ENTRIES(bool, uint8_t, uint8_t, 8, KILN_BOOL, KILN_ID, KILN_BOOL, KILN_NEVER_NAN, KILN_PART_KEYS, KILN_LESS_INT)
-KILN_SORT_ENTRIES(u8, uint8_t, uint8_t, 8, KILN_ID, KILN_ID, KILN_ID, KILN_NEVER_NAN, KILN_PART_KEYS, KILN_LESS_INT)
-KILN_SORT_ENTRIES(u16, uint16_t, uint16_t, 16, KILN_ID, KILN_ID, KILN_ID, KILN_NEVER_NAN, KILN_PART_KEYS, KILN_LESS_INT)
-KILN_SORT_ENTRIES(u32, uint32_t, uint32_t, 32, KILN_ID, KILN_ID, KILN_ID, KILN_NEVER_NAN, KILN_PART_FR, KILN_LESS_INT)
-KILN_SORT_ENTRIES(u64, uint64_t, uint64_t, 64, KILN_ID, KILN_ID, KILN_ID, KILN_NEVER_NAN, KILN_PART_FR, KILN_LESS_INT)
-KILN_SORT_ENTRIES(i8, int8_t, uint8_t, 8, KILN_SIGNED_8, KILN_SIGNED_8, KILN_SIGNED_8, KILN_NEVER_NAN, KILN_PART_KEYS, KILN_LESS_INT)
-KILN_SORT_ENTRIES(i16, int16_t, uint16_t, 16, KILN_SIGNED_16, KILN_SIGNED_16, KILN_SIGNED_16, KILN_NEVER_NAN, KILN_PART_KEYS, KILN_LESS_INT)
-KILN_SORT_ENTRIES(i32, int32_t, uint32_t, 32, KILN_SIGNED_32, KILN_SIGNED_32, KILN_SIGNED_32, KILN_NEVER_NAN, KILN_PART_FR, KILN_LESS_INT)
-KILN_SORT_ENTRIES(i64, int64_t, uint64_t, 64, KILN_SIGNED_64, KILN_SIGNED_64, KILN_SIGNED_64, KILN_NEVER_NAN, KILN_PART_FR, KILN_LESS_INT)
-KILN_SORT_ENTRIES(f16, uint16_t, uint16_t, 16, kiln_fkey_16, kiln_funkey_16, KILN_FPOS_16, KILN_FLOAT_NAN, KILN_PART_KEYS, KILN_LESS_INT)
-KILN_SORT_ENTRIES(f32, float, uint32_t, 32, kiln_fkey_32, kiln_funkey_32, KILN_FPOS_32, KILN_FLOAT_NAN, KILN_PART_FR, KILN_LESS_FLOAT)
-KILN_SORT_ENTRIES(f64, double, uint64_t, 64, kiln_fkey_64, kiln_funkey_64, KILN_FPOS_64, KILN_FLOAT_NAN, KILN_PART_FR, KILN_LESS_FLOAT)
+KILN_SORT_ENTRIES(bool, uint8_t, uint8_t, 8, KILN_BOOL, KILN_ID, KILN_BOOL, KILN_NEVER_NAN, KILN_PART_KEYS, KILN_LESS_INT, KILN_VEC_NONE)
+KILN_SORT_ENTRIES(u8, uint8_t, uint8_t, 8, KILN_ID, KILN_ID, KILN_ID, KILN_NEVER_NAN, KILN_PART_KEYS, KILN_LESS_INT, KILN_VEC_NONE)
+KILN_SORT_ENTRIES(u16, uint16_t, uint16_t, 16, KILN_ID, KILN_ID, KILN_ID, KILN_NEVER_NAN, KILN_PART_KEYS, KILN_LESS_INT, KILN_VEC_NONE)
+KILN_SORT_ENTRIES(u32, uint32_t, uint32_t, 32, KILN_ID, KILN_ID, KILN_ID, KILN_NEVER_NAN, KILN_PART_FR, KILN_LESS_INT, KILN_VEC_NONE)
+KILN_SORT_ENTRIES(u64, uint64_t, uint64_t, 64, KILN_ID, KILN_ID, KILN_ID, KILN_NEVER_NAN, KILN_PART_FR, KILN_LESS_INT, KILN_VEC_NONE)
+KILN_SORT_ENTRIES(i8, int8_t, uint8_t, 8, KILN_SIGNED_8, KILN_SIGNED_8, KILN_SIGNED_8, KILN_NEVER_NAN, KILN_PART_KEYS, KILN_LESS_INT, KILN_VEC_NONE)
+KILN_SORT_ENTRIES(i16, int16_t, uint16_t, 16, KILN_SIGNED_16, KILN_SIGNED_16, KILN_SIGNED_16, KILN_NEVER_NAN, KILN_PART_KEYS, KILN_LESS_INT, KILN_VEC_NONE)
+KILN_SORT_ENTRIES(i32, int32_t, uint32_t, 32, KILN_SIGNED_32, KILN_SIGNED_32, KILN_SIGNED_32, KILN_NEVER_NAN, KILN_PART_FR, KILN_LESS_INT, KILN_VEC_I32)
+KILN_SORT_ENTRIES(i64, int64_t, uint64_t, 64, KILN_SIGNED_64, KILN_SIGNED_64, KILN_SIGNED_64, KILN_NEVER_NAN, KILN_PART_FR, KILN_LESS_INT, KILN_VEC_I64)
+KILN_SORT_ENTRIES(f16, uint16_t, uint16_t, 16, kiln_fkey_16, kiln_funkey_16, KILN_FPOS_16, KILN_FLOAT_NAN, KILN_PART_KEYS, KILN_LESS_INT, KILN_VEC_NONE)
+KILN_SORT_ENTRIES(f32, float, uint32_t, 32, kiln_fkey_32, kiln_funkey_32, KILN_FPOS_32, KILN_FLOAT_NAN, KILN_PART_FR, KILN_LESS_FLOAT, KILN_VEC_F32)
+KILN_SORT_ENTRIES(f64, double, uint64_t, 64, kiln_fkey_64, kiln_funkey_64, KILN_FPOS_64, KILN_FLOAT_NAN, KILN_PART_FR, KILN_LESS_FLOAT, KILN_VEC_F64)
