@@ -359,9 +359,10 @@ static uint16_t *kiln_sortkeys_16(uint16_t *k, uint16_t *tmp, int64_t n, uint16_
  * greatest). */
 #define KILN_FR_SMALL 48
 #define KILN_PAIR_LESS(a, b) ((a).key < (b).key)
+#define KILN_NO_VPASS(src, n, dst, mid, p1, p2, mcount) ((int64_t)-1)
 #define KILN_LESS_INT(a, b) ((a) < (b))
 #define KILN_LESS_FLOAT(a, b) (((a) < (b)) | (((b) != (b)) & ((a) == (a))))
-#define KILN_FR(NAME, E, LESS, SORT)                                                                   \
+#define KILN_FR(NAME, E, LESS, SORT, VPASS)                                                                 \
   static void NAME##_insertion(E *x, int64_t n) {                                                      \
     for (int64_t i = 1; i < n; i++) {                                                                  \
       E v = x[i];                                                                                      \
@@ -374,7 +375,10 @@ static uint16_t *kiln_sortkeys_16(uint16_t *k, uint16_t *tmp, int64_t n, uint16_
     }                                                                                                  \
   }                                                                                                    \
   static int64_t NAME##_pass(const E *src, int64_t n, E *dst, E *mid, E p1, E p2, int64_t *mcount) {   \
-    int64_t l = 0, r = n, m = 0;                                                                       \
+    int64_t l = VPASS(src, n, dst, mid, p1, p2, mcount), r = n, m = 0;                                 \
+    if (l >= 0)                                                                                        \
+      return l;                                                                                        \
+    l = 0;                                                                                             \
     for (int64_t i = 0; i < n; i++) {                                                                  \
       E v = src[i];                                                                                    \
       int lt = LESS(v, p1), gt = LESS(p2, v);                                                          \
@@ -429,10 +433,10 @@ static uint16_t *kiln_sortkeys_16(uint16_t *k, uint16_t *tmp, int64_t n, uint16_
     }                                                                                                  \
   }
 
-KILN_FR(kiln_frpairs_8, kiln_pair_8, KILN_PAIR_LESS, kiln_radix_pairs_8)
-KILN_FR(kiln_frpairs_16, kiln_pair_16, KILN_PAIR_LESS, kiln_radix_pairs_16)
-KILN_FR(kiln_frpairs_32, kiln_pair_32, KILN_PAIR_LESS, kiln_radix_pairs_32)
-KILN_FR(kiln_frpairs_64, kiln_pair_64, KILN_PAIR_LESS, kiln_radix_pairs_64)
+KILN_FR(kiln_frpairs_8, kiln_pair_8, KILN_PAIR_LESS, kiln_radix_pairs_8, KILN_NO_VPASS)
+KILN_FR(kiln_frpairs_16, kiln_pair_16, KILN_PAIR_LESS, kiln_radix_pairs_16, KILN_NO_VPASS)
+KILN_FR(kiln_frpairs_32, kiln_pair_32, KILN_PAIR_LESS, kiln_radix_pairs_32, KILN_NO_VPASS)
+KILN_FR(kiln_frpairs_64, kiln_pair_64, KILN_PAIR_LESS, kiln_radix_pairs_64, KILN_NO_VPASS)
 
 /* ---- entry points, one pair per dtype -------------------------------------
  *
@@ -502,7 +506,17 @@ __attribute__((constructor)) static void kiln_sort_init(void) {
   kiln_avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("popcnt");
 }
 
-#define KILN_VQS_SHORT 16
+/* Parts up to this long go to the sorting network (4 vectors). */
+#define KILN_VQS_SHORT_f32 32
+/* The median of three values (no NaNs). */
+#define KILN_MED3(a, b, c)                                                                             \
+  ({                                                                                                   \
+    __typeof__(a) a_ = (a), b_ = (b), c_ = (c);                                                        \
+    a_ < b_ ? (b_ < c_ ? b_ : (a_ < c_ ? c_ : a_)) : (a_ < c_ ? a_ : (b_ < c_ ? c_ : b_));              \
+  })
+#define KILN_VQS_SHORT_i32 32
+#define KILN_VQS_SHORT_f64 16
+#define KILN_VQS_SHORT_i64 16
 #define KILN_AVX2 __attribute__((target("avx2,popcnt")))
 
 /* VT: the vector type; LANES; LOADV/STOREV; SPLAT; LTMASK(v, p): bit i set
@@ -512,6 +526,20 @@ __attribute__((constructor)) static void kiln_sort_init(void) {
   KILN_AVX2 static int64_t kiln_vpart_##NAME(const T *src, T *dst, int64_t n, T pivot) {               \
     VT p = SPLAT(pivot);                                                                               \
     int64_t l = 0, r = n, i = 0;                                                                       \
+    for (; n - i >= 4 * LANES; i += 2 * LANES) {                                                       \
+      VT v0 = LOADV(src + i), v1 = LOADV(src + i + LANES);                                             \
+      int m0 = LTMASK(v0, p), m1 = LTMASK(v1, p);                                                      \
+      VT w0 = PERM(v0, m0), w1 = PERM(v1, m1);                                                         \
+      int c0 = __builtin_popcount((unsigned)m0), c1 = __builtin_popcount((unsigned)m1);                \
+      STOREV(dst + l, w0);                                                                             \
+      STOREV(dst + r - LANES, w0);                                                                     \
+      l += c0;                                                                                         \
+      r -= LANES - c0;                                                                                 \
+      STOREV(dst + l, w1);                                                                             \
+      STOREV(dst + r - LANES, w1);                                                                     \
+      l += c1;                                                                                         \
+      r -= LANES - c1;                                                                                 \
+    }                                                                                                  \
     for (; n - i >= 2 * LANES; i += LANES) {                                                           \
       VT v = LOADV(src + i);                                                                           \
       int m = LTMASK(v, p);                                                                            \
@@ -546,20 +574,24 @@ __attribute__((constructor)) static void kiln_sort_init(void) {
   /* The part cur[0:n] sorted into the output: cur if in_out, else other. */                           \
   KILN_AVX2 static void kiln_vqs_##NAME(T *cur, T *other, int64_t n, int in_out, int depth) {          \
     for (;;) {                                                                                         \
-      if (n <= KILN_VQS_SHORT || depth-- <= 0) {                                                       \
-        if (n <= KILN_VQS_SHORT)                                                                       \
-          kiln_vins_##NAME(cur, n);                                                                    \
+      if (n <= KILN_VQS_SHORT_##NAME || depth-- <= 0) {                                                       \
+        if (n <= KILN_VQS_SHORT_##NAME)                                                                       \
+          kiln_vnet_##NAME(cur, n)  ;                                                                    \
         else                                                                                           \
           kiln_sortvalues_##NAME(cur, other, n);                                                       \
         if (!in_out)                                                                                   \
           memcpy(other, cur, (size_t)n * sizeof(T));                                                   \
         return;                                                                                        \
       }                                                                                                \
-      T s[9];                                                                                          \
-      for (int j = 0; j < 9; j++)                                                                      \
-        s[j] = cur[(n - 1) * j / 8];                                                                   \
-      kiln_vins_##NAME(s, 9);                                                                          \
-      T pivot = s[4];                                                                                  \
+      T pivot;                                                                                         \
+      if (n < 512) {                                                                                   \
+        pivot = KILN_MED3(cur[0], cur[n / 2], cur[n - 1]);                                             \
+      } else {                                                                                         \
+        int64_t e = n / 8;                                                                             \
+        T m1 = KILN_MED3(cur[0], cur[e], cur[2 * e]), m2 = KILN_MED3(cur[3 * e], cur[4 * e], cur[5 * e]); \
+        T m3 = KILN_MED3(cur[6 * e], cur[7 * e], cur[n - 1]);                                          \
+        pivot = KILN_MED3(m1, m2, m3);                                                                 \
+      }                                                                                                \
       int64_t l = kiln_vpart_##NAME(cur, other, n, pivot);                                             \
       if (l == 0) { /* pivot is the minimum: split off its equals */                                   \
         if (pivot == MAXV) { /* all equal */                                                           \
@@ -633,26 +665,193 @@ __attribute__((constructor)) static void kiln_sort_init(void) {
 #define KILN_SUCC_INT(x) ((x) + 1)
 #define KILN_SUCC_F32(x) nextafterf(x, INFINITY)
 #define KILN_SUCC_F64(x) nextafter(x, INFINITY)
+
+/* Leaves of the AVX2 quicksort: a bitonic sorting network on R vectors
+ * (R * LANES values, the part padded with the dtype's greatest value). Each
+ * vector is sorted in its lanes (a compare-exchange with the lanes at
+ * distance j is a permute, a min, a max and a blend), then runs of vectors are
+ * merged: the second run reversed, a compare-exchange of the two, then of
+ * vectors at halving distances, then of lanes. min/max of floats go through
+ * a compare and blend, so -0.0 and +0.0 stay what they are. */
+static int32_t kiln_netidx32[3][8], kiln_netmask32[5][3][8], kiln_netidx64[2][8], kiln_netmask64[4][2][8];
+static const int32_t kiln_rev32[8] = {7, 6, 5, 4, 3, 2, 1, 0}, kiln_rev64[8] = {6, 7, 4, 5, 2, 3, 0, 1};
+__attribute__((constructor)) static void kiln_net_init(void) {
+  for (int lj = 0; lj < 3; lj++)
+    for (int i = 0; i < 8; i++) {
+      kiln_netidx32[lj][i] = i ^ (1 << lj);
+      for (int lk = 1; lk < 5; lk++)
+        kiln_netmask32[lk][lj][i] = ((i >> lj & 1) != (i >> lk & 1)) ? -1 : 0;
+    }
+  for (int lj = 0; lj < 2; lj++)
+    for (int i = 0; i < 4; i++) {
+      int p = i ^ (1 << lj);
+      kiln_netidx64[lj][2 * i] = 2 * p, kiln_netidx64[lj][2 * i + 1] = 2 * p + 1;
+      for (int lk = 1; lk < 4; lk++)
+        kiln_netmask64[lk][lj][2 * i] = kiln_netmask64[lk][lj][2 * i + 1] = ((i >> lj & 1) != (i >> lk & 1)) ? -1 : 0;
+    }
+}
+#define KILN_IDX(t) _mm256_loadu_si256((const __m256i *)(t))
+/* LOG: log2(LANES); IDXT/MASKT/REVT: the tables of the lane width. */
+#define KILN_NET(NAME, T, VT, LANES, LOG, R, LOADV, STOREV, MINMAX, PERMI, IDXT, MASKT, REVT, MAXV)          \
+  KILN_AVX2 static inline VT kiln_step_##NAME(VT x, int lj, int lk) {                                  \
+    VT y = PERMI(x, KILN_IDX(IDXT[lj])), mn, mx;                                                       \
+    MINMAX(x, y, mn, mx);                                                                              \
+    return KILN_BLEND_##NAME(mn, mx, KILN_IDX(MASKT[lk][lj]));                                         \
+  }                                                                                                    \
+  KILN_AVX2 static void kiln_vnet_##NAME(T *x, int64_t n) {                                            \
+    T buf[R * LANES] __attribute__((aligned(32)));                                                     \
+    memcpy(buf, x, (size_t)n * sizeof(T));                                                             \
+    for (int64_t i = n; i < R * LANES; i++)                                                            \
+      buf[i] = MAXV;                                                                                   \
+    VT r[R], t[R];                                                                                     \
+    _Pragma("GCC unroll 8") for (int q = 0; q < R; q++) {                                                                      \
+      r[q] = LOADV(buf + q * LANES);                                                                   \
+      _Pragma("GCC unroll 4") for (int lk = 1; lk <= LOG; lk++)                                                                \
+        _Pragma("GCC unroll 4") for (int lj = lk - 1; lj >= 0; lj--)                                                           \
+          r[q] = kiln_step_##NAME(r[q], lj, lk);                                                       \
+    }                                                                                                  \
+    _Pragma("GCC unroll 4") for (int s = 1; s < R; s *= 2)                                                                     \
+      _Pragma("GCC unroll 8") for (int b = 0; b < R; b += 2 * s) {                                                             \
+        _Pragma("GCC unroll 8") for (int q = 0; q < s; q++)                                                                    \
+          t[q] = r[b + s + q];                                                                         \
+        _Pragma("GCC unroll 8") for (int q = 0; q < s; q++)                                                                    \
+          MINMAX(r[b + q], PERMI(t[s - 1 - q], KILN_IDX(REVT)), r[b + q], r[b + s + q]);               \
+        _Pragma("GCC unroll 4") for (int d = s / 2; d >= 1; d /= 2)                                                            \
+          _Pragma("GCC unroll 8") for (int q = b; q < b + 2 * s; q++)                                                          \
+            if (!((q - b) & d)) {                                                                      \
+              VT a_ = r[q], c_ = r[q + d];                                                             \
+              MINMAX(a_, c_, r[q], r[q + d]);                                                          \
+            }                                                                                          \
+        _Pragma("GCC unroll 8") for (int q = b; q < b + 2 * s; q++)                                                            \
+          _Pragma("GCC unroll 4") for (int lj = LOG - 1; lj >= 0; lj--)                                                        \
+            r[q] = kiln_step_##NAME(r[q], lj, LOG + 1);                                                \
+      }                                                                                                \
+    for (int q = 0; q < R; q++)                                                                        \
+      STOREV(buf + q * LANES, r[q]);                                                                   \
+    memcpy(x, buf, (size_t)n * sizeof(T));                                                             \
+  }
+/* MINMAX(a, b, mn, mx): mn, mx <- the lesser and the greater of each lane (a permutation of a, b). */
+#define KILN_MINMAX_PS(a, b, mn, mx)                                                                   \
+  do {                                                                                                 \
+    __m256 a__ = (a), b__ = (b), lt__ = _mm256_cmp_ps(b__, a__, _CMP_LT_OQ);                            \
+    mn = _mm256_blendv_ps(a__, b__, lt__);                                                             \
+    mx = _mm256_blendv_ps(b__, a__, lt__);                                                             \
+  } while (0)
+#define KILN_MINMAX_PD(a, b, mn, mx)                                                                   \
+  do {                                                                                                 \
+    __m256d a__ = (a), b__ = (b), lt__ = _mm256_cmp_pd(b__, a__, _CMP_LT_OQ);                           \
+    mn = _mm256_blendv_pd(a__, b__, lt__);                                                             \
+    mx = _mm256_blendv_pd(b__, a__, lt__);                                                             \
+  } while (0)
+#define KILN_MINMAX_EPI32(a, b, mn, mx)                                                                \
+  do {                                                                                                 \
+    __m256i a__ = (a), b__ = (b);                                                                      \
+    mn = _mm256_min_epi32(a__, b__);                                                                   \
+    mx = _mm256_max_epi32(a__, b__);                                                                   \
+  } while (0)
+#define KILN_MINMAX_EPI64(a, b, mn, mx)                                                                \
+  do {                                                                                                 \
+    __m256i a__ = (a), b__ = (b), gt__ = _mm256_cmpgt_epi64(a__, b__);                                 \
+    mn = _mm256_blendv_epi8(a__, b__, gt__);                                                           \
+    mx = _mm256_blendv_epi8(b__, a__, gt__);                                                           \
+  } while (0)
+#define KILN_PERMI_PS(x, i) _mm256_permutevar8x32_ps(x, i)
+#define KILN_PERMI_PD(x, i) _mm256_castsi256_pd(_mm256_permutevar8x32_epi32(_mm256_castpd_si256(x), i))
+#define KILN_PERMI_SI(x, i) _mm256_permutevar8x32_epi32(x, i)
+#define KILN_BLEND_f32(mn, mx, m) _mm256_blendv_ps(mn, mx, _mm256_castsi256_ps(m))
+#define KILN_BLEND_f64(mn, mx, m) _mm256_blendv_pd(mn, mx, _mm256_castsi256_pd(m))
+#define KILN_BLEND_i32(mn, mx, m) _mm256_blendv_epi8(mn, mx, m)
+#define KILN_BLEND_i64(mn, mx, m) _mm256_blendv_epi8(mn, mx, m)
+KILN_NET(f32, float, __m256, 8, 3, 4, KILN_LOAD_PS, KILN_STORE_PS, KILN_MINMAX_PS, KILN_PERMI_PS, kiln_netidx32,
+         kiln_netmask32, kiln_rev32, INFINITY)
+KILN_NET(f64, double, __m256d, 4, 2, 4, KILN_LOAD_PD, KILN_STORE_PD, KILN_MINMAX_PD, KILN_PERMI_PD, kiln_netidx64,
+         kiln_netmask64, kiln_rev64, INFINITY)
+KILN_NET(i32, int32_t, __m256i, 8, 3, 4, KILN_LOAD_SI, KILN_STORE_SI, KILN_MINMAX_EPI32, KILN_PERMI_SI,
+         kiln_netidx32, kiln_netmask32, kiln_rev32, INT32_MAX)
+KILN_NET(i64, int64_t, __m256i, 4, 2, 4, KILN_LOAD_SI, KILN_STORE_SI, KILN_MINMAX_EPI64, KILN_PERMI_SI,
+         kiln_netidx64, kiln_netmask64, kiln_rev64, INT64_MAX)
 #endif
 
-#define KILN_VEC_NONE(NAME, T)                                                                         \
+/* The three-way pass of the selection (values less than p1 to the front of
+ * dst, greater than p2, NaNs included, to its back, the others to mid) with
+ * the same permute-and-store-twice scheme, a third store for mid; -1 when
+ * it does not apply (no AVX2, a NaN pivot). */
+#define KILN_VPASS3(NAME, T, VT, LANES, LOADV, STOREV, SPLAT, LTMASK, GTMASK, PERM)                    \
+  KILN_AVX2 static int64_t kiln_vpass3_##NAME(const T *src, int64_t n, T *dst, T *mid, T p1, T p2,     \
+                                              int64_t *mcount) {                                       \
+    if (!kiln_avx2 || p1 != p1 || p2 != p2)                                                            \
+      return -1;                                                                                       \
+    VT a = SPLAT(p1), b = SPLAT(p2);                                                                   \
+    const int full = (1 << LANES) - 1;                                                                 \
+    int64_t l = 0, r = n, m = 0, i = 0;                                                                \
+    for (; n - i >= 2 * LANES; i += LANES) {                                                           \
+      VT v = LOADV(src + i);                                                                           \
+      int lt = LTMASK(v, a), gt = GTMASK(v, b), md = full & ~(lt | gt);                                \
+      STOREV(dst + l, PERM(v, lt));                                                                    \
+      STOREV(dst + r - LANES, PERM(v, full & ~gt));                                                    \
+      STOREV(mid + m, PERM(v, md));                                                                    \
+      l += __builtin_popcount((unsigned)lt);                                                           \
+      r -= __builtin_popcount((unsigned)gt);                                                           \
+      m += __builtin_popcount((unsigned)md);                                                           \
+    }                                                                                                  \
+    for (; i < n; i++) {                                                                               \
+      T v = src[i];                                                                                    \
+      int lt = v < p1, gt = !(v <= p2);                                                                \
+      dst[l] = v;                                                                                      \
+      dst[r - 1] = v;                                                                                  \
+      mid[m] = v;                                                                                      \
+      l += lt;                                                                                         \
+      r -= gt;                                                                                         \
+      m += !(lt | gt);                                                                                 \
+    }                                                                                                  \
+    *mcount = m;                                                                                       \
+    return l;                                                                                          \
+  }
+#define KILN_GT_PS(v, p) _mm256_movemask_ps(_mm256_cmp_ps(v, p, _CMP_NLE_UQ))
+#define KILN_GT_PD(v, p) _mm256_movemask_pd(_mm256_cmp_pd(v, p, _CMP_NLE_UQ))
+#define KILN_GT_EPI32(v, p) _mm256_movemask_ps(_mm256_castsi256_ps(_mm256_cmpgt_epi32(v, p)))
+#define KILN_GT_EPI64(v, p) _mm256_movemask_pd(_mm256_castsi256_pd(_mm256_cmpgt_epi64(v, p)))
+#define KILN_VEC_NONE_SORT(NAME, T)                                                                    \
   static int kiln_vsortrow_##NAME(const T *row, int64_t stride, T *outp, T *tmp, int64_t n) {          \
     (void)row, (void)stride, (void)outp, (void)tmp, (void)n;                                           \
     return 0;                                                                                          \
   }
+#define KILN_VEC_NONE_PASS(NAME, T)                                                                    \
+  static int64_t kiln_vpass3_##NAME(const T *src, int64_t n, T *dst, T *mid, T p1, T p2, int64_t *mc) { \
+    (void)src, (void)n, (void)dst, (void)mid, (void)p1, (void)p2, (void)mc;                            \
+    return -1;                                                                                         \
+  }
+/* VEC(SORT, NAME, T): kiln_vsortrow_<T>; VEC(PASS, NAME, T): kiln_vpass3_<T>. */
+#define KILN_VEC_NONE(WHAT, NAME, T) KILN_VEC_NONE_##WHAT(NAME, T)
 #ifdef KILN_HAVE_AVX2_SORT
-#define KILN_VEC_F32(NAME, T)                                                                          \
+#define KILN_VEC_F32_SORT(NAME, T)                                                                     \
   KILN_VQS(NAME, T, __m256, 8, KILN_LOAD_PS, KILN_STORE_PS, _mm256_set1_ps, KILN_LT_PS, KILN_PERM_PS,   \
            INFINITY, KILN_SUCC_F32)
-#define KILN_VEC_F64(NAME, T)                                                                          \
+#define KILN_VEC_F32_PASS(NAME, T)                                                                     \
+  KILN_VPASS3(NAME, T, __m256, 8, KILN_LOAD_PS, KILN_STORE_PS, _mm256_set1_ps, KILN_LT_PS, KILN_GT_PS,  \
+              KILN_PERM_PS)
+#define KILN_VEC_F64_SORT(NAME, T)                                                                     \
   KILN_VQS(NAME, T, __m256d, 4, KILN_LOAD_PD, KILN_STORE_PD, _mm256_set1_pd, KILN_LT_PD, KILN_PERM_PD,  \
            INFINITY, KILN_SUCC_F64)
-#define KILN_VEC_I32(NAME, T)                                                                          \
+#define KILN_VEC_F64_PASS(NAME, T)                                                                     \
+  KILN_VPASS3(NAME, T, __m256d, 4, KILN_LOAD_PD, KILN_STORE_PD, _mm256_set1_pd, KILN_LT_PD, KILN_GT_PD, \
+              KILN_PERM_PD)
+#define KILN_VEC_I32_SORT(NAME, T)                                                                     \
   KILN_VQS(NAME, T, __m256i, 8, KILN_LOAD_SI, KILN_STORE_SI, KILN_SPLAT_EPI32, KILN_LT_EPI32,          \
            KILN_PERM_EPI32, INT32_MAX, KILN_SUCC_INT)
-#define KILN_VEC_I64(NAME, T)                                                                          \
+#define KILN_VEC_I32_PASS(NAME, T)                                                                     \
+  KILN_VPASS3(NAME, T, __m256i, 8, KILN_LOAD_SI, KILN_STORE_SI, KILN_SPLAT_EPI32, KILN_LT_EPI32,       \
+              KILN_GT_EPI32, KILN_PERM_EPI32)
+#define KILN_VEC_I64_SORT(NAME, T)                                                                     \
   KILN_VQS(NAME, T, __m256i, 4, KILN_LOAD_SI, KILN_STORE_SI, KILN_SPLAT_EPI64, KILN_LT_EPI64,          \
            KILN_PERM_EPI64, INT64_MAX, KILN_SUCC_INT)
+#define KILN_VEC_I64_PASS(NAME, T)                                                                     \
+  KILN_VPASS3(NAME, T, __m256i, 4, KILN_LOAD_SI, KILN_STORE_SI, KILN_SPLAT_EPI64, KILN_LT_EPI64,       \
+              KILN_GT_EPI64, KILN_PERM_EPI64)
+#define KILN_VEC_F32(WHAT, NAME, T) KILN_VEC_F32_##WHAT(NAME, T)
+#define KILN_VEC_F64(WHAT, NAME, T) KILN_VEC_F64_##WHAT(NAME, T)
+#define KILN_VEC_I32(WHAT, NAME, T) KILN_VEC_I32_##WHAT(NAME, T)
+#define KILN_VEC_I64(WHAT, NAME, T) KILN_VEC_I64_##WHAT(NAME, T)
 #else
 #define KILN_VEC_F32 KILN_VEC_NONE
 #define KILN_VEC_F64 KILN_VEC_NONE
@@ -709,7 +908,7 @@ __attribute__((constructor)) static void kiln_sort_init(void) {
   static void kiln_sortvalues_##NAME(T *x, T *scratch, int64_t n) {                                    \
     kiln_sortrow_##NAME(x, 1, x, (U *)scratch, n);                                                     \
   }                                                                                                    \
-  KILN_FR(kiln_frvalues_##NAME, T, LESS, kiln_sortvalues_##NAME)                                       \
+  KILN_FR(kiln_frvalues_##NAME, T, LESS, kiln_sortvalues_##NAME, kiln_vpass3_##NAME)                                     \
   static void kiln_partrow_##NAME(const T *row, int64_t stride, T *outp, int64_t n, const int64_t *ks,  \
                                   int64_t kcount, T *a, T *b) {                                        \
     const T *src = row;                                                                                \
@@ -746,8 +945,9 @@ __attribute__((constructor)) static void kiln_sort_init(void) {
 
 #define KILN_SORT_ENTRIES(NAME, T, U, BITS, TO_KEY, FROM_KEY, POS_KEY, ISNAN, PART, LESS, VEC)             \
   KILN_SORT_ROW(NAME, T, U, BITS, TO_KEY, FROM_KEY, ISNAN)                                                  \
+  VEC(PASS, NAME, T)                                                                                        \
   PART(NAME, T, U, BITS, TO_KEY, FROM_KEY, ISNAN, LESS)                                                     \
-  VEC(NAME, T)                                                                                              \
+  VEC(SORT, NAME, T)                                                                                        \
   void kiln_sort_##NAME(KILN_MEMREF2_ARGS(i), KILN_MEMREF2_ARGS(o), KILN_MEMREF1_ARGS(k)) {            \
     kiln_memref2 in_ = KILN_MEMREF2(i), out_ = KILN_MEMREF2(o), *in = &in_, *out = &out_;                \
     kiln_memref1 kth_ = KILN_MEMREF1(k), *kth = &kth_;                                                   \
