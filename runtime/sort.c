@@ -811,6 +811,58 @@ KILN_NET(i64, int64_t, __m256i, 4, 2, 4, KILN_LOAD_SI, KILN_STORE_SI, KILN_MINMA
 #define KILN_GT_PD(v, p) _mm256_movemask_pd(_mm256_cmp_pd(v, p, _CMP_NLE_UQ))
 #define KILN_GT_EPI32(v, p) _mm256_movemask_ps(_mm256_castsi256_ps(_mm256_cmpgt_epi32(v, p)))
 #define KILN_GT_EPI64(v, p) _mm256_movemask_pd(_mm256_castsi256_pd(_mm256_cmpgt_epi64(v, p)))
+/* The first pass of argpartition on the values themselves (AVX2): the
+ * positions of the values less than p1 to the front of dst, of those
+ * greater than p2 (NaNs included) to its back, the others' values and
+ * positions to midv and midi; positions are permuted with the values'
+ * table (32-bit values carry 32-bit positions, widened as they are stored). */
+#define KILN_VARGPASS(NAME, T, VT, LANES, LOADV, SPLAT, LTMASK, GTMASK, PERM, STOREV, IDX0, IDXSTEP, IDXADD,  \
+                      STOREIDX)                                                                        \
+  static const int kiln_has_vargpass_##NAME = 1;                                                       \
+  KILN_AVX2 static int64_t kiln_vargpass_##NAME(const T *src, int64_t n, int64_t *dst, T *midv, int64_t *midi, \
+                                                T p1, T p2, int64_t *mcount) {                         \
+    VT a = SPLAT(p1), b = SPLAT(p2);                                                                   \
+    __m256i iv = IDX0, step = IDXSTEP;                                                                 \
+    const int full = (1 << LANES) - 1;                                                                 \
+    int64_t l = 0, r = n, m = 0, i = 0;                                                                \
+    for (; n - i >= 2 * LANES; i += LANES, iv = IDXADD(iv, step)) {                                    \
+      VT v = LOADV(src + i);                                                                           \
+      int lt = LTMASK(v, a), gt = GTMASK(v, b), md = full & ~(lt | gt);                                \
+      STOREIDX(dst + l, _mm256_permutevar8x32_epi32(iv, KILN_IDX(KILN_PERMT_##NAME[lt])));              \
+      STOREIDX(dst + r - LANES, _mm256_permutevar8x32_epi32(iv, KILN_IDX(KILN_PERMT_##NAME[full & ~gt]))); \
+      STOREIDX(midi + m, _mm256_permutevar8x32_epi32(iv, KILN_IDX(KILN_PERMT_##NAME[md])));             \
+      STOREV(midv + m, PERM(v, md));                                                                   \
+      l += __builtin_popcount((unsigned)lt);                                                           \
+      r -= __builtin_popcount((unsigned)gt);                                                           \
+      m += __builtin_popcount((unsigned)md);                                                           \
+    }                                                                                                  \
+    for (; i < n; i++) {                                                                               \
+      T v = src[i];                                                                                    \
+      int lt = v < p1, gt = !(v <= p2);                                                                \
+      dst[l] = i;                                                                                      \
+      dst[r - 1] = i;                                                                                  \
+      midv[m] = v;                                                                                     \
+      midi[m] = i;                                                                                     \
+      l += lt;                                                                                         \
+      r -= gt;                                                                                         \
+      m += !(lt | gt);                                                                                 \
+    }                                                                                                  \
+    *mcount = m;                                                                                       \
+    return l;                                                                                          \
+  }
+#define KILN_PERMT_f32 kiln_perm32
+#define KILN_PERMT_i32 kiln_perm32
+#define KILN_PERMT_f64 kiln_perm64
+#define KILN_PERMT_i64 kiln_perm64
+#define KILN_IDX0_32 _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7)
+#define KILN_IDX0_64 _mm256_setr_epi64x(0, 1, 2, 3)
+#define KILN_STOREIDX_32(p, w)                                                                         \
+  do {                                                                                                 \
+    __m256i w_ = (w);                                                                                  \
+    _mm256_storeu_si256((__m256i *)(p), _mm256_cvtepi32_epi64(_mm256_castsi256_si128(w_)));            \
+    _mm256_storeu_si256((__m256i *)(p) + 1, _mm256_cvtepi32_epi64(_mm256_extracti128_si256(w_, 1)));   \
+  } while (0)
+#define KILN_STOREIDX_64(p, w) _mm256_storeu_si256((__m256i *)(p), w)
 #define KILN_VEC_NONE_SORT(NAME, T)                                                                    \
   static int kiln_vsortrow_##NAME(const T *row, int64_t stride, T *outp, T *tmp, int64_t n) {          \
     (void)row, (void)stride, (void)outp, (void)tmp, (void)n;                                           \
@@ -821,7 +873,15 @@ KILN_NET(i64, int64_t, __m256i, 4, 2, 4, KILN_LOAD_SI, KILN_STORE_SI, KILN_MINMA
     (void)src, (void)n, (void)dst, (void)mid, (void)p1, (void)p2, (void)mc;                            \
     return -1;                                                                                         \
   }
-/* VEC(SORT, NAME, T): kiln_vsortrow_<T>; VEC(PASS, NAME, T): kiln_vpass3_<T>. */
+#define KILN_VEC_NONE_ARGPASS(NAME, T)                                                                 \
+  static const int kiln_has_vargpass_##NAME = 0;                                                       \
+  static int64_t kiln_vargpass_##NAME(const T *src, int64_t n, int64_t *dst, T *midv, int64_t *midi, T p1, \
+                                      T p2, int64_t *mc) {                                             \
+    (void)src, (void)n, (void)dst, (void)midv, (void)midi, (void)p1, (void)p2, (void)mc;               \
+    return -1;                                                                                         \
+  }
+/* VEC(SORT, NAME, T): kiln_vsortrow_<T>; VEC(PASS, NAME, T): kiln_vpass3_<T>;
+ * VEC(ARGPASS, NAME, T): kiln_vargpass_<T>. */
 #define KILN_VEC_NONE(WHAT, NAME, T) KILN_VEC_NONE_##WHAT(NAME, T)
 #ifdef KILN_HAVE_AVX2_SORT
 #define KILN_VEC_F32_SORT(NAME, T)                                                                     \
@@ -848,6 +908,20 @@ KILN_NET(i64, int64_t, __m256i, 4, 2, 4, KILN_LOAD_SI, KILN_STORE_SI, KILN_MINMA
 #define KILN_VEC_I64_PASS(NAME, T)                                                                     \
   KILN_VPASS3(NAME, T, __m256i, 4, KILN_LOAD_SI, KILN_STORE_SI, KILN_SPLAT_EPI64, KILN_LT_EPI64,       \
               KILN_GT_EPI64, KILN_PERM_EPI64)
+#define KILN_VEC_F32_ARGPASS(NAME, T)                                                                  \
+  KILN_VARGPASS(NAME, T, __m256, 8, KILN_LOAD_PS, _mm256_set1_ps, KILN_LT_PS, KILN_GT_PS, KILN_PERM_PS,   \
+                KILN_STORE_PS, KILN_IDX0_32, _mm256_set1_epi32(8), _mm256_add_epi32, KILN_STOREIDX_32)
+#define KILN_VEC_I32_ARGPASS(NAME, T)                                                                  \
+  KILN_VARGPASS(NAME, T, __m256i, 8, KILN_LOAD_SI, KILN_SPLAT_EPI32, KILN_LT_EPI32, KILN_GT_EPI32,       \
+                KILN_PERM_EPI32, KILN_STORE_SI, KILN_IDX0_32, _mm256_set1_epi32(8), _mm256_add_epi32,    \
+                KILN_STOREIDX_32)
+#define KILN_VEC_F64_ARGPASS(NAME, T)                                                                  \
+  KILN_VARGPASS(NAME, T, __m256d, 4, KILN_LOAD_PD, _mm256_set1_pd, KILN_LT_PD, KILN_GT_PD, KILN_PERM_PD,  \
+                KILN_STORE_PD, KILN_IDX0_64, _mm256_set1_epi64x(4), _mm256_add_epi64, KILN_STOREIDX_64)
+#define KILN_VEC_I64_ARGPASS(NAME, T)                                                                  \
+  KILN_VARGPASS(NAME, T, __m256i, 4, KILN_LOAD_SI, KILN_SPLAT_EPI64, KILN_LT_EPI64, KILN_GT_EPI64,       \
+                KILN_PERM_EPI64, KILN_STORE_SI, KILN_IDX0_64, _mm256_set1_epi64x(4), _mm256_add_epi64,   \
+                KILN_STOREIDX_64)
 #define KILN_VEC_F32(WHAT, NAME, T) KILN_VEC_F32_##WHAT(NAME, T)
 #define KILN_VEC_F64(WHAT, NAME, T) KILN_VEC_F64_##WHAT(NAME, T)
 #define KILN_VEC_I32(WHAT, NAME, T) KILN_VEC_I32_##WHAT(NAME, T)
@@ -969,6 +1043,68 @@ KILN_NET(i64, int64_t, __m256i, 4, 2, 4, KILN_LOAD_SI, KILN_STORE_SI, KILN_MINMA
     }                                                                                                    \
     kiln_sort_release(a);                                                                                \
   }                                                                                                      \
+  VEC(ARGPASS, NAME, T)                                                                                     \
+  /* argpartition of a contiguous row (AVX2): the first three-way pass on the values (pivots from a     \
+   * sample, as kiln_frpairs'), then (key, position) pairs only for the parts holding a kth. 0: not     \
+   * done (no AVX2, a strided or short row, a NaN pivot). */                                           \
+  static int kiln_vargpart_##NAME(const T *row, int64_t stride, int64_t n, int64_t *dst, const int64_t *ks, \
+                                  int64_t kc, kiln_pair_##BITS *p) {                                   \
+    if (!kiln_has_vargpass_##NAME || !kiln_avx2 || stride != 1 || n < 4096 || n > INT32_MAX)           \
+      return 0;                                                                                        \
+    T s[255];                                                                                          \
+    int64_t ns = 255, step = n / ns;                                                                   \
+    for (int64_t i = 0; i < ns; i++) {                                                                 \
+      T v = row[i * step + step / 2];                                                                  \
+      int64_t j = i;                                                                                   \
+      while (j > 0 && LESS(v, s[j - 1])) {                                                             \
+        s[j] = s[j - 1];                                                                               \
+        j--;                                                                                           \
+      }                                                                                                \
+      s[j] = v;                                                                                        \
+    }                                                                                                  \
+    int64_t j = ks[kc / 2] * ns / n;                                                                   \
+    T p1 = s[j - 20 < 0 ? 0 : j - 20], p2 = s[j + 20 >= ns ? ns - 1 : j + 20];                         \
+    if (p1 != p1 || p2 != p2)                                                                          \
+      return 0;                                                                                        \
+    kiln_pair_##BITS *P = p, *D = p + n, *S = p + 2 * n;                                               \
+    int64_t *midi = (int64_t *)S, m;                                                                   \
+    T *midv = (T *)(midi + n);                                                                         \
+    int64_t l = kiln_vargpass_##NAME(row, n, dst, midv, midi, p1, p2, &m), r = l + m, a = 0, b;         \
+    while (a < kc && ks[a] < l)                                                                        \
+      a++;                                                                                             \
+    b = a;                                                                                             \
+    while (b < kc && ks[b] < r)                                                                        \
+      b++;                                                                                             \
+    if (b > a && LESS(p1, p2)) {                                                                       \
+      for (int64_t i = 0; i < m; i++) {                                                                \
+        U bits;                                                                                        \
+        memcpy(&bits, &midv[i], sizeof bits);                                                          \
+        P[i].key = POS_KEY(bits);                                                                      \
+        P[i].pos = midi[i];                                                                            \
+      }                                                                                                \
+      kiln_frpairs_##BITS(P, D, S, P, m, ks + a, b - a, l, kiln_depth_limit(m), 0);                     \
+      for (int64_t i = 0; i < m; i++)                                                                  \
+        dst[l + i] = D[i].pos;                                                                         \
+    } else {                                                                                           \
+      memcpy(dst + l, midi, (size_t)m * sizeof(int64_t));                                              \
+    }                                                                                                  \
+    int64_t lo_[2] = {0, r}, hi_[2] = {l, n}, k0[2] = {0, b}, k1[2] = {a, kc};                         \
+    for (int side = 0; side < 2; side++) {                                                             \
+      int64_t o = lo_[side], len = hi_[side] - o;                                                      \
+      if (k1[side] == k0[side])                                                                        \
+        continue;                                                                                      \
+      for (int64_t i = 0; i < len; i++) {                                                              \
+        U bits;                                                                                        \
+        memcpy(&bits, &row[dst[o + i]], sizeof bits);                                                  \
+        P[i].key = POS_KEY(bits);                                                                      \
+        P[i].pos = dst[o + i];                                                                         \
+      }                                                                                                \
+      kiln_frpairs_##BITS(P, D, S, P, len, ks + k0[side], k1[side] - k0[side], o, kiln_depth_limit(len), 0); \
+      for (int64_t i = 0; i < len; i++)                                                                \
+        dst[o + i] = D[i].pos;                                                                         \
+    }                                                                                                  \
+    return 1;                                                                                          \
+  }                                                                                                    \
   void kiln_argsort_##NAME(KILN_MEMREF2_ARGS(i), KILN_MEMREF2_ARGS(o), KILN_MEMREF1_ARGS(k)) {         \
     kiln_memref2 in_ = KILN_MEMREF2(i), out_ = KILN_MEMREF2(o), *in = &in_, *out = &out_;                \
     kiln_memref1 kth_ = KILN_MEMREF1(k), *kth = &kth_;                                                   \
@@ -981,6 +1117,8 @@ KILN_NET(i64, int64_t, __m256i, 4, 2, 4, KILN_LOAD_SI, KILN_STORE_SI, KILN_MINMA
     for (int64_t r = 0; r < rows; r++) {                                                                 \
       const T *row = base + r * in->strides[0];                                                          \
       int64_t *dst = (int64_t *)out->aligned + out->offset + r * out->strides[0];                        \
+      if (kcount > 0 && kiln_vargpart_##NAME(row, in->strides[1], n, dst, ks, kcount, p))                \
+        continue;                                                                                        \
       for (int64_t i = 0; i < n; i++) {                                                                  \
         T v = row[i * in->strides[1]];                                                                   \
         U bits;                                                                                          \
