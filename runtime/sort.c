@@ -508,6 +508,8 @@ __attribute__((constructor)) static void kiln_sort_init(void) {
 
 /* Parts up to this long go to the sorting network (4 vectors). */
 #define KILN_VQS_SHORT_f32 32
+#define KILN_BUCKETS 2048
+#define KILN_BUCKET_MIN 65536
 /* The median of three values (no NaNs). */
 #define KILN_MED3(a, b, c)                                                                             \
   ({                                                                                                   \
@@ -613,18 +615,73 @@ __attribute__((constructor)) static void kiln_sort_init(void) {
       in_out = !in_out;                                                                                \
     }                                                                                                  \
   }                                                                                                    \
+  /* Long rows: one scatter into KILN_BUCKETS buckets by value (linear in [vmin, vmax], so monotone),   \
+   * then each bucket quicksorted from the scratch into its place, in cache. 0: not done (short row,    \
+   * an infinite range). */                                                                            \
+  static int kiln_vbuckets_##NAME(T *x, T *tmp, int64_t m, T vmin, T vmax) {                           \
+    if (m < KILN_BUCKET_MIN)                                                                           \
+      return 0;                                                                                        \
+    int is_float = (T)0.5 != 0;                                                                        \
+    double scale = 0;                                                                                  \
+    int shift = 0;                                                                                     \
+    if (is_float) {                                                                                    \
+      double range = (double)vmax - (double)vmin;                                                      \
+      if (!(range > 0) || range > 1e300)                                                               \
+        return 0;                                                                                      \
+      scale = KILN_BUCKETS / range;                                                                    \
+    } else {                                                                                           \
+      uint64_t range = (uint64_t)(int64_t)vmax - (uint64_t)(int64_t)vmin;                              \
+      while ((range >> shift) >= KILN_BUCKETS)                                                         \
+        shift++;                                                                                       \
+    }                                                                                                  \
+    int64_t *start = (int64_t *)kiln_sort_alloc((KILN_BUCKETS + 1) * sizeof(int64_t));                 \
+    memset(start, 0, (KILN_BUCKETS + 1) * sizeof(int64_t));                                            \
+    _Pragma("GCC unroll 1") for (int pass = 0; pass < 2; pass++) {                                     \
+      for (int64_t i = 0; i < m; i++) {                                                                \
+        T v = x[i];                                                                                    \
+        int64_t b;                                                                                     \
+        if (is_float) {                                                                                \
+          b = (int64_t)(((double)v - (double)vmin) * scale);                                           \
+          b = b < KILN_BUCKETS - 1 ? b : KILN_BUCKETS - 1;                                             \
+        } else {                                                                                       \
+          b = (int64_t)(((uint64_t)(int64_t)v - (uint64_t)(int64_t)vmin) >> shift);                    \
+        }                                                                                              \
+        if (pass == 0)                                                                                 \
+          start[b + 1]++;                                                                              \
+        else                                                                                           \
+          tmp[start[b]++] = v;                                                                         \
+      }                                                                                                \
+      if (pass == 0)                                                                                   \
+        for (int b = 0; b < KILN_BUCKETS; b++)                                                         \
+          start[b + 1] += start[b];                                                                    \
+    }                                                                                                  \
+    /* start[b] is now where bucket b ends */                                                          \
+    int64_t lo = 0;                                                                                    \
+    if (!is_float && shift == 0) /* each bucket is one value */                                        \
+      memcpy(x, tmp, (size_t)m * sizeof(T));                                                           \
+    for (int b = 0; b < KILN_BUCKETS && (is_float || shift > 0); b++) {                                \
+      int64_t hi = start[b];                                                                           \
+      if (hi > lo)                                                                                     \
+        kiln_vqs_##NAME(tmp + lo, x + lo, hi - lo, 0, kiln_depth_limit(hi - lo));                       \
+      lo = hi;                                                                                         \
+    }                                                                                                  \
+    _mlir_memref_to_llvm_free(start);                                                                  \
+    return 1;                                                                                          \
+  }                                                                                                    \
   /* The row's values sorted into outp (NaNs last, as they are), tmp: n values of scratch. */           \
   static int kiln_vsortrow_##NAME(const T *row, int64_t stride, T *outp, T *tmp, int64_t n) {          \
     if (!kiln_avx2)                                                                                    \
       return 0;                                                                                        \
     int64_t m = 0, nans = 0, descents = 0, ascents = 0;                                                \
-    T prev = 0;                                                                                        \
+    T prev = 0, vmin = 0, vmax = 0;                                                                    \
     for (int64_t i = 0; i < n; i++) {                                                                  \
       T v = row[i * stride];                                                                           \
       if (v != v) {                                                                                    \
         tmp[nans++] = v;                                                                               \
       } else {                                                                                         \
         outp[m] = v;                                                                                   \
+        vmin = m == 0 || v < vmin ? v : vmin;                                                          \
+        vmax = m == 0 || v > vmax ? v : vmax;                                                          \
         descents += m > 0 && v < prev;                                                                 \
         ascents += m > 0 && v > prev;                                                                  \
         prev = v;                                                                                      \
@@ -638,7 +695,7 @@ __attribute__((constructor)) static void kiln_sort_init(void) {
         outp[i] = outp[j];                                                                             \
         outp[j] = t;                                                                                   \
       }                                                                                                \
-    } else if (descents > 0) {                                                                         \
+    } else if (descents > 0 && !kiln_vbuckets_##NAME(outp, tmp, m, vmin, vmax)) {                      \
       kiln_vqs_##NAME(outp, tmp, m, 1, kiln_depth_limit(m));                                           \
     }                                                                                                  \
     return 1;                                                                                          \
