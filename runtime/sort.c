@@ -636,6 +636,15 @@ __attribute__((constructor)) static void kiln_sort_init(void) {
     }                                                                                                  \
     int64_t *start = (int64_t *)kiln_sort_alloc((KILN_BUCKETS + 1) * sizeof(int64_t));                 \
     memset(start, 0, (KILN_BUCKETS + 1) * sizeof(int64_t));                                            \
+    if (!is_float && shift == 0) { /* fewer distinct values than buckets: count them */                \
+      for (int64_t i = 0; i < m; i++)                                                                  \
+        start[(uint64_t)(int64_t)x[i] - (uint64_t)(int64_t)vmin]++;                                    \
+      for (int64_t b = 0, i = 0; b < KILN_BUCKETS; b++)                                                \
+        for (int64_t c = start[b]; c > 0; c--)                                                         \
+          x[i++] = (T)((int64_t)vmin + b);                                                             \
+      _mlir_memref_to_llvm_free(start);                                                                \
+      return 1;                                                                                        \
+    }                                                                                                  \
     _Pragma("GCC unroll 1") for (int pass = 0; pass < 2; pass++) {                                     \
       for (int64_t i = 0; i < m; i++) {                                                                \
         T v = x[i];                                                                                    \
@@ -657,9 +666,7 @@ __attribute__((constructor)) static void kiln_sort_init(void) {
     }                                                                                                  \
     /* start[b] is now where bucket b ends */                                                          \
     int64_t lo = 0;                                                                                    \
-    if (!is_float && shift == 0) /* each bucket is one value */                                        \
-      memcpy(x, tmp, (size_t)m * sizeof(T));                                                           \
-    for (int b = 0; b < KILN_BUCKETS && (is_float || shift > 0); b++) {                                \
+    for (int b = 0; b < KILN_BUCKETS; b++) {                                                           \
       int64_t hi = start[b];                                                                           \
       if (hi > lo)                                                                                     \
         kiln_vqs_##NAME(tmp + lo, x + lo, hi - lo, 0, kiln_depth_limit(hi - lo));                       \
