@@ -1183,14 +1183,27 @@ KILN_NET(i64, int64_t, __m256i, 4, 2, 4, KILN_LOAD_SI, KILN_STORE_SI, KILN_MINMA
       int64_t *dst = (int64_t *)out->aligned + out->offset + r * out->strides[0];                        \
       if (kcount > 0 && kiln_vargpart_##NAME(row, in->strides[1], n, dst, ks, kcount, p))                \
         continue;                                                                                        \
+      int64_t descents = 0, rises = 0; /* key < previous; key >= previous */                             \
       for (int64_t i = 0; i < n; i++) {                                                                  \
         T v = row[i * in->strides[1]];                                                                   \
         U bits;                                                                                          \
         memcpy(&bits, &v, sizeof v);                                                                     \
         p[i].key = POS_KEY(bits);                                                                        \
         p[i].pos = i;                                                                                    \
+        descents += i > 0 && p[i].key < p[i - 1].key;                                                    \
+        rises += i > 0 && p[i].key >= p[i - 1].key;                                                      \
       }                                                                                                  \
       kiln_pair_##BITS *sorted = p;                                                                      \
+      if (kcount == 0 && descents == 0) { /* in order: the stable positions are 0..n-1 */                \
+        for (int64_t i = 0; i < n; i++)                                                                  \
+          dst[i] = i;                                                                                    \
+        continue;                                                                                        \
+      }                                                                                                  \
+      if (kcount == 0 && rises == 0) { /* strictly decreasing: n-1..0 */                                 \
+        for (int64_t i = 0; i < n; i++)                                                                  \
+          dst[i] = n - 1 - i;                                                                            \
+        continue;                                                                                        \
+      }                                                                                                  \
       if (kcount == 0) {                                                                                 \
         kiln_radix_pairs_##BITS(p, p + n, n);                                                            \
       } else {                                                                                           \
