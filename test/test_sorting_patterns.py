@@ -77,7 +77,8 @@ def test_sort_argsort_partition_adversarial(dtype):
     @kiln.qjit
     def partitions(a):
         n = a.shape[0]
-        return np.partition(a, n // 2), np.partition(a, [0, n // 3, n // 2, n - 1]), np.argpartition(a, n // 2)
+        return (np.partition(a, n // 2), np.partition(a, [0, n // 3, n // 2, n - 1]), np.argpartition(a, n // 2),
+                np.argpartition(a, [0, n // 3, n // 2, n - 1]))
 
     for pattern in PATTERNS:
         for n in SIZES:
@@ -92,12 +93,14 @@ def test_sort_argsort_partition_adversarial(dtype):
                 np.testing.assert_array_equal(i, np.argsort(x, kind="stable"), err_msg=what)
                 if n == 0:
                     continue
-                p1, pm, ip = partitions(x)
+                p1, pm, ip, ipm = partitions(x)
                 _check_partition(p1, x, [n // 2])
                 _check_partition(pm, x, sorted({0, n // 3, n // 2, n - 1}))
                 np.testing.assert_array_equal(np.sort(ip), np.arange(n), err_msg=what)
                 np.testing.assert_array_equal(x[ip[n // 2]], np.sort(x)[n // 2], err_msg=what)
                 _check_partition(x[ip], x, [n // 2])
+                np.testing.assert_array_equal(np.sort(ipm), np.arange(n), err_msg=what)
+                _check_partition(x[ipm], x, sorted({0, n // 3, n // 2, n - 1}))
     # sizes 0 and 1 are signatures of their own (unit dims); every other size reuses one compile
     assert sorts.num_compiles <= 3 and partitions.num_compiles <= 2
 
