@@ -10,17 +10,22 @@
  * the value a full sort puts there, smaller-or-equal ones before it and
  * greater-or-equal ones after.
  *
- * Keys: every dtype maps to an unsigned integer of its width whose order is
- * NumPy's (signed: flip the sign bit; floats: flip all bits of negatives, the
- * sign bit of the others). Sorting is an MSD radix sort on 8-bit digits
- * (out of place, so stable; a digit that is the same for every key is
- * skipped; after a scatter or two the buckets fit in cache), insertion sort
- * for short buckets; selection is a quickselect over the kths (branch-free
- * partitions around a median of three) that falls back to the radix sort of
- * a range when its pivots go bad. Values keep their bits
- * (NaN payloads, -0.0 before +0.0: equal values, either order is NumPy's);
+ * Values of int32/int64/float32/float64 on a CPU with AVX2 (checked at
+ * load time): NaNs moved to the end, rows in order or reversed answered in
+ * one pass, long rows scattered into value buckets, then an out-of-place
+ * vectorized quicksort (permutation-table partitions, bitonic networks at
+ * the leaves). Otherwise keys: every dtype maps to an unsigned integer of
+ * its width whose order is NumPy's (signed: flip the sign bit; floats: flip
+ * all bits of negatives, the sign bit of the others), sorted by an LSD radix
+ * sort (32/64 bits: range-relative keys, <= 11-bit digits) or an MSD one
+ * (8/16 bits). Positions: stable MSD radix sort of (key, position) pairs.
+ * Selection: Floyd-Rivest (sampled pivot pair, one three-way out-of-place
+ * pass per level, AVX2 for the four dtypes above); the 8- and 16-bit
+ * values use a quickselect on keys. Values keep their bits
+ * (NaN payloads, -0.0 and +0.0: equal values, either order is NumPy's);
  * for positions, -0.0 equals +0.0 and every NaN equals every other, so the
- * stable order is NumPy's kind='stable' order exactly.
+ * stable order is NumPy's kind='stable' order exactly. docs/numpy.md, "How
+ * sorting is compiled", has the details.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -927,6 +932,9 @@ KILN_NET(i64, int64_t, __m256i, 4, 2, 4, KILN_LOAD_SI, KILN_STORE_SI, KILN_MINMA
     _mm256_storeu_si256((__m256i *)(p) + 1, _mm256_cvtepi32_epi64(_mm256_extracti128_si256(w_, 1)));   \
   } while (0)
 #define KILN_STOREIDX_64(p, w) _mm256_storeu_si256((__m256i *)(p), w)
+#ifndef KILN_HAVE_AVX2_SORT
+static const int kiln_avx2 = 0; /* the portable code only */
+#endif
 #define KILN_VEC_NONE_SORT(NAME, T)                                                                    \
   static int kiln_vsortrow_##NAME(const T *row, int64_t stride, T *outp, T *tmp, int64_t n) {          \
     (void)row, (void)stride, (void)outp, (void)tmp, (void)n;                                           \
