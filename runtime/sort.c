@@ -508,7 +508,9 @@ __attribute__((constructor)) static void kiln_sort_init(void) {
         kiln_perm64[m][j++] = 2 * i, kiln_perm64[m][j++] = 2 * i + 1;
   }
   __builtin_cpu_init();
-  kiln_avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("popcnt");
+  /* KILN_SORT_PORTABLE=1 in the environment: the portable code (to test it on an AVX2 machine). */
+  const char *portable = getenv("KILN_SORT_PORTABLE");
+  kiln_avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("popcnt") && !(portable && *portable == '1');
 }
 
 /* Parts up to this long go to the sorting network (4 vectors). */

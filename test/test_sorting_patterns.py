@@ -7,6 +7,10 @@ rows of sizes 0, 1, 2, 15, 16, 17 and 1e5 + 3, contiguous and strided."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 
@@ -122,3 +126,30 @@ def test_rows_share_the_kept_scratch(dtype):
         np.testing.assert_array_equal(i, np.argsort(a, axis=1, kind="stable"))
         for r in range(rows):
             _check_partition(p[r], a[r], [n // 2])
+
+
+def test_portable_code_without_avx2():
+    """KILN_SORT_PORTABLE=1 makes the runtime skip its AVX2 code (radix sort,
+    scalar selection passes): the same answers, in a fresh process."""
+    code = """
+import numpy as np, kiln
+from test.test_sorting_patterns import _pattern, _check_partition
+rng = np.random.default_rng(5)
+f = kiln.qjit(lambda a: (np.sort(a), np.partition(a, a.shape[0] // 2), np.argpartition(a, a.shape[0] // 2)))
+for dtype in ("float64", "float32", "int64", "int32"):
+    for pattern in ("random", "few", "nans", "reversed", "extremes"):
+        for n in (17, 100_003):
+            a = _pattern(pattern, n, dtype, rng)
+            if a is None:
+                continue
+            s, p, i = f(a)
+            np.testing.assert_array_equal(s, np.sort(a))
+            _check_partition(p, a, [n // 2])
+            _check_partition(a[i], a, [n // 2])
+print("portable ok")
+"""
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    env = dict(os.environ, KILN_SORT_PORTABLE="1")
+    done = subprocess.run([sys.executable, "-c", code], cwd=root, env=env, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "portable ok" in done.stdout
