@@ -132,8 +132,10 @@ def test_portable_code_without_avx2():
     """KILN_SORT_PORTABLE=1 makes the runtime skip its AVX2 code (radix sort,
     scalar selection passes): the same answers, in a fresh process."""
     code = """
+import sys
+sys.path.insert(0, "test")
 import numpy as np, kiln
-from test.test_sorting_patterns import _pattern, _check_partition
+from test_sorting_patterns import _pattern, _check_partition
 rng = np.random.default_rng(5)
 f = kiln.qjit(lambda a: (np.sort(a), np.partition(a, a.shape[0] // 2), np.argpartition(a, a.shape[0] // 2)))
 for dtype in ("float64", "float32", "int64", "int32"):
