@@ -196,12 +196,9 @@ static inline int kiln_iszero_64(uint64_t b) { return (b & 0x7fffffffffffffffull
   /* Partition x[lo:hi] so that each kth in kth[klo:khi] (sorted, in [lo, hi)) holds its sorted        \
    * element: quickselect with a median-of-three pivot and two branch-free passes (less than the      \
    * pivot, then equal to it); past `depth` bad splits, sort the range. */                             \
-  KILN_SELECT(kiln_select_##BITS, U, KILN_KEY_SELF, kiln_radix_##BITS, kiln_insertion_##BITS)          \
-  KILN_SELECT(kiln_select_pairs_##BITS, kiln_pair_##BITS, KILN_KEY_FIELD, kiln_radix_pairs_##BITS,     \
-              kiln_insertion_pairs_##BITS)
+  KILN_SELECT(kiln_select_##BITS, U, KILN_KEY_SELF, kiln_radix_##BITS, kiln_insertion_##BITS)
 
 #define KILN_KEY_SELF(e) (e)
-#define KILN_KEY_FIELD(e) ((e).key)
 /* Branch-free partition of x[lo:hi] (Lomuto): the elements whose key passes
  * `KEY(e) CMP pivot` first; returns where the others start. */
 #define KILN_LOMUTO(E, KEY, CMP)                                                                       \
@@ -217,8 +214,8 @@ static inline int kiln_iszero_64(uint64_t b) { return (b & 0x7fffffffffffffffull
     store_;                                                                                            \
   })
 #define KILN_SELECT(NAME, E, KEY, SORT, SHORT)                                                         \
-  static void NAME(E *x, E *tmp, int64_t lo, int64_t hi, const int64_t *kth, int64_t klo, int64_t khi, \
-                   int depth) {                                                                        \
+  __attribute__((unused)) static void NAME(E *x, E *tmp, int64_t lo, int64_t hi, const int64_t *kth,      \
+                                           int64_t klo, int64_t khi, int depth) {                      \
     while (hi - lo > KILN_SORT_SHORT && klo < khi) {                                                   \
       if (depth-- <= 0) {                                                                              \
         SORT(x + lo, tmp, hi - lo);                                                                    \
@@ -568,17 +565,6 @@ __attribute__((constructor)) static void kiln_sort_init(void) {
       r -= !lt;                                                                                        \
     }                                                                                                  \
     return l;                                                                                          \
-  }                                                                                                    \
-  static void kiln_vins_##NAME(T *x, int64_t n) {                                                      \
-    for (int64_t i = 1; i < n; i++) {                                                                  \
-      T v = x[i];                                                                                      \
-      int64_t j = i;                                                                                   \
-      while (j > 0 && v < x[j - 1]) {                                                                  \
-        x[j] = x[j - 1];                                                                               \
-        j--;                                                                                           \
-      }                                                                                                \
-      x[j] = v;                                                                                        \
-    }                                                                                                  \
   }                                                                                                    \
   /* The part cur[0:n] sorted into the output: cur if in_out, else other. */                           \
   KILN_AVX2 static void kiln_vqs_##NAME(T *cur, T *other, int64_t n, int in_out, int depth) {          \
@@ -943,7 +929,8 @@ static const int kiln_avx2 = 0; /* the portable code only */
     return 0;                                                                                          \
   }
 #define KILN_VEC_NONE_PASS(NAME, T)                                                                    \
-  static int64_t kiln_vpass3_##NAME(const T *src, int64_t n, T *dst, T *mid, T p1, T p2, int64_t *mc) { \
+  __attribute__((unused)) static int64_t kiln_vpass3_##NAME(const T *src, int64_t n, T *dst, T *mid, T p1,  \
+                                                             T p2, int64_t *mc) {                     \
     (void)src, (void)n, (void)dst, (void)mid, (void)p1, (void)p2, (void)mc;                            \
     return -1;                                                                                         \
   }
