@@ -511,7 +511,7 @@ __attribute__((constructor)) static void kiln_sort_init(void) {
 }
 
 /* Parts up to this long go to the sorting network (4 vectors). */
-#define KILN_VQS_SHORT_f32 32
+#define KILN_VQS_SHORT_f32 64
 #define KILN_BUCKETS 2048
 #define KILN_BUCKET_MIN 65536
 /* The median of three values (no NaNs). */
@@ -520,9 +520,9 @@ __attribute__((constructor)) static void kiln_sort_init(void) {
     __typeof__(a) a_ = (a), b_ = (b), c_ = (c);                                                        \
     a_ < b_ ? (b_ < c_ ? b_ : (a_ < c_ ? c_ : a_)) : (a_ < c_ ? a_ : (b_ < c_ ? c_ : b_));              \
   })
-#define KILN_VQS_SHORT_i32 32
-#define KILN_VQS_SHORT_f64 16
-#define KILN_VQS_SHORT_i64 16
+#define KILN_VQS_SHORT_i32 64
+#define KILN_VQS_SHORT_f64 32
+#define KILN_VQS_SHORT_i64 32
 #define KILN_AVX2 __attribute__((target("avx2,popcnt")))
 
 /* VT: the vector type; LANES; LOADV/STOREV; SPLAT; LTMASK(v, p): bit i set
@@ -749,13 +749,8 @@ __attribute__((constructor)) static void kiln_net_init(void) {
 }
 #define KILN_IDX(t) _mm256_loadu_si256((const __m256i *)(t))
 /* LOG: log2(LANES); IDXT/MASKT/REVT: the tables of the lane width. */
-#define KILN_NET(NAME, T, VT, LANES, LOG, R, LOADV, STOREV, MINMAX, PERMI, IDXT, MASKT, REVT, MAXV)          \
-  KILN_AVX2 static inline VT kiln_step_##NAME(VT x, int lj, int lk) {                                  \
-    VT y = PERMI(x, KILN_IDX(IDXT[lj])), mn, mx;                                                       \
-    MINMAX(x, y, mn, mx);                                                                              \
-    return KILN_BLEND_##NAME(mn, mx, KILN_IDX(MASKT[lk][lj]));                                         \
-  }                                                                                                    \
-  KILN_AVX2 static void kiln_vnet_##NAME(T *x, int64_t n) {                                            \
+#define KILN_NETR(NAME, T, VT, LANES, LOG, R, LOADV, STOREV, MINMAX, PERMI, IDXT, MASKT, REVT, MAXV)         \
+  KILN_AVX2 static void kiln_vnet##R##_##NAME(T *x, int64_t n) {                                       \
     T buf[R * LANES] __attribute__((aligned(32)));                                                     \
     memcpy(buf, x, (size_t)n * sizeof(T));                                                             \
     for (int64_t i = n; i < R * LANES; i++)                                                            \
@@ -786,6 +781,27 @@ __attribute__((constructor)) static void kiln_net_init(void) {
     for (int q = 0; q < R; q++)                                                                        \
       STOREV(buf + q * LANES, r[q]);                                                                   \
     memcpy(x, buf, (size_t)n * sizeof(T));                                                             \
+  }
+/* The network of the least number of vectors (1, 2, 4 or 8) that holds the part. */
+#define KILN_NET(NAME, T, VT, LANES, LOG, LOADV, STOREV, MINMAX, PERMI, IDXT, MASKT, REVT, MAXV)             \
+  KILN_AVX2 static inline VT kiln_step_##NAME(VT x, int lj, int lk) {                                  \
+    VT y = PERMI(x, KILN_IDX(IDXT[lj])), mn, mx;                                                       \
+    MINMAX(x, y, mn, mx);                                                                              \
+    return KILN_BLEND_##NAME(mn, mx, KILN_IDX(MASKT[lk][lj]));                                         \
+  }                                                                                                    \
+  KILN_NETR(NAME, T, VT, LANES, LOG, 1, LOADV, STOREV, MINMAX, PERMI, IDXT, MASKT, REVT, MAXV)         \
+  KILN_NETR(NAME, T, VT, LANES, LOG, 2, LOADV, STOREV, MINMAX, PERMI, IDXT, MASKT, REVT, MAXV)         \
+  KILN_NETR(NAME, T, VT, LANES, LOG, 4, LOADV, STOREV, MINMAX, PERMI, IDXT, MASKT, REVT, MAXV)         \
+  KILN_NETR(NAME, T, VT, LANES, LOG, 8, LOADV, STOREV, MINMAX, PERMI, IDXT, MASKT, REVT, MAXV)         \
+  KILN_AVX2 static void kiln_vnet_##NAME(T *x, int64_t n) {                                            \
+    if (n <= LANES)                                                                                    \
+      kiln_vnet1_##NAME(x, n);                                                                         \
+    else if (n <= 2 * LANES)                                                                           \
+      kiln_vnet2_##NAME(x, n);                                                                         \
+    else if (n <= 4 * LANES)                                                                           \
+      kiln_vnet4_##NAME(x, n);                                                                         \
+    else                                                                                               \
+      kiln_vnet8_##NAME(x, n);                                                                         \
   }
 /* MINMAX(a, b, mn, mx): mn, mx <- the lesser and the greater of each lane (a permutation of a, b). */
 #define KILN_MINMAX_PS(a, b, mn, mx)                                                                   \
@@ -819,13 +835,13 @@ __attribute__((constructor)) static void kiln_net_init(void) {
 #define KILN_BLEND_f64(mn, mx, m) _mm256_blendv_pd(mn, mx, _mm256_castsi256_pd(m))
 #define KILN_BLEND_i32(mn, mx, m) _mm256_blendv_epi8(mn, mx, m)
 #define KILN_BLEND_i64(mn, mx, m) _mm256_blendv_epi8(mn, mx, m)
-KILN_NET(f32, float, __m256, 8, 3, 4, KILN_LOAD_PS, KILN_STORE_PS, KILN_MINMAX_PS, KILN_PERMI_PS, kiln_netidx32,
+KILN_NET(f32, float, __m256, 8, 3, KILN_LOAD_PS, KILN_STORE_PS, KILN_MINMAX_PS, KILN_PERMI_PS, kiln_netidx32,
          kiln_netmask32, kiln_rev32, INFINITY)
-KILN_NET(f64, double, __m256d, 4, 2, 4, KILN_LOAD_PD, KILN_STORE_PD, KILN_MINMAX_PD, KILN_PERMI_PD, kiln_netidx64,
+KILN_NET(f64, double, __m256d, 4, 2, KILN_LOAD_PD, KILN_STORE_PD, KILN_MINMAX_PD, KILN_PERMI_PD, kiln_netidx64,
          kiln_netmask64, kiln_rev64, INFINITY)
-KILN_NET(i32, int32_t, __m256i, 8, 3, 4, KILN_LOAD_SI, KILN_STORE_SI, KILN_MINMAX_EPI32, KILN_PERMI_SI,
+KILN_NET(i32, int32_t, __m256i, 8, 3, KILN_LOAD_SI, KILN_STORE_SI, KILN_MINMAX_EPI32, KILN_PERMI_SI,
          kiln_netidx32, kiln_netmask32, kiln_rev32, INT32_MAX)
-KILN_NET(i64, int64_t, __m256i, 4, 2, 4, KILN_LOAD_SI, KILN_STORE_SI, KILN_MINMAX_EPI64, KILN_PERMI_SI,
+KILN_NET(i64, int64_t, __m256i, 4, 2, KILN_LOAD_SI, KILN_STORE_SI, KILN_MINMAX_EPI64, KILN_PERMI_SI,
          kiln_netidx64, kiln_netmask64, kiln_rev64, INT64_MAX)
 #endif
 
