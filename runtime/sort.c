@@ -513,6 +513,8 @@ __attribute__((constructor)) static void kiln_sort_init(void) {
 /* Parts up to this long go to the sorting network (4 vectors). */
 #define KILN_VQS_SHORT_f32 64
 #define KILN_BUCKETS 2048
+/* Rows of at most this many monotone runs are merged, not quicksorted. */
+#define KILN_RUNS 16
 #define KILN_BUCKET_MIN 65536
 /* The median of three values (no NaNs). */
 #define KILN_MED3(a, b, c)                                                                             \
@@ -668,6 +670,61 @@ __attribute__((constructor)) static void kiln_sort_init(void) {
     _mlir_memref_to_llvm_free(start);                                                                  \
     return 1;                                                                                          \
   }                                                                                                    \
+  /* Rows made of at most KILN_RUNS monotone runs (organ pipes, sorted blocks): the non-increasing  \
+   * runs reversed, then merged pairwise through tmp. 0: more runs (x is then permuted, unsorted). */ \
+  static int kiln_vruns_##NAME(T *x, T *tmp, int64_t m) {                                              \
+    int64_t b[KILN_RUNS + 1];                                                                          \
+    int k = 0;                                                                                         \
+    b[0] = 0;                                                                                          \
+    for (int64_t i = 0; i < m;) {                                                                      \
+      if (k == KILN_RUNS)                                                                              \
+        return 0;                                                                                      \
+      int64_t j = i + 1;                                                                               \
+      if (j < m && x[j] < x[i]) {                                                                      \
+        while (j < m && x[j] <= x[j - 1])                                                              \
+          j++;                                                                                         \
+        for (int64_t lo = i, hi = j - 1; lo < hi; lo++, hi--) {                                        \
+          T t = x[lo];                                                                                 \
+          x[lo] = x[hi];                                                                               \
+          x[hi] = t;                                                                                   \
+        }                                                                                              \
+      } else {                                                                                         \
+        while (j < m && x[j] >= x[j - 1])                                                              \
+          j++;                                                                                         \
+      }                                                                                                \
+      b[++k] = i = j;                                                                                  \
+    }                                                                                                  \
+    T *src = x, *dst = tmp;                                                                            \
+    while (k > 1) {                                                                                    \
+      int nk = 0;                                                                                      \
+      for (int r = 0; r < k; r += 2) {                                                                 \
+        if (r + 1 == k) {                                                                              \
+          memcpy(dst + b[r], src + b[r], (size_t)(b[r + 1] - b[r]) * sizeof(T));                       \
+        } else {                                                                                       \
+          int64_t p = b[r], pe = b[r + 1], q = pe, qe = b[r + 2], o = p;                               \
+          while (p < pe && q < qe) {                                                                   \
+            T a = src[p], c = src[q];                                                                  \
+            int t = c < a;                                                                             \
+            dst[o++] = t ? c : a;                                                                      \
+            p += !t;                                                                                   \
+            q += t;                                                                                    \
+          }                                                                                            \
+          memcpy(dst + o, src + p, (size_t)(pe - p) * sizeof(T));                                      \
+          o += pe - p;                                                                                 \
+          memcpy(dst + o, src + q, (size_t)(qe - q) * sizeof(T));                                      \
+        }                                                                                              \
+        b[nk++] = b[r];                                                                                \
+      }                                                                                                \
+      b[nk] = m;                                                                                       \
+      k = nk;                                                                                          \
+      T *t = src;                                                                                      \
+      src = dst;                                                                                       \
+      dst = t;                                                                                         \
+    }                                                                                                  \
+    if (src != x)                                                                                      \
+      memcpy(x, src, (size_t)m * sizeof(T));                                                           \
+    return 1;                                                                                          \
+  }                                                                                                    \
   /* The row's values sorted into outp (NaNs last, as they are), tmp: n values of scratch. */           \
   static int kiln_vsortrow_##NAME(const T *row, int64_t stride, T *outp, T *tmp, int64_t n) {          \
     if (!kiln_avx2)                                                                                    \
@@ -695,7 +752,8 @@ __attribute__((constructor)) static void kiln_sort_init(void) {
         outp[i] = outp[j];                                                                             \
         outp[j] = t;                                                                                   \
       }                                                                                                \
-    } else if (descents > 0 && !kiln_vbuckets_##NAME(outp, tmp, m, vmin, vmax)) {                      \
+    } else if (descents > 0 && !kiln_vruns_##NAME(outp, tmp, m) &&                                     \
+               !kiln_vbuckets_##NAME(outp, tmp, m, vmin, vmax)) {                                      \
       kiln_vqs_##NAME(outp, tmp, m, 1, kiln_depth_limit(m));                                           \
     }                                                                                                  \
     return 1;                                                                                          \

@@ -18,7 +18,7 @@ import kiln
 
 DTYPES = ["float64", "float32", "int64", "int32", "uint64", "uint32"]
 SIZES = [0, 1, 2, 15, 16, 17, 100_003]
-PATTERNS = ["random", "equal", "sorted", "reversed", "organ", "few", "extremes", "nans", "zeros"]
+PATTERNS = ["random", "equal", "sorted", "reversed", "organ", "few", "extremes", "nans", "zeros", "runs5", "runs20"]
 
 
 def _pattern(name, n, dtype, rng):
@@ -37,6 +37,10 @@ def _pattern(name, n, dtype, rng):
         a = np.concatenate([np.arange(n // 2), np.arange(n - n // 2)[::-1]])
     elif name == "few":
         a = rng.integers(0, 4, n)
+    elif name in ("runs5", "runs20"):  # sorted blocks, alternately up and down (a merge; past 16 runs a quicksort)
+        a = rng.integers(-50, 50, n)
+        blocks = np.array_split(a, int(name[4:]))
+        a = np.concatenate([np.sort(b) if j % 2 == 0 else np.sort(b)[::-1] for j, b in enumerate(blocks)])
     elif name == "extremes":  # the dtype's extremes (and for floats +-inf) among small values
         a = rng.integers(-3, 3, n).astype(dtype) if dtype.kind != "u" else rng.integers(0, 3, n).astype(dtype)
         a[::3] = info.max
