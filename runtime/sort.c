@@ -34,6 +34,8 @@
 void *_mlir_memref_to_llvm_alloc(size_t size);
 void _mlir_memref_to_llvm_free(void *p);
 
+/* Rows of at most this many monotone runs are merged, not quicksorted / radix sorted. */
+#define KILN_RUNS 16
 #define KILN_SORT_SHORT 32 /* rows up to this long: insertion sort */
 
 /* A memref descriptor of rank 1 and 2 (MLIR's C interface). */
@@ -513,8 +515,6 @@ __attribute__((constructor)) static void kiln_sort_init(void) {
 /* Parts up to this long go to the sorting network (4 vectors). */
 #define KILN_VQS_SHORT_f32 64
 #define KILN_BUCKETS 2048
-/* Rows of at most this many monotone runs are merged, not quicksorted. */
-#define KILN_RUNS 16
 #define KILN_BUCKET_MIN 65536
 /* The median of three values (no NaNs). */
 #define KILN_MED3(a, b, c)                                                                             \
@@ -1240,6 +1240,59 @@ static const int kiln_avx2 = 0; /* the portable code only */
     }                                                                                                  \
     return 1;                                                                                          \
   }                                                                                                    \
+  /* Stable positions of rows made of at most KILN_RUNS runs (non-decreasing, or strictly decreasing:  \
+   * reversed, which keeps them stable), merged pairwise (ties from the left run); the sorted pairs,   \
+   * in p or tmp, or NULL when there are more runs. */                                                 \
+  static kiln_pair_##BITS *kiln_pairruns_##NAME(kiln_pair_##BITS *p, kiln_pair_##BITS *tmp, int64_t n) { \
+    int64_t b[KILN_RUNS + 1];                                                                          \
+    int k = 0;                                                                                         \
+    b[0] = 0;                                                                                          \
+    for (int64_t i = 0; i < n;) {                                                                      \
+      if (k == KILN_RUNS)                                                                              \
+        return NULL;                                                                                   \
+      int64_t j = i + 1;                                                                               \
+      if (j < n && p[j].key < p[i].key) {                                                              \
+        while (j < n && p[j].key < p[j - 1].key)                                                       \
+          j++;                                                                                         \
+        for (int64_t lo = i, hi = j - 1; lo < hi; lo++, hi--) {                                        \
+          kiln_pair_##BITS t = p[lo];                                                                  \
+          p[lo] = p[hi];                                                                               \
+          p[hi] = t;                                                                                   \
+        }                                                                                              \
+      } else {                                                                                         \
+        while (j < n && p[j].key >= p[j - 1].key)                                                      \
+          j++;                                                                                         \
+      }                                                                                                \
+      b[++k] = i = j;                                                                                  \
+    }                                                                                                  \
+    kiln_pair_##BITS *src = p, *dst = tmp;                                                             \
+    while (k > 1) {                                                                                    \
+      int nk = 0;                                                                                      \
+      for (int r = 0; r < k; r += 2) {                                                                 \
+        if (r + 1 == k) {                                                                              \
+          memcpy(dst + b[r], src + b[r], (size_t)(b[r + 1] - b[r]) * sizeof *p);                       \
+        } else {                                                                                       \
+          int64_t x = b[r], xe = b[r + 1], y = xe, ye = b[r + 2], o = x;                               \
+          while (x < xe && y < ye) {                                                                   \
+            int t = src[y].key < src[x].key;                                                           \
+            dst[o++] = t ? src[y] : src[x];                                                            \
+            x += !t;                                                                                   \
+            y += t;                                                                                    \
+          }                                                                                            \
+          memcpy(dst + o, src + x, (size_t)(xe - x) * sizeof *p);                                      \
+          o += xe - x;                                                                                 \
+          memcpy(dst + o, src + y, (size_t)(ye - y) * sizeof *p);                                      \
+        }                                                                                              \
+        b[nk++] = b[r];                                                                                \
+      }                                                                                                \
+      b[nk] = n;                                                                                       \
+      k = nk;                                                                                          \
+      kiln_pair_##BITS *t = src;                                                                       \
+      src = dst;                                                                                       \
+      dst = t;                                                                                         \
+    }                                                                                                  \
+    return src;                                                                                        \
+  }                                                                                                    \
   void kiln_argsort_##NAME(KILN_MEMREF2_ARGS(i), KILN_MEMREF2_ARGS(o), KILN_MEMREF1_ARGS(k)) {         \
     kiln_memref2 in_ = KILN_MEMREF2(i), out_ = KILN_MEMREF2(o), *in = &in_, *out = &out_;                \
     kiln_memref1 kth_ = KILN_MEMREF1(k), *kth = &kth_;                                                   \
@@ -1276,7 +1329,10 @@ static const int kiln_avx2 = 0; /* the portable code only */
         continue;                                                                                        \
       }                                                                                                  \
       if (kcount == 0) {                                                                                 \
-        kiln_radix_pairs_##BITS(p, p + n, n);                                                            \
+        if ((sorted = kiln_pairruns_##NAME(p, p + n, n)) == NULL) {                                      \
+          sorted = p;                                                                                    \
+          kiln_radix_pairs_##BITS(p, p + n, n);                                                          \
+        }                                                                                                \
       } else {                                                                                           \
         sorted = p + n;                                                                                  \
         kiln_frpairs_##BITS(p, sorted, p + 2 * n, p, n, ks, kcount, 0, kiln_depth_limit(n), 0);          \
