@@ -12,13 +12,15 @@
  *
  * Values of int32/int64/float32/float64 on a CPU with AVX2 (checked at
  * load time): NaNs moved to the end, rows in order or reversed answered in
- * one pass, long rows scattered into value buckets, then an out-of-place
- * vectorized quicksort (permutation-table partitions, bitonic networks at
- * the leaves). Otherwise keys: every dtype maps to an unsigned integer of
+ * one pass, rows of at most KILN_RUNS monotone runs merged, long rows
+ * scattered into value buckets, then an out-of-place vectorized quicksort
+ * (permutation-table partitions, bitonic networks of 1-8 vectors at the
+ * leaves). Otherwise keys: every dtype maps to an unsigned integer of
  * its width whose order is NumPy's (signed: flip the sign bit; floats: flip
  * all bits of negatives, the sign bit of the others), sorted by an LSD radix
  * sort (32/64 bits: range-relative keys, <= 11-bit digits) or an MSD one
- * (8/16 bits). Positions: stable MSD radix sort of (key, position) pairs.
+ * (8/16 bits). Positions: stable MSD radix sort of (key, position) pairs,
+ * or a stable merge of the runs when there are at most KILN_RUNS.
  * Selection: Floyd-Rivest (sampled pivot pair, one three-way out-of-place
  * pass per level, AVX2 for the four dtypes above); the 8- and 16-bit
  * values use a quickselect on keys. Values keep their bits
