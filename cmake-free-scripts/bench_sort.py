@@ -1,11 +1,17 @@
 """Sorting and selection, kiln against NumPy on 1e6 elements (a table, no assertions).
 
-    python cmake-free-scripts/bench_sort.py [--n 1000000] [--repeat 7]
+    python cmake-free-scripts/bench_sort.py [--n 1000000] [--repeat 7] [--patterns random,sorted,...]
+                                            [--ops sort,partition,...] [--cpu-time]
 
-Per dtype (float64, int64, float32, int32) and operation (sort, sort
-kind='stable', argsort, argsort kind='stable', partition, argpartition at
-n // 2): the best of `--repeat` calls of NumPy and of the compiled kiln
-function (after one warm-up call that compiles), in ms, and NumPy / kiln.
+Per dtype (float64, int64, float32, int32), input pattern (random: normal
+values times 1e6; sorted; reversed; few: 16 distinct values; organ: up then
+down) and operation (sort, sort kind='stable', argsort, argsort
+kind='stable', partition, argpartition at n // 2): the best of `--repeat`
+calls of NumPy and of the compiled kiln function (after one warm-up call
+that compiles; one compile per dtype and operation), in ms, and NumPy /
+kiln. NumPy and kiln calls alternate, so both see the same machine load.
+--cpu-time times the calling thread's CPU time instead of the wall clock
+(on a shared, loaded machine; kiln's sorting runs on the calling thread).
 """
 
 from __future__ import annotations
@@ -27,13 +33,24 @@ OPERATIONS = {
 }
 
 
-def best_ms(fn, a, repeat: int) -> float:
-    times = []
+PATTERNS = {
+    "random": lambda rng, n: rng.standard_normal(n) * 1e6,
+    "sorted": lambda rng, n: np.arange(n) - n // 2,
+    "reversed": lambda rng, n: (np.arange(n) - n // 2)[::-1].copy(),
+    "few": lambda rng, n: rng.integers(0, 16, n),
+    "organ": lambda rng, n: np.concatenate([np.arange(n // 2), np.arange(n - n // 2)[::-1]]),
+}
+
+
+def best_ms(fns, a, repeat: int, clock) -> list[float]:
+    """The best time of each function over `repeat` rounds, calls alternating."""
+    times = [[] for _ in fns]
     for _ in range(repeat):
-        start = time.perf_counter()
-        fn(a)
-        times.append(time.perf_counter() - start)
-    return 1e3 * min(times)
+        for t, fn in zip(times, fns):
+            start = clock()
+            fn(a)
+            t.append(clock() - start)
+    return [1e3 * min(t) for t in times]
 
 
 def main() -> None:
@@ -41,16 +58,23 @@ def main() -> None:
     parser.add_argument("--n", type=int, default=1_000_000)
     parser.add_argument("--repeat", type=int, default=7)
     parser.add_argument("--dtypes", default="float64,int64,float32,int32")
+    parser.add_argument("--patterns", default="random")
+    parser.add_argument("--ops", default=",".join(OPERATIONS))
+    parser.add_argument("--cpu-time", action="store_true")
     args = parser.parse_args()
+    clock = time.thread_time if args.cpu_time else time.perf_counter
     rng = np.random.default_rng(0)
-    print(f"{'dtype':8} {'operation':16} {'numpy ms':>9} {'kiln ms':>9} {'numpy/kiln':>10}")
+    print(f"{'dtype':8} {'pattern':8} {'operation':16} {'numpy ms':>9} {'kiln ms':>9} {'numpy/kiln':>10}")
     for dtype in args.dtypes.split(","):
-        a = (rng.standard_normal(args.n) * 1e6).astype(dtype)
-        for name, op in OPERATIONS.items():
+        for name in args.ops.split(","):
+            op = OPERATIONS[name]
             compiled = kiln.qjit(op)
-            compiled(a)
-            numpy_ms, kiln_ms = best_ms(op, a, args.repeat), best_ms(compiled, a, args.repeat)
-            print(f"{dtype:8} {name:16} {numpy_ms:9.2f} {kiln_ms:9.2f} {numpy_ms / kiln_ms:10.2f}", flush=True)
+            for pattern in args.patterns.split(","):
+                a = PATTERNS[pattern](rng, args.n).astype(dtype)
+                compiled(a)
+                numpy_ms, kiln_ms = best_ms([op, compiled], a, args.repeat, clock)
+                print(f"{dtype:8} {pattern:8} {name:16} {numpy_ms:9.2f} {kiln_ms:9.2f} {numpy_ms / kiln_ms:10.2f}",
+                      flush=True)
 
 
 if __name__ == "__main__":

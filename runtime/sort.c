@@ -10,24 +10,34 @@
  * the value a full sort puts there, smaller-or-equal ones before it and
  * greater-or-equal ones after.
  *
- * Keys: every dtype maps to an unsigned integer of its width whose order is
- * NumPy's (signed: flip the sign bit; floats: flip all bits of negatives, the
- * sign bit of the others). Sorting is an MSD radix sort on 8-bit digits
- * (out of place, so stable; a digit that is the same for every key is
- * skipped; after a scatter or two the buckets fit in cache), insertion sort
- * for short buckets; selection is a quickselect over the kths (branch-free
- * partitions around a median of three) that falls back to the radix sort of
- * a range when its pivots go bad. Values keep their bits
- * (NaN payloads, -0.0 before +0.0: equal values, either order is NumPy's);
+ * Values of int32/int64/float32/float64 on a CPU with AVX2 (checked at
+ * load time): NaNs moved to the end, rows in order or reversed answered in
+ * one pass, rows of at most KILN_RUNS monotone runs merged, long rows
+ * scattered into value buckets, then an out-of-place vectorized quicksort
+ * (permutation-table partitions, bitonic networks of 1-8 vectors at the
+ * leaves). Otherwise keys: every dtype maps to an unsigned integer of
+ * its width whose order is NumPy's (signed: flip the sign bit; floats: flip
+ * all bits of negatives, the sign bit of the others), sorted by an LSD radix
+ * sort (32/64 bits: range-relative keys, <= 11-bit digits) or an MSD one
+ * (8/16 bits). Positions: stable MSD radix sort of (key, position) pairs,
+ * or a stable merge of the runs when there are at most KILN_RUNS.
+ * Selection: Floyd-Rivest (sampled pivot pair, one three-way out-of-place
+ * pass per level, AVX2 for the four dtypes above); the 8- and 16-bit
+ * values use a quickselect on keys. Values keep their bits
+ * (NaN payloads, -0.0 and +0.0: equal values, either order is NumPy's);
  * for positions, -0.0 equals +0.0 and every NaN equals every other, so the
- * stable order is NumPy's kind='stable' order exactly.
+ * stable order is NumPy's kind='stable' order exactly. docs/numpy.md, "How
+ * sorting is compiled", has the details.
  */
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 void *_mlir_memref_to_llvm_alloc(size_t size);
 void _mlir_memref_to_llvm_free(void *p);
 
+/* Rows of at most this many monotone runs are merged, not quicksorted / radix sorted. */
+#define KILN_RUNS 16
 #define KILN_SORT_SHORT 32 /* rows up to this long: insertion sort */
 
 /* A memref descriptor of rank 1 and 2 (MLIR's C interface). */
@@ -40,8 +50,33 @@ typedef struct {
   int64_t offset, sizes[1], strides[1];
 } kiln_memref1;
 
-/* Scratch buffers are tracked like the compiled code's (freed if a call unwinds). */
+/* Small scratch buffers are tracked like the compiled code's (freed if a call unwinds). */
 static void *kiln_sort_alloc(size_t bytes) { return _mlir_memref_to_llvm_alloc(bytes ? bytes : 1); }
+
+/* The row-sized scratch of one call: a buffer kept per thread between calls
+ * (up to KILN_SORT_KEEP bytes), since touching fresh pages costs more than a
+ * radix pass (the first touch of a page is a fault: ~1 ms per MB here).
+ * Nothing in sort.c can unwind, so it is not tracked; kiln_sort_release
+ * gives back a buffer above the limit. */
+#define KILN_SORT_KEEP ((size_t)64 << 20)
+static __thread void *kiln_sort_kept;
+static __thread size_t kiln_sort_kept_bytes;
+static void *kiln_sort_scratch(size_t bytes) {
+  if (bytes > KILN_SORT_KEEP)
+    return _mlir_memref_to_llvm_alloc(bytes);
+  if (bytes > kiln_sort_kept_bytes) {
+    _mlir_memref_to_llvm_free(kiln_sort_kept);
+    kiln_sort_kept = malloc(bytes);
+    kiln_sort_kept_bytes = kiln_sort_kept ? bytes : 0;
+    if (!kiln_sort_kept)
+      return _mlir_memref_to_llvm_alloc(bytes);
+  }
+  return kiln_sort_kept;
+}
+static void kiln_sort_release(void *p) {
+  if (p != kiln_sort_kept)
+    _mlir_memref_to_llvm_free(p);
+}
 
 /* ---- keys: NumPy's order as unsigned integer order ------------------------ */
 
@@ -165,12 +200,9 @@ static inline int kiln_iszero_64(uint64_t b) { return (b & 0x7fffffffffffffffull
   /* Partition x[lo:hi] so that each kth in kth[klo:khi] (sorted, in [lo, hi)) holds its sorted        \
    * element: quickselect with a median-of-three pivot and two branch-free passes (less than the      \
    * pivot, then equal to it); past `depth` bad splits, sort the range. */                             \
-  KILN_SELECT(kiln_select_##BITS, U, KILN_KEY_SELF, kiln_radix_##BITS, kiln_insertion_##BITS)          \
-  KILN_SELECT(kiln_select_pairs_##BITS, kiln_pair_##BITS, KILN_KEY_FIELD, kiln_radix_pairs_##BITS,     \
-              kiln_insertion_pairs_##BITS)
+  KILN_SELECT(kiln_select_##BITS, U, KILN_KEY_SELF, kiln_radix_##BITS, kiln_insertion_##BITS)
 
 #define KILN_KEY_SELF(e) (e)
-#define KILN_KEY_FIELD(e) ((e).key)
 /* Branch-free partition of x[lo:hi] (Lomuto): the elements whose key passes
  * `KEY(e) CMP pivot` first; returns where the others start. */
 #define KILN_LOMUTO(E, KEY, CMP)                                                                       \
@@ -186,8 +218,8 @@ static inline int kiln_iszero_64(uint64_t b) { return (b & 0x7fffffffffffffffull
     store_;                                                                                            \
   })
 #define KILN_SELECT(NAME, E, KEY, SORT, SHORT)                                                         \
-  static void NAME(E *x, E *tmp, int64_t lo, int64_t hi, const int64_t *kth, int64_t klo, int64_t khi, \
-                   int depth) {                                                                        \
+  __attribute__((unused)) static void NAME(E *x, E *tmp, int64_t lo, int64_t hi, const int64_t *kth,      \
+                                           int64_t klo, int64_t khi, int depth) {                      \
     while (hi - lo > KILN_SORT_SHORT && klo < khi) {                                                   \
       if (depth-- <= 0) {                                                                              \
         SORT(x + lo, tmp, hi - lo);                                                                    \
@@ -228,6 +260,190 @@ static int kiln_depth_limit(int64_t n) {
   return depth;
 }
 
+/* ---- LSD radix sort of 32- and 64-bit keys --------------------------------
+ *
+ * Keys relative to their minimum (so data of a narrow range, e.g. int64
+ * straddling zero, needs only the passes of its range's bits), digits of up
+ * to 11 bits (as few passes as the range allows: 24 bits take three 8-bit
+ * passes, 32 bits three 11-bit ones, 64 bits six), every histogram in one
+ * read, and a pass whose digit is the same for every key skipped. Each pass
+ * scatters out of place in order, so the sort is stable. Returns the buffer
+ * (k or tmp) that holds the sorted keys. */
+#define KILN_LSD_MAX_PASSES 6
+#define KILN_LSD(U, BITS)                                                                              \
+  static U *kiln_lsd_##BITS(U *k, U *tmp, int64_t n, U lo, U hi) {                                     \
+    U range = hi - lo;                                                                                 \
+    if (range == 0 || n < 2)                                                                           \
+      return k;                                                                                        \
+    int width = BITS - (BITS == 64 ? __builtin_clzll((unsigned long long)range)                        \
+                                   : __builtin_clz((unsigned)range));                                  \
+    int passes = (width + 10) / 11, digit = (width + passes - 1) / passes;                             \
+    int64_t buckets = (int64_t)1 << digit;                                                             \
+    U mask = (U)(buckets - 1);                                                                         \
+    int64_t *count = (int64_t *)kiln_sort_alloc((size_t)passes * (size_t)buckets * sizeof(int64_t));   \
+    memset(count, 0, (size_t)passes * (size_t)buckets * sizeof(int64_t));                              \
+    if (passes == 1) {                                                                                 \
+      for (int64_t i = 0; i < n; i++)                                                                  \
+        count[(U)(k[i] - lo)]++;                                                                       \
+    } else if (passes == 2) {                                                                          \
+      for (int64_t i = 0; i < n; i++) {                                                                \
+        U d = (U)(k[i] - lo);                                                                          \
+        count[d & mask]++;                                                                             \
+        count[buckets + (d >> digit)]++;                                                               \
+      }                                                                                                \
+    } else if (passes == 3) {                                                                          \
+      for (int64_t i = 0; i < n; i++) {                                                                \
+        U d = (U)(k[i] - lo);                                                                          \
+        count[d & mask]++;                                                                             \
+        count[buckets + ((d >> digit) & mask)]++;                                                      \
+        count[2 * buckets + (d >> 2 * digit)]++;                                                       \
+      }                                                                                                \
+    } else {                                                                                           \
+      for (int64_t i = 0; i < n; i++) {                                                                \
+        U d = (U)(k[i] - lo);                                                                          \
+        for (int p = 0; p < passes; p++)                                                               \
+          count[p * buckets + ((d >> (p * digit)) & mask)]++;                                          \
+      }                                                                                                \
+    }                                                                                                  \
+    U *src = k, *dst = tmp;                                                                            \
+    for (int p = 0; p < passes; p++) {                                                                 \
+      int64_t *c = count + p * buckets;                                                                \
+      int shift = p * digit;                                                                           \
+      if (c[((U)(src[0] - lo) >> shift) & mask] == n)                                                  \
+        continue;                                                                                      \
+      int64_t sum = 0;                                                                                 \
+      for (int64_t b = 0; b < buckets; b++) {                                                          \
+        int64_t t = c[b];                                                                              \
+        c[b] = sum;                                                                                    \
+        sum += t;                                                                                      \
+      }                                                                                                \
+      for (int64_t i = 0; i < n; i++) {                                                                \
+        U v = src[i];                                                                                  \
+        dst[c[((U)(v - lo) >> shift) & mask]++] = v;                                                   \
+      }                                                                                                \
+      U *t = src;                                                                                      \
+      src = dst;                                                                                       \
+      dst = t;                                                                                         \
+    }                                                                                                  \
+    _mlir_memref_to_llvm_free(count);                                                                  \
+    return src;                                                                                        \
+  }
+KILN_LSD(uint32_t, 32)
+KILN_LSD(uint64_t, 64)
+
+/* Sorting keys of any width: the LSD radix sort for 32 and 64 bits, the MSD
+ * one (in place of the keys) below. */
+static uint8_t *kiln_sortkeys_8(uint8_t *k, uint8_t *tmp, int64_t n, uint8_t lo, uint8_t hi) {
+  (void)lo, (void)hi;
+  kiln_radix_8(k, tmp, n);
+  return k;
+}
+static uint16_t *kiln_sortkeys_16(uint16_t *k, uint16_t *tmp, int64_t n, uint16_t lo, uint16_t hi) {
+  (void)lo, (void)hi;
+  kiln_radix_16(k, tmp, n);
+  return k;
+}
+#define kiln_sortkeys_32 kiln_lsd_32
+#define kiln_sortkeys_64 kiln_lsd_64
+
+/* ---- selection: Floyd-Rivest, out of place ---------------------------------
+ *
+ * select(src, dst, scratch, spare, n, kth): dst[0:n] <- src[0:n] partitioned
+ * at each kth (positions minus `off`). Two pivots p1 <= p2 are read from a
+ * sorted sample around the middle kth's rank, so that few elements lie
+ * between them and the kth's element almost surely does; one branch-free
+ * pass sends the elements less than p1 to the front of dst, those greater
+ * than p2 to its back, and the others to scratch, which (and the front and
+ * back parts, when a kth lies there) is selected the same way into its place
+ * in dst. Each level costs one read and one write of its part, and the parts
+ * shrink geometrically: ~1.2 passes over the row in all. When the pivots are
+ * equal, the middle part is all equal values (done); when a level makes no
+ * progress, the next one takes p1 = p2 (three-way); past `depth` levels the
+ * part is sorted (radix, linear), so the worst case stays O(n). `spare` is a
+ * writable buffer of n the children use as their scratch (src itself,
+ * once it is read, below the first level). LESS is NumPy's order (NaNs
+ * greatest). */
+#define KILN_FR_SMALL 48
+#define KILN_PAIR_LESS(a, b) ((a).key < (b).key)
+#define KILN_NO_VPASS(src, n, dst, mid, p1, p2, mcount) ((int64_t)-1)
+#define KILN_LESS_INT(a, b) ((a) < (b))
+#define KILN_LESS_FLOAT(a, b) (((a) < (b)) | (((b) != (b)) & ((a) == (a))))
+#define KILN_FR(NAME, E, LESS, SORT, VPASS)                                                                 \
+  static void NAME##_insertion(E *x, int64_t n) {                                                      \
+    for (int64_t i = 1; i < n; i++) {                                                                  \
+      E v = x[i];                                                                                      \
+      int64_t j = i;                                                                                   \
+      while (j > 0 && LESS(v, x[j - 1])) {                                                             \
+        x[j] = x[j - 1];                                                                               \
+        j--;                                                                                           \
+      }                                                                                                \
+      x[j] = v;                                                                                        \
+    }                                                                                                  \
+  }                                                                                                    \
+  static int64_t NAME##_pass(const E *src, int64_t n, E *dst, E *mid, E p1, E p2, int64_t *mcount) {   \
+    int64_t l = VPASS(src, n, dst, mid, p1, p2, mcount), r = n, m = 0;                                 \
+    if (l >= 0)                                                                                        \
+      return l;                                                                                        \
+    l = 0;                                                                                             \
+    for (int64_t i = 0; i < n; i++) {                                                                  \
+      E v = src[i];                                                                                    \
+      int lt = LESS(v, p1), gt = LESS(p2, v);                                                          \
+      dst[l] = v;                                                                                      \
+      dst[r - 1] = v;                                                                                  \
+      mid[m] = v;                                                                                      \
+      l += lt;                                                                                         \
+      r -= gt;                                                                                         \
+      m += !(lt | gt);                                                                                 \
+    }                                                                                                  \
+    *mcount = m;                                                                                       \
+    return l;                                                                                          \
+  }                                                                                                    \
+  static void NAME(const E *src, E *dst, E *scratch, E *spare, int64_t n, const int64_t *kth, int64_t kc, \
+                   int64_t off, int depth, int stalled) {                                              \
+    if (kc == 0 || n <= KILN_FR_SMALL || depth <= 0) {                                                 \
+      if (src != dst)                                                                                  \
+        memcpy(dst, src, (size_t)n * sizeof(E));                                                       \
+      if (kc == 0)                                                                                     \
+        return;                                                                                        \
+      if (n <= KILN_FR_SMALL)                                                                          \
+        NAME##_insertion(dst, n);                                                                      \
+      else                                                                                             \
+        SORT(dst, scratch, n);                                                                         \
+      return;                                                                                          \
+    }                                                                                                  \
+    E sample[255];                                                                                     \
+    int64_t ns = n >= 16384 ? 255 : 31, step = n / ns, spread = ns == 255 ? 20 : 5;                    \
+    for (int64_t i = 0; i < ns; i++)                                                                   \
+      sample[i] = src[i * step + step / 2];                                                            \
+    NAME##_insertion(sample, ns);                                                                      \
+    int64_t j = (kth[kc / 2] - off) * ns / n, d = stalled ? 0 : spread;                                \
+    E p1 = sample[j - d < 0 ? 0 : j - d], p2 = sample[j + d >= ns ? ns - 1 : j + d];                   \
+    int64_t m, l = NAME##_pass(src, n, dst, scratch, p1, p2, &m), r = l + m;                           \
+    int64_t a = 0, b;                                                                                  \
+    while (a < kc && kth[a] - off < l)                                                                 \
+      a++;                                                                                             \
+    b = a;                                                                                             \
+    while (b < kc && kth[b] - off < r)                                                                 \
+      b++;                                                                                             \
+    if (!LESS(p1, p2))                                                                                 \
+      memcpy(dst + l, scratch, (size_t)m * sizeof(E));                                                 \
+    else                                                                                               \
+      NAME(scratch, dst + l, spare + l, scratch, m, kth + a, b - a, off + l, depth - 1, m == n);       \
+    if (a > 0) {                                                                                       \
+      memcpy(spare, dst, (size_t)l * sizeof(E));                                                       \
+      NAME(spare, dst, scratch, spare, l, kth, a, off, depth - 1, 0);                                  \
+    }                                                                                                  \
+    if (b < kc) {                                                                                      \
+      memcpy(spare + r, dst + r, (size_t)(n - r) * sizeof(E));                                         \
+      NAME(spare + r, dst + r, scratch + r, spare + r, n - r, kth + b, kc - b, off + r, depth - 1, 0); \
+    }                                                                                                  \
+  }
+
+KILN_FR(kiln_frpairs_8, kiln_pair_8, KILN_PAIR_LESS, kiln_radix_pairs_8, KILN_NO_VPASS)
+KILN_FR(kiln_frpairs_16, kiln_pair_16, KILN_PAIR_LESS, kiln_radix_pairs_16, KILN_NO_VPASS)
+KILN_FR(kiln_frpairs_32, kiln_pair_32, KILN_PAIR_LESS, kiln_radix_pairs_32, KILN_NO_VPASS)
+KILN_FR(kiln_frpairs_64, kiln_pair_64, KILN_PAIR_LESS, kiln_radix_pairs_64, KILN_NO_VPASS)
+
 /* ---- entry points, one pair per dtype -------------------------------------
  *
  * kiln_sort_<T>(in, out, kth): out <- each row of in sorted (or partitioned
@@ -250,7 +466,699 @@ static int kiln_depth_limit(int64_t n) {
 #define KILN_NEVER_NAN(BITS, b) 0
 #define KILN_FLOAT_NAN(BITS, b) kiln_isnan_##BITS(b)
 
-#define KILN_SORT_ENTRIES(NAME, T, U, BITS, TO_KEY, FROM_KEY, POS_KEY, ISNAN)                               \
+/* ---- AVX2 quicksort of values (x86-64 with AVX2, checked at run time) -----
+ *
+ * For int32, int64, float32 and float64 rows without NaNs (moved to the end
+ * first): a quicksort whose partitions are out of place, between the output
+ * and one scratch row. A pass loads a vector, compares it with the pivot
+ * (one mask bit per lane), permutes it with the mask's entry of a table so
+ * that the lanes less than the pivot come first, and stores the permuted
+ * vector twice: at the front cursor (its first lanes are the less ones) and
+ * ending at the back cursor (its last lanes are the others); each cursor
+ * moves by its count, so every element lands on its side with no branch.
+ * While 2 vectors or more remain the two stores cannot overlap each other's
+ * kept lanes; the last few go one by one. Parts of KILN_VQS_SHORT or less
+ * are insertion-sorted (and copied to the output if they sit in the
+ * scratch). Pivot: median of 9 spread elements. When nothing is less than the
+ * pivot (it is the minimum), a second pass splits off the elements equal to
+ * it (less than its successor), so many equal values cost one pass; past
+ * `depth` levels a part is radix sorted (linear worst case). */
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#include <math.h>
+#define KILN_HAVE_AVX2_SORT 1
+static int32_t kiln_perm32[256][8], kiln_perm64[16][8];
+static int kiln_avx2;
+__attribute__((constructor)) static void kiln_sort_init(void) {
+  for (int m = 0; m < 256; m++) {
+    int j = 0;
+    for (int i = 0; i < 8; i++)
+      if (m >> i & 1)
+        kiln_perm32[m][j++] = i;
+    for (int i = 0; i < 8; i++)
+      if (!(m >> i & 1))
+        kiln_perm32[m][j++] = i;
+  }
+  for (int m = 0; m < 16; m++) {
+    int j = 0;
+    for (int i = 0; i < 4; i++)
+      if (m >> i & 1)
+        kiln_perm64[m][j++] = 2 * i, kiln_perm64[m][j++] = 2 * i + 1;
+    for (int i = 0; i < 4; i++)
+      if (!(m >> i & 1))
+        kiln_perm64[m][j++] = 2 * i, kiln_perm64[m][j++] = 2 * i + 1;
+  }
+  __builtin_cpu_init();
+  /* KILN_SORT_PORTABLE=1 in the environment: the portable code (to test it on an AVX2 machine). */
+  const char *portable = getenv("KILN_SORT_PORTABLE");
+  kiln_avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("popcnt") && !(portable && *portable == '1');
+}
+
+/* Parts up to this long go to the sorting network (4 vectors). */
+#define KILN_VQS_SHORT_f32 64
+#define KILN_BUCKETS 2048
+#define KILN_BUCKET_MIN 65536
+/* The median of three values (no NaNs). */
+#define KILN_MED3(a, b, c)                                                                             \
+  ({                                                                                                   \
+    __typeof__(a) a_ = (a), b_ = (b), c_ = (c);                                                        \
+    a_ < b_ ? (b_ < c_ ? b_ : (a_ < c_ ? c_ : a_)) : (a_ < c_ ? a_ : (b_ < c_ ? c_ : b_));              \
+  })
+#define KILN_VQS_SHORT_i32 64
+#define KILN_VQS_SHORT_f64 32
+#define KILN_VQS_SHORT_i64 32
+#define KILN_AVX2 __attribute__((target("avx2,popcnt")))
+
+/* VT: the vector type; LANES; LOADV/STOREV; SPLAT; LTMASK(v, p): bit i set
+ * when lane i of v is less than p; PERM(v, m): v permuted by table entry m;
+ * SUCC(x): the least value greater than x (x is not the greatest). */
+#define KILN_VQS(NAME, T, VT, LANES, LOADV, STOREV, SPLAT, LTMASK, PERM, MAXV, SUCC)                  \
+  KILN_AVX2 static int64_t kiln_vpart_##NAME(const T *src, T *dst, int64_t n, T pivot) {               \
+    VT p = SPLAT(pivot);                                                                               \
+    int64_t l = 0, r = n, i = 0;                                                                       \
+    for (; n - i >= 4 * LANES; i += 2 * LANES) {                                                       \
+      VT v0 = LOADV(src + i), v1 = LOADV(src + i + LANES);                                             \
+      int m0 = LTMASK(v0, p), m1 = LTMASK(v1, p);                                                      \
+      VT w0 = PERM(v0, m0), w1 = PERM(v1, m1);                                                         \
+      int c0 = __builtin_popcount((unsigned)m0), c1 = __builtin_popcount((unsigned)m1);                \
+      STOREV(dst + l, w0);                                                                             \
+      STOREV(dst + r - LANES, w0);                                                                     \
+      l += c0;                                                                                         \
+      r -= LANES - c0;                                                                                 \
+      STOREV(dst + l, w1);                                                                             \
+      STOREV(dst + r - LANES, w1);                                                                     \
+      l += c1;                                                                                         \
+      r -= LANES - c1;                                                                                 \
+    }                                                                                                  \
+    for (; n - i >= 2 * LANES; i += LANES) {                                                           \
+      VT v = LOADV(src + i);                                                                           \
+      int m = LTMASK(v, p);                                                                            \
+      VT w = PERM(v, m);                                                                               \
+      STOREV(dst + l, w);                                                                              \
+      STOREV(dst + r - LANES, w);                                                                      \
+      int c = __builtin_popcount((unsigned)m);                                                         \
+      l += c;                                                                                          \
+      r -= LANES - c;                                                                                  \
+    }                                                                                                  \
+    for (; i < n; i++) {                                                                               \
+      T v = src[i];                                                                                    \
+      int lt = v < pivot;                                                                              \
+      dst[l] = v;                                                                                      \
+      dst[r - 1] = v;                                                                                  \
+      l += lt;                                                                                         \
+      r -= !lt;                                                                                        \
+    }                                                                                                  \
+    return l;                                                                                          \
+  }                                                                                                    \
+  /* The part cur[0:n] sorted into the output: cur if in_out, else other. */                           \
+  KILN_AVX2 static void kiln_vqs_##NAME(T *cur, T *other, int64_t n, int in_out, int depth) {          \
+    for (;;) {                                                                                         \
+      if (n <= KILN_VQS_SHORT_##NAME || depth-- <= 0) {                                                       \
+        if (n <= KILN_VQS_SHORT_##NAME)                                                                       \
+          kiln_vnet_##NAME(cur, n)  ;                                                                    \
+        else                                                                                           \
+          kiln_sortvalues_##NAME(cur, other, n);                                                       \
+        if (!in_out)                                                                                   \
+          memcpy(other, cur, (size_t)n * sizeof(T));                                                   \
+        return;                                                                                        \
+      }                                                                                                \
+      T pivot;                                                                                         \
+      if (n < 512) {                                                                                   \
+        pivot = KILN_MED3(cur[0], cur[n / 2], cur[n - 1]);                                             \
+      } else {                                                                                         \
+        int64_t e = n / 8;                                                                             \
+        T m1 = KILN_MED3(cur[0], cur[e], cur[2 * e]), m2 = KILN_MED3(cur[3 * e], cur[4 * e], cur[5 * e]); \
+        T m3 = KILN_MED3(cur[6 * e], cur[7 * e], cur[n - 1]);                                          \
+        pivot = KILN_MED3(m1, m2, m3);                                                                 \
+      }                                                                                                \
+      int64_t l = kiln_vpart_##NAME(cur, other, n, pivot);                                             \
+      if (l == 0) { /* pivot is the minimum: split off its equals */                                   \
+        if (pivot == MAXV) { /* all equal */                                                           \
+          if (in_out)                                                                                  \
+            memcpy(cur, other, (size_t)n * sizeof(T));                                                 \
+          return;                                                                                      \
+        }                                                                                              \
+        int64_t e = kiln_vpart_##NAME(other, cur, n, SUCC(pivot));                                     \
+        if (!in_out)                                                                                   \
+          memcpy(other, cur, (size_t)e * sizeof(T));                                                   \
+        cur += e, other += e, n -= e;                                                                  \
+        continue;                                                                                      \
+      }                                                                                                \
+      kiln_vqs_##NAME(other, cur, l, !in_out, depth);                                                  \
+      T *t = other + l;                                                                                \
+      other = cur + l;                                                                                 \
+      cur = t;                                                                                         \
+      n -= l;                                                                                          \
+      in_out = !in_out;                                                                                \
+    }                                                                                                  \
+  }                                                                                                    \
+  /* Long rows: one scatter into KILN_BUCKETS buckets by value (linear in [vmin, vmax], so monotone),   \
+   * then each bucket quicksorted from the scratch into its place, in cache. 0: not done (short row,    \
+   * an infinite range). */                                                                            \
+  static int kiln_vbuckets_##NAME(T *x, T *tmp, int64_t m, T vmin, T vmax) {                           \
+    if (m < KILN_BUCKET_MIN)                                                                           \
+      return 0;                                                                                        \
+    int is_float = (T)0.5 != 0;                                                                        \
+    double scale = 0;                                                                                  \
+    int shift = 0;                                                                                     \
+    if (is_float) {                                                                                    \
+      double range = (double)vmax - (double)vmin;                                                      \
+      if (!(range > 0) || range > 1e300)                                                               \
+        return 0;                                                                                      \
+      scale = KILN_BUCKETS / range;                                                                    \
+    } else {                                                                                           \
+      uint64_t range = (uint64_t)(int64_t)vmax - (uint64_t)(int64_t)vmin;                              \
+      while ((range >> shift) >= KILN_BUCKETS)                                                         \
+        shift++;                                                                                       \
+    }                                                                                                  \
+    int64_t *start = (int64_t *)kiln_sort_alloc((KILN_BUCKETS + 1) * sizeof(int64_t));                 \
+    memset(start, 0, (KILN_BUCKETS + 1) * sizeof(int64_t));                                            \
+    if (!is_float && shift == 0) { /* fewer distinct values than buckets: count them */                \
+      for (int64_t i = 0; i < m; i++)                                                                  \
+        start[(uint64_t)(int64_t)x[i] - (uint64_t)(int64_t)vmin]++;                                    \
+      for (int64_t b = 0, i = 0; b < KILN_BUCKETS; b++)                                                \
+        for (int64_t c = start[b]; c > 0; c--)                                                         \
+          x[i++] = (T)((int64_t)vmin + b);                                                             \
+      _mlir_memref_to_llvm_free(start);                                                                \
+      return 1;                                                                                        \
+    }                                                                                                  \
+    _Pragma("GCC unroll 1") for (int pass = 0; pass < 2; pass++) {                                     \
+      for (int64_t i = 0; i < m; i++) {                                                                \
+        T v = x[i];                                                                                    \
+        int64_t b;                                                                                     \
+        if (is_float) {                                                                                \
+          b = (int64_t)(((double)v - (double)vmin) * scale);                                           \
+          b = b < KILN_BUCKETS - 1 ? b : KILN_BUCKETS - 1;                                             \
+        } else {                                                                                       \
+          b = (int64_t)(((uint64_t)(int64_t)v - (uint64_t)(int64_t)vmin) >> shift);                    \
+        }                                                                                              \
+        if (pass == 0)                                                                                 \
+          start[b + 1]++;                                                                              \
+        else                                                                                           \
+          tmp[start[b]++] = v;                                                                         \
+      }                                                                                                \
+      if (pass == 0)                                                                                   \
+        for (int b = 0; b < KILN_BUCKETS; b++)                                                         \
+          start[b + 1] += start[b];                                                                    \
+    }                                                                                                  \
+    /* start[b] is now where bucket b ends */                                                          \
+    int64_t lo = 0;                                                                                    \
+    for (int b = 0; b < KILN_BUCKETS; b++) {                                                           \
+      int64_t hi = start[b];                                                                           \
+      if (hi > lo)                                                                                     \
+        kiln_vqs_##NAME(tmp + lo, x + lo, hi - lo, 0, kiln_depth_limit(hi - lo));                       \
+      lo = hi;                                                                                         \
+    }                                                                                                  \
+    _mlir_memref_to_llvm_free(start);                                                                  \
+    return 1;                                                                                          \
+  }                                                                                                    \
+  /* Rows made of at most KILN_RUNS monotone runs (organ pipes, sorted blocks): the non-increasing  \
+   * runs reversed, then merged pairwise through tmp. 0: more runs (x is then permuted, unsorted). */ \
+  static int kiln_vruns_##NAME(T *x, T *tmp, int64_t m) {                                              \
+    int64_t b[KILN_RUNS + 1];                                                                          \
+    int k = 0;                                                                                         \
+    b[0] = 0;                                                                                          \
+    for (int64_t i = 0; i < m;) {                                                                      \
+      if (k == KILN_RUNS)                                                                              \
+        return 0;                                                                                      \
+      int64_t j = i + 1;                                                                               \
+      if (j < m && x[j] < x[i]) {                                                                      \
+        while (j < m && x[j] <= x[j - 1])                                                              \
+          j++;                                                                                         \
+        for (int64_t lo = i, hi = j - 1; lo < hi; lo++, hi--) {                                        \
+          T t = x[lo];                                                                                 \
+          x[lo] = x[hi];                                                                               \
+          x[hi] = t;                                                                                   \
+        }                                                                                              \
+      } else {                                                                                         \
+        while (j < m && x[j] >= x[j - 1])                                                              \
+          j++;                                                                                         \
+      }                                                                                                \
+      b[++k] = i = j;                                                                                  \
+    }                                                                                                  \
+    T *src = x, *dst = tmp;                                                                            \
+    while (k > 1) {                                                                                    \
+      int nk = 0;                                                                                      \
+      for (int r = 0; r < k; r += 2) {                                                                 \
+        if (r + 1 == k) {                                                                              \
+          memcpy(dst + b[r], src + b[r], (size_t)(b[r + 1] - b[r]) * sizeof(T));                       \
+        } else {                                                                                       \
+          int64_t p = b[r], pe = b[r + 1], q = pe, qe = b[r + 2], o = p;                               \
+          while (p < pe && q < qe) {                                                                   \
+            T a = src[p], c = src[q];                                                                  \
+            int t = c < a;                                                                             \
+            dst[o++] = t ? c : a;                                                                      \
+            p += !t;                                                                                   \
+            q += t;                                                                                    \
+          }                                                                                            \
+          memcpy(dst + o, src + p, (size_t)(pe - p) * sizeof(T));                                      \
+          o += pe - p;                                                                                 \
+          memcpy(dst + o, src + q, (size_t)(qe - q) * sizeof(T));                                      \
+        }                                                                                              \
+        b[nk++] = b[r];                                                                                \
+      }                                                                                                \
+      b[nk] = m;                                                                                       \
+      k = nk;                                                                                          \
+      T *t = src;                                                                                      \
+      src = dst;                                                                                       \
+      dst = t;                                                                                         \
+    }                                                                                                  \
+    if (src != x)                                                                                      \
+      memcpy(x, src, (size_t)m * sizeof(T));                                                           \
+    return 1;                                                                                          \
+  }                                                                                                    \
+  /* The row's values sorted into outp (NaNs last, as they are), tmp: n values of scratch. */           \
+  static int kiln_vsortrow_##NAME(const T *row, int64_t stride, T *outp, T *tmp, int64_t n) {          \
+    if (!kiln_avx2)                                                                                    \
+      return 0;                                                                                        \
+    int64_t m = 0, nans = 0, descents = 0, ascents = 0;                                                \
+    T prev = 0, vmin = 0, vmax = 0;                                                                    \
+    for (int64_t i = 0; i < n; i++) {                                                                  \
+      T v = row[i * stride];                                                                           \
+      if (v != v) {                                                                                    \
+        tmp[nans++] = v;                                                                               \
+      } else {                                                                                         \
+        outp[m] = v;                                                                                   \
+        vmin = m == 0 || v < vmin ? v : vmin;                                                          \
+        vmax = m == 0 || v > vmax ? v : vmax;                                                          \
+        descents += m > 0 && v < prev;                                                                 \
+        ascents += m > 0 && v > prev;                                                                  \
+        prev = v;                                                                                      \
+        m++;                                                                                           \
+      }                                                                                                \
+    }                                                                                                  \
+    memcpy(outp + m, tmp, (size_t)nans * sizeof(T));                                                   \
+    if (descents > 0 && ascents == 0) {                                                                \
+      for (int64_t i = 0, j = m - 1; i < j; i++, j--) {                                                \
+        T t = outp[i];                                                                                 \
+        outp[i] = outp[j];                                                                             \
+        outp[j] = t;                                                                                   \
+      }                                                                                                \
+    } else if (descents > 0 && !kiln_vruns_##NAME(outp, tmp, m) &&                                     \
+               !kiln_vbuckets_##NAME(outp, tmp, m, vmin, vmax)) {                                      \
+      kiln_vqs_##NAME(outp, tmp, m, 1, kiln_depth_limit(m));                                           \
+    }                                                                                                  \
+    return 1;                                                                                          \
+  }
+
+#define KILN_LOAD_PS(p) _mm256_loadu_ps(p)
+#define KILN_STORE_PS(p, v) _mm256_storeu_ps(p, v)
+#define KILN_LT_PS(v, p) _mm256_movemask_ps(_mm256_cmp_ps(v, p, _CMP_LT_OQ))
+#define KILN_PERM_PS(v, m) _mm256_permutevar8x32_ps(v, _mm256_loadu_si256((const __m256i *)kiln_perm32[m]))
+#define KILN_LOAD_PD(p) _mm256_loadu_pd(p)
+#define KILN_STORE_PD(p, v) _mm256_storeu_pd(p, v)
+#define KILN_LT_PD(v, p) _mm256_movemask_pd(_mm256_cmp_pd(v, p, _CMP_LT_OQ))
+#define KILN_PERM_PD(v, m)                                                                             \
+  _mm256_castsi256_pd(_mm256_permutevar8x32_epi32(_mm256_castpd_si256(v),                             \
+                                                  _mm256_loadu_si256((const __m256i *)kiln_perm64[m])))
+#define KILN_LOAD_SI(p) _mm256_loadu_si256((const __m256i *)(p))
+#define KILN_STORE_SI(p, v) _mm256_storeu_si256((__m256i *)(p), v)
+#define KILN_LT_EPI32(v, p) _mm256_movemask_ps(_mm256_castsi256_ps(_mm256_cmpgt_epi32(p, v)))
+#define KILN_LT_EPI64(v, p) _mm256_movemask_pd(_mm256_castsi256_pd(_mm256_cmpgt_epi64(p, v)))
+#define KILN_PERM_EPI32(v, m) _mm256_permutevar8x32_epi32(v, _mm256_loadu_si256((const __m256i *)kiln_perm32[m]))
+#define KILN_PERM_EPI64(v, m) _mm256_permutevar8x32_epi32(v, _mm256_loadu_si256((const __m256i *)kiln_perm64[m]))
+#define KILN_SPLAT_EPI32(x) _mm256_set1_epi32(x)
+#define KILN_SPLAT_EPI64(x) _mm256_set1_epi64x(x)
+#define KILN_SUCC_INT(x) ((x) + 1)
+#define KILN_SUCC_F32(x) nextafterf(x, INFINITY)
+#define KILN_SUCC_F64(x) nextafter(x, INFINITY)
+
+/* Leaves of the AVX2 quicksort: a bitonic sorting network on R vectors
+ * (R * LANES values, the part padded with the dtype's greatest value). Each
+ * vector is sorted in its lanes (a compare-exchange with the lanes at
+ * distance j is a permute, a min, a max and a blend), then runs of vectors are
+ * merged: the second run reversed, a compare-exchange of the two, then of
+ * vectors at halving distances, then of lanes. min/max of floats go through
+ * a compare and blend, so -0.0 and +0.0 stay what they are. */
+static int32_t kiln_netidx32[3][8], kiln_netmask32[5][3][8], kiln_netidx64[2][8], kiln_netmask64[4][2][8];
+static const int32_t kiln_rev32[8] = {7, 6, 5, 4, 3, 2, 1, 0}, kiln_rev64[8] = {6, 7, 4, 5, 2, 3, 0, 1};
+__attribute__((constructor)) static void kiln_net_init(void) {
+  for (int lj = 0; lj < 3; lj++)
+    for (int i = 0; i < 8; i++) {
+      kiln_netidx32[lj][i] = i ^ (1 << lj);
+      for (int lk = 1; lk < 5; lk++)
+        kiln_netmask32[lk][lj][i] = ((i >> lj & 1) != (i >> lk & 1)) ? -1 : 0;
+    }
+  for (int lj = 0; lj < 2; lj++)
+    for (int i = 0; i < 4; i++) {
+      int p = i ^ (1 << lj);
+      kiln_netidx64[lj][2 * i] = 2 * p, kiln_netidx64[lj][2 * i + 1] = 2 * p + 1;
+      for (int lk = 1; lk < 4; lk++)
+        kiln_netmask64[lk][lj][2 * i] = kiln_netmask64[lk][lj][2 * i + 1] = ((i >> lj & 1) != (i >> lk & 1)) ? -1 : 0;
+    }
+}
+#define KILN_IDX(t) _mm256_loadu_si256((const __m256i *)(t))
+/* LOG: log2(LANES); IDXT/MASKT/REVT: the tables of the lane width. */
+#define KILN_NETR(NAME, T, VT, LANES, LOG, R, LOADV, STOREV, MINMAX, PERMI, IDXT, MASKT, REVT, MAXV)         \
+  KILN_AVX2 static void kiln_vnet##R##_##NAME(T *x, int64_t n) {                                       \
+    T buf[R * LANES] __attribute__((aligned(32)));                                                     \
+    memcpy(buf, x, (size_t)n * sizeof(T));                                                             \
+    for (int64_t i = n; i < R * LANES; i++)                                                            \
+      buf[i] = MAXV;                                                                                   \
+    VT r[R], t[R];                                                                                     \
+    _Pragma("GCC unroll 8") for (int q = 0; q < R; q++) {                                                                      \
+      r[q] = LOADV(buf + q * LANES);                                                                   \
+      _Pragma("GCC unroll 4") for (int lk = 1; lk <= LOG; lk++)                                                                \
+        _Pragma("GCC unroll 4") for (int lj = lk - 1; lj >= 0; lj--)                                                           \
+          r[q] = kiln_step_##NAME(r[q], lj, lk);                                                       \
+    }                                                                                                  \
+    _Pragma("GCC unroll 4") for (int s = 1; s < R; s *= 2)                                                                     \
+      _Pragma("GCC unroll 8") for (int b = 0; b < R; b += 2 * s) {                                                             \
+        _Pragma("GCC unroll 8") for (int q = 0; q < s; q++)                                                                    \
+          t[q] = r[b + s + q];                                                                         \
+        _Pragma("GCC unroll 8") for (int q = 0; q < s; q++)                                                                    \
+          MINMAX(r[b + q], PERMI(t[s - 1 - q], KILN_IDX(REVT)), r[b + q], r[b + s + q]);               \
+        _Pragma("GCC unroll 4") for (int d = s / 2; d >= 1; d /= 2)                                                            \
+          _Pragma("GCC unroll 8") for (int q = b; q < b + 2 * s; q++)                                                          \
+            if (!((q - b) & d)) {                                                                      \
+              VT a_ = r[q], c_ = r[q + d];                                                             \
+              MINMAX(a_, c_, r[q], r[q + d]);                                                          \
+            }                                                                                          \
+        _Pragma("GCC unroll 8") for (int q = b; q < b + 2 * s; q++)                                                            \
+          _Pragma("GCC unroll 4") for (int lj = LOG - 1; lj >= 0; lj--)                                                        \
+            r[q] = kiln_step_##NAME(r[q], lj, LOG + 1);                                                \
+      }                                                                                                \
+    for (int q = 0; q < R; q++)                                                                        \
+      STOREV(buf + q * LANES, r[q]);                                                                   \
+    memcpy(x, buf, (size_t)n * sizeof(T));                                                             \
+  }
+/* The network of the least number of vectors (1, 2, 4 or 8) that holds the part. */
+#define KILN_NET(NAME, T, VT, LANES, LOG, LOADV, STOREV, MINMAX, PERMI, IDXT, MASKT, REVT, MAXV)             \
+  KILN_AVX2 static inline VT kiln_step_##NAME(VT x, int lj, int lk) {                                  \
+    VT y = PERMI(x, KILN_IDX(IDXT[lj])), mn, mx;                                                       \
+    MINMAX(x, y, mn, mx);                                                                              \
+    return KILN_BLEND_##NAME(mn, mx, KILN_IDX(MASKT[lk][lj]));                                         \
+  }                                                                                                    \
+  KILN_NETR(NAME, T, VT, LANES, LOG, 1, LOADV, STOREV, MINMAX, PERMI, IDXT, MASKT, REVT, MAXV)         \
+  KILN_NETR(NAME, T, VT, LANES, LOG, 2, LOADV, STOREV, MINMAX, PERMI, IDXT, MASKT, REVT, MAXV)         \
+  KILN_NETR(NAME, T, VT, LANES, LOG, 4, LOADV, STOREV, MINMAX, PERMI, IDXT, MASKT, REVT, MAXV)         \
+  KILN_NETR(NAME, T, VT, LANES, LOG, 8, LOADV, STOREV, MINMAX, PERMI, IDXT, MASKT, REVT, MAXV)         \
+  KILN_AVX2 static void kiln_vnet_##NAME(T *x, int64_t n) {                                            \
+    if (n <= LANES)                                                                                    \
+      kiln_vnet1_##NAME(x, n);                                                                         \
+    else if (n <= 2 * LANES)                                                                           \
+      kiln_vnet2_##NAME(x, n);                                                                         \
+    else if (n <= 4 * LANES)                                                                           \
+      kiln_vnet4_##NAME(x, n);                                                                         \
+    else                                                                                               \
+      kiln_vnet8_##NAME(x, n);                                                                         \
+  }
+/* MINMAX(a, b, mn, mx): mn, mx <- the lesser and the greater of each lane (a permutation of a, b). */
+#define KILN_MINMAX_PS(a, b, mn, mx)                                                                   \
+  do {                                                                                                 \
+    __m256 a__ = (a), b__ = (b), lt__ = _mm256_cmp_ps(b__, a__, _CMP_LT_OQ);                            \
+    mn = _mm256_blendv_ps(a__, b__, lt__);                                                             \
+    mx = _mm256_blendv_ps(b__, a__, lt__);                                                             \
+  } while (0)
+#define KILN_MINMAX_PD(a, b, mn, mx)                                                                   \
+  do {                                                                                                 \
+    __m256d a__ = (a), b__ = (b), lt__ = _mm256_cmp_pd(b__, a__, _CMP_LT_OQ);                           \
+    mn = _mm256_blendv_pd(a__, b__, lt__);                                                             \
+    mx = _mm256_blendv_pd(b__, a__, lt__);                                                             \
+  } while (0)
+#define KILN_MINMAX_EPI32(a, b, mn, mx)                                                                \
+  do {                                                                                                 \
+    __m256i a__ = (a), b__ = (b);                                                                      \
+    mn = _mm256_min_epi32(a__, b__);                                                                   \
+    mx = _mm256_max_epi32(a__, b__);                                                                   \
+  } while (0)
+#define KILN_MINMAX_EPI64(a, b, mn, mx)                                                                \
+  do {                                                                                                 \
+    __m256i a__ = (a), b__ = (b), gt__ = _mm256_cmpgt_epi64(a__, b__);                                 \
+    mn = _mm256_blendv_epi8(a__, b__, gt__);                                                           \
+    mx = _mm256_blendv_epi8(b__, a__, gt__);                                                           \
+  } while (0)
+#define KILN_PERMI_PS(x, i) _mm256_permutevar8x32_ps(x, i)
+#define KILN_PERMI_PD(x, i) _mm256_castsi256_pd(_mm256_permutevar8x32_epi32(_mm256_castpd_si256(x), i))
+#define KILN_PERMI_SI(x, i) _mm256_permutevar8x32_epi32(x, i)
+#define KILN_BLEND_f32(mn, mx, m) _mm256_blendv_ps(mn, mx, _mm256_castsi256_ps(m))
+#define KILN_BLEND_f64(mn, mx, m) _mm256_blendv_pd(mn, mx, _mm256_castsi256_pd(m))
+#define KILN_BLEND_i32(mn, mx, m) _mm256_blendv_epi8(mn, mx, m)
+#define KILN_BLEND_i64(mn, mx, m) _mm256_blendv_epi8(mn, mx, m)
+KILN_NET(f32, float, __m256, 8, 3, KILN_LOAD_PS, KILN_STORE_PS, KILN_MINMAX_PS, KILN_PERMI_PS, kiln_netidx32,
+         kiln_netmask32, kiln_rev32, INFINITY)
+KILN_NET(f64, double, __m256d, 4, 2, KILN_LOAD_PD, KILN_STORE_PD, KILN_MINMAX_PD, KILN_PERMI_PD, kiln_netidx64,
+         kiln_netmask64, kiln_rev64, INFINITY)
+KILN_NET(i32, int32_t, __m256i, 8, 3, KILN_LOAD_SI, KILN_STORE_SI, KILN_MINMAX_EPI32, KILN_PERMI_SI,
+         kiln_netidx32, kiln_netmask32, kiln_rev32, INT32_MAX)
+KILN_NET(i64, int64_t, __m256i, 4, 2, KILN_LOAD_SI, KILN_STORE_SI, KILN_MINMAX_EPI64, KILN_PERMI_SI,
+         kiln_netidx64, kiln_netmask64, kiln_rev64, INT64_MAX)
+#endif
+
+/* The three-way pass of the selection (values less than p1 to the front of
+ * dst, greater than p2, NaNs included, to its back, the others to mid) with
+ * the same permute-and-store-twice scheme, a third store for mid; -1 when
+ * it does not apply (no AVX2, a NaN pivot). */
+#define KILN_VPASS3(NAME, T, VT, LANES, LOADV, STOREV, SPLAT, LTMASK, GTMASK, PERM)                    \
+  KILN_AVX2 static int64_t kiln_vpass3_##NAME(const T *src, int64_t n, T *dst, T *mid, T p1, T p2,     \
+                                              int64_t *mcount) {                                       \
+    if (!kiln_avx2 || p1 != p1 || p2 != p2)                                                            \
+      return -1;                                                                                       \
+    VT a = SPLAT(p1), b = SPLAT(p2);                                                                   \
+    const int full = (1 << LANES) - 1;                                                                 \
+    int64_t l = 0, r = n, m = 0, i = 0;                                                                \
+    for (; n - i >= 2 * LANES; i += LANES) {                                                           \
+      VT v = LOADV(src + i);                                                                           \
+      int lt = LTMASK(v, a), gt = GTMASK(v, b), md = full & ~(lt | gt);                                \
+      STOREV(dst + l, PERM(v, lt));                                                                    \
+      STOREV(dst + r - LANES, PERM(v, full & ~gt));                                                    \
+      STOREV(mid + m, PERM(v, md));                                                                    \
+      l += __builtin_popcount((unsigned)lt);                                                           \
+      r -= __builtin_popcount((unsigned)gt);                                                           \
+      m += __builtin_popcount((unsigned)md);                                                           \
+    }                                                                                                  \
+    for (; i < n; i++) {                                                                               \
+      T v = src[i];                                                                                    \
+      int lt = v < p1, gt = !(v <= p2);                                                                \
+      dst[l] = v;                                                                                      \
+      dst[r - 1] = v;                                                                                  \
+      mid[m] = v;                                                                                      \
+      l += lt;                                                                                         \
+      r -= gt;                                                                                         \
+      m += !(lt | gt);                                                                                 \
+    }                                                                                                  \
+    *mcount = m;                                                                                       \
+    return l;                                                                                          \
+  }
+#define KILN_GT_PS(v, p) _mm256_movemask_ps(_mm256_cmp_ps(v, p, _CMP_NLE_UQ))
+#define KILN_GT_PD(v, p) _mm256_movemask_pd(_mm256_cmp_pd(v, p, _CMP_NLE_UQ))
+#define KILN_GT_EPI32(v, p) _mm256_movemask_ps(_mm256_castsi256_ps(_mm256_cmpgt_epi32(v, p)))
+#define KILN_GT_EPI64(v, p) _mm256_movemask_pd(_mm256_castsi256_pd(_mm256_cmpgt_epi64(v, p)))
+/* The first pass of argpartition on the values themselves (AVX2): the
+ * positions of the values less than p1 to the front of dst, of those
+ * greater than p2 (NaNs included) to its back, the others' values and
+ * positions to midv and midi; positions are permuted with the values'
+ * table (32-bit values carry 32-bit positions, widened as they are stored). */
+#define KILN_VARGPASS(NAME, T, VT, LANES, LOADV, SPLAT, LTMASK, GTMASK, PERM, STOREV, IDX0, IDXSTEP, IDXADD,  \
+                      STOREIDX)                                                                        \
+  static const int kiln_has_vargpass_##NAME = 1;                                                       \
+  KILN_AVX2 static int64_t kiln_vargpass_##NAME(const T *src, int64_t n, int64_t *dst, T *midv, int64_t *midi, \
+                                                T p1, T p2, int64_t *mcount) {                         \
+    VT a = SPLAT(p1), b = SPLAT(p2);                                                                   \
+    __m256i iv = IDX0, step = IDXSTEP;                                                                 \
+    const int full = (1 << LANES) - 1;                                                                 \
+    int64_t l = 0, r = n, m = 0, i = 0;                                                                \
+    for (; n - i >= 2 * LANES; i += LANES, iv = IDXADD(iv, step)) {                                    \
+      VT v = LOADV(src + i);                                                                           \
+      int lt = LTMASK(v, a), gt = GTMASK(v, b), md = full & ~(lt | gt);                                \
+      STOREIDX(dst + l, _mm256_permutevar8x32_epi32(iv, KILN_IDX(KILN_PERMT_##NAME[lt])));              \
+      STOREIDX(dst + r - LANES, _mm256_permutevar8x32_epi32(iv, KILN_IDX(KILN_PERMT_##NAME[full & ~gt]))); \
+      STOREIDX(midi + m, _mm256_permutevar8x32_epi32(iv, KILN_IDX(KILN_PERMT_##NAME[md])));             \
+      STOREV(midv + m, PERM(v, md));                                                                   \
+      l += __builtin_popcount((unsigned)lt);                                                           \
+      r -= __builtin_popcount((unsigned)gt);                                                           \
+      m += __builtin_popcount((unsigned)md);                                                           \
+    }                                                                                                  \
+    for (; i < n; i++) {                                                                               \
+      T v = src[i];                                                                                    \
+      int lt = v < p1, gt = !(v <= p2);                                                                \
+      dst[l] = i;                                                                                      \
+      dst[r - 1] = i;                                                                                  \
+      midv[m] = v;                                                                                     \
+      midi[m] = i;                                                                                     \
+      l += lt;                                                                                         \
+      r -= gt;                                                                                         \
+      m += !(lt | gt);                                                                                 \
+    }                                                                                                  \
+    *mcount = m;                                                                                       \
+    return l;                                                                                          \
+  }
+#define KILN_PERMT_f32 kiln_perm32
+#define KILN_PERMT_i32 kiln_perm32
+#define KILN_PERMT_f64 kiln_perm64
+#define KILN_PERMT_i64 kiln_perm64
+#define KILN_IDX0_32 _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7)
+#define KILN_IDX0_64 _mm256_setr_epi64x(0, 1, 2, 3)
+#define KILN_STOREIDX_32(p, w)                                                                         \
+  do {                                                                                                 \
+    __m256i w_ = (w);                                                                                  \
+    _mm256_storeu_si256((__m256i *)(p), _mm256_cvtepi32_epi64(_mm256_castsi256_si128(w_)));            \
+    _mm256_storeu_si256((__m256i *)(p) + 1, _mm256_cvtepi32_epi64(_mm256_extracti128_si256(w_, 1)));   \
+  } while (0)
+#define KILN_STOREIDX_64(p, w) _mm256_storeu_si256((__m256i *)(p), w)
+#ifndef KILN_HAVE_AVX2_SORT
+static const int kiln_avx2 = 0; /* the portable code only */
+#endif
+#define KILN_VEC_NONE_SORT(NAME, T)                                                                    \
+  static int kiln_vsortrow_##NAME(const T *row, int64_t stride, T *outp, T *tmp, int64_t n) {          \
+    (void)row, (void)stride, (void)outp, (void)tmp, (void)n;                                           \
+    return 0;                                                                                          \
+  }
+#define KILN_VEC_NONE_PASS(NAME, T)                                                                    \
+  __attribute__((unused)) static int64_t kiln_vpass3_##NAME(const T *src, int64_t n, T *dst, T *mid, T p1,  \
+                                                             T p2, int64_t *mc) {                     \
+    (void)src, (void)n, (void)dst, (void)mid, (void)p1, (void)p2, (void)mc;                            \
+    return -1;                                                                                         \
+  }
+#define KILN_VEC_NONE_ARGPASS(NAME, T)                                                                 \
+  static const int kiln_has_vargpass_##NAME = 0;                                                       \
+  static int64_t kiln_vargpass_##NAME(const T *src, int64_t n, int64_t *dst, T *midv, int64_t *midi, T p1, \
+                                      T p2, int64_t *mc) {                                             \
+    (void)src, (void)n, (void)dst, (void)midv, (void)midi, (void)p1, (void)p2, (void)mc;               \
+    return -1;                                                                                         \
+  }
+/* VEC(SORT, NAME, T): kiln_vsortrow_<T>; VEC(PASS, NAME, T): kiln_vpass3_<T>;
+ * VEC(ARGPASS, NAME, T): kiln_vargpass_<T>. */
+#define KILN_VEC_NONE(WHAT, NAME, T) KILN_VEC_NONE_##WHAT(NAME, T)
+#ifdef KILN_HAVE_AVX2_SORT
+#define KILN_VEC_F32_SORT(NAME, T)                                                                     \
+  KILN_VQS(NAME, T, __m256, 8, KILN_LOAD_PS, KILN_STORE_PS, _mm256_set1_ps, KILN_LT_PS, KILN_PERM_PS,   \
+           INFINITY, KILN_SUCC_F32)
+#define KILN_VEC_F32_PASS(NAME, T)                                                                     \
+  KILN_VPASS3(NAME, T, __m256, 8, KILN_LOAD_PS, KILN_STORE_PS, _mm256_set1_ps, KILN_LT_PS, KILN_GT_PS,  \
+              KILN_PERM_PS)
+#define KILN_VEC_F64_SORT(NAME, T)                                                                     \
+  KILN_VQS(NAME, T, __m256d, 4, KILN_LOAD_PD, KILN_STORE_PD, _mm256_set1_pd, KILN_LT_PD, KILN_PERM_PD,  \
+           INFINITY, KILN_SUCC_F64)
+#define KILN_VEC_F64_PASS(NAME, T)                                                                     \
+  KILN_VPASS3(NAME, T, __m256d, 4, KILN_LOAD_PD, KILN_STORE_PD, _mm256_set1_pd, KILN_LT_PD, KILN_GT_PD, \
+              KILN_PERM_PD)
+#define KILN_VEC_I32_SORT(NAME, T)                                                                     \
+  KILN_VQS(NAME, T, __m256i, 8, KILN_LOAD_SI, KILN_STORE_SI, KILN_SPLAT_EPI32, KILN_LT_EPI32,          \
+           KILN_PERM_EPI32, INT32_MAX, KILN_SUCC_INT)
+#define KILN_VEC_I32_PASS(NAME, T)                                                                     \
+  KILN_VPASS3(NAME, T, __m256i, 8, KILN_LOAD_SI, KILN_STORE_SI, KILN_SPLAT_EPI32, KILN_LT_EPI32,       \
+              KILN_GT_EPI32, KILN_PERM_EPI32)
+#define KILN_VEC_I64_SORT(NAME, T)                                                                     \
+  KILN_VQS(NAME, T, __m256i, 4, KILN_LOAD_SI, KILN_STORE_SI, KILN_SPLAT_EPI64, KILN_LT_EPI64,          \
+           KILN_PERM_EPI64, INT64_MAX, KILN_SUCC_INT)
+#define KILN_VEC_I64_PASS(NAME, T)                                                                     \
+  KILN_VPASS3(NAME, T, __m256i, 4, KILN_LOAD_SI, KILN_STORE_SI, KILN_SPLAT_EPI64, KILN_LT_EPI64,       \
+              KILN_GT_EPI64, KILN_PERM_EPI64)
+#define KILN_VEC_F32_ARGPASS(NAME, T)                                                                  \
+  KILN_VARGPASS(NAME, T, __m256, 8, KILN_LOAD_PS, _mm256_set1_ps, KILN_LT_PS, KILN_GT_PS, KILN_PERM_PS,   \
+                KILN_STORE_PS, KILN_IDX0_32, _mm256_set1_epi32(8), _mm256_add_epi32, KILN_STOREIDX_32)
+#define KILN_VEC_I32_ARGPASS(NAME, T)                                                                  \
+  KILN_VARGPASS(NAME, T, __m256i, 8, KILN_LOAD_SI, KILN_SPLAT_EPI32, KILN_LT_EPI32, KILN_GT_EPI32,       \
+                KILN_PERM_EPI32, KILN_STORE_SI, KILN_IDX0_32, _mm256_set1_epi32(8), _mm256_add_epi32,    \
+                KILN_STOREIDX_32)
+#define KILN_VEC_F64_ARGPASS(NAME, T)                                                                  \
+  KILN_VARGPASS(NAME, T, __m256d, 4, KILN_LOAD_PD, _mm256_set1_pd, KILN_LT_PD, KILN_GT_PD, KILN_PERM_PD,  \
+                KILN_STORE_PD, KILN_IDX0_64, _mm256_set1_epi64x(4), _mm256_add_epi64, KILN_STOREIDX_64)
+#define KILN_VEC_I64_ARGPASS(NAME, T)                                                                  \
+  KILN_VARGPASS(NAME, T, __m256i, 4, KILN_LOAD_SI, KILN_SPLAT_EPI64, KILN_LT_EPI64, KILN_GT_EPI64,       \
+                KILN_PERM_EPI64, KILN_STORE_SI, KILN_IDX0_64, _mm256_set1_epi64x(4), _mm256_add_epi64,   \
+                KILN_STOREIDX_64)
+#define KILN_VEC_F32(WHAT, NAME, T) KILN_VEC_F32_##WHAT(NAME, T)
+#define KILN_VEC_F64(WHAT, NAME, T) KILN_VEC_F64_##WHAT(NAME, T)
+#define KILN_VEC_I32(WHAT, NAME, T) KILN_VEC_I32_##WHAT(NAME, T)
+#define KILN_VEC_I64(WHAT, NAME, T) KILN_VEC_I64_##WHAT(NAME, T)
+#else
+#define KILN_VEC_F32 KILN_VEC_NONE
+#define KILN_VEC_F64 KILN_VEC_NONE
+#define KILN_VEC_I32 KILN_VEC_NONE
+#define KILN_VEC_I64 KILN_VEC_NONE
+#endif
+
+/* The values of a row (stride apart) sorted into out[0:n] (in place when
+ * row == out, stride 1): one pass makes the keys of the non-NaNs (and their
+ * minimum, maximum, and whether they are already in order or in reverse
+ * order) and keeps the NaNs as they are for the end; tmp holds n keys. */
+#define KILN_SORT_ROW(NAME, T, U, BITS, TO_KEY, FROM_KEY, ISNAN)                                            \
+  static void kiln_sortrow_##NAME(const T *row, int64_t stride, T *outp, U *tmp, int64_t n) {         \
+    U *k = (U *)outp, lo = (U)~(U)0, hi = 0, prev = 0;                                                 \
+    int64_t m = 0, nans = 0, descents = 0, ascents = 0;                                                \
+    for (int64_t i = 0; i < n; i++) {                                                                  \
+      T v = row[i * stride];                                                                           \
+      U bits;                                                                                          \
+      memcpy(&bits, &v, sizeof v);                                                                     \
+      if (ISNAN(BITS, bits)) {                                                                         \
+        tmp[nans++] = bits;                                                                            \
+      } else {                                                                                         \
+        U key = TO_KEY(bits);                                                                          \
+        k[m] = key;                                                                                    \
+        lo = key < lo ? key : lo;                                                                      \
+        hi = key > hi ? key : hi;                                                                      \
+        descents += m > 0 && key < prev;                                                               \
+        ascents += m > 0 && key > prev;                                                                \
+        prev = key;                                                                                    \
+        m++;                                                                                           \
+      }                                                                                                \
+    }                                                                                                  \
+    memcpy(k + m, tmp, (size_t)nans * sizeof(U));                                                      \
+    U *sorted = k;                                                                                     \
+    if (descents > 0 && ascents == 0) {                                                                \
+      for (int64_t i = 0, j = m - 1; i < j; i++, j--) {                                                \
+        U t = k[i];                                                                                    \
+        k[i] = k[j];                                                                                   \
+        k[j] = t;                                                                                      \
+      }                                                                                                \
+    } else if (descents > 0) {                                                                         \
+      sorted = kiln_sortkeys_##BITS(k, tmp, m, lo, hi);                                                \
+    }                                                                                                  \
+    for (int64_t i = 0; i < m; i++)                                                                    \
+      k[i] = FROM_KEY(sorted[i]);                                                                      \
+  }
+
+/* kiln_partrow_<T>(row, stride, out, n, kth, kcount, a, b): the row
+ * partitioned at the kths into out[0:n]; a and b are scratch of n values.
+ * KILN_PART_FR: Floyd-Rivest selection on the values themselves (NumPy's
+ * order as LESS), straight from the row. KILN_PART_KEYS (8- and 16-bit
+ * dtypes): quickselect on the keys in out. */
+#define KILN_PART_FR(NAME, T, U, BITS, TO_KEY, FROM_KEY, ISNAN, LESS)                                      \
+  static void kiln_sortvalues_##NAME(T *x, T *scratch, int64_t n) {                                    \
+    kiln_sortrow_##NAME(x, 1, x, (U *)scratch, n);                                                     \
+  }                                                                                                    \
+  KILN_FR(kiln_frvalues_##NAME, T, LESS, kiln_sortvalues_##NAME, kiln_vpass3_##NAME)                                     \
+  static void kiln_partrow_##NAME(const T *row, int64_t stride, T *outp, int64_t n, const int64_t *ks,  \
+                                  int64_t kcount, T *a, T *b) {                                        \
+    const T *src = row;                                                                                \
+    if (stride != 1) {                                                                                 \
+      for (int64_t i = 0; i < n; i++)                                                                  \
+        b[i] = row[i * stride];                                                                        \
+      src = b;                                                                                         \
+    }                                                                                                  \
+    kiln_frvalues_##NAME(src, outp, a, b, n, ks, kcount, 0, kiln_depth_limit(n), 0);                   \
+  }
+#define KILN_PART_KEYS(NAME, T, U, BITS, TO_KEY, FROM_KEY, ISNAN, LESS)                                    \
+  static void kiln_partrow_##NAME(const T *row, int64_t stride, T *outp, int64_t n, const int64_t *ks,  \
+                                  int64_t kcount, T *a, T *b) {                                        \
+    (void)b;                                                                                           \
+    U *k = (U *)outp, *tmp = (U *)a;                                                                   \
+    int64_t m = 0, nans = 0;                                                                           \
+    for (int64_t i = 0; i < n; i++) {                                                                  \
+      T v = row[i * stride];                                                                           \
+      U bits;                                                                                          \
+      memcpy(&bits, &v, sizeof v);                                                                     \
+      if (ISNAN(BITS, bits))                                                                           \
+        tmp[nans++] = bits;                                                                            \
+      else                                                                                             \
+        k[m++] = TO_KEY(bits);                                                                         \
+    }                                                                                                  \
+    memcpy(k + m, tmp, (size_t)nans * sizeof(U));                                                      \
+    int64_t klimit = 0;                                                                                \
+    while (klimit < kcount && ks[klimit] < m)                                                          \
+      klimit++;                                                                                        \
+    kiln_select_##BITS(k, tmp, 0, m, ks, 0, klimit, kiln_depth_limit(m));                              \
+    for (int64_t i = 0; i < m; i++)                                                                    \
+      k[i] = FROM_KEY(k[i]);                                                                           \
+  }
+
+#define KILN_SORT_ENTRIES(NAME, T, U, BITS, TO_KEY, FROM_KEY, POS_KEY, ISNAN, PART, LESS, VEC)             \
+  KILN_SORT_ROW(NAME, T, U, BITS, TO_KEY, FROM_KEY, ISNAN)                                                  \
+  VEC(PASS, NAME, T)                                                                                        \
+  PART(NAME, T, U, BITS, TO_KEY, FROM_KEY, ISNAN, LESS)                                                     \
+  VEC(SORT, NAME, T)                                                                                        \
   void kiln_sort_##NAME(KILN_MEMREF2_ARGS(i), KILN_MEMREF2_ARGS(o), KILN_MEMREF1_ARGS(k)) {            \
     kiln_memref2 in_ = KILN_MEMREF2(i), out_ = KILN_MEMREF2(o), *in = &in_, *out = &out_;                \
     kiln_memref1 kth_ = KILN_MEMREF1(k), *kth = &kth_;                                                   \
@@ -259,33 +1167,134 @@ static int kiln_depth_limit(int64_t n) {
       return;                                                                                            \
     const T *base = (const T *)in->aligned + in->offset;                                                 \
     const int64_t *ks = (const int64_t *)kth->aligned + kth->offset;                                     \
-    U *tmp = (U *)kiln_sort_alloc((size_t)n * sizeof(U));                                                \
+    /* scratch pages are touched only as far as they are used */                                       \
+    T *a = (T *)kiln_sort_scratch(2 * (size_t)n * sizeof(T)), *b = a + n;                                  \
     for (int64_t r = 0; r < rows; r++) {                                                                 \
       const T *row = base + r * in->strides[0];                                                          \
-      U *k = (U *)((T *)out->aligned + out->offset + r * out->strides[0]);                               \
-      int64_t m = 0, nans = 0;                                                                           \
-      for (int64_t i = 0; i < n; i++) {                                                                  \
-        T v = row[i * in->strides[1]];                                                                   \
-        U bits;                                                                                          \
-        memcpy(&bits, &v, sizeof v);                                                                     \
-        if (ISNAN(BITS, bits))                                                                           \
-          tmp[nans++] = bits;                                                                            \
-        else                                                                                             \
-          k[m++] = TO_KEY(bits);                                                                         \
-      }                                                                                                  \
-      memcpy(k + m, tmp, (size_t)nans * sizeof(U));                                                      \
-      int64_t klimit = 0;                                                                                \
-      while (klimit < kcount && ks[klimit] < m)                                                          \
-        klimit++;                                                                                        \
-      if (kcount == 0)                                                                                   \
-        kiln_radix_##BITS(k, tmp, m);                                                                    \
-      else                                                                                               \
-        kiln_select_##BITS(k, tmp, 0, m, ks, 0, klimit, kiln_depth_limit(m));                            \
-      for (int64_t i = 0; i < m; i++)                                                                    \
-        k[i] = FROM_KEY(k[i]);                                                                           \
+      T *dst = (T *)out->aligned + out->offset + r * out->strides[0];                                    \
+      if (kcount == 0) {                                                                                 \
+        if (!kiln_vsortrow_##NAME(row, in->strides[1], dst, a, n))                                       \
+          kiln_sortrow_##NAME(row, in->strides[1], dst, (U *)a, n);                                      \
+      } else                                                                                             \
+        kiln_partrow_##NAME(row, in->strides[1], dst, n, ks, kcount, a, b);                              \
     }                                                                                                    \
-    _mlir_memref_to_llvm_free(tmp);                                                                      \
+    kiln_sort_release(a);                                                                                \
   }                                                                                                      \
+  VEC(ARGPASS, NAME, T)                                                                                     \
+  /* argpartition of a contiguous row (AVX2): the first three-way pass on the values (pivots from a     \
+   * sample, as kiln_frpairs'), then (key, position) pairs only for the parts holding a kth. 0: not     \
+   * done (no AVX2, a strided or short row, a NaN pivot). */                                           \
+  static int kiln_vargpart_##NAME(const T *row, int64_t stride, int64_t n, int64_t *dst, const int64_t *ks, \
+                                  int64_t kc, kiln_pair_##BITS *p) {                                   \
+    if (!kiln_has_vargpass_##NAME || !kiln_avx2 || stride != 1 || n < 4096 || n > INT32_MAX)           \
+      return 0;                                                                                        \
+    T s[255];                                                                                          \
+    int64_t ns = 255, step = n / ns;                                                                   \
+    for (int64_t i = 0; i < ns; i++) {                                                                 \
+      T v = row[i * step + step / 2];                                                                  \
+      int64_t j = i;                                                                                   \
+      while (j > 0 && LESS(v, s[j - 1])) {                                                             \
+        s[j] = s[j - 1];                                                                               \
+        j--;                                                                                           \
+      }                                                                                                \
+      s[j] = v;                                                                                        \
+    }                                                                                                  \
+    int64_t j = ks[kc / 2] * ns / n;                                                                   \
+    T p1 = s[j - 20 < 0 ? 0 : j - 20], p2 = s[j + 20 >= ns ? ns - 1 : j + 20];                         \
+    if (p1 != p1 || p2 != p2)                                                                          \
+      return 0;                                                                                        \
+    kiln_pair_##BITS *P = p, *D = p + n, *S = p + 2 * n;                                               \
+    int64_t *midi = (int64_t *)S, m;                                                                   \
+    T *midv = (T *)(midi + n);                                                                         \
+    int64_t l = kiln_vargpass_##NAME(row, n, dst, midv, midi, p1, p2, &m), r = l + m, a = 0, b;         \
+    while (a < kc && ks[a] < l)                                                                        \
+      a++;                                                                                             \
+    b = a;                                                                                             \
+    while (b < kc && ks[b] < r)                                                                        \
+      b++;                                                                                             \
+    if (b > a && LESS(p1, p2)) {                                                                       \
+      for (int64_t i = 0; i < m; i++) {                                                                \
+        U bits;                                                                                        \
+        memcpy(&bits, &midv[i], sizeof bits);                                                          \
+        P[i].key = POS_KEY(bits);                                                                      \
+        P[i].pos = midi[i];                                                                            \
+      }                                                                                                \
+      kiln_frpairs_##BITS(P, D, S, P, m, ks + a, b - a, l, kiln_depth_limit(m), 0);                     \
+      for (int64_t i = 0; i < m; i++)                                                                  \
+        dst[l + i] = D[i].pos;                                                                         \
+    } else {                                                                                           \
+      memcpy(dst + l, midi, (size_t)m * sizeof(int64_t));                                              \
+    }                                                                                                  \
+    int64_t lo_[2] = {0, r}, hi_[2] = {l, n}, k0[2] = {0, b}, k1[2] = {a, kc};                         \
+    for (int side = 0; side < 2; side++) {                                                             \
+      int64_t o = lo_[side], len = hi_[side] - o;                                                      \
+      if (k1[side] == k0[side])                                                                        \
+        continue;                                                                                      \
+      for (int64_t i = 0; i < len; i++) {                                                              \
+        U bits;                                                                                        \
+        memcpy(&bits, &row[dst[o + i]], sizeof bits);                                                  \
+        P[i].key = POS_KEY(bits);                                                                      \
+        P[i].pos = dst[o + i];                                                                         \
+      }                                                                                                \
+      kiln_frpairs_##BITS(P, D, S, P, len, ks + k0[side], k1[side] - k0[side], o, kiln_depth_limit(len), 0); \
+      for (int64_t i = 0; i < len; i++)                                                                \
+        dst[o + i] = D[i].pos;                                                                         \
+    }                                                                                                  \
+    return 1;                                                                                          \
+  }                                                                                                    \
+  /* Stable positions of rows made of at most KILN_RUNS runs (non-decreasing, or strictly decreasing:  \
+   * reversed, which keeps them stable), merged pairwise (ties from the left run); the sorted pairs,   \
+   * in p or tmp, or NULL when there are more runs. */                                                 \
+  static kiln_pair_##BITS *kiln_pairruns_##NAME(kiln_pair_##BITS *p, kiln_pair_##BITS *tmp, int64_t n) { \
+    int64_t b[KILN_RUNS + 1];                                                                          \
+    int k = 0;                                                                                         \
+    b[0] = 0;                                                                                          \
+    for (int64_t i = 0; i < n;) {                                                                      \
+      if (k == KILN_RUNS)                                                                              \
+        return NULL;                                                                                   \
+      int64_t j = i + 1;                                                                               \
+      if (j < n && p[j].key < p[i].key) {                                                              \
+        while (j < n && p[j].key < p[j - 1].key)                                                       \
+          j++;                                                                                         \
+        for (int64_t lo = i, hi = j - 1; lo < hi; lo++, hi--) {                                        \
+          kiln_pair_##BITS t = p[lo];                                                                  \
+          p[lo] = p[hi];                                                                               \
+          p[hi] = t;                                                                                   \
+        }                                                                                              \
+      } else {                                                                                         \
+        while (j < n && p[j].key >= p[j - 1].key)                                                      \
+          j++;                                                                                         \
+      }                                                                                                \
+      b[++k] = i = j;                                                                                  \
+    }                                                                                                  \
+    kiln_pair_##BITS *src = p, *dst = tmp;                                                             \
+    while (k > 1) {                                                                                    \
+      int nk = 0;                                                                                      \
+      for (int r = 0; r < k; r += 2) {                                                                 \
+        if (r + 1 == k) {                                                                              \
+          memcpy(dst + b[r], src + b[r], (size_t)(b[r + 1] - b[r]) * sizeof *p);                       \
+        } else {                                                                                       \
+          int64_t x = b[r], xe = b[r + 1], y = xe, ye = b[r + 2], o = x;                               \
+          while (x < xe && y < ye) {                                                                   \
+            int t = src[y].key < src[x].key;                                                           \
+            dst[o++] = t ? src[y] : src[x];                                                            \
+            x += !t;                                                                                   \
+            y += t;                                                                                    \
+          }                                                                                            \
+          memcpy(dst + o, src + x, (size_t)(xe - x) * sizeof *p);                                      \
+          o += xe - x;                                                                                 \
+          memcpy(dst + o, src + y, (size_t)(ye - y) * sizeof *p);                                      \
+        }                                                                                              \
+        b[nk++] = b[r];                                                                                \
+      }                                                                                                \
+      b[nk] = n;                                                                                       \
+      k = nk;                                                                                          \
+      kiln_pair_##BITS *t = src;                                                                       \
+      src = dst;                                                                                       \
+      dst = t;                                                                                         \
+    }                                                                                                  \
+    return src;                                                                                        \
+  }                                                                                                    \
   void kiln_argsort_##NAME(KILN_MEMREF2_ARGS(i), KILN_MEMREF2_ARGS(o), KILN_MEMREF1_ARGS(k)) {         \
     kiln_memref2 in_ = KILN_MEMREF2(i), out_ = KILN_MEMREF2(o), *in = &in_, *out = &out_;                \
     kiln_memref1 kth_ = KILN_MEMREF1(k), *kth = &kth_;                                                   \
@@ -294,25 +1303,46 @@ static int kiln_depth_limit(int64_t n) {
       return;                                                                                            \
     const T *base = (const T *)in->aligned + in->offset;                                                 \
     const int64_t *ks = (const int64_t *)kth->aligned + kth->offset;                                     \
-    kiln_pair_##BITS *p = (kiln_pair_##BITS *)kiln_sort_alloc(2 * (size_t)n * sizeof *p);                \
+    kiln_pair_##BITS *p = (kiln_pair_##BITS *)kiln_sort_scratch((kcount ? 3 : 2) * (size_t)n * sizeof *p); \
     for (int64_t r = 0; r < rows; r++) {                                                                 \
       const T *row = base + r * in->strides[0];                                                          \
       int64_t *dst = (int64_t *)out->aligned + out->offset + r * out->strides[0];                        \
+      if (kcount > 0 && kiln_vargpart_##NAME(row, in->strides[1], n, dst, ks, kcount, p))                \
+        continue;                                                                                        \
+      int64_t descents = 0, rises = 0; /* key < previous; key >= previous */                             \
       for (int64_t i = 0; i < n; i++) {                                                                  \
         T v = row[i * in->strides[1]];                                                                   \
         U bits;                                                                                          \
         memcpy(&bits, &v, sizeof v);                                                                     \
         p[i].key = POS_KEY(bits);                                                                        \
         p[i].pos = i;                                                                                    \
+        descents += i > 0 && p[i].key < p[i - 1].key;                                                    \
+        rises += i > 0 && p[i].key >= p[i - 1].key;                                                      \
       }                                                                                                  \
-      if (kcount == 0)                                                                                   \
-        kiln_radix_pairs_##BITS(p, p + n, n);                                                            \
-      else                                                                                               \
-        kiln_select_pairs_##BITS(p, p + n, 0, n, ks, 0, kcount, kiln_depth_limit(n));                    \
+      kiln_pair_##BITS *sorted = p;                                                                      \
+      if (kcount == 0 && descents == 0) { /* in order: the stable positions are 0..n-1 */                \
+        for (int64_t i = 0; i < n; i++)                                                                  \
+          dst[i] = i;                                                                                    \
+        continue;                                                                                        \
+      }                                                                                                  \
+      if (kcount == 0 && rises == 0) { /* strictly decreasing: n-1..0 */                                 \
+        for (int64_t i = 0; i < n; i++)                                                                  \
+          dst[i] = n - 1 - i;                                                                            \
+        continue;                                                                                        \
+      }                                                                                                  \
+      if (kcount == 0) {                                                                                 \
+        if ((sorted = kiln_pairruns_##NAME(p, p + n, n)) == NULL) {                                      \
+          sorted = p;                                                                                    \
+          kiln_radix_pairs_##BITS(p, p + n, n);                                                          \
+        }                                                                                                \
+      } else {                                                                                           \
+        sorted = p + n;                                                                                  \
+        kiln_frpairs_##BITS(p, sorted, p + 2 * n, p, n, ks, kcount, 0, kiln_depth_limit(n), 0);          \
+      }                                                                                                  \
       for (int64_t i = 0; i < n; i++)                                                                    \
-        dst[i] = p[i].pos;                                                                               \
+        dst[i] = sorted[i].pos;                                                                          \
     }                                                                                                    \
-    _mlir_memref_to_llvm_free(p);                                                                        \
+    kiln_sort_release(p);                                                                                \
   }
 
 #define KILN_ID(x) (x)
@@ -329,15 +1359,15 @@ static int kiln_depth_limit(int64_t n) {
 #define KILN_FPOS_32(x) KILN_FPOS(32, x)
 #define KILN_FPOS_64(x) KILN_FPOS(64, x)
 
-KILN_SORT_ENTRIES(bool, uint8_t, uint8_t, 8, KILN_BOOL, KILN_ID, KILN_BOOL, KILN_NEVER_NAN)
-KILN_SORT_ENTRIES(u8, uint8_t, uint8_t, 8, KILN_ID, KILN_ID, KILN_ID, KILN_NEVER_NAN)
-KILN_SORT_ENTRIES(u16, uint16_t, uint16_t, 16, KILN_ID, KILN_ID, KILN_ID, KILN_NEVER_NAN)
-KILN_SORT_ENTRIES(u32, uint32_t, uint32_t, 32, KILN_ID, KILN_ID, KILN_ID, KILN_NEVER_NAN)
-KILN_SORT_ENTRIES(u64, uint64_t, uint64_t, 64, KILN_ID, KILN_ID, KILN_ID, KILN_NEVER_NAN)
-KILN_SORT_ENTRIES(i8, int8_t, uint8_t, 8, KILN_SIGNED_8, KILN_SIGNED_8, KILN_SIGNED_8, KILN_NEVER_NAN)
-KILN_SORT_ENTRIES(i16, int16_t, uint16_t, 16, KILN_SIGNED_16, KILN_SIGNED_16, KILN_SIGNED_16, KILN_NEVER_NAN)
-KILN_SORT_ENTRIES(i32, int32_t, uint32_t, 32, KILN_SIGNED_32, KILN_SIGNED_32, KILN_SIGNED_32, KILN_NEVER_NAN)
-KILN_SORT_ENTRIES(i64, int64_t, uint64_t, 64, KILN_SIGNED_64, KILN_SIGNED_64, KILN_SIGNED_64, KILN_NEVER_NAN)
-KILN_SORT_ENTRIES(f16, uint16_t, uint16_t, 16, kiln_fkey_16, kiln_funkey_16, KILN_FPOS_16, KILN_FLOAT_NAN)
-KILN_SORT_ENTRIES(f32, float, uint32_t, 32, kiln_fkey_32, kiln_funkey_32, KILN_FPOS_32, KILN_FLOAT_NAN)
-KILN_SORT_ENTRIES(f64, double, uint64_t, 64, kiln_fkey_64, kiln_funkey_64, KILN_FPOS_64, KILN_FLOAT_NAN)
+KILN_SORT_ENTRIES(bool, uint8_t, uint8_t, 8, KILN_BOOL, KILN_ID, KILN_BOOL, KILN_NEVER_NAN, KILN_PART_KEYS, KILN_LESS_INT, KILN_VEC_NONE)
+KILN_SORT_ENTRIES(u8, uint8_t, uint8_t, 8, KILN_ID, KILN_ID, KILN_ID, KILN_NEVER_NAN, KILN_PART_KEYS, KILN_LESS_INT, KILN_VEC_NONE)
+KILN_SORT_ENTRIES(u16, uint16_t, uint16_t, 16, KILN_ID, KILN_ID, KILN_ID, KILN_NEVER_NAN, KILN_PART_KEYS, KILN_LESS_INT, KILN_VEC_NONE)
+KILN_SORT_ENTRIES(u32, uint32_t, uint32_t, 32, KILN_ID, KILN_ID, KILN_ID, KILN_NEVER_NAN, KILN_PART_FR, KILN_LESS_INT, KILN_VEC_NONE)
+KILN_SORT_ENTRIES(u64, uint64_t, uint64_t, 64, KILN_ID, KILN_ID, KILN_ID, KILN_NEVER_NAN, KILN_PART_FR, KILN_LESS_INT, KILN_VEC_NONE)
+KILN_SORT_ENTRIES(i8, int8_t, uint8_t, 8, KILN_SIGNED_8, KILN_SIGNED_8, KILN_SIGNED_8, KILN_NEVER_NAN, KILN_PART_KEYS, KILN_LESS_INT, KILN_VEC_NONE)
+KILN_SORT_ENTRIES(i16, int16_t, uint16_t, 16, KILN_SIGNED_16, KILN_SIGNED_16, KILN_SIGNED_16, KILN_NEVER_NAN, KILN_PART_KEYS, KILN_LESS_INT, KILN_VEC_NONE)
+KILN_SORT_ENTRIES(i32, int32_t, uint32_t, 32, KILN_SIGNED_32, KILN_SIGNED_32, KILN_SIGNED_32, KILN_NEVER_NAN, KILN_PART_FR, KILN_LESS_INT, KILN_VEC_I32)
+KILN_SORT_ENTRIES(i64, int64_t, uint64_t, 64, KILN_SIGNED_64, KILN_SIGNED_64, KILN_SIGNED_64, KILN_NEVER_NAN, KILN_PART_FR, KILN_LESS_INT, KILN_VEC_I64)
+KILN_SORT_ENTRIES(f16, uint16_t, uint16_t, 16, kiln_fkey_16, kiln_funkey_16, KILN_FPOS_16, KILN_FLOAT_NAN, KILN_PART_KEYS, KILN_LESS_INT, KILN_VEC_NONE)
+KILN_SORT_ENTRIES(f32, float, uint32_t, 32, kiln_fkey_32, kiln_funkey_32, KILN_FPOS_32, KILN_FLOAT_NAN, KILN_PART_FR, KILN_LESS_FLOAT, KILN_VEC_F32)
+KILN_SORT_ENTRIES(f64, double, uint64_t, 64, kiln_fkey_64, kiln_funkey_64, KILN_FPOS_64, KILN_FLOAT_NAN, KILN_PART_FR, KILN_LESS_FLOAT, KILN_VEC_F64)
