@@ -66,26 +66,38 @@ def _broadcast_by_maps(op: ir.Operation, sizes: list, ones: frozenset = frozense
 def _broadcast_by_reads(op: ir.Operation, sizes: list, maybe: list[int], is_one: dict) -> ir.Value:
     """The general broadcast: each result element reads the operand with
     `tensor.extract`, at index 0 along an operand dim that is 1 (static, or
-    a maybe-expanding dim found to be 1 when the program runs)."""
+    a maybe-expanding dim found to be 1 when the program runs).
+
+    Only the size-1 fallback of a versioned broadcast uses it, which runs
+    when a dim is 1 at run time: serial `scf.for` loops filling the result
+    with `tensor.insert`, not a parallel `linalg.generic`, so it is neither
+    outlined by kiln-parallelize nor versioned (LLVM compiles one plain
+    nest per operand instead of an outlined and an inline vectorized one)."""
     operand = op.operands[0]
     result_type = ir.RankedTensorType(op.results[0].type)
     operand_type = ir.RankedTensorType(operand.type)
     bdims = list(ir.DenseI64ArrayAttr(op.attributes["broadcast_dimensions"]))
     expanding = axes_attribute(op, "known_expanding_dimensions")
-    generic, block = _parallel_generic(result_type, sizes)
-    with ir.InsertionPoint(block):
-        zero = index_value(0)
-        indices = []
-        for j, d in enumerate(bdims):
-            position = linalg.IndexOp(d).result
-            if operand_type.shape[j] == 1 or j in expanding:
-                indices.append(zero)
-            elif j in maybe:
-                indices.append(arith.select(is_one[j], zero, position))
-            else:
-                indices.append(position)
-        linalg.YieldOp([tensor.extract(operand, indices)])
-    return generic.result
+    zero, one = index_value(0), index_value(1)
+    bounds = [_as_index(n) for n in sizes]
+
+    def fill(depth: int, ivs: list, result: ir.Value) -> ir.Value:
+        if depth == result_type.rank:
+            indices = []
+            for j, d in enumerate(bdims):
+                if operand_type.shape[j] == 1 or j in expanding:
+                    indices.append(zero)
+                elif j in maybe:
+                    indices.append(arith.select(is_one[j], zero, ivs[d]))
+                else:
+                    indices.append(ivs[d])
+            return tensor.insert(tensor.extract(operand, indices), result, ivs)
+        loop = scf.ForOp(zero, bounds[depth], one, [result])
+        with ir.InsertionPoint(loop.body):
+            scf.YieldOp([fill(depth + 1, ivs + [loop.induction_variable], loop.inner_iter_args[0])])
+        return loop.results[0]
+
+    return fill(0, [], tensor.empty(sizes, result_type.element_type))
 
 
 def _unchanged(operand: ir.Value, result_type: ir.RankedTensorType, sizes: list) -> ir.Value:

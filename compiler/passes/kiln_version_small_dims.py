@@ -22,8 +22,9 @@ extent of 3 it runs scalar. One compile still serves every size.
 
 With `bodies=true` (run after kiln-parallelize) the pass versions the
 outlined parallel bodies instead: a body that reads columns of arrays
-(`memref.subview`s of rank >= 2 buffers whose last dim is dynamic, such as
-`boxes[:, 2]` of an (N, 4) array) gets versions for a last dim of 3 and 4
+(`memref.subview`s with a static last size of rank >= 2 buffers whose last
+dim is dynamic, such as `boxes[:, 2]` of an (N, 4) array; not slices with a
+dynamic last size such as a stencil's `a[1:-1, 1:-1]`) gets versions for a last dim of 3 and 4
 (all such buffers at once; BODY_VERSIONS), in which the columns' row stride is static
 and LLVM loads a row's columns with one interleaved vector load.
 """
@@ -302,6 +303,18 @@ def _versions(loop: ir.Operation, dims: list[ir.Value], buffers: list[tuple[ir.V
             loop.move_before(scf.YieldOp([]))
 
 
+def _column_view(op: ir.Operation) -> bool:
+    """A `memref.subview` taking a fixed number of columns (a static size
+    along the last dim, such as `boxes[:, 2]`): its rows are the array's
+    rows, read at a row stride that is static in a version. A view with a
+    dynamic last size (a stencil's `a[1:-1, 1:-1]`) reads contiguous runs
+    that LLVM vectorizes as they are; versioning it would only copy the body."""
+    if op.name != "memref.subview":
+        return False
+    sizes = list(ir.DenseI64ArrayAttr(op.attributes["static_sizes"]))
+    return bool(sizes) and sizes[-1] != ir.ShapedType.get_dynamic_size()
+
+
 def version_parallel_bodies(module: ir.Module) -> None:
     """Bodies outlined by kiln-parallelize that read columns of arrays
     (subviews of rank >= 2 buffers whose last dim is dynamic): versions for
@@ -324,7 +337,7 @@ def version_parallel_bodies(module: ir.Module) -> None:
             t = ir.MemRefType(value.type)
             if t.rank < 2 or not _identity_layout(t) or not t.is_dynamic_dim(t.rank - 1):
                 continue
-            if any(use.owner.operation.name == "memref.subview" for use in value.uses):
+            if any(_column_view(use.owner.operation) for use in value.uses):
                 buffers.append((value, t.rank - 1))
         if not buffers:
             continue
