@@ -46,7 +46,7 @@ PUBLIC_NAMES = {
     "blackman", "broadcast_arrays", "column_stack", "copysign", "cross", "delete", "diagonal", "dsplit", "frombuffer",
     "dstack", "ediff1d", "einsum", "fill_diagonal", "fliplr", "flipud", "frexp", "hamming", "hanning",
     "heaviside", "hsplit", "insert", "isclose", "isneginf", "isposinf", "kaiser", "kron", "ldexp", "logaddexp2",
-    "modf", "nan_to_num", "nextafter", "pad", "piecewise", "polyval", "ptp", "put_along_axis", "roll", "rot90",
+    "modf", "nan_to_num", "nextafter", "pad", "piecewise", "polyval", "ptp", "put_along_axis", "roll", "roots", "rot90",
     "select", "signbit", "sinc", "spacing", "split", "take_along_axis", "tensordot", "tile", "trace",
     "trapezoid", "tri", "tril_indices", "tril_indices_from", "triu_indices", "triu_indices_from", "vander",
     "vsplit",

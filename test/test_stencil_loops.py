@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 import kiln
+from ir_text import op_text
 
 rng = np.random.default_rng(16)
 SIZES = [0, 1, 2, 3, 4, 7, 150]
@@ -166,8 +167,10 @@ def test_stencil_loop_body_allocates_nothing():
     np.testing.assert_allclose(got_arg, want_arg)
     text = kiln.get_compilation_stage(f, "bufferized")
     main = text[text.index("func.func @stencil("):]
-    loop = main[main.index("scf.while"):]
+    loop = op_text(main, main.index("scf.while"))
+    assert "scf.yield" in loop and "kiln_parallel_for" in loop  # the whole loop, body included
     assert "memref.alloc" not in loop
+
 
 
 def augmented(x, y, k):

@@ -180,7 +180,7 @@ def _block_last(op: ir.Operation, block: int) -> ir.Value | None:
         return None
     n = _as_index(n)
     b = index_value(block)
-    m = arith.divui(n, b)
+    m = arith.divsi(n, b)  # signed: a size that is invalid (negative) in a loop that never runs stays negative, and kiln-check-alloc-sizes{loops=true} makes its buffer empty
     head = arith.muli(m, b)
     tail_len = arith.subi(n, head)
     # (1) Partial sums of each block: loops (..., blocks, within block).

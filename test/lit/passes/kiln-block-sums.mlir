@@ -23,7 +23,7 @@ func.func @sum_f32(%x: tensor<?xf32>) -> tensor<f32> {
   %e = tensor.empty() : tensor<f32>
   %init = linalg.fill ins(%zero : f32) outs(%e : tensor<f32>) -> tensor<f32>
   // CHECK: %[[N:.*]] = tensor.dim %[[X:.*]], %{{.*}} : tensor<?xf32>
-  // CHECK: %[[M:.*]] = arith.divui %[[N]], %[[B:.*]] : index
+  // CHECK: %[[M:.*]] = arith.divsi %[[N]], %[[B:.*]] : index
   // CHECK: %[[HEAD:.*]] = arith.muli %[[M]], %[[B]] : index
   // CHECK: %[[REST:.*]] = arith.subi %[[N]], %[[HEAD]] : index
   // CHECK: %[[FIRST:.*]] = tensor.extract_slice %[[X]][0] [%[[HEAD]]] [1] : tensor<?xf32> to tensor<?xf32>
