@@ -8,8 +8,9 @@ from typing import Container
 from kiln.compiler.mlir import arith, func, ir, llvm, tensor
 
 
-def collect_ops(module: ir.Module, names: Container[str]) -> list[ir.Operation]:
-    """All ops named in `names`, in pre-order (collected before any rewrite)."""
+def collect_ops(module: ir.Module, names: Container[str], post_order: bool = False) -> list[ir.Operation]:
+    """All ops named in `names`, in pre-order, or with `post_order` inner ops
+    before the ops that hold them (collected before any rewrite)."""
     found: list[ir.Operation] = []
 
     def visit(op):
@@ -17,7 +18,7 @@ def collect_ops(module: ir.Module, names: Container[str]) -> list[ir.Operation]:
             found.append(op)
         return ir.WalkResult.ADVANCE
 
-    module.operation.walk(visit, ir.WalkOrder.PRE_ORDER)
+    module.operation.walk(visit, ir.WalkOrder.POST_ORDER if post_order else ir.WalkOrder.PRE_ORDER)
     return found
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from kiln.compiler.mlir import arith, ir
 from kiln.compiler.passes import ModulePass, register_pass
+from kiln.compiler.passes._util import collect_ops
 
 FAILURE_CALLEE = "kiln_check_failed"
 
@@ -116,15 +117,7 @@ class KilnHoistLoopChecks(ModulePass):
     name = "kiln-hoist-loop-checks"
 
     def apply(self, module: ir.Module) -> None:
-        loops: list[ir.Operation] = []
-
-        def visit(op):
-            if op.name in ("scf.while", "scf.for"):
-                loops.append(op)
-            return ir.WalkResult.ADVANCE
-
-        module.operation.walk(visit, ir.WalkOrder.POST_ORDER)  # inner loops first
-        for loop in loops:
+        for loop in collect_ops(module, ("scf.while", "scf.for"), post_order=True):  # inner loops first
             self._hoist(loop)
 
     def _hoist(self, loop: ir.Operation) -> None:

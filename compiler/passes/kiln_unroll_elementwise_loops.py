@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from kiln.compiler.mlir import arith, ir
 from kiln.compiler.passes import ModulePass, option, register_pass
-from kiln.compiler.passes._util import all_parallel, constant_int
+from kiln.compiler.passes._util import all_parallel, collect_ops, constant_int
 
 # Ops a body may hold besides its elementwise generics: shape queries,
 # fresh tensors, and scalar (counter) arithmetic, none with side effects.
@@ -157,15 +157,7 @@ class KilnUnrollElementwiseLoops(ModulePass):
     max_ops: int = option(512, "loops whose unrolled body would exceed this many ops stay loops", minimum=0)
 
     def apply(self, module: ir.Module) -> None:
-        loops: list[ir.Operation] = []
-
-        def visit(op):
-            if op.name in ("scf.while", "scf.for"):
-                loops.append(op)
-            return ir.WalkResult.ADVANCE
-
-        module.operation.walk(visit, ir.WalkOrder.POST_ORDER)  # inner loops first
-        for op in loops:
+        for op in collect_ops(module, ("scf.while", "scf.for"), post_order=True):  # inner loops first
             self._try(op)
 
     def _try(self, op: ir.Operation) -> None:
