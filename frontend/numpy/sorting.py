@@ -64,26 +64,26 @@ def _back(result: Tracer, axis: int | None) -> Tracer:
     return knp.moveaxis(result, -1, axis)
 
 
+def _sorted(a: Any, axis: Any, kind: Any, order: Any, name: str) -> Tracer:
+    """np.sort ("sort": the values) or np.argsort ("argsort": the positions) along `axis`."""
+    a = _sortable(a, name)
+    _check_kind(kind, f"np.{name}")
+    if order is not None:
+        raise KilnTypeError(f"np.{name}: order= sorts structured arrays, which kiln does not support")
+    moved, axis = _along_last(a, axis, name)
+    return _back(bind(sort_p, moved, _no_kth(), indices=name == "argsort"), axis)
+
+
 @numpy_function("sort")
 def sort(a: Any, axis: Any = -1, kind: Any = None, order: Any = None, *, stable: Any = None) -> Tracer:
     """`np.sort(a, axis, kind)`: ascending, NaNs last."""
-    a = _sortable(a, "sort")
-    _check_kind(kind, "np.sort")
-    if order is not None:
-        raise KilnTypeError("np.sort: order= sorts structured arrays, which kiln does not support")
-    moved, axis = _along_last(a, axis, "sort")
-    return _back(bind(sort_p, moved, _no_kth(), indices=False), axis)
+    return _sorted(a, axis, kind, order, "sort")
 
 
 @numpy_function("argsort", method="argsort")
 def argsort(a: Any, axis: Any = -1, kind: Any = None, order: Any = None, *, stable: Any = None) -> Tracer:
     """`np.argsort(a, axis, kind)`: int64 positions of the stable ascending order."""
-    a = _sortable(a, "argsort")
-    _check_kind(kind, "np.argsort")
-    if order is not None:
-        raise KilnTypeError("np.argsort: order= sorts structured arrays, which kiln does not support")
-    moved, axis = _along_last(a, axis, "argsort")
-    return _back(bind(sort_p, moved, _no_kth(), indices=True), axis)
+    return _sorted(a, axis, kind, order, "argsort")
 
 
 @tracer_method("sort")
