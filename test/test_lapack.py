@@ -229,3 +229,49 @@ def test_roots_strip_zeros_at_run_time_and_match_numpy():
         f(np.array([1.0, np.inf, 2.0]))
     with pytest.raises(ValueError, match="rank-1"):
         kiln.qjit(lambda p: np.roots(p))(np.ones((2, 2)))
+
+
+def test_operands_are_read_in_place_without_a_copy_and_writes_stay_ordered():
+    """kiln-lower-lapack hands LAPACK calls the operand's own buffer (no
+    copy): views (transposed, strided), a loop that writes the matrix after
+    each call, and writes between calls on the same matrix must each see
+    exactly the value NumPy's program order gives; the input is not written."""
+    def between(a):
+        b = a * 2
+        b[0, 0] += 1
+        first = np.linalg.cholesky(b)
+        b[1, 1] += 1
+        second = np.linalg.cholesky(b, upper=True)
+        x = np.linalg.solve(b, b[:, ::-1])
+        b *= 3
+        return first, second, x, b
+
+    def in_loop(a, n):
+        out = np.zeros_like(a)
+        for _ in range(n):
+            out += np.linalg.inv(a)
+            a += np.eye(a.shape[0])
+        return out
+
+    def views(a):
+        return np.linalg.cholesky(a[::2, ::2].T), np.linalg.det(a[1:, 1:]), np.linalg.inv(a.T)
+
+    rng = np.random.default_rng(11)
+    for n in (2, 3, 8):
+        m = rng.standard_normal((2 * n, 2 * n))
+        a = m @ m.T + 2 * n * np.eye(2 * n)
+        small = np.ascontiguousarray(a[:n, :n])
+        for got, want in zip(kiln.qjit(between)(small.copy()), between(small.copy())):
+            np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-12)
+        mine, theirs = small.copy(), small.copy()
+        np.testing.assert_allclose(kiln.qjit(in_loop)(mine, 3), in_loop(theirs, 3), rtol=1e-10)
+        np.testing.assert_array_equal(mine, theirs)
+        before = a.copy()
+        for got, want in zip(kiln.qjit(views)(a), views(a)):
+            np.testing.assert_allclose(got, want, rtol=1e-9)
+        np.testing.assert_array_equal(a, before)
+    for upper in (False, True):  # complex Hermitian: the untransposed copy's conjugation
+        m = rng.standard_normal((5, 5)) + 1j * rng.standard_normal((5, 5))
+        h = m @ m.conj().T + 5 * np.eye(5)
+        np.testing.assert_allclose(kiln.qjit(lambda a: np.linalg.cholesky(a, upper=upper))(h),
+                                   np.linalg.cholesky(h, upper=upper), rtol=1e-12, atol=1e-13)

@@ -2,14 +2,13 @@
 
 In: `kiln.lapack_<kernel>(%arrays..., %dims...) {options}` on tensors
 (f64 or complex<f64>, batch-first).
-Out: each array copied into a fresh `memref.alloc` by
-`bufferization.materialize_in_destination` (a buffer of the tensor itself,
-`to_buffer`, would let one-shot-bufferize overwrite it in place before the
-call reads it: the analysis does not see memref uses), each result a
-`memref.alloc` of its dims turned back into a tensor by
-`bufferization.to_tensor ... restrict writable`, and between them
+Out: each result a `memref.alloc` of its dims, then each array operand's
+own buffer (`bufferization.to_buffer ... read_only`, any strides: no copy;
+runtime/lapack.c copies every matrix into LAPACK's column-major scratch
+itself and never writes an operand), then directly after them
 `func.call @kiln_lapack_<kernel>_<f64|c128>(arrays..., results...,
-options...)` (each memref reaches runtime/lapack.c as its expanded
+options...)`, the results turned back into tensors by
+`bufferization.to_tensor ... restrict writable` (each memref reaches runtime/lapack.c as its expanded
 descriptor: pointers, offset, sizes, strides). One-shot-bufferize then
 sees plain buffers; `codegen.py` links the OpenBLAS that NumPy ships (the
 same library as `kiln-linalg-to-blas`).
@@ -56,7 +55,7 @@ def _declare(module: ir.Module, name: str, argument_types: list[ir.Type]) -> Non
     decl.attributes["llvm.nounwind"] = ir.UnitAttr.get()
 
 
-def _lower(module: ir.Module, op: ir.Operation) -> None:
+def _lower(module: ir.Module, op: ir.Operation, serial: int) -> int:
     kernel = op.name[len(OP_PREFIX):]
     n_arrays = len(LAPACK_OPS[kernel][0])
     operands = list(op.operands)
@@ -65,29 +64,38 @@ def _lower(module: ir.Module, op: ir.Operation) -> None:
     callee = f"{CALLEE_PREFIX}{kernel}_{_SUFFIX[element]}"
     i64, index = ir.IntegerType.get_signless(64), ir.IndexType.get()
     with ir.InsertionPoint(op), op.location:
-        arguments, types = [], []
-        for array in arrays:
-            t = ir.RankedTensorType(array.type)
-            # A copy the call alone reads: a `to_buffer` of the tensor would
-            # let one-shot-bufferize reuse that buffer before the call runs.
-            sizes_of_array = [tensor.dim(array, arith.constant(index, i))
-                              for i, d in enumerate(t.shape) if d == ir.ShapedType.get_dynamic_size()]
-            buffer = memref.alloc(ir.MemRefType.get(t.shape, t.element_type), sizes_of_array, [])
-            ir.Operation.create("bufferization.materialize_in_destination", results=[], operands=[array, buffer],
-                                attributes={"restrict": ir.UnitAttr.get(), "writable": ir.UnitAttr.get()})
-            generic = _any_strides(t, _generic(t))
-            arguments.append(_cast(buffer, generic))
-            types.append(generic)
         sizes = iter([arith.index_cast(index, tensor.extract(d, [])) for d in dims])
-        allocations = []
+        allocations, result_arguments, result_types = [], [], []
         for result in op.results:
             t = ir.RankedTensorType(result.type)
             alloc = memref.alloc(ir.MemRefType.get(t.shape, t.element_type),
                                  [next(sizes) for d in t.shape if d == ir.ShapedType.get_dynamic_size()], [])
             allocations.append(alloc)
             generic = ir.MemRefType.get(_generic(t), t.element_type)
-            arguments.append(_cast(alloc, generic))
+            result_arguments.append(_cast(alloc, generic))
+            result_types.append(generic)
+        arguments, types = [], []
+        for array in arrays:
+            t = ir.RankedTensorType(array.type)
+            # The tensor's own buffer, read-only and no copy: runtime/lapack.c
+            # copies each matrix into its scratch before calling LAPACK and
+            # never writes an operand, and the call directly follows the
+            # `to_buffer`s, so nothing writes the buffer between them. The
+            # numbered attribute keeps CSE from merging the `to_buffer`s of
+            # calls sharing an operand: merged into the first call's, the
+            # tensor's last use would be that one, and one-shot-bufferize
+            # (blind to memref uses) could reuse its buffer before the
+            # later calls read it.
+            generic = _any_strides(t, _generic(t))
+            buffer = ir.Operation.create(
+                "bufferization.to_buffer", results=[_any_strides(t)], operands=[array],
+                attributes={"read_only": ir.UnitAttr.get(), "kiln.lapack_operand": ir.IntegerAttr.get(i64, serial)}
+            ).result
+            serial += 1
+            arguments.append(_cast(buffer, generic))
             types.append(generic)
+        arguments += result_arguments
+        types += result_types
         options = [arith.constant(i64, int(v)) for v in ir.DenseI64ArrayAttr(op.attributes["options"])]
         _declare(module, callee, types + [i64] * len(options))
         func.CallOp([], ir.FlatSymbolRefAttr.get(callee), arguments + options)
@@ -97,6 +105,7 @@ def _lower(module: ir.Module, op: ir.Operation) -> None:
                                                     "writable": ir.UnitAttr.get()}).result
             result.replace_all_uses_with(value)
     op.erase()
+    return serial
 
 
 @register_pass
@@ -114,5 +123,6 @@ class KilnLowerLapack(ModulePass):
                 "np.linalg: kiln computes decompositions with the LAPACK of the OpenBLAS that NumPy's wheel ships "
                 "(numpy.libs/libscipy_openblas64_*), and none was found (or KILN_BLAS=none); install NumPy from its "
                 "wheel, or point KILN_BLAS at an ILP64 OpenBLAS with the scipy_ symbol prefix")
+        serial = 0
         for op in ops:
-            _lower(module, op)
+            serial = _lower(module, op, serial)
