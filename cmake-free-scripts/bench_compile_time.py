@@ -383,10 +383,56 @@ def npbench_breakdown_worker(name: str) -> int:
     function(*args)
     mark("first run (fast path setup + run)")
     children = os.times()
-    print(RESULT_PREFIX + json.dumps({
-        "rows": rows, "stages": function.stage_times, "cpu": timers.cpu, "wall": timers.wall,
-        "calls": timers.calls, "children": children.children_user + children.children_system}), flush=True)
+    result = {"rows": rows, "stages": function.stage_times, "cpu": dict(timers.cpu), "wall": dict(timers.wall),
+              "calls": dict(timers.calls), "children": children.children_user + children.children_system}
+    result["compile_only"] = _kiln_compile_only(kernel, args)
+    if os.environ.get("KILN_COMPILE_TIME_JAX"):
+        result["jax"] = _jax_compile_only(kernel, args)
+    print(RESULT_PREFIX + json.dumps(result), flush=True)
     return 0
+
+
+def _clock() -> tuple[float, float]:
+    """(CPU seconds of the process and its children, wall seconds)."""
+    t = os.times()
+    return t.user + t.system + t.children_user + t.children_system, time.perf_counter()
+
+
+def _kiln_compile_only(kernel: Any, args: list) -> dict[str, float]:
+    """kiln's trace and compile of the kernel in a process that has already
+    compiled it once (every import done), into a fresh cache: (CPU, wall) s."""
+    import kiln
+
+    _fresh_cache()
+    best = {"cpu": float("inf"), "wall": float("inf")}
+    for _ in range(2):
+        _fresh_cache()
+        cpu, wall = _clock()
+        kiln.qjit(kernel.numpy_kernel()).lower(*args).compile()
+        cpu2, wall2 = _clock()
+        best = {"cpu": min(best["cpu"], cpu2 - cpu), "wall": min(best["wall"], wall2 - wall)}
+    return best
+
+
+def _jax_compile_only(kernel: Any, args: list) -> dict[str, float]:
+    """JAX's `jax.jit(f).lower(*args).compile()` of NPBench's `_jax` version
+    of the kernel, after JAX has compiled another function (its imports and
+    backend set up): (CPU, wall) s; plus the import of jax."""
+    cpu, wall = _clock()
+    import jax
+    import jax.numpy as jnp
+
+    jax.config.update("jax_enable_x64", True)
+    jax.jit(lambda x: jnp.sin(x) * 2.0).lower(jnp.ones(3)).compile()
+    cpu1, wall1 = _clock()
+    function = getattr(kernel.implementation("_jax"), kernel.info["func_name"])
+    jargs = [jnp.asarray(a) if isinstance(a, np.ndarray) else a for a in args]
+    try:
+        function.lower(*jargs).compile()
+    except Exception as e:  # a kernel whose JAX version needs static arguments NPBench passes otherwise
+        return {"error": f"{type(e).__name__}: {str(e)[:120]}"}
+    cpu2, wall2 = _clock()
+    return {"import": cpu1 - cpu, "cpu": cpu2 - cpu1, "wall": wall2 - wall1}
 
 
 def run_breakdown(opts: argparse.Namespace) -> int:
@@ -395,6 +441,8 @@ def run_breakdown(opts: argparse.Namespace) -> int:
     python = opts.python.split(",")[-1].split("=")[-1]
     if opts.warm_toolchain:
         os.environ[TOOLCHAIN_ENV] = warm_toolchain([python])
+    if opts.jax:
+        os.environ["KILN_COMPILE_TIME_JAX"] = "1"
     for name in names:
         proc = subprocess.run([python, __file__, "--breakdown-worker", name],
                               capture_output=True, text=True, timeout=opts.timeout)
@@ -415,6 +463,13 @@ def run_breakdown(opts: argparse.Namespace) -> int:
                 continue
             print(f"    {label:<56} {cpu:7.3f} {row['wall'][label]:7.3f} {row['calls'][label]:5d}")
         print(f"    {'all kiln passes':<56} {passes_cpu:7.3f}")
+        only = row["compile_only"]
+        line = f"  compile only (trace + compile, imports done): kiln {only['cpu']:.3f} s CPU, {only['wall']:.3f} s wall"
+        if "jax" in row:
+            jax = row["jax"]
+            line += (f"; JAX lower + compile: {jax['cpu']:.3f} s CPU, {jax['wall']:.3f} s wall (import jax "
+                     f"{jax['import']:.2f} s CPU)" if "cpu" in jax else f"; JAX: {jax['error']}")
+        print(line)
     return 0
 
 
@@ -482,6 +537,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--warm-toolchain", action="store_true",
                         help="with --npbench or --breakdown: build kiln's support code once, before the "
                              "kernels, instead of in each kernel's fresh cache")
+    parser.add_argument("--jax", action="store_true",
+                        help="with --breakdown: also time JAX's lower + compile of NPBench's `_jax` version")
     parser.add_argument("--breakdown", action="store_true",
                         help="with --only: where each kernel's first call goes (imports, tracing, passes, "
                              "LLVM, linking, loading), CPU seconds")
