@@ -12,7 +12,18 @@ split by stage, one subprocess per kernel with a time limit.
     python cmake-free-scripts/bench_compile_time.py --shapes writes --n 40 --passes
     python cmake-free-scripts/bench_compile_time.py --npbench --only channel_flow,adi
     python cmake-free-scripts/bench_compile_time.py --npbench --python before=/old/venv/bin/python,after=python
-    python cmake-free-scripts/bench_compile_time.py --npbench --cpu      # CPU seconds (a loaded machine)
+    python cmake-free-scripts/bench_compile_time.py --npbench --cpu --warm-toolchain  # CPU seconds (a loaded machine)
+    python cmake-free-scripts/bench_compile_time.py --breakdown --warm-toolchain --jax --only gemm,lu
+
+`--cpu` counts the process and its children (the `cc` that links), not the
+support code: with `--warm-toolchain` each kernel's fresh cache starts with
+the toolchain files (support.c, the fastcall extension) built once before the
+run, as a user's cache has them after the first function; without it every
+kernel also pays for building them (seconds of `cc`). `--breakdown` prints,
+per kernel, where its first call goes (imports, tracing, each kiln pass,
+upstream pass batches, LLVM, linking, loading, the first run), then its
+compile alone in a process that has every import done, and with `--jax` the
+`jax.jit(f).lower(...).compile()` of NPBench's `_jax` version in the same process.
 
 Times are wall-clock seconds (`f.stage_times`), the smallest of `--repeat`
 compiles, so that load from other processes inflates them as little as it can.
