@@ -194,13 +194,14 @@ def _compile_with_mlir(jaxpr: Jaxpr, symbol: str, pipelines: Any, keep_intermedi
     ctx = new_context()
     if pipelines is not None:
         validate_pipeline(pipelines, ctx)
-    log_stage("jaxpr", jaxpr.pretty())
+    jaxpr_text = jaxpr.pretty()
+    log_stage("jaxpr", jaxpr_text)
     start = time.perf_counter()
     module = lower_jaxpr_to_module(jaxpr, symbol, ctx)
     record.seconds["mlir"] = time.perf_counter() - start
     args, results, written = library_signature(jaxpr)
     return compile_module(module, symbol, args, results, pipelines,
-                          keep_intermediate, record, index_key, jaxpr.pretty(), written)
+                          keep_intermediate, record, index_key, jaxpr_text, written)
 
 
 def compile_module(module: Any, symbol: str, args: list[ValueSpec], results: list[ValueSpec],
