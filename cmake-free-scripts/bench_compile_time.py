@@ -12,7 +12,18 @@ split by stage, one subprocess per kernel with a time limit.
     python cmake-free-scripts/bench_compile_time.py --shapes writes --n 40 --passes
     python cmake-free-scripts/bench_compile_time.py --npbench --only channel_flow,adi
     python cmake-free-scripts/bench_compile_time.py --npbench --python before=/old/venv/bin/python,after=python
-    python cmake-free-scripts/bench_compile_time.py --npbench --cpu      # CPU seconds (a loaded machine)
+    python cmake-free-scripts/bench_compile_time.py --npbench --cpu --warm-toolchain  # CPU seconds (a loaded machine)
+    python cmake-free-scripts/bench_compile_time.py --breakdown --warm-toolchain --jax --only gemm,lu
+
+`--cpu` counts the process and its children (the `cc` that links), not the
+support code: with `--warm-toolchain` each kernel's fresh cache starts with
+the toolchain files (support.c, the fastcall extension) built once before the
+run, as a user's cache has them after the first function; without it every
+kernel also pays for building them (seconds of `cc`). `--breakdown` prints,
+per kernel, where its first call goes (imports, tracing, each kiln pass,
+upstream pass batches, LLVM, linking, loading, the first run), then its
+compile alone in a process that has every import done, and with `--jax` the
+`jax.jit(f).lower(...).compile()` of NPBench's `_jax` version in the same process.
 
 Times are wall-clock seconds (`f.stage_times`), the smallest of `--repeat`
 compiles, so that load from other processes inflates them as little as it can.
@@ -211,11 +222,45 @@ def run_shapes(opts: argparse.Namespace) -> int:
 # --------------------------------------------------------------------------
 # NPBench first calls: one subprocess per kernel and interpreter.
 
+TOOLCHAIN_ENV = "KILN_COMPILE_TIME_TOOLCHAIN"
+
+
+def _fresh_cache() -> None:
+    """A new, empty KILN_CACHE_DIR for this process; with `--warm-toolchain`
+    it holds copies of the toolchain files (support code, fastcall
+    extension) the parent built once, as a user's cache does after the
+    first function: the time is the function's, not the toolchain's."""
+    folder = tempfile.mkdtemp(prefix="kiln-compile-time-cache-")
+    warm = os.environ.get(TOOLCHAIN_ENV)
+    if warm:
+        import shutil
+
+        for name in os.listdir(warm):
+            path = os.path.join(warm, name)
+            if os.path.isdir(path) and name.startswith("kiln_fastcall"):
+                shutil.copytree(path, os.path.join(folder, name))
+            elif os.path.isfile(path):
+                shutil.copy2(path, os.path.join(folder, name))
+    os.environ["KILN_CACHE_DIR"] = folder
+
+
+def warm_toolchain(pythons: list[str]) -> str:
+    """Build the toolchain files once per interpreter into one folder (they
+    are named by the hash of their sources) and return it."""
+    folder = tempfile.mkdtemp(prefix="kiln-compile-time-toolchain-")
+    code = ("import numpy as np, kiln\n"
+            "kiln.qjit(lambda x: x + 1)(np.ones(3))\n")
+    for python in pythons:
+        subprocess.run([python, "-c", code], env={**os.environ, "KILN_CACHE_DIR": folder}, check=True,
+                       capture_output=True)
+    return folder
+
+
 def npbench_worker(name: str) -> int:
     sys.path.insert(0, str(REPO / "test"))
     from npbench_harness import find_npbench_dir, load_kernels
 
-    os.environ["KILN_CACHE_DIR"] = tempfile.mkdtemp(prefix="kiln-compile-time-cache-")
+    _fresh_cache()
     kernel = load_kernels(find_npbench_dir())[name]
     args = kernel.arguments(kernel.data(kernel.parameters("S")))
     start = time.perf_counter()
@@ -224,8 +269,218 @@ def npbench_worker(name: str) -> int:
     function = kiln.qjit(kernel.numpy_kernel())
     function(*args)
     first = time.perf_counter() - start
-    print(RESULT_PREFIX + json.dumps({"first": first, "cpu": time.process_time(),
+    children = os.times()
+    cpu = time.process_time() + children.children_user + children.children_system
+    print(RESULT_PREFIX + json.dumps({"first": first, "cpu": cpu,
                                       "stages": function.stage_times}), flush=True)
+    return 0
+
+
+class _Timers:
+    """CPU and wall seconds spent in named functions, patched in place
+    (`wrap(module, "name", label)`); nested timed calls are counted in
+    both (read the labels as a tree, not a sum)."""
+
+    def __init__(self) -> None:
+        self.cpu: dict[str, float] = {}
+        self.wall: dict[str, float] = {}
+        self.calls: dict[str, int] = {}
+
+    def wrap(self, owner: Any, attr: str, label: str) -> None:
+        original = getattr(owner, attr)
+
+        def timed(*args: Any, **kwargs: Any) -> Any:
+            c, w = time.process_time(), time.perf_counter()
+            try:
+                return original(*args, **kwargs)
+            finally:
+                self.cpu[label] = self.cpu.get(label, 0.0) + time.process_time() - c
+                self.wall[label] = self.wall.get(label, 0.0) + time.perf_counter() - w
+                self.calls[label] = self.calls.get(label, 0) + 1
+
+        setattr(owner, attr, timed)
+
+
+def _patch_compiler(timers: _Timers) -> None:
+    """Time the pieces of a compile: every kiln pass, every batch of
+    upstream passes, printing stage texts, verification, LLVM, linking,
+    loading (imports the compiler, so call it after measuring imports)."""
+    from kiln.compiler import codegen, driver, pipeline
+    from kiln.compiler.mlir import passmanager
+    from kiln.compiler.passes import load_all
+    from kiln.runtime import cache, executable, toolchain
+    import kiln.compiler.lowering as lowering
+    import kiln.dialects as dialects
+
+    for cls in load_all().values():
+        timers.wrap(cls, "apply", f"pass {cls.name}")
+    timers.wrap(passmanager.PassManager, "parse", "upstream: PassManager.parse")
+    original_run_passes = pipeline.run_passes
+
+    def run_passes(module: Any, specs: Any, stage: str = "kiln-opt") -> None:
+        # Upstream batches are timed by their parse and their run.
+        original_run = passmanager.PassManager.run
+
+        def run(self: Any, op: Any, *a: Any, **k: Any) -> Any:
+            c, w = time.process_time(), time.perf_counter()
+            try:
+                return original_run(self, op, *a, **k)
+            finally:
+                label = f"upstream passes ({stage})"
+                timers.cpu[label] = timers.cpu.get(label, 0.0) + time.process_time() - c
+                timers.wall[label] = timers.wall.get(label, 0.0) + time.perf_counter() - w
+                timers.calls[label] = timers.calls.get(label, 0) + 1
+
+        passmanager.PassManager.run = run
+        try:
+            original_run_passes(module, specs, stage)
+        finally:
+            passmanager.PassManager.run = original_run
+
+    pipeline.run_passes = run_passes
+    timers.wrap(dialects, "new_context", "new_context (dialects)")
+    timers.wrap(lowering, "lower_jaxpr_to_module", "lowering (mlir stage)")
+    timers.wrap(driver, "cache_key", "cache key (mlir text + hash)")
+    timers.wrap(driver, "toolchain_fingerprint", "toolchain fingerprint")
+    timers.wrap(codegen, "emit_object", "LLVM: ExecutionEngine (optimize + codegen)")
+    timers.wrap(codegen, "internalize_functions", "LLVM: internalize")
+    timers.wrap(codegen, "external_libraries", "LLVM: scan for BLAS/LAPACK")
+    timers.wrap(codegen, "uses_random", "LLVM: scan for random")
+    timers.wrap(codegen, "llvm_ir", "llvmir text (translate)")
+    timers.wrap(toolchain, "link_shared_library", "link (cc -shared)")
+    timers.wrap(cache, "store", "cache store")
+    timers.wrap(executable.Executable, "__init__", "dlopen + entry setup")
+
+
+def npbench_breakdown_worker(name: str) -> int:
+    """Where one kernel's first call goes, CPU seconds: imports, tracing,
+    each stage and pass, LLVM, linking, loading, the first run."""
+    start_cpu = time.process_time()
+    sys.path.insert(0, str(REPO / "test"))
+    from npbench_harness import find_npbench_dir, load_kernels
+
+    _fresh_cache()
+    kernel = load_kernels(find_npbench_dir())[name]
+    args = kernel.arguments(kernel.data(kernel.parameters("S")))
+    rows: list[tuple[str, float]] = [("python, numpy, the kernel's data", time.process_time() - start_cpu)]
+    lap = [time.process_time()]
+
+    def mark(label: str) -> None:
+        now = time.process_time()
+        rows.append((label, now - lap[0]))
+        lap[0] = now
+
+    import kiln
+    mark("import kiln")
+    kiln.qjit
+    import kiln.numpy  # noqa: F401
+    mark("import the tracer and kiln.numpy (first qjit)")
+    from kiln.compiler import driver  # noqa: F401
+    import kiln.dialects  # noqa: F401
+    mark("import the MLIR bindings and kiln.dialects")
+    from kiln.compiler.passes import load_all
+    import kiln.compiler.lowering  # noqa: F401
+    import kiln.compiler.codegen  # noqa: F401
+    load_all()
+    mark("import the lowering, passes, codegen")
+    timers = _Timers()
+    _patch_compiler(timers)
+    mark("(patching timers)")
+    function = kiln.qjit(kernel.numpy_kernel())
+    lowered = function.lower(*args)
+    mark("trace (jaxpr stage)")
+    lowered.compile()
+    mark("compile (every stage)")
+    function(*args)
+    mark("first run (fast path setup + run)")
+    children = os.times()
+    result = {"rows": rows, "stages": function.stage_times, "cpu": dict(timers.cpu), "wall": dict(timers.wall),
+              "calls": dict(timers.calls), "children": children.children_user + children.children_system}
+    result["compile_only"] = _kiln_compile_only(kernel, args)
+    if os.environ.get("KILN_COMPILE_TIME_JAX"):
+        result["jax"] = _jax_compile_only(kernel, args)
+    print(RESULT_PREFIX + json.dumps(result), flush=True)
+    return 0
+
+
+def _clock() -> tuple[float, float]:
+    """(CPU seconds of the process and its children, wall seconds)."""
+    t = os.times()
+    return t.user + t.system + t.children_user + t.children_system, time.perf_counter()
+
+
+def _kiln_compile_only(kernel: Any, args: list) -> dict[str, float]:
+    """kiln's trace and compile of the kernel in a process that has already
+    compiled it once (every import done), into a fresh cache: (CPU, wall) s."""
+    import kiln
+
+    _fresh_cache()
+    best = {"cpu": float("inf"), "wall": float("inf")}
+    for _ in range(2):
+        _fresh_cache()
+        cpu, wall = _clock()
+        kiln.qjit(kernel.numpy_kernel()).lower(*args).compile()
+        cpu2, wall2 = _clock()
+        best = {"cpu": min(best["cpu"], cpu2 - cpu), "wall": min(best["wall"], wall2 - wall)}
+    return best
+
+
+def _jax_compile_only(kernel: Any, args: list) -> dict[str, float]:
+    """JAX's `jax.jit(f).lower(*args).compile()` of NPBench's `_jax` version
+    of the kernel, after JAX has compiled another function (its imports and
+    backend set up): (CPU, wall) s; plus the import of jax."""
+    cpu, wall = _clock()
+    import jax
+    import jax.numpy as jnp
+
+    jax.config.update("jax_enable_x64", True)
+    jax.jit(lambda x: jnp.sin(x) * 2.0).lower(jnp.ones(3)).compile()
+    cpu1, wall1 = _clock()
+    function = getattr(kernel.implementation("_jax"), kernel.info["func_name"])
+    jargs = [jnp.asarray(a) if isinstance(a, np.ndarray) else a for a in args]
+    try:
+        function.lower(*jargs).compile()
+    except Exception as e:  # a kernel whose JAX version needs static arguments NPBench passes otherwise
+        return {"error": f"{type(e).__name__}: {str(e)[:120]}"}
+    cpu2, wall2 = _clock()
+    return {"import": cpu1 - cpu, "cpu": cpu2 - cpu1, "wall": wall2 - wall1}
+
+
+def run_breakdown(opts: argparse.Namespace) -> int:
+    """`--breakdown`: one table per kernel of where its first call goes."""
+    names = [n for n in opts.only.split(",") if n] or ["gemm"]
+    python = opts.python.split(",")[-1].split("=")[-1]
+    if opts.warm_toolchain:
+        os.environ[TOOLCHAIN_ENV] = warm_toolchain([python])
+    if opts.jax:
+        os.environ["KILN_COMPILE_TIME_JAX"] = "1"
+    for name in names:
+        proc = subprocess.run([python, __file__, "--breakdown-worker", name],
+                              capture_output=True, text=True, timeout=opts.timeout)
+        line = [ln for ln in proc.stdout.splitlines() if ln.startswith(RESULT_PREFIX)]
+        if not line:
+            print(f"{name}: failed\n{proc.stderr[-2000:]}")
+            continue
+        row = json.loads(line[-1][len(RESULT_PREFIX):])
+        print(f"\n{name}: first call, CPU seconds of the process (children: {row['children']:.2f} s)")
+        for label, seconds in row["rows"]:
+            print(f"  {label:<58} {seconds:7.3f}")
+        print("  stages (wall, f.stage_times): " + ", ".join(f"{s} {t:.3f}" for s, t in row["stages"].items()))
+        print("  inside the compile (CPU s, wall s, calls), largest first:")
+        grouped = sorted(row["cpu"].items(), key=lambda kv: -kv[1])
+        passes_cpu = sum(v for k, v in row["cpu"].items() if k.startswith("pass "))
+        for label, cpu in grouped:
+            if label.startswith("pass ") and cpu < 0.004:
+                continue
+            print(f"    {label:<56} {cpu:7.3f} {row['wall'][label]:7.3f} {row['calls'][label]:5d}")
+        print(f"    {'all kiln passes':<56} {passes_cpu:7.3f}")
+        only = row["compile_only"]
+        line = f"  compile only (trace + compile, imports done): kiln {only['cpu']:.3f} s CPU, {only['wall']:.3f} s wall"
+        if "jax" in row:
+            jax = row["jax"]
+            line += (f"; JAX lower + compile: {jax['cpu']:.3f} s CPU, {jax['wall']:.3f} s wall (import jax "
+                     f"{jax['import']:.2f} s CPU)" if "cpu" in jax else f"; JAX: {jax['error']}")
+        print(line)
     return 0
 
 
@@ -236,7 +491,10 @@ def run_npbench(opts: argparse.Namespace) -> int:
     folder = Path(opts.npbench) if opts.npbench else find_npbench_dir()
     names = [n for n in opts.only.split(",") if n] or list(load_kernels(folder))
     pythons = [tuple(p.split("=", 1)) if "=" in p else ("kiln", p) for p in opts.python.split(",")]
-    clock = "CPU seconds of the process" if opts.cpu else "seconds"
+    clock = "CPU seconds of the process and its children (cc)" if opts.cpu else "seconds"
+    if opts.warm_toolchain:
+        os.environ[TOOLCHAIN_ENV] = warm_toolchain([python for _, python in pythons])
+        clock += ", toolchain files already built"
     print(f"first call of each NPBench kernel at preset S (compile + run, fresh cache, {clock}; "
           f"time limit {opts.timeout:g} s)")
     header = f"{'kernel':<22} " + " ".join(f"{label:>9}" for label, _ in pythons)
@@ -287,7 +545,16 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                         help="with --npbench: report the process's CPU seconds (imports included) instead of "
                              "wall-clock, comparable on a loaded machine")
     parser.add_argument("--timeout", type=float, default=300.0, help="with --npbench: seconds per kernel")
+    parser.add_argument("--warm-toolchain", action="store_true",
+                        help="with --npbench or --breakdown: build kiln's support code once, before the "
+                             "kernels, instead of in each kernel's fresh cache")
+    parser.add_argument("--jax", action="store_true",
+                        help="with --breakdown: also time JAX's lower + compile of NPBench's `_jax` version")
+    parser.add_argument("--breakdown", action="store_true",
+                        help="with --only: where each kernel's first call goes (imports, tracing, passes, "
+                             "LLVM, linking, loading), CPU seconds")
     parser.add_argument("--npbench-worker", default=None, help=argparse.SUPPRESS)
+    parser.add_argument("--breakdown-worker", default=None, help=argparse.SUPPRESS)
     return parser.parse_args(argv)
 
 
@@ -295,6 +562,10 @@ def main(argv: list[str] | None = None) -> int:
     opts = parse_args(argv)
     if opts.npbench_worker:
         return npbench_worker(opts.npbench_worker)
+    if opts.breakdown_worker:
+        return npbench_breakdown_worker(opts.breakdown_worker)
+    if opts.breakdown:
+        return run_breakdown(opts)
     if opts.npbench is not None:
         return run_npbench(opts)
     return run_shapes(opts)

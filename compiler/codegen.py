@@ -19,17 +19,29 @@ from kiln.compiler.pipeline import PipelineError
 from kiln.runtime import toolchain
 
 
+def _external_symbols(module: ir.Module) -> str:
+    """`@name` of every function `module` declares without defining, one a
+    line: the runtime functions it calls. (A walk of the top-level ops; the
+    scans below used to print the whole module, once each.)"""
+    names = []
+    for op in module.body.operations:
+        op = op.operation
+        if op.name == "llvm.func" and not op.regions[0].blocks:
+            names.append("@" + ir.StringAttr(op.attributes["sym_name"]).value)
+    return "\n".join(names)
+
+
 def external_libraries(module: ir.Module) -> list[str]:
     """Shared libraries besides kiln's support code that `module` calls into
     (the BLAS of `kiln-linalg-to-blas`, whose LAPACK `kiln-lower-lapack`'s
     kernels in runtime/lapack.c call)."""
-    text = str(module)
-    return [blas_library()] if uses_blas(text) or uses_lapack(text) else []
+    symbols = _external_symbols(module)
+    return [blas_library()] if uses_blas(symbols) or uses_lapack(symbols) else []
 
 
 def uses_random(module: ir.Module) -> bool:
     """Whether `module` calls the random-number runtime (`kiln-lower-random`)."""
-    return f"@{RANDOM_PREFIX}" in str(module)
+    return f"@{RANDOM_PREFIX}" in _external_symbols(module)
 
 
 ENTRY_PREFIX = "_mlir_ciface_"

@@ -118,13 +118,39 @@ def compile_object(source: str, output: str, include_dirs: list[str] = ()) -> st
     return output
 
 
+# Whether `cc -fuse-ld=gold` linked a library in this process (None: not tried yet).
+_GOLD_WORKS: list[bool] = []
+
+
+def _linker_flags() -> list[str]:
+    """`-fuse-ld=gold` where GNU gold is installed (Linux): it links a kernel
+    with the support code in ~60 % of the time of the default BFD linker
+    (docs/benchmarks.md, "Compile time"); no flag elsewhere or once gold failed."""
+    if _GOLD_WORKS == [False] or not sys.platform.startswith("linux") or os.environ.get("KILN_LINKER") == "default":
+        return []
+    return ["-fuse-ld=gold"] if shutil.which("ld.gold") else []
+
+
 def link_shared_library(objects: list[str], output: str) -> str:
     """`cc -shared` the objects with the support code and libm into `output` (atomically)."""
     # -Bsymbolic: the library's calls to its own support code must not bind
     # to another copy already loaded in the process (its thread-locals differ).
-    return cache.write_atomically(output, lambda out: _run([c_compiler(), "-shared", "-Wl,-Bsymbolic", "-o", out,
-                                                   *objects, support_object(), lapack_object(), "-lm",
-                                                   "-pthread"]))
+    def link(out: str) -> None:
+        command = ["-shared", "-Wl,-Bsymbolic", "-o", out, *objects, support_object(), lapack_object(), "-lm",
+                   "-pthread"]
+        flags = _linker_flags()
+        if flags:
+            try:
+                _run([c_compiler(), *flags, *command])
+                _GOLD_WORKS[:] = [True]
+                return
+            except ToolchainError:
+                if _GOLD_WORKS == [True]:
+                    raise  # gold links here: the error is the objects', not the linker's
+                _GOLD_WORKS[:] = [False]  # a compiler that does not take the flag: the default linker
+        _run([c_compiler(), *command])
+
+    return cache.write_atomically(output, link)
 
 
 # The C runtime every system has: never bundled, even when it sits beside the library.

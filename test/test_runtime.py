@@ -356,9 +356,11 @@ _CACHE_SCRIPT = textwrap.dedent("""
     start = time.perf_counter()
     r = saxpy(2.0, x, y)
     first_call = time.perf_counter() - start
+    mlir_imported = "torch_mlir" in sys.modules
     assert np.array_equal(r, 2.0 * x + y), r
     print(json.dumps({
         "cache_hit": saxpy.last.cache_hit,
+        "mlir_imported": mlir_imported,
         "stats": cache.stats(),
         "first_call": first_call,
         "stages": {s: kiln.get_compilation_stage(saxpy, s) for s in
@@ -388,6 +390,9 @@ def test_persistent_cache_hit_in_second_process(tmp_path):
     assert second["cache_hit"]
     assert second["stats"]["hits"] == 1 and second["stats"]["stores"] == 0
     assert second["library"] == first["library"]
+    # A hit through the jaxpr index loads the library without the MLIR
+    # bindings (their import is most of a hit's time).
+    assert first["mlir_imported"] and not second["mlir_imported"]
     # A hit reports the same stage texts as the compile that stored it.
     assert second["stages"] == first["stages"]
     assert "func.func" in second["stages"]["mlir"] and "llvm.func" in second["stages"]["llvm"]
@@ -716,3 +721,51 @@ def test_export_without_rank0_parameters(tmp_path):
     kiln.export(add, str(tmp_path))
     loaded = kiln.load(str(tmp_path))
     np.testing.assert_array_equal(loaded(np.ones(4), np.arange(4.0)), np.arange(4.0) + 1)
+
+
+# --------------------------------------------------------------------------
+# Linking: gold where installed, the compiler's default linker otherwise.
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="gold is tried on Linux only")
+def test_link_falls_back_to_the_default_linker(tmp_path, monkeypatch):
+    """A compiler that refuses `-fuse-ld=gold` still links: kiln retries with
+    its default linker and asks for gold no more in this process."""
+    import shutil
+
+    from kiln.runtime import toolchain
+
+    real_cc = toolchain.c_compiler()
+    wrapper = tmp_path / "cc-without-gold"
+    log = tmp_path / "calls.txt"
+    wrapper.write_text("#!/bin/sh\n"
+                       f'echo "$*" >> {log}\n'
+                       'case " $* " in *" -fuse-ld=gold "*) echo "no gold here" >&2; exit 1;; esac\n'
+                       f'exec {real_cc} "$@"\n')
+    wrapper.chmod(0o755)
+    monkeypatch.setattr(toolchain, "c_compiler", lambda: str(wrapper))
+    monkeypatch.setattr(toolchain, "_GOLD_WORKS", [])
+    monkeypatch.setattr(shutil, "which", lambda name, *a, **k: "/usr/bin/ld.gold" if name == "ld.gold" else None)
+    source = tmp_path / "f.c"
+    source.write_text("long kiln_test_answer(void) { return 42; }\n")
+    obj = toolchain.compile_object(str(source), str(tmp_path / "f.o"))
+    library = toolchain.link_shared_library([obj], str(tmp_path / "libf.so"))
+    import ctypes
+
+    assert ctypes.CDLL(library).kiln_test_answer() == 42
+    assert toolchain._GOLD_WORKS == [False]
+    calls = log.read_text().splitlines()
+    assert "-fuse-ld=gold" in calls[-2] and "-fuse-ld=gold" not in calls[-1]
+    toolchain.link_shared_library([obj], str(tmp_path / "libg.so"))
+    assert "-fuse-ld=gold" not in log.read_text().splitlines()[-1]
+
+
+@pytest.mark.skipif(not (sys.platform.startswith("linux") and __import__("shutil").which("ld.gold")),
+                    reason="needs GNU gold")
+def test_link_uses_gold_where_installed(tmp_path, monkeypatch):
+    from kiln.runtime import toolchain
+
+    monkeypatch.setattr(toolchain, "_GOLD_WORKS", [])
+    monkeypatch.delenv("KILN_LINKER", raising=False)
+    assert toolchain._linker_flags() == ["-fuse-ld=gold"]
+    monkeypatch.setenv("KILN_LINKER", "default")
+    assert toolchain._linker_flags() == []

@@ -108,25 +108,35 @@ def _keyword_names(fn: Any) -> set[str] | None:
 
 def _keywords_checked(label: str, impl: Callable[..., Any], numpy_fn: Any) -> Callable[..., Any]:
     """`impl`, refusing a keyword it lacks by name: one NumPy has but kiln does
-    not support (`np.sum(x, where=m)`), or one NumPy does not have either."""
-    accepted = _keyword_names(impl)
-    if accepted is None:
-        return impl
-    numpy_accepts = _keyword_names(numpy_fn)
-    first = next(iter(inspect.signature(impl).parameters), None)
-    supported = ", ".join(sorted(accepted & numpy_accepts if numpy_accepts is not None else accepted - {first}))
+    not support (`np.sum(x, where=m)`), or one NumPy does not have either.
+    The signatures are read on the first call with keywords, not when the
+    function is declared (`inspect.signature` of ~400 functions was a third
+    of importing kiln.numpy)."""
+    known: list = []
+
+    def keywords() -> tuple:
+        if not known:
+            accepted = _keyword_names(impl)
+            numpy_accepts = _keyword_names(numpy_fn) if accepted is not None else None
+            first = next(iter(inspect.signature(impl).parameters), None) if accepted is not None else None
+            supported = "" if accepted is None else ", ".join(sorted(
+                accepted & numpy_accepts if numpy_accepts is not None else accepted - {first}))
+            known.append((accepted, numpy_accepts, supported))
+        return known[0]
 
     @functools.wraps(impl)
     def checked(*args: Any, **kwargs: Any) -> Any:
-        unknown = [k for k in kwargs if k not in accepted]
-        if unknown:
-            keyword = unknown[0]
-            if numpy_accepts is not None and keyword not in numpy_accepts:
-                raise KilnTypeError(f"{label}() got an unexpected keyword argument {keyword!r}")
-            raise KilnTypeError(
-                f"{label}: keyword argument {keyword!r} is not supported by kiln on traced values (supported: "
-                f"{supported or 'none'}); see docs/numpy.md, or compute it from "
-                "supported functions.")
+        if kwargs:
+            accepted, numpy_accepts, supported = keywords()
+            unknown = [k for k in kwargs if k not in accepted] if accepted is not None else []
+            if unknown:
+                keyword = unknown[0]
+                if numpy_accepts is not None and keyword not in numpy_accepts:
+                    raise KilnTypeError(f"{label}() got an unexpected keyword argument {keyword!r}")
+                raise KilnTypeError(
+                    f"{label}: keyword argument {keyword!r} is not supported by kiln on traced values "
+                    f"(supported: {supported or 'none'}); see docs/numpy.md, or compute it from "
+                    "supported functions.")
         return impl(*args, **kwargs)
 
     return checked
