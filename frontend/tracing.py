@@ -13,11 +13,12 @@ passes the outer value as an explicit constant operand.
 
 from __future__ import annotations
 
-import itertools
+import functools
 import os
 import sys
 import sysconfig
 import threading
+import types
 from typing import Any, Sequence
 
 import numpy as np
@@ -382,6 +383,16 @@ def _is_user_file(filename: str) -> bool:
     return True
 
 
+@functools.lru_cache(maxsize=256)
+def _positions(code: types.CodeType) -> tuple:
+    """`code.co_positions()` as a tuple, one entry per instruction: a
+    function traced once asks it for every operation it binds, and walking
+    the iterator to the current instruction each time was quadratic in the
+    function's length (channel_flow's converted loop body: 2 s of its
+    trace)."""
+    return tuple(code.co_positions())
+
+
 def _user_source_line() -> SourceInfo | None:
     """The innermost stack frame outside kiln, NumPy and the standard
     library: where the user wrote the call (file, line, column)."""
@@ -389,7 +400,9 @@ def _user_source_line() -> SourceInfo | None:
     while frame is not None:
         code = frame.f_code
         if _is_user_file(code.co_filename):
-            position = next(itertools.islice(code.co_positions(), frame.f_lasti // 2, None), None)
+            positions = _positions(code)
+            index = frame.f_lasti // 2
+            position = positions[index] if 0 <= index < len(positions) else None
             column = position[2] if position is not None else None
             return SourceInfo(code.co_filename, frame.f_lineno, column + 1 if column is not None else 0)
         frame = frame.f_back
