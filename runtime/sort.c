@@ -728,25 +728,71 @@ __attribute__((constructor)) static void kiln_sort_init(void) {
     return 1;                                                                                          \
   }                                                                                                    \
   /* The row's values sorted into outp (NaNs last, as they are), tmp: n values of scratch. */           \
+  /* The first pass: the row's non-NaNs copied to outp (the NaNs, as they are, to tmp), their minimum,  \
+   * maximum, and whether any neighbours descend / ascend. Contiguous rows go a vector at a time        \
+   * (compared with the vector one element back); a vector with a NaN, or after one, goes one by one. */ \
+  KILN_AVX2 static int64_t kiln_vscan_##NAME(const T *row, int64_t stride, T *outp, T *tmp, int64_t n, \
+                                             int64_t *nansp, T *lo, T *hi, int *desc, int *asc) {      \
+    int64_t m = 0, nans = 0, i = 0;                                                                    \
+    int descents = 0, ascents = 0, vec = 0;                                                            \
+    T prev = 0, vmin = 0, vmax = 0;                                                                    \
+    VT mn = SPLAT(0), mx = mn;                                                                         \
+    __m256i dv = _mm256_setzero_si256(), av = dv;                                                      \
+    while (i < n) {                                                                                    \
+      if (stride == 1)                                                                                 \
+        for (; m > 0 && n - i >= LANES; i += LANES) {                                                  \
+          VT v = LOADV(row + i);                                                                       \
+          if (KILN_NANMASK_##NAME(v) || row[i - 1] != row[i - 1])                                      \
+            break;                                                                                     \
+          VT pv = LOADV(row + i - 1);                                                                  \
+          dv = _mm256_or_si256(dv, KILN_LTV_##NAME(v, pv));                                            \
+          av = _mm256_or_si256(av, KILN_LTV_##NAME(pv, v));                                            \
+          mn = vec ? KILN_MINV_##NAME(mn, v) : v;                                                      \
+          mx = vec ? KILN_MAXV_##NAME(mx, v) : v;                                                      \
+          STOREV(outp + m, v);                                                                         \
+          m += LANES;                                                                                  \
+          vec = 1;                                                                                     \
+        }                                                                                              \
+      if (i >= n)                                                                                      \
+        break;                                                                                         \
+      /* one element, or a vector's worth when a NaN stopped the vector loop */                        \
+      for (int64_t e = i + (stride == 1 && m > 0 ? LANES : 1); i < n && i < e; i++) {                  \
+        T v = row[i * stride];                                                                         \
+        if (v != v) {                                                                                  \
+          tmp[nans++] = v;                                                                             \
+        } else {                                                                                       \
+          outp[m] = v;                                                                                 \
+          vmin = m == 0 || v < vmin ? v : vmin;                                                        \
+          vmax = m == 0 || v > vmax ? v : vmax;                                                        \
+          descents |= m > 0 && v < prev;                                                               \
+          ascents |= m > 0 && v > prev;                                                                \
+          prev = v;                                                                                    \
+          m++;                                                                                         \
+        }                                                                                              \
+      }                                                                                                \
+    }                                                                                                  \
+    if (vec) {                                                                                         \
+      T a[LANES] __attribute__((aligned(32))), b[LANES] __attribute__((aligned(32)));                   \
+      STOREV(a, mn);                                                                                   \
+      STOREV(b, mx);                                                                                   \
+      for (int q = 0; q < LANES; q++) {                                                                \
+        vmin = a[q] < vmin ? a[q] : vmin;                                                              \
+        vmax = b[q] > vmax ? b[q] : vmax;                                                              \
+      }                                                                                                \
+      descents |= !_mm256_testz_si256(dv, dv);                                                         \
+      ascents |= !_mm256_testz_si256(av, av);                                                          \
+    }                                                                                                  \
+    *nansp = nans, *lo = vmin, *hi = vmax, *desc = descents, *asc = ascents;                           \
+    return m;                                                                                          \
+  }                                                                                                    \
+  /* The row's values sorted into outp (NaNs last, as they are), tmp: n values of scratch. */           \
   static int kiln_vsortrow_##NAME(const T *row, int64_t stride, T *outp, T *tmp, int64_t n) {          \
     if (!kiln_avx2)                                                                                    \
       return 0;                                                                                        \
-    int64_t m = 0, nans = 0, descents = 0, ascents = 0;                                                \
-    T prev = 0, vmin = 0, vmax = 0;                                                                    \
-    for (int64_t i = 0; i < n; i++) {                                                                  \
-      T v = row[i * stride];                                                                           \
-      if (v != v) {                                                                                    \
-        tmp[nans++] = v;                                                                               \
-      } else {                                                                                         \
-        outp[m] = v;                                                                                   \
-        vmin = m == 0 || v < vmin ? v : vmin;                                                          \
-        vmax = m == 0 || v > vmax ? v : vmax;                                                          \
-        descents += m > 0 && v < prev;                                                                 \
-        ascents += m > 0 && v > prev;                                                                  \
-        prev = v;                                                                                      \
-        m++;                                                                                           \
-      }                                                                                                \
-    }                                                                                                  \
+    int64_t nans;                                                                                      \
+    int descents, ascents;                                                                             \
+    T vmin, vmax;                                                                                      \
+    int64_t m = kiln_vscan_##NAME(row, stride, outp, tmp, n, &nans, &vmin, &vmax, &descents, &ascents); \
     memcpy(outp + m, tmp, (size_t)nans * sizeof(T));                                                   \
     if (descents > 0 && ascents == 0) {                                                                \
       for (int64_t i = 0, j = m - 1; i < j; i++, j--) {                                                \
@@ -761,6 +807,23 @@ __attribute__((constructor)) static void kiln_sort_init(void) {
     return 1;                                                                                          \
   }
 
+/* The first pass's vector operations: NaN lanes (a mask), a < b (all ones), lane minimum / maximum. */
+#define KILN_NANMASK_f32(v) _mm256_movemask_ps(_mm256_cmp_ps(v, v, _CMP_UNORD_Q))
+#define KILN_NANMASK_f64(v) _mm256_movemask_pd(_mm256_cmp_pd(v, v, _CMP_UNORD_Q))
+#define KILN_NANMASK_i32(v) 0
+#define KILN_NANMASK_i64(v) 0
+#define KILN_LTV_f32(a, b) _mm256_castps_si256(_mm256_cmp_ps(a, b, _CMP_LT_OQ))
+#define KILN_LTV_f64(a, b) _mm256_castpd_si256(_mm256_cmp_pd(a, b, _CMP_LT_OQ))
+#define KILN_LTV_i32(a, b) _mm256_cmpgt_epi32(b, a)
+#define KILN_LTV_i64(a, b) _mm256_cmpgt_epi64(b, a)
+#define KILN_MINV_f32(a, b) _mm256_min_ps(a, b)
+#define KILN_MAXV_f32(a, b) _mm256_max_ps(a, b)
+#define KILN_MINV_f64(a, b) _mm256_min_pd(a, b)
+#define KILN_MAXV_f64(a, b) _mm256_max_pd(a, b)
+#define KILN_MINV_i32(a, b) _mm256_min_epi32(a, b)
+#define KILN_MAXV_i32(a, b) _mm256_max_epi32(a, b)
+#define KILN_MINV_i64(a, b) _mm256_blendv_epi8(a, b, _mm256_cmpgt_epi64(a, b))
+#define KILN_MAXV_i64(a, b) _mm256_blendv_epi8(a, b, _mm256_cmpgt_epi64(b, a))
 #define KILN_LOAD_PS(p) _mm256_loadu_ps(p)
 #define KILN_STORE_PS(p, v) _mm256_storeu_ps(p, v)
 #define KILN_LT_PS(v, p) _mm256_movemask_ps(_mm256_cmp_ps(v, p, _CMP_LT_OQ))
@@ -808,16 +871,110 @@ __attribute__((constructor)) static void kiln_net_init(void) {
     }
 }
 #define KILN_IDX(t) _mm256_loadu_si256((const __m256i *)(t))
+/* Network steps: a compare-exchange of the lanes at distance 2^lj, the lesser to the lanes whose bit
+ * lj equals their bit lk (ascending blocks of 2^lk), with immediate permutes and blends (lj, lk are
+ * constants once the network is unrolled). Float min/max are vminp/vmaxp: no NaNs reach a network;
+ * of two equal zeros either may come out twice, as in NumPy's own AVX2 sort (the values compare
+ * equal: NumPy's unstable order). */
+#define KILN_MINMAX_PS(a, b, mn, mx)                                                                   \
+  do {                                                                                                 \
+    __m256 a__ = (a), b__ = (b);                                                                       \
+    mn = _mm256_min_ps(a__, b__);                                                                      \
+    mx = _mm256_max_ps(a__, b__);                                                                      \
+  } while (0)
+#define KILN_MINMAX_PD(a, b, mn, mx)                                                                   \
+  do {                                                                                                 \
+    __m256d a__ = (a), b__ = (b);                                                                      \
+    mn = _mm256_min_pd(a__, b__);                                                                      \
+    mx = _mm256_max_pd(a__, b__);                                                                      \
+  } while (0)
+#define KILN_MINMAX_EPI32(a, b, mn, mx)                                                                \
+  do {                                                                                                 \
+    __m256i a__ = (a), b__ = (b);                                                                      \
+    mn = _mm256_min_epi32(a__, b__);                                                                   \
+    mx = _mm256_max_epi32(a__, b__);                                                                   \
+  } while (0)
+#define KILN_MINMAX_EPI64(a, b, mn, mx)                                                                \
+  do {                                                                                                 \
+    __m256i a__ = (a), b__ = (b), gt__ = _mm256_cmpgt_epi64(a__, b__);                                 \
+    mn = _mm256_blendv_epi8(a__, b__, gt__);                                                           \
+    mx = _mm256_blendv_epi8(b__, a__, gt__);                                                           \
+  } while (0)
+/* 8 lanes: the blend immediate of (lj, lk); 4 lanes: the same, one bit per 64-bit lane. */
+#define KILN_IMM8(lj, lk)                                                                              \
+  ((lk) == 1 ? 0x66 : (lk) == 2 ? ((lj) == 1 ? 0x3C : 0x5A) : ((lj) == 2 ? 0xF0 : (lj) == 1 ? 0xCC : 0xAA))
+#define KILN_IMM4(lj, lk) ((lk) == 1 ? 0x6 : (lj) == 1 ? 0xC : 0xA)
+#define KILN_STEP8(x, lj, lk, PERM0, PERM1, PERM2, MINMAX, BLEND)                                      \
+  switch ((lk) * 4 + (lj)) {                                                                           \
+  case 4: { __typeof__(x) y = PERM0(x), mn, mx; MINMAX(x, y, mn, mx); return BLEND(mn, mx, 0x66); }     \
+  case 9: { __typeof__(x) y = PERM1(x), mn, mx; MINMAX(x, y, mn, mx); return BLEND(mn, mx, 0x3C); }     \
+  case 8: { __typeof__(x) y = PERM0(x), mn, mx; MINMAX(x, y, mn, mx); return BLEND(mn, mx, 0x5A); }     \
+  default:                                                                                             \
+    if ((lj) == 2) { __typeof__(x) y = PERM2(x), mn, mx; MINMAX(x, y, mn, mx); return BLEND(mn, mx, 0xF0); } \
+    if ((lj) == 1) { __typeof__(x) y = PERM1(x), mn, mx; MINMAX(x, y, mn, mx); return BLEND(mn, mx, 0xCC); } \
+    { __typeof__(x) y = PERM0(x), mn, mx; MINMAX(x, y, mn, mx); return BLEND(mn, mx, 0xAA); }          \
+  }
+#define KILN_STEP4(x, lj, lk, PERM0, PERM1, MINMAX, BLEND)                                             \
+  switch ((lk) * 4 + (lj)) {                                                                           \
+  case 4: { __typeof__(x) y = PERM0(x), mn, mx; MINMAX(x, y, mn, mx); return BLEND(mn, mx, 0x6); }      \
+  default:                                                                                             \
+    if ((lj) == 1) { __typeof__(x) y = PERM1(x), mn, mx; MINMAX(x, y, mn, mx); return BLEND(mn, mx, 0xC); } \
+    { __typeof__(x) y = PERM0(x), mn, mx; MINMAX(x, y, mn, mx); return BLEND(mn, mx, 0xA); }           \
+  }
+#define KILN_P0_PS(x) _mm256_permute_ps(x, 0xB1)
+#define KILN_P1_PS(x) _mm256_permute_ps(x, 0x4E)
+#define KILN_P2_PS(x) _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(x), 0x4E))
+#define KILN_P0_EPI32(x) _mm256_shuffle_epi32(x, 0xB1)
+#define KILN_P1_EPI32(x) _mm256_shuffle_epi32(x, 0x4E)
+#define KILN_P2_EPI32(x) _mm256_permute4x64_epi64(x, 0x4E)
+#define KILN_P0_PD(x) _mm256_permute_pd(x, 0x5)
+#define KILN_P1_PD(x) _mm256_permute4x64_pd(x, 0x4E)
+#define KILN_P0_EPI64(x) _mm256_shuffle_epi32(x, 0x4E)
+#define KILN_P1_EPI64(x) _mm256_permute4x64_epi64(x, 0x4E)
+#define KILN_BLENDI_PS(a, b, m) _mm256_blend_ps(a, b, m)
+#define KILN_BLENDI_EPI32(a, b, m) _mm256_blend_epi32(a, b, m)
+#define KILN_BLENDI_PD(a, b, m) _mm256_blend_pd(a, b, m)
+/* 4 lanes of 64 bits as 8 of 32: each mask bit doubled */
+#define KILN_BLENDI_EPI64(a, b, m)                                                                     \
+  _mm256_blend_epi32(a, b, ((m) & 1 ? 3 : 0) | ((m) & 2 ? 0xC : 0) | ((m) & 4 ? 0x30 : 0) | ((m) & 8 ? 0xC0 : 0))
+KILN_AVX2 static inline __m256 kiln_step_f32(__m256 x, int lj, int lk) {
+  KILN_STEP8(x, lj, lk, KILN_P0_PS, KILN_P1_PS, KILN_P2_PS, KILN_MINMAX_PS, KILN_BLENDI_PS)
+}
+KILN_AVX2 static inline __m256i kiln_step_i32(__m256i x, int lj, int lk) {
+  KILN_STEP8(x, lj, lk, KILN_P0_EPI32, KILN_P1_EPI32, KILN_P2_EPI32, KILN_MINMAX_EPI32, KILN_BLENDI_EPI32)
+}
+KILN_AVX2 static inline __m256d kiln_step_f64(__m256d x, int lj, int lk) {
+  KILN_STEP4(x, lj, lk, KILN_P0_PD, KILN_P1_PD, KILN_MINMAX_PD, KILN_BLENDI_PD)
+}
+KILN_AVX2 static inline __m256i kiln_step_i64(__m256i x, int lj, int lk) {
+  KILN_STEP4(x, lj, lk, KILN_P0_EPI64, KILN_P1_EPI64, KILN_MINMAX_EPI64, KILN_BLENDI_EPI64)
+}
+/* The first k lanes of p (the rest the dtype's greatest value), and stored back. */
+static const int32_t kiln_iota32[8] = {0, 1, 2, 3, 4, 5, 6, 7};
+#define KILN_LANEMASK32(k) _mm256_cmpgt_epi32(_mm256_set1_epi32((int)((k) < 8 ? ((k) < 0 ? 0 : (k)) : 8)), KILN_IDX(kiln_iota32))
+#define KILN_LANEMASK64(k) _mm256_cmpgt_epi64(_mm256_set1_epi64x((k) < 4 ? ((k) < 0 ? 0 : (k)) : 4), _mm256_setr_epi64x(0, 1, 2, 3))
+#define KILN_MLOAD_f32(p, k)                                                                           \
+  ({ __m256i m_ = KILN_LANEMASK32(k);                                                                  \
+     _mm256_blendv_ps(_mm256_set1_ps(INFINITY), _mm256_maskload_ps(p, m_), _mm256_castsi256_ps(m_)); })
+#define KILN_MLOAD_i32(p, k)                                                                           \
+  ({ __m256i m_ = KILN_LANEMASK32(k);                                                                  \
+     _mm256_blendv_epi8(_mm256_set1_epi32(INT32_MAX), _mm256_maskload_epi32((const int *)(p), m_), m_); })
+#define KILN_MLOAD_f64(p, k)                                                                           \
+  ({ __m256i m_ = KILN_LANEMASK64(k);                                                                  \
+     _mm256_blendv_pd(_mm256_set1_pd(INFINITY), _mm256_maskload_pd(p, m_), _mm256_castsi256_pd(m_)); })
+#define KILN_MLOAD_i64(p, k)                                                                           \
+  ({ __m256i m_ = KILN_LANEMASK64(k);                                                                  \
+     _mm256_blendv_epi8(_mm256_set1_epi64x(INT64_MAX), _mm256_maskload_epi64((const long long *)(p), m_), m_); })
+#define KILN_MSTORE_f32(p, k, v) _mm256_maskstore_ps(p, KILN_LANEMASK32(k), v)
+#define KILN_MSTORE_i32(p, k, v) _mm256_maskstore_epi32((int *)(p), KILN_LANEMASK32(k), v)
+#define KILN_MSTORE_f64(p, k, v) _mm256_maskstore_pd(p, KILN_LANEMASK64(k), v)
+#define KILN_MSTORE_i64(p, k, v) _mm256_maskstore_epi64((long long *)(p), KILN_LANEMASK64(k), v)
 /* LOG: log2(LANES); IDXT/MASKT/REVT: the tables of the lane width. */
 #define KILN_NETR(NAME, T, VT, LANES, LOG, R, LOADV, STOREV, MINMAX, PERMI, IDXT, MASKT, REVT, MAXV)         \
   KILN_AVX2 static void kiln_vnet##R##_##NAME(T *x, int64_t n) {                                       \
-    T buf[R * LANES] __attribute__((aligned(32)));                                                     \
-    memcpy(buf, x, (size_t)n * sizeof(T));                                                             \
-    for (int64_t i = n; i < R * LANES; i++)                                                            \
-      buf[i] = MAXV;                                                                                   \
     VT r[R], t[R];                                                                                     \
     _Pragma("GCC unroll 8") for (int q = 0; q < R; q++) {                                                                      \
-      r[q] = LOADV(buf + q * LANES);                                                                   \
+      r[q] = KILN_MLOAD_##NAME(x + q * LANES, n - q * LANES);                                          \
       _Pragma("GCC unroll 4") for (int lk = 1; lk <= LOG; lk++)                                                                \
         _Pragma("GCC unroll 4") for (int lj = lk - 1; lj >= 0; lj--)                                                           \
           r[q] = kiln_step_##NAME(r[q], lj, lk);                                                       \
@@ -838,17 +995,11 @@ __attribute__((constructor)) static void kiln_net_init(void) {
           _Pragma("GCC unroll 4") for (int lj = LOG - 1; lj >= 0; lj--)                                                        \
             r[q] = kiln_step_##NAME(r[q], lj, LOG + 1);                                                \
       }                                                                                                \
-    for (int q = 0; q < R; q++)                                                                        \
-      STOREV(buf + q * LANES, r[q]);                                                                   \
-    memcpy(x, buf, (size_t)n * sizeof(T));                                                             \
+    _Pragma("GCC unroll 8") for (int q = 0; q < R; q++)                                                \
+      KILN_MSTORE_##NAME(x + q * LANES, n - q * LANES, r[q]);                                          \
   }
 /* The network of the least number of vectors (1, 2, 4 or 8) that holds the part. */
 #define KILN_NET(NAME, T, VT, LANES, LOG, LOADV, STOREV, MINMAX, PERMI, IDXT, MASKT, REVT, MAXV)             \
-  KILN_AVX2 static inline VT kiln_step_##NAME(VT x, int lj, int lk) {                                  \
-    VT y = PERMI(x, KILN_IDX(IDXT[lj])), mn, mx;                                                       \
-    MINMAX(x, y, mn, mx);                                                                              \
-    return KILN_BLEND_##NAME(mn, mx, KILN_IDX(MASKT[lk][lj]));                                         \
-  }                                                                                                    \
   KILN_NETR(NAME, T, VT, LANES, LOG, 1, LOADV, STOREV, MINMAX, PERMI, IDXT, MASKT, REVT, MAXV)         \
   KILN_NETR(NAME, T, VT, LANES, LOG, 2, LOADV, STOREV, MINMAX, PERMI, IDXT, MASKT, REVT, MAXV)         \
   KILN_NETR(NAME, T, VT, LANES, LOG, 4, LOADV, STOREV, MINMAX, PERMI, IDXT, MASKT, REVT, MAXV)         \
@@ -864,30 +1015,6 @@ __attribute__((constructor)) static void kiln_net_init(void) {
       kiln_vnet8_##NAME(x, n);                                                                         \
   }
 /* MINMAX(a, b, mn, mx): mn, mx <- the lesser and the greater of each lane (a permutation of a, b). */
-#define KILN_MINMAX_PS(a, b, mn, mx)                                                                   \
-  do {                                                                                                 \
-    __m256 a__ = (a), b__ = (b), lt__ = _mm256_cmp_ps(b__, a__, _CMP_LT_OQ);                            \
-    mn = _mm256_blendv_ps(a__, b__, lt__);                                                             \
-    mx = _mm256_blendv_ps(b__, a__, lt__);                                                             \
-  } while (0)
-#define KILN_MINMAX_PD(a, b, mn, mx)                                                                   \
-  do {                                                                                                 \
-    __m256d a__ = (a), b__ = (b), lt__ = _mm256_cmp_pd(b__, a__, _CMP_LT_OQ);                           \
-    mn = _mm256_blendv_pd(a__, b__, lt__);                                                             \
-    mx = _mm256_blendv_pd(b__, a__, lt__);                                                             \
-  } while (0)
-#define KILN_MINMAX_EPI32(a, b, mn, mx)                                                                \
-  do {                                                                                                 \
-    __m256i a__ = (a), b__ = (b);                                                                      \
-    mn = _mm256_min_epi32(a__, b__);                                                                   \
-    mx = _mm256_max_epi32(a__, b__);                                                                   \
-  } while (0)
-#define KILN_MINMAX_EPI64(a, b, mn, mx)                                                                \
-  do {                                                                                                 \
-    __m256i a__ = (a), b__ = (b), gt__ = _mm256_cmpgt_epi64(a__, b__);                                 \
-    mn = _mm256_blendv_epi8(a__, b__, gt__);                                                           \
-    mx = _mm256_blendv_epi8(b__, a__, gt__);                                                           \
-  } while (0)
 #define KILN_PERMI_PS(x, i) _mm256_permutevar8x32_ps(x, i)
 #define KILN_PERMI_PD(x, i) _mm256_castsi256_pd(_mm256_permutevar8x32_epi32(_mm256_castpd_si256(x), i))
 #define KILN_PERMI_SI(x, i) _mm256_permutevar8x32_epi32(x, i)
