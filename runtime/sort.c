@@ -970,8 +970,12 @@ static const int32_t kiln_iota32[8] = {0, 1, 2, 3, 4, 5, 6, 7};
 #define KILN_MSTORE_f64(p, k, v) _mm256_maskstore_pd(p, KILN_LANEMASK64(k), v)
 #define KILN_MSTORE_i64(p, k, v) _mm256_maskstore_epi64((long long *)(p), KILN_LANEMASK64(k), v)
 /* LOG: log2(LANES); IDXT/MASKT/REVT: the tables of the lane width. */
+#define KILN_LOG2_1 0
+#define KILN_LOG2_2 1
+#define KILN_LOG2_4 2
+#define KILN_LOG2_8 3
 #define KILN_NETR(NAME, T, VT, LANES, LOG, R, LOADV, STOREV, MINMAX, PERMI, IDXT, MASKT, REVT, MAXV)         \
-  KILN_AVX2 static void kiln_vnet##R##_##NAME(T *x, int64_t n) {                                       \
+  KILN_AVX2 static void kiln_vnet##R##_##NAME(T *x, int64_t n) {                                     \
     VT r[R], t[R];                                                                                     \
     _Pragma("GCC unroll 8") for (int q = 0; q < R; q++) {                                                                      \
       r[q] = KILN_MLOAD_##NAME(x + q * LANES, n - q * LANES);                                          \
@@ -979,15 +983,17 @@ static const int32_t kiln_iota32[8] = {0, 1, 2, 3, 4, 5, 6, 7};
         _Pragma("GCC unroll 4") for (int lj = lk - 1; lj >= 0; lj--)                                                           \
           r[q] = kiln_step_##NAME(r[q], lj, lk);                                                       \
     }                                                                                                  \
-    _Pragma("GCC unroll 4") for (int s = 1; s < R; s *= 2)                                                                     \
-      _Pragma("GCC unroll 8") for (int b = 0; b < R; b += 2 * s) {                                                             \
+    _Pragma("GCC unroll 4") for (int ls = 0; ls < KILN_LOG2_##R; ls++)                                 \
+      _Pragma("GCC unroll 8") for (int b = 0; b < R; b += 2 << ls) {                                   \
+        const int s = 1 << ls;                                                                         \
         _Pragma("GCC unroll 8") for (int q = 0; q < s; q++)                                                                    \
           t[q] = r[b + s + q];                                                                         \
         _Pragma("GCC unroll 8") for (int q = 0; q < s; q++)                                                                    \
           MINMAX(r[b + q], PERMI(t[s - 1 - q], KILN_IDX(REVT)), r[b + q], r[b + s + q]);               \
-        _Pragma("GCC unroll 4") for (int d = s / 2; d >= 1; d /= 2)                                                            \
+        _Pragma("GCC unroll 4") for (int ld = ls - 1; ld >= 0; ld--)                                   \
           _Pragma("GCC unroll 8") for (int q = b; q < b + 2 * s; q++)                                                          \
-            if (!((q - b) & d)) {                                                                      \
+            if (!((q - b) & (1 << ld))) {                                                              \
+              const int d = 1 << ld;                                                                   \
               VT a_ = r[q], c_ = r[q + d];                                                             \
               MINMAX(a_, c_, r[q], r[q + d]);                                                          \
             }                                                                                          \
