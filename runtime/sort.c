@@ -616,7 +616,7 @@ __attribute__((constructor)) static void kiln_sort_init(void) {
    * then each bucket quicksorted from the scratch into its place, in cache. 0: not done (short row,    \
    * an infinite range). */                                                                            \
   static int kiln_vbuckets_##NAME(T *x, T *tmp, int64_t m, T vmin, T vmax) {                           \
-    if (m < KILN_BUCKET_MIN)                                                                           \
+    if (m < KILN_BUCKET_MIN || sizeof(T) < 8) /* 32-bit rows: partitions are cheaper than the scatter */ \
       return 0;                                                                                        \
     int is_float = (T)0.5 != 0;                                                                        \
     double scale = 0;                                                                                  \
