@@ -533,12 +533,13 @@ __attribute__((constructor)) static void kiln_sort_init(void) {
  * when lane i of v is less than p; PERM(v, m): v permuted by table entry m;
  * SUCC(x): the least value greater than x (x is not the greatest). */
 #define KILN_VQS(NAME, T, VT, LANES, LOADV, STOREV, SPLAT, LTMASK, PERM, MAXV, SUCC)                  \
-  KILN_AVX2 static int64_t kiln_vpart_##NAME(const T *src, T *dst, int64_t n, T pivot) {               \
-    VT p = SPLAT(pivot);                                                                               \
+  KILN_AVX2 static int64_t kiln_vpart_##NAME(const T *src, T *dst, int64_t n, T pivot, T *maxp) {     \
+    VT p = SPLAT(pivot), mx = p;                                                                       \
     int64_t l = 0, r = n, i = 0;                                                                       \
     for (; n - i >= 4 * LANES; i += 2 * LANES) {                                                       \
       VT v0 = LOADV(src + i), v1 = LOADV(src + i + LANES);                                             \
       int m0 = LTMASK(v0, p), m1 = LTMASK(v1, p);                                                      \
+      mx = KILN_MAXV_##NAME(mx, KILN_MAXV_##NAME(v0, v1));                                             \
       VT w0 = PERM(v0, m0), w1 = PERM(v1, m1);                                                         \
       int c0 = __builtin_popcount((unsigned)m0), c1 = __builtin_popcount((unsigned)m1);                \
       STOREV(dst + l, w0);                                                                             \
@@ -554,20 +555,27 @@ __attribute__((constructor)) static void kiln_sort_init(void) {
       VT v = LOADV(src + i);                                                                           \
       int m = LTMASK(v, p);                                                                            \
       VT w = PERM(v, m);                                                                               \
+      mx = KILN_MAXV_##NAME(mx, v);                                                                    \
       STOREV(dst + l, w);                                                                              \
       STOREV(dst + r - LANES, w);                                                                      \
       int c = __builtin_popcount((unsigned)m);                                                         \
       l += c;                                                                                          \
       r -= LANES - c;                                                                                  \
     }                                                                                                  \
+    T xs[LANES] __attribute__((aligned(32))), vmax = pivot;                                            \
+    STOREV(xs, mx);                                                                                    \
+    for (int q = 0; q < LANES; q++)                                                                    \
+      vmax = xs[q] > vmax ? xs[q] : vmax;                                                              \
     for (; i < n; i++) {                                                                               \
       T v = src[i];                                                                                    \
       int lt = v < pivot;                                                                              \
+      vmax = v > vmax ? v : vmax;                                                                      \
       dst[l] = v;                                                                                      \
       dst[r - 1] = v;                                                                                  \
       l += lt;                                                                                         \
       r -= !lt;                                                                                        \
     }                                                                                                  \
+    *maxp = vmax;                                                                                      \
     return l;                                                                                          \
   }                                                                                                    \
   /* The part cur[0:n] sorted into the output: cur if in_out, else other. */                           \
@@ -591,14 +599,22 @@ __attribute__((constructor)) static void kiln_sort_init(void) {
         T m3 = KILN_MED3(cur[6 * e], cur[7 * e], cur[n - 1]);                                          \
         pivot = KILN_MED3(m1, m2, m3);                                                                 \
       }                                                                                                \
-      int64_t l = kiln_vpart_##NAME(cur, other, n, pivot);                                             \
-      if (l == 0) { /* pivot is the minimum: split off its equals */                                   \
-        if (pivot == MAXV) { /* all equal */                                                           \
-          if (in_out)                                                                                  \
-            memcpy(cur, other, (size_t)n * sizeof(T));                                                 \
+      T vmax;                                                                                          \
+      int64_t l = kiln_vpart_##NAME(cur, other, n, pivot, &vmax);                                      \
+      if (!(pivot < vmax)) { /* the pivot is the maximum: other[l:n] all equal it, done */             \
+        if (in_out)                                                                                    \
+          memcpy(cur + l, other + l, (size_t)(n - l) * sizeof(T));                                     \
+        if (l == 0)                                                                                    \
           return;                                                                                      \
-        }                                                                                              \
-        int64_t e = kiln_vpart_##NAME(other, cur, n, SUCC(pivot));                                     \
+        T *t = other;                                                                                  \
+        other = cur;                                                                                   \
+        cur = t;                                                                                       \
+        n = l;                                                                                         \
+        in_out = !in_out;                                                                              \
+        continue;                                                                                      \
+      }                                                                                                \
+      if (l == 0) { /* pivot is the minimum: split off its equals */                                   \
+        int64_t e = kiln_vpart_##NAME(other, cur, n, SUCC(pivot), &vmax);                              \
         if (!in_out)                                                                                   \
           memcpy(other, cur, (size_t)e * sizeof(T));                                                   \
         cur += e, other += e, n -= e;                                                                  \
@@ -616,7 +632,7 @@ __attribute__((constructor)) static void kiln_sort_init(void) {
    * then each bucket quicksorted from the scratch into its place, in cache. 0: not done (short row,    \
    * an infinite range). */                                                                            \
   static int kiln_vbuckets_##NAME(T *x, T *tmp, int64_t m, T vmin, T vmax) {                           \
-    if (m < KILN_BUCKET_MIN || sizeof(T) < 8) /* 32-bit rows: partitions are cheaper than the scatter */ \
+    if (m < KILN_BUCKET_MIN)                                                                           \
       return 0;                                                                                        \
     int is_float = (T)0.5 != 0;                                                                        \
     double scale = 0;                                                                                  \
@@ -641,6 +657,10 @@ __attribute__((constructor)) static void kiln_sort_init(void) {
           x[i++] = (T)((int64_t)vmin + b);                                                             \
       _mlir_memref_to_llvm_free(start);                                                                \
       return 1;                                                                                        \
+    }                                                                                                  \
+    if (sizeof(T) < 8) { /* 32-bit values: the quicksort's partitions cost less than the scatter */    \
+      _mlir_memref_to_llvm_free(start);                                                                \
+      return 0;                                                                                        \
     }                                                                                                  \
     _Pragma("GCC unroll 1") for (int pass = 0; pass < 2; pass++) {                                     \
       for (int64_t i = 0; i < m; i++) {                                                                \
