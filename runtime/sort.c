@@ -658,7 +658,17 @@ __attribute__((constructor)) static void kiln_sort_init(void) {
       _mlir_memref_to_llvm_free(start);                                                                \
       return 1;                                                                                        \
     }                                                                                                  \
-    if (sizeof(T) < 8) { /* 32-bit values: the quicksort's partitions cost less than the scatter */    \
+    T smp[64];                                                                                         \
+    int distinct = 0;                                                                                  \
+    for (int i = 0; i < 64; i++) { /* a sample's distinct values (few: the quicksort takes them a pass each) */ \
+      T v = x[(m / 64) * i];                                                                           \
+      int j = 0;                                                                                       \
+      while (j < distinct && smp[j] != v)                                                              \
+        j++;                                                                                           \
+      if (j == distinct)                                                                               \
+        smp[distinct++] = v;                                                                           \
+    }                                                                                                  \
+    if (sizeof(T) < 8 || distinct <= 32) { /* 32-bit: partitions cost less than the scatter */         \
       _mlir_memref_to_llvm_free(start);                                                                \
       return 0;                                                                                        \
     }                                                                                                  \
