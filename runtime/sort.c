@@ -981,8 +981,8 @@ KILN_AVX2 static inline __m256i kiln_step_i64(__m256i x, int lj, int lk) {
 }
 /* The first k lanes of p (the rest the dtype's greatest value), and stored back. */
 static const int32_t kiln_iota32[8] = {0, 1, 2, 3, 4, 5, 6, 7};
-#define KILN_LANEMASK32(k) _mm256_cmpgt_epi32(_mm256_set1_epi32((int)((k) < 8 ? ((k) < 0 ? 0 : (k)) : 8)), KILN_IDX(kiln_iota32))
-#define KILN_LANEMASK64(k) _mm256_cmpgt_epi64(_mm256_set1_epi64x((k) < 4 ? ((k) < 0 ? 0 : (k)) : 4), _mm256_setr_epi64x(0, 1, 2, 3))
+#define KILN_LANEMASK32(k) _mm256_cmpgt_epi32(_mm256_set1_epi32((int)(k)), KILN_IDX(kiln_iota32)) /* k in [-64, 64] */
+#define KILN_LANEMASK64(k) _mm256_cmpgt_epi64(_mm256_set1_epi64x(k), _mm256_setr_epi64x(0, 1, 2, 3))
 #define KILN_MLOAD_f32(p, k)                                                                           \
   ({ __m256i m_ = KILN_LANEMASK32(k);                                                                  \
      _mm256_blendv_ps(_mm256_set1_ps(INFINITY), _mm256_maskload_ps(p, m_), _mm256_castsi256_ps(m_)); })
@@ -999,6 +999,73 @@ static const int32_t kiln_iota32[8] = {0, 1, 2, 3, 4, 5, 6, 7};
 #define KILN_MSTORE_i32(p, k, v) _mm256_maskstore_epi32((int *)(p), KILN_LANEMASK32(k), v)
 #define KILN_MSTORE_f64(p, k, v) _mm256_maskstore_pd(p, KILN_LANEMASK64(k), v)
 #define KILN_MSTORE_i64(p, k, v) _mm256_maskstore_epi64((long long *)(p), KILN_LANEMASK64(k), v)
+/* Networks of 8 vectors start with the columns: an 8-input sorting network (19 compare-exchanges) across
+ * the vectors sorts each lane's column, and a transpose makes the columns vectors (8 lanes: each vector
+ * sorted; 4 lanes: each pair of vectors one sorted run), in place of the shuffle steps within vectors. */
+#define KILN_CX8(MINMAX, r, a, b)                                                                      \
+  do {                                                                                                 \
+    __typeof__(r[0]) lo_, hi_;                                                                         \
+    MINMAX(r[a], r[b], lo_, hi_);                                                                      \
+    r[a] = lo_, r[b] = hi_;                                                                            \
+  } while (0)
+#define KILN_COLS8(MINMAX, r)                                                                          \
+  do {                                                                                                 \
+    KILN_CX8(MINMAX, r, 0, 2); KILN_CX8(MINMAX, r, 1, 3); KILN_CX8(MINMAX, r, 4, 6); KILN_CX8(MINMAX, r, 5, 7); \
+    KILN_CX8(MINMAX, r, 0, 4); KILN_CX8(MINMAX, r, 1, 5); KILN_CX8(MINMAX, r, 2, 6); KILN_CX8(MINMAX, r, 3, 7); \
+    KILN_CX8(MINMAX, r, 0, 1); KILN_CX8(MINMAX, r, 2, 3); KILN_CX8(MINMAX, r, 4, 5); KILN_CX8(MINMAX, r, 6, 7); \
+    KILN_CX8(MINMAX, r, 2, 4); KILN_CX8(MINMAX, r, 3, 5); KILN_CX8(MINMAX, r, 1, 4); KILN_CX8(MINMAX, r, 3, 6); \
+    KILN_CX8(MINMAX, r, 1, 2); KILN_CX8(MINMAX, r, 3, 4); KILN_CX8(MINMAX, r, 5, 6);                    \
+  } while (0)
+/* 8 x 8 lanes of 32 bits: vector i <- lane i of every vector. */
+KILN_AVX2 static inline void kiln_transpose8(__m256 *r) {
+  __m256 t0 = _mm256_unpacklo_ps(r[0], r[1]), t1 = _mm256_unpackhi_ps(r[0], r[1]);
+  __m256 t2 = _mm256_unpacklo_ps(r[2], r[3]), t3 = _mm256_unpackhi_ps(r[2], r[3]);
+  __m256 t4 = _mm256_unpacklo_ps(r[4], r[5]), t5 = _mm256_unpackhi_ps(r[4], r[5]);
+  __m256 t6 = _mm256_unpacklo_ps(r[6], r[7]), t7 = _mm256_unpackhi_ps(r[6], r[7]);
+  __m256 u0 = _mm256_shuffle_ps(t0, t2, 0x44), u1 = _mm256_shuffle_ps(t0, t2, 0xEE);
+  __m256 u2 = _mm256_shuffle_ps(t1, t3, 0x44), u3 = _mm256_shuffle_ps(t1, t3, 0xEE);
+  __m256 u4 = _mm256_shuffle_ps(t4, t6, 0x44), u5 = _mm256_shuffle_ps(t4, t6, 0xEE);
+  __m256 u6 = _mm256_shuffle_ps(t5, t7, 0x44), u7 = _mm256_shuffle_ps(t5, t7, 0xEE);
+  r[0] = _mm256_permute2f128_ps(u0, u4, 0x20), r[4] = _mm256_permute2f128_ps(u0, u4, 0x31);
+  r[1] = _mm256_permute2f128_ps(u1, u5, 0x20), r[5] = _mm256_permute2f128_ps(u1, u5, 0x31);
+  r[2] = _mm256_permute2f128_ps(u2, u6, 0x20), r[6] = _mm256_permute2f128_ps(u2, u6, 0x31);
+  r[3] = _mm256_permute2f128_ps(u3, u7, 0x20), r[7] = _mm256_permute2f128_ps(u3, u7, 0x31);
+}
+/* 4 x 4 lanes of 64 bits, the rows r[0], r[s], r[2s], r[3s] (in place). */
+KILN_AVX2 static inline void kiln_transpose4(__m256d *r, int s) {
+  __m256d t0 = _mm256_unpacklo_pd(r[0], r[s]), t1 = _mm256_unpackhi_pd(r[0], r[s]);
+  __m256d t2 = _mm256_unpacklo_pd(r[2 * s], r[3 * s]), t3 = _mm256_unpackhi_pd(r[2 * s], r[3 * s]);
+  r[0] = _mm256_permute2f128_pd(t0, t2, 0x20);
+  r[s] = _mm256_permute2f128_pd(t1, t3, 0x20);
+  r[2 * s] = _mm256_permute2f128_pd(t0, t2, 0x31);
+  r[3 * s] = _mm256_permute2f128_pd(t1, t3, 0x31);
+}
+/* The columns of 8 vectors sorted and made runs (see above); returns log2 of the runs' vectors. */
+#define KILN_COLSORT32(NAME, VT, MINMAX, TOPS, FROMPS)                                                  \
+  KILN_AVX2 static inline int kiln_colsort_##NAME(VT *r) {                                             \
+    KILN_COLS8(MINMAX, r);                                                                             \
+    __m256 f[8] = {TOPS(r[0]), TOPS(r[1]), TOPS(r[2]), TOPS(r[3]), TOPS(r[4]), TOPS(r[5]), TOPS(r[6]), TOPS(r[7])}; \
+    kiln_transpose8(f);                                                                                \
+    r[0] = FROMPS(f[0]), r[1] = FROMPS(f[1]), r[2] = FROMPS(f[2]), r[3] = FROMPS(f[3]);                \
+    r[4] = FROMPS(f[4]), r[5] = FROMPS(f[5]), r[6] = FROMPS(f[6]), r[7] = FROMPS(f[7]);                \
+    return 0;                                                                                          \
+  }
+/* 64-bit lanes: rows 0-3 and 4-7 transposed; column q (block 0 row q, block 1 row q) -> r[2q], r[2q+1]. */
+#define KILN_COLSORT64(NAME, VT, MINMAX, TOPD, FROMPD)                                                  \
+  KILN_AVX2 static inline int kiln_colsort_##NAME(VT *r) {                                             \
+    KILN_COLS8(MINMAX, r);                                                                             \
+    __m256d d[8] = {TOPD(r[0]), TOPD(r[1]), TOPD(r[2]), TOPD(r[3]), TOPD(r[4]), TOPD(r[5]), TOPD(r[6]), TOPD(r[7])}; \
+    kiln_transpose4(d, 1);                                                                             \
+    kiln_transpose4(d + 4, 1);                                                                         \
+    r[0] = FROMPD(d[0]), r[1] = FROMPD(d[4]), r[2] = FROMPD(d[1]), r[3] = FROMPD(d[5]);                \
+    r[4] = FROMPD(d[2]), r[5] = FROMPD(d[6]), r[6] = FROMPD(d[3]), r[7] = FROMPD(d[7]);                \
+    return 1;                                                                                          \
+  }
+#define KILN_SAME(x) (x)
+#define KILN_COLSORT_f32(NAME, VT, MINMAX) KILN_COLSORT32(NAME, VT, MINMAX, KILN_SAME, KILN_SAME)
+#define KILN_COLSORT_i32(NAME, VT, MINMAX) KILN_COLSORT32(NAME, VT, MINMAX, _mm256_castsi256_ps, _mm256_castps_si256)
+#define KILN_COLSORT_f64(NAME, VT, MINMAX) KILN_COLSORT64(NAME, VT, MINMAX, KILN_SAME, KILN_SAME)
+#define KILN_COLSORT_i64(NAME, VT, MINMAX) KILN_COLSORT64(NAME, VT, MINMAX, _mm256_castsi256_pd, _mm256_castpd_si256)
 /* LOG: log2(LANES); IDXT/MASKT/REVT: the tables of the lane width. */
 #define KILN_LOG2_1 0
 #define KILN_LOG2_2 1
@@ -1007,13 +1074,17 @@ static const int32_t kiln_iota32[8] = {0, 1, 2, 3, 4, 5, 6, 7};
 #define KILN_NETR(NAME, T, VT, LANES, LOG, R, LOADV, STOREV, MINMAX, PERMI, IDXT, MASKT, REVT, MAXV)         \
   KILN_AVX2 static void kiln_vnet##R##_##NAME(T *x, int64_t n) {                                     \
     VT r[R], t[R];                                                                                     \
-    _Pragma("GCC unroll 8") for (int q = 0; q < R; q++) {                                                                      \
+    _Pragma("GCC unroll 8") for (int q = 0; q < R; q++)                                                \
       r[q] = KILN_MLOAD_##NAME(x + q * LANES, n - q * LANES);                                          \
-      _Pragma("GCC unroll 4") for (int lk = 1; lk <= LOG; lk++)                                                                \
-        _Pragma("GCC unroll 4") for (int lj = lk - 1; lj >= 0; lj--)                                                           \
-          r[q] = kiln_step_##NAME(r[q], lj, lk);                                                       \
-    }                                                                                                  \
-    _Pragma("GCC unroll 4") for (int ls = 0; ls < KILN_LOG2_##R; ls++)                                 \
+    int ls0 = 0;                                                                                       \
+    if (R == 8)                                                                                        \
+      ls0 = kiln_colsort_##NAME(r);                                                                    \
+    else                                                                                               \
+      _Pragma("GCC unroll 8") for (int q = 0; q < R; q++)                                              \
+        _Pragma("GCC unroll 4") for (int lk = 1; lk <= LOG; lk++)                                      \
+          _Pragma("GCC unroll 4") for (int lj = lk - 1; lj >= 0; lj--)                                 \
+            r[q] = kiln_step_##NAME(r[q], lj, lk);                                                     \
+    _Pragma("GCC unroll 4") for (int ls = ls0; ls < KILN_LOG2_##R; ls++)                               \
       _Pragma("GCC unroll 8") for (int b = 0; b < R; b += 2 << ls) {                                   \
         const int s = 1 << ls;                                                                         \
         _Pragma("GCC unroll 8") for (int q = 0; q < s; q++)                                                                    \
@@ -1036,6 +1107,7 @@ static const int32_t kiln_iota32[8] = {0, 1, 2, 3, 4, 5, 6, 7};
   }
 /* The network of the least number of vectors (1, 2, 4 or 8) that holds the part. */
 #define KILN_NET(NAME, T, VT, LANES, LOG, LOADV, STOREV, MINMAX, PERMI, IDXT, MASKT, REVT, MAXV)             \
+  KILN_COLSORT_##NAME(NAME, VT, MINMAX)                                                                 \
   KILN_NETR(NAME, T, VT, LANES, LOG, 1, LOADV, STOREV, MINMAX, PERMI, IDXT, MASKT, REVT, MAXV)         \
   KILN_NETR(NAME, T, VT, LANES, LOG, 2, LOADV, STOREV, MINMAX, PERMI, IDXT, MASKT, REVT, MAXV)         \
   KILN_NETR(NAME, T, VT, LANES, LOG, 4, LOADV, STOREV, MINMAX, PERMI, IDXT, MASKT, REVT, MAXV)         \
