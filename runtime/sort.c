@@ -593,6 +593,13 @@ __attribute__((constructor)) static void kiln_sort_init(void) {
       T pivot;                                                                                         \
       if (n < 512) {                                                                                   \
         pivot = KILN_MED3(cur[0], cur[n / 2], cur[n - 1]);                                             \
+      } else if (n >= 8192) { /* the median of a sample as large as a leaf, sorted by its network */   \
+        T smp[KILN_VQS_SHORT_##NAME];                                                                  \
+        int64_t step = n / KILN_VQS_SHORT_##NAME;                                                      \
+        for (int k = 0; k < KILN_VQS_SHORT_##NAME; k++)                                                \
+          smp[k] = cur[k * step + step / 2];                                                           \
+        kiln_vnet_##NAME(smp, KILN_VQS_SHORT_##NAME);                                                  \
+        pivot = smp[KILN_VQS_SHORT_##NAME / 2];                                                        \
       } else {                                                                                         \
         int64_t e = n / 8;                                                                             \
         T m1 = KILN_MED3(cur[0], cur[e], cur[2 * e]), m2 = KILN_MED3(cur[3 * e], cur[4 * e], cur[5 * e]); \
