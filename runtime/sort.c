@@ -582,10 +582,11 @@ __attribute__((constructor)) static void kiln_sort_init(void) {
   KILN_AVX2 static void kiln_vqs_##NAME(T *cur, T *other, int64_t n, int in_out, int depth) {          \
     for (;;) {                                                                                         \
       if (n <= KILN_VQS_SHORT_##NAME || depth-- <= 0) {                                                       \
-        if (n <= KILN_VQS_SHORT_##NAME)                                                                       \
-          kiln_vnet_##NAME(cur, n)  ;                                                                    \
-        else                                                                                           \
-          kiln_sortvalues_##NAME(cur, other, n);                                                       \
+        if (n <= KILN_VQS_SHORT_##NAME) {                                                              \
+          kiln_vnet_##NAME(cur, in_out ? cur : other, n);                                              \
+          return;                                                                                      \
+        }                                                                                              \
+        kiln_sortvalues_##NAME(cur, other, n);                                                         \
         if (!in_out)                                                                                   \
           memcpy(other, cur, (size_t)n * sizeof(T));                                                   \
         return;                                                                                        \
@@ -598,7 +599,7 @@ __attribute__((constructor)) static void kiln_sort_init(void) {
         int64_t step = n / KILN_VQS_SHORT_##NAME;                                                      \
         for (int k = 0; k < KILN_VQS_SHORT_##NAME; k++)                                                \
           smp[k] = cur[k * step + step / 2];                                                           \
-        kiln_vnet_##NAME(smp, KILN_VQS_SHORT_##NAME);                                                  \
+        kiln_vnet_##NAME(smp, smp, KILN_VQS_SHORT_##NAME);                                                \
         pivot = smp[KILN_VQS_SHORT_##NAME / 2];                                                        \
       } else {                                                                                         \
         int64_t e = n / 8;                                                                             \
@@ -1079,7 +1080,7 @@ KILN_AVX2 static inline void kiln_transpose4(__m256d *r, int s) {
 #define KILN_LOG2_4 2
 #define KILN_LOG2_8 3
 #define KILN_NETR(NAME, T, VT, LANES, LOG, R, LOADV, STOREV, MINMAX, PERMI, IDXT, MASKT, REVT, MAXV)         \
-  KILN_AVX2 static void kiln_vnet##R##_##NAME(T *x, int64_t n) {                                     \
+  KILN_AVX2 static void kiln_vnet##R##_##NAME(const T *x, T *y, int64_t n) {                         \
     VT r[R], t[R];                                                                                     \
     _Pragma("GCC unroll 8") for (int q = 0; q < R; q++)                                                \
       r[q] = KILN_MLOAD_##NAME(x + q * LANES, n - q * LANES);                                          \
@@ -1110,7 +1111,7 @@ KILN_AVX2 static inline void kiln_transpose4(__m256d *r, int s) {
             r[q] = kiln_step_##NAME(r[q], lj, LOG + 1);                                                \
       }                                                                                                \
     _Pragma("GCC unroll 8") for (int q = 0; q < R; q++)                                                \
-      KILN_MSTORE_##NAME(x + q * LANES, n - q * LANES, r[q]);                                          \
+      KILN_MSTORE_##NAME(y + q * LANES, n - q * LANES, r[q]);                                          \
   }
 /* The network of the least number of vectors (1, 2, 4 or 8) that holds the part. */
 #define KILN_NET(NAME, T, VT, LANES, LOG, LOADV, STOREV, MINMAX, PERMI, IDXT, MASKT, REVT, MAXV)             \
@@ -1119,15 +1120,16 @@ KILN_AVX2 static inline void kiln_transpose4(__m256d *r, int s) {
   KILN_NETR(NAME, T, VT, LANES, LOG, 2, LOADV, STOREV, MINMAX, PERMI, IDXT, MASKT, REVT, MAXV)         \
   KILN_NETR(NAME, T, VT, LANES, LOG, 4, LOADV, STOREV, MINMAX, PERMI, IDXT, MASKT, REVT, MAXV)         \
   KILN_NETR(NAME, T, VT, LANES, LOG, 8, LOADV, STOREV, MINMAX, PERMI, IDXT, MASKT, REVT, MAXV)         \
-  KILN_AVX2 static void kiln_vnet_##NAME(T *x, int64_t n) {                                            \
+  /* x[0:n] sorted into y (x itself or a buffer apart from it). */                                     \
+  KILN_AVX2 static void kiln_vnet_##NAME(const T *x, T *y, int64_t n) {                                \
     if (n <= LANES)                                                                                    \
-      kiln_vnet1_##NAME(x, n);                                                                         \
+      kiln_vnet1_##NAME(x, y, n);                                                                      \
     else if (n <= 2 * LANES)                                                                           \
-      kiln_vnet2_##NAME(x, n);                                                                         \
+      kiln_vnet2_##NAME(x, y, n);                                                                      \
     else if (n <= 4 * LANES)                                                                           \
-      kiln_vnet4_##NAME(x, n);                                                                         \
+      kiln_vnet4_##NAME(x, y, n);                                                                      \
     else                                                                                               \
-      kiln_vnet8_##NAME(x, n);                                                                         \
+      kiln_vnet8_##NAME(x, y, n);                                                                      \
   }
 /* MINMAX(a, b, mn, mx): mn, mx <- the lesser and the greater of each lane (a permutation of a, b). */
 #define KILN_PERMI_PS(x, i) _mm256_permutevar8x32_ps(x, i)
