@@ -11,11 +11,12 @@
  * greater-or-equal ones after.
  *
  * Values of int32/int64/float32/float64 on a CPU with AVX2 (checked at
- * load time): NaNs moved to the end, rows in order or reversed answered in
- * one pass, rows of at most KILN_RUNS monotone runs merged, long rows
- * scattered into value buckets, then an out-of-place vectorized quicksort
- * (permutation-table partitions, bitonic networks of 1-8 vectors at the
- * leaves). Otherwise keys: every dtype maps to an unsigned integer of
+ * load time): a vectorized first pass (NaNs moved to the end, rows in
+ * order or reversed answered at once), rows of at most KILN_RUNS monotone
+ * runs merged, long 64-bit rows scattered into value buckets, then an
+ * out-of-place vectorized quicksort (permutation-table partitions that
+ * track the maximum, sampled pivots, bitonic networks of 1-8 vectors at
+ * the leaves, the 8-vector one sorting columns first). Otherwise keys: every dtype maps to an unsigned integer of
  * its width whose order is NumPy's (signed: flip the sign bit; floats: flip
  * all bits of negatives, the sign bit of the others), sorted by an LSD radix
  * sort (32/64 bits: range-relative keys, <= 11-bit digits) or an MSD one
@@ -23,8 +24,9 @@
  * or a stable merge of the runs when there are at most KILN_RUNS.
  * Selection: Floyd-Rivest (sampled pivot pair, one three-way out-of-place
  * pass per level, AVX2 for the four dtypes above); the 8- and 16-bit
- * values use a quickselect on keys. Values keep their bits
- * (NaN payloads, -0.0 and +0.0: equal values, either order is NumPy's);
+ * values use a quickselect on keys. Sorted values are NumPy's kind='stable'
+ * result bit for bit (NaN payloads in input order; the zeros of a sorted row
+ * are rewritten in input order, kiln_fixzeros);
  * for positions, -0.0 equals +0.0 and every NaN equals every other, so the
  * stable order is NumPy's kind='stable' order exactly. docs/numpy.md, "How
  * sorting is compiled", has the details.
@@ -465,6 +467,9 @@ KILN_FR(kiln_frpairs_64, kiln_pair_64, KILN_PAIR_LESS, kiln_radix_pairs_64, KILN
  * row while the keys of the others are made, in the same pass. */
 #define KILN_NEVER_NAN(BITS, b) 0
 #define KILN_FLOAT_NAN(BITS, b) kiln_isnan_##BITS(b)
+/* Zeros of either sign (floats). */
+#define KILN_ZERO_KILN_FLOAT_NAN(BITS, b) kiln_iszero_##BITS(b)
+#define KILN_ZERO_KILN_NEVER_NAN(BITS, b) 0
 
 /* ---- AVX2 quicksort of values (x86-64 with AVX2, checked at run time) -----
  *
@@ -478,11 +483,14 @@ KILN_FR(kiln_frpairs_64, kiln_pair_64, KILN_PAIR_LESS, kiln_radix_pairs_64, KILN
  * moves by its count, so every element lands on its side with no branch.
  * While 2 vectors or more remain the two stores cannot overlap each other's
  * kept lanes; the last few go one by one. Parts of KILN_VQS_SHORT or less
- * are insertion-sorted (and copied to the output if they sit in the
- * scratch). Pivot: median of 9 spread elements. When nothing is less than the
- * pivot (it is the minimum), a second pass splits off the elements equal to
- * it (less than its successor), so many equal values cost one pass; past
- * `depth` levels a part is radix sorted (linear worst case). */
+ * go through a sorting network (kiln_vnet_*) that writes them where they
+ * belong. Pivot: median of 3, of 9 (512 or more), or of a leaf-sized sample
+ * (8192 or more). The pass also keeps the part's maximum: when the pivot is
+ * the maximum, the upper side is all equal to it (done); when nothing is
+ * less than the pivot (it is the minimum), a second pass splits off the
+ * elements equal to it (less than its successor), so few distinct values
+ * cost a pass or two each; past `depth` levels a part is radix sorted
+ * (linear worst case). */
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
 #include <math.h>
@@ -770,12 +778,13 @@ __attribute__((constructor)) static void kiln_sort_init(void) {
    * maximum, and whether any neighbours descend / ascend. Contiguous rows go a vector at a time        \
    * (compared with the vector one element back); a vector with a NaN, or after one, goes one by one. */ \
   KILN_AVX2 static int64_t kiln_vscan_##NAME(const T *row, int64_t stride, T *outp, T *tmp, int64_t n, \
-                                             int64_t *nansp, T *lo, T *hi, int *desc, int *asc) {      \
+                                             int64_t *nansp, T *lo, T *hi, int *desc, int *asc, int *zerosp) { \
     int64_t m = 0, nans = 0, i = 0;                                                                    \
     int descents = 0, ascents = 0, vec = 0;                                                            \
     T prev = 0, vmin = 0, vmax = 0;                                                                    \
     VT mn = SPLAT(0), mx = mn;                                                                         \
-    __m256i dv = _mm256_setzero_si256(), av = dv;                                                      \
+    __m256i dv = _mm256_setzero_si256(), av = dv, zv = dv;                                             \
+    int zeros = 0;                                                                                     \
     while (i < n) {                                                                                    \
       if (stride == 1)                                                                                 \
         for (; m > 0 && n - i >= LANES; i += LANES) {                                                  \
@@ -785,6 +794,7 @@ __attribute__((constructor)) static void kiln_sort_init(void) {
           VT pv = LOADV(row + i - 1);                                                                  \
           dv = _mm256_or_si256(dv, KILN_LTV_##NAME(v, pv));                                            \
           av = _mm256_or_si256(av, KILN_LTV_##NAME(pv, v));                                            \
+          zv = _mm256_or_si256(zv, KILN_ZEROV_##NAME(v));                                              \
           mn = vec ? KILN_MINV_##NAME(mn, v) : v;                                                      \
           mx = vec ? KILN_MAXV_##NAME(mx, v) : v;                                                      \
           STOREV(outp + m, v);                                                                         \
@@ -804,6 +814,7 @@ __attribute__((constructor)) static void kiln_sort_init(void) {
           vmax = m == 0 || v > vmax ? v : vmax;                                                        \
           descents |= m > 0 && v < prev;                                                               \
           ascents |= m > 0 && v > prev;                                                                \
+          zeros |= v == 0;                                                                             \
           prev = v;                                                                                    \
           m++;                                                                                         \
         }                                                                                              \
@@ -819,8 +830,10 @@ __attribute__((constructor)) static void kiln_sort_init(void) {
       }                                                                                                \
       descents |= !_mm256_testz_si256(dv, dv);                                                         \
       ascents |= !_mm256_testz_si256(av, av);                                                          \
+      zeros |= !_mm256_testz_si256(zv, zv);                                                            \
     }                                                                                                  \
     *nansp = nans, *lo = vmin, *hi = vmax, *desc = descents, *asc = ascents;                           \
+    *zerosp = zeros && (T)0.5 != 0;                                                                    \
     return m;                                                                                          \
   }                                                                                                    \
   /* The row's values sorted into outp (NaNs last, as they are), tmp: n values of scratch. */           \
@@ -828,9 +841,10 @@ __attribute__((constructor)) static void kiln_sort_init(void) {
     if (!kiln_avx2)                                                                                    \
       return 0;                                                                                        \
     int64_t nans;                                                                                      \
-    int descents, ascents;                                                                             \
+    int descents, ascents, zeros;                                                                      \
     T vmin, vmax;                                                                                      \
-    int64_t m = kiln_vscan_##NAME(row, stride, outp, tmp, n, &nans, &vmin, &vmax, &descents, &ascents); \
+    int64_t m = kiln_vscan_##NAME(row, stride, outp, tmp, n, &nans, &vmin, &vmax, &descents, &ascents, \
+                                  &zeros);                                                             \
     memcpy(outp + m, tmp, (size_t)nans * sizeof(T));                                                   \
     if (descents > 0 && ascents == 0) {                                                                \
       for (int64_t i = 0, j = m - 1; i < j; i++, j--) {                                                \
@@ -842,6 +856,8 @@ __attribute__((constructor)) static void kiln_sort_init(void) {
                !kiln_vbuckets_##NAME(outp, tmp, m, vmin, vmax)) {                                      \
       kiln_vqs_##NAME(outp, tmp, m, 1, kiln_depth_limit(m));                                           \
     }                                                                                                  \
+    if (zeros)                                                                                         \
+      kiln_fixzeros_##NAME(row, stride, outp, m);                                                      \
     return 1;                                                                                          \
   }
 
@@ -850,6 +866,10 @@ __attribute__((constructor)) static void kiln_sort_init(void) {
 #define KILN_NANMASK_f64(v) _mm256_movemask_pd(_mm256_cmp_pd(v, v, _CMP_UNORD_Q))
 #define KILN_NANMASK_i32(v) 0
 #define KILN_NANMASK_i64(v) 0
+#define KILN_ZEROV_f32(v) _mm256_castps_si256(_mm256_cmp_ps(v, _mm256_setzero_ps(), _CMP_EQ_OQ))
+#define KILN_ZEROV_f64(v) _mm256_castpd_si256(_mm256_cmp_pd(v, _mm256_setzero_pd(), _CMP_EQ_OQ))
+#define KILN_ZEROV_i32(v) _mm256_setzero_si256()
+#define KILN_ZEROV_i64(v) _mm256_setzero_si256()
 #define KILN_LTV_f32(a, b) _mm256_castps_si256(_mm256_cmp_ps(a, b, _CMP_LT_OQ))
 #define KILN_LTV_f64(a, b) _mm256_castpd_si256(_mm256_cmp_pd(a, b, _CMP_LT_OQ))
 #define KILN_LTV_i32(a, b) _mm256_cmpgt_epi32(b, a)
@@ -1319,9 +1339,43 @@ static const int kiln_avx2 = 0; /* the portable code only */
  * minimum, maximum, and whether they are already in order or in reverse
  * order) and keeps the NaNs as they are for the end; tmp holds n keys. */
 #define KILN_SORT_ROW(NAME, T, U, BITS, TO_KEY, FROM_KEY, ISNAN)                                            \
+  /* The zeros of a sorted row (out[0:m], no NaNs) rewritten in the row's order: -0.0 and +0.0 are     \
+   * equal, and NumPy's stable sort keeps them in input order (so sorted values are bit for bit those  \
+   * of kind='stable'; a sort of keys puts every -0.0 first, a quicksort any order). */               \
+  __attribute__((unused)) static void kiln_fixzeros_##NAME(const T *row, int64_t stride, T *outp, int64_t m) { \
+    const U sign = (U)((U)1 << (BITS - 1));                                                            \
+    int64_t lo = 0, hi = m;                                                                            \
+    while (lo < hi) { /* the first value not below zero */                                             \
+      int64_t mid = lo + (hi - lo) / 2;                                                                \
+      U b;                                                                                             \
+      memcpy(&b, &outp[mid], sizeof b);                                                                \
+      if ((b & sign) && !KILN_ZERO_##ISNAN(BITS, b))                                                   \
+        lo = mid + 1;                                                                                  \
+      else                                                                                             \
+        hi = mid;                                                                                      \
+    }                                                                                                  \
+    int64_t z = lo;                                                                                    \
+    hi = m;                                                                                            \
+    while (lo < hi) { /* the first value above zero */                                                 \
+      int64_t mid = lo + (hi - lo) / 2;                                                                \
+      U b;                                                                                             \
+      memcpy(&b, &outp[mid], sizeof b);                                                                \
+      if (KILN_ZERO_##ISNAN(BITS, b))                                                                  \
+        lo = mid + 1;                                                                                  \
+      else                                                                                             \
+        hi = mid;                                                                                      \
+    }                                                                                                  \
+    for (int64_t i = 0, end = lo; z < end; i++) { /* the row holds exactly end - z zeros */           \
+      U b;                                                                                             \
+      memcpy(&b, &row[i * stride], sizeof b);                                                          \
+      if (KILN_ZERO_##ISNAN(BITS, b))                                                                  \
+        memcpy(&outp[z++], &b, sizeof b);                                                              \
+    }                                                                                                  \
+  }                                                                                                    \
   static void kiln_sortrow_##NAME(const T *row, int64_t stride, T *outp, U *tmp, int64_t n) {         \
     U *k = (U *)outp, lo = (U)~(U)0, hi = 0, prev = 0;                                                 \
     int64_t m = 0, nans = 0, descents = 0, ascents = 0;                                                \
+    int zeros = 0;                                                                                     \
     for (int64_t i = 0; i < n; i++) {                                                                  \
       T v = row[i * stride];                                                                           \
       U bits;                                                                                          \
@@ -1330,6 +1384,7 @@ static const int kiln_avx2 = 0; /* the portable code only */
         tmp[nans++] = bits;                                                                            \
       } else {                                                                                         \
         U key = TO_KEY(bits);                                                                          \
+        zeros |= KILN_ZERO_##ISNAN(BITS, bits);                                                        \
         k[m] = key;                                                                                    \
         lo = key < lo ? key : lo;                                                                      \
         hi = key > hi ? key : hi;                                                                      \
@@ -1352,6 +1407,8 @@ static const int kiln_avx2 = 0; /* the portable code only */
     }                                                                                                  \
     for (int64_t i = 0; i < m; i++)                                                                    \
       k[i] = FROM_KEY(sorted[i]);                                                                      \
+    if (zeros)                                                                                         \
+      kiln_fixzeros_##NAME(row, stride, outp, m);                                                      \
   }
 
 /* kiln_partrow_<T>(row, stride, out, n, kth, kcount, a, b): the row

@@ -55,7 +55,7 @@ def _pattern(name, n, dtype, rng):
         a[rng.random(n) < 0.7] = np.nan
         a[::9] = -np.nan
         a[1::13] = -0.0
-    elif name == "zeros":  # -0.0 and +0.0 only (equal: either order is NumPy's)
+    elif name == "zeros":  # -0.0 and +0.0 only (equal; sorted values keep their input order, as kind="stable")
         if dtype.kind != "f":
             return None
         a = np.where(rng.random(n) < 0.5, -0.0, 0.0)
@@ -173,12 +173,16 @@ def _boundary_pattern(name, n, dtype, rng):
     return _pattern(name, n, dtype, rng)
 
 
-def _check_sorted_like_numpy(s, a, what):
-    """NumPy's np.sort: equal values (NaNs last and as many as in `a`)."""
+def _check_sorted_like_numpy(s, a, what, stable=None):
+    """NumPy's np.sort: equal values (NaNs last and as many as in `a`); the
+    stable sort bit for bit (-0.0 and +0.0 in input order, NaN payloads)."""
     expected = np.sort(a)
     np.testing.assert_array_equal(s, expected, err_msg=what)
     if a.dtype.kind == "f":
         assert np.array_equal(np.isnan(s), np.isnan(expected)), what
+    if stable is not None:
+        bits = f"u{a.dtype.itemsize}" if a.dtype.kind != "b" else "u1"
+        np.testing.assert_array_equal(stable.view(bits), np.sort(a, kind="stable").view(bits), err_msg=what)
 
 
 @pytest.mark.parametrize("dtype", ["float64", "float32", "int64", "int32"])
@@ -188,13 +192,14 @@ def test_default_sort_network_and_pivot_boundaries(dtype):
     (65536, 64-bit), on random, 16-value, all-equal, NaN-heavy, extreme,
     +-0.0, organ-pipe and 20-run rows; one compile for every size above 1."""
     rng = np.random.default_rng(21)
-    f = kiln.qjit(lambda a: np.sort(a))
+    f = kiln.qjit(lambda a: (np.sort(a), np.sort(a, kind="stable")))
     for pattern in BOUNDARY_PATTERNS:
         for n in BOUNDARY_SIZES:
             a = _boundary_pattern(pattern, n, dtype, rng)
             if a is None:
                 continue
-            _check_sorted_like_numpy(f(a), a, f"{dtype} {pattern} n={n}")
+            s, ss = f(a)
+            _check_sorted_like_numpy(s, a, f"{dtype} {pattern} n={n}", stable=ss)
     x = rng.standard_normal(257).astype(dtype)
     x_before = x.copy()
     f(x)
@@ -211,7 +216,7 @@ sys.path.insert(0, "test")
 import numpy as np, kiln
 from test_sorting_patterns import _boundary_pattern, _check_sorted_like_numpy, BOUNDARY_SIZES, BOUNDARY_PATTERNS
 rng = np.random.default_rng(8)
-f = kiln.qjit(lambda a: np.sort(a))
+f = kiln.qjit(lambda a: (np.sort(a), np.sort(a, kind="stable")))
 for dtype in ("float64", "float32", "int64", "int32", "int16", "int8", "uint8", "uint16", "uint32", "uint64",
               "float16", "bool"):
     for pattern in BOUNDARY_PATTERNS:
@@ -227,7 +232,8 @@ for dtype in ("float64", "float32", "int64", "int32", "int16", "int8", "uint8", 
                 a = _boundary_pattern(pattern, n, dtype, rng)
                 if a is None:
                     continue
-            _check_sorted_like_numpy(f(a), a, f"{dtype} {pattern} n={n}")
+            s, ss = f(a)
+            _check_sorted_like_numpy(s, a, f"{dtype} {pattern} n={n}", stable=ss)
 print("boundaries ok")
 """
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
