@@ -749,17 +749,7 @@ __attribute__((constructor)) static void kiln_sort_init(void) {
         if (r + 1 == k) {                                                                              \
           memcpy(dst + b[r], src + b[r], (size_t)(b[r + 1] - b[r]) * sizeof(T));                       \
         } else {                                                                                       \
-          int64_t p = b[r], pe = b[r + 1], q = pe, qe = b[r + 2], o = p;                               \
-          while (p < pe && q < qe) {                                                                   \
-            T a = src[p], c = src[q];                                                                  \
-            int t = c < a;                                                                             \
-            dst[o++] = t ? c : a;                                                                      \
-            p += !t;                                                                                   \
-            q += t;                                                                                    \
-          }                                                                                            \
-          memcpy(dst + o, src + p, (size_t)(pe - p) * sizeof(T));                                      \
-          o += pe - p;                                                                                 \
-          memcpy(dst + o, src + q, (size_t)(qe - q) * sizeof(T));                                      \
+          kiln_vmerge_##NAME(src + b[r], b[r + 1] - b[r], src + b[r + 1], b[r + 2] - b[r + 1], dst + b[r]); \
         }                                                                                              \
         b[nk++] = b[r];                                                                                \
       }                                                                                                \
@@ -1140,6 +1130,33 @@ KILN_AVX2 static inline void kiln_transpose4(__m256d *r, int s) {
   KILN_NETR(NAME, T, VT, LANES, LOG, 2, LOADV, STOREV, MINMAX, PERMI, IDXT, MASKT, REVT, MAXV)         \
   KILN_NETR(NAME, T, VT, LANES, LOG, 4, LOADV, STOREV, MINMAX, PERMI, IDXT, MASKT, REVT, MAXV)         \
   KILN_NETR(NAME, T, VT, LANES, LOG, 8, LOADV, STOREV, MINMAX, PERMI, IDXT, MASKT, REVT, MAXV)         \
+  /* a[0:na] and b[0:nb] (each sorted, na >= 1) merged into dst (apart from both), a vector at a time: \
+   * the next vector comes from the run whose next value is less (a run's tail padded with the        \
+   * greatest value), is merged with the kept vector of the greatest values so far (reversed, a        \
+   * min/max, then half-cleaners), and the lesser half is stored. No NaNs; equal values in any order. */ \
+  KILN_AVX2 static void kiln_vmerge_##NAME(const T *a, int64_t na, const T *b, int64_t nb, T *dst) {   \
+    int64_t i = LANES, j = 0, o = 0, total = na + nb;                                                  \
+    VT hi = KILN_MLOAD_##NAME(a, na);                                                                  \
+    while (i < na || j < nb) {                                                                         \
+      VT v, mn, mx;                                                                                    \
+      if (j < nb && (i >= na || b[j] < a[i])) {                                                        \
+        v = KILN_MLOAD_##NAME(b + j, nb - j);                                                          \
+        j += LANES;                                                                                    \
+      } else {                                                                                         \
+        v = KILN_MLOAD_##NAME(a + i, na - i);                                                          \
+        i += LANES;                                                                                    \
+      }                                                                                                \
+      MINMAX(hi, PERMI(v, KILN_IDX(REVT)), mn, mx);                                                    \
+      _Pragma("GCC unroll 4") for (int lj = LOG - 1; lj >= 0; lj--) {                                  \
+        mn = kiln_step_##NAME(mn, lj, LOG + 1);                                                        \
+        mx = kiln_step_##NAME(mx, lj, LOG + 1);                                                        \
+      }                                                                                                \
+      KILN_MSTORE_##NAME(dst + o, total - o, mn);                                                      \
+      o += LANES;                                                                                      \
+      hi = mx;                                                                                         \
+    }                                                                                                  \
+    KILN_MSTORE_##NAME(dst + o, total - o, hi);                                                        \
+  }                                                                                                    \
   /* x[0:n] sorted into y (x itself or a buffer apart from it). */                                     \
   KILN_AVX2 static void kiln_vnet_##NAME(const T *x, T *y, int64_t n) {                                \
     if (n <= LANES)                                                                                    \
