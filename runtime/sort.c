@@ -773,8 +773,8 @@ __attribute__((constructor)) static void kiln_sort_init(void) {
     int descents = 0, ascents = 0, vec = 0;                                                            \
     T prev = 0, vmin = 0, vmax = 0;                                                                    \
     VT mn = SPLAT(0), mx = mn;                                                                         \
-    __m256i dv = _mm256_setzero_si256(), av = dv, zv = dv;                                             \
-    int zeros = 0;                                                                                     \
+    __m256i dv = _mm256_setzero_si256(), av = dv, pzv = dv, nzv = dv;                                  \
+    int poszero = 0, negzero = 0;                                                                      \
     while (i < n) {                                                                                    \
       if (stride == 1)                                                                                 \
         for (; m > 0 && n - i >= LANES; i += LANES) {                                                  \
@@ -784,7 +784,8 @@ __attribute__((constructor)) static void kiln_sort_init(void) {
           VT pv = LOADV(row + i - 1);                                                                  \
           dv = _mm256_or_si256(dv, KILN_LTV_##NAME(v, pv));                                            \
           av = _mm256_or_si256(av, KILN_LTV_##NAME(pv, v));                                            \
-          zv = _mm256_or_si256(zv, KILN_ZEROV_##NAME(v));                                              \
+          pzv = _mm256_or_si256(pzv, KILN_POSZV_##NAME(v));                                            \
+          nzv = _mm256_or_si256(nzv, KILN_NEGZV_##NAME(v));                                            \
           mn = vec ? KILN_MINV_##NAME(mn, v) : v;                                                      \
           mx = vec ? KILN_MAXV_##NAME(mx, v) : v;                                                      \
           STOREV(outp + m, v);                                                                         \
@@ -804,7 +805,10 @@ __attribute__((constructor)) static void kiln_sort_init(void) {
           vmax = m == 0 || v > vmax ? v : vmax;                                                        \
           descents |= m > 0 && v < prev;                                                               \
           ascents |= m > 0 && v > prev;                                                                \
-          zeros |= v == 0;                                                                             \
+          unsigned char top_ = 0; /* the sign bit (x86: the last byte's top) */                        \
+          memcpy(&top_, (const unsigned char *)&v + sizeof v - 1, 1);                                  \
+          poszero |= v == 0 && !(top_ >> 7);                                                           \
+          negzero |= v == 0 && (top_ >> 7);                                                            \
           prev = v;                                                                                    \
           m++;                                                                                         \
         }                                                                                              \
@@ -820,10 +824,11 @@ __attribute__((constructor)) static void kiln_sort_init(void) {
       }                                                                                                \
       descents |= !_mm256_testz_si256(dv, dv);                                                         \
       ascents |= !_mm256_testz_si256(av, av);                                                          \
-      zeros |= !_mm256_testz_si256(zv, zv);                                                            \
+      poszero |= !_mm256_testz_si256(pzv, pzv);                                                        \
+      negzero |= !_mm256_testz_si256(nzv, nzv);                                                        \
     }                                                                                                  \
     *nansp = nans, *lo = vmin, *hi = vmax, *desc = descents, *asc = ascents;                           \
-    *zerosp = zeros && (T)0.5 != 0;                                                                    \
+    *zerosp = poszero && negzero && (T)0.5 != 0; /* both signs: their order matters */                \
     return m;                                                                                          \
   }                                                                                                    \
   /* The row's values sorted into outp (NaNs last, as they are), tmp: n values of scratch. */           \
@@ -856,10 +861,15 @@ __attribute__((constructor)) static void kiln_sort_init(void) {
 #define KILN_NANMASK_f64(v) _mm256_movemask_pd(_mm256_cmp_pd(v, v, _CMP_UNORD_Q))
 #define KILN_NANMASK_i32(v) 0
 #define KILN_NANMASK_i64(v) 0
-#define KILN_ZEROV_f32(v) _mm256_castps_si256(_mm256_cmp_ps(v, _mm256_setzero_ps(), _CMP_EQ_OQ))
-#define KILN_ZEROV_f64(v) _mm256_castpd_si256(_mm256_cmp_pd(v, _mm256_setzero_pd(), _CMP_EQ_OQ))
-#define KILN_ZEROV_i32(v) _mm256_setzero_si256()
-#define KILN_ZEROV_i64(v) _mm256_setzero_si256()
+/* Lanes holding +0.0 (POSZ) or -0.0 (NEGZ), by their bits. */
+#define KILN_POSZV_f32(v) _mm256_cmpeq_epi32(_mm256_castps_si256(v), _mm256_setzero_si256())
+#define KILN_NEGZV_f32(v) _mm256_cmpeq_epi32(_mm256_castps_si256(v), _mm256_set1_epi32(INT32_MIN))
+#define KILN_POSZV_f64(v) _mm256_cmpeq_epi64(_mm256_castpd_si256(v), _mm256_setzero_si256())
+#define KILN_NEGZV_f64(v) _mm256_cmpeq_epi64(_mm256_castpd_si256(v), _mm256_set1_epi64x(INT64_MIN))
+#define KILN_POSZV_i32(v) _mm256_setzero_si256()
+#define KILN_NEGZV_i32(v) _mm256_setzero_si256()
+#define KILN_POSZV_i64(v) _mm256_setzero_si256()
+#define KILN_NEGZV_i64(v) _mm256_setzero_si256()
 #define KILN_LTV_f32(a, b) _mm256_castps_si256(_mm256_cmp_ps(a, b, _CMP_LT_OQ))
 #define KILN_LTV_f64(a, b) _mm256_castpd_si256(_mm256_cmp_pd(a, b, _CMP_LT_OQ))
 #define KILN_LTV_i32(a, b) _mm256_cmpgt_epi32(b, a)
@@ -1392,7 +1402,7 @@ static const int kiln_avx2 = 0; /* the portable code only */
   static void kiln_sortrow_##NAME(const T *row, int64_t stride, T *outp, U *tmp, int64_t n) {         \
     U *k = (U *)outp, lo = (U)~(U)0, hi = 0, prev = 0;                                                 \
     int64_t m = 0, nans = 0, descents = 0, ascents = 0;                                                \
-    int zeros = 0;                                                                                     \
+    int poszero = 0, negzero = 0;                                                                      \
     for (int64_t i = 0; i < n; i++) {                                                                  \
       T v = row[i * stride];                                                                           \
       U bits;                                                                                          \
@@ -1401,7 +1411,8 @@ static const int kiln_avx2 = 0; /* the portable code only */
         tmp[nans++] = bits;                                                                            \
       } else {                                                                                         \
         U key = TO_KEY(bits);                                                                          \
-        zeros |= KILN_ZERO_##ISNAN(BITS, bits);                                                        \
+        poszero |= KILN_ZERO_##ISNAN(BITS, bits) && bits == 0;                                         \
+        negzero |= KILN_ZERO_##ISNAN(BITS, bits) && bits != 0;                                         \
         k[m] = key;                                                                                    \
         lo = key < lo ? key : lo;                                                                      \
         hi = key > hi ? key : hi;                                                                      \
@@ -1424,7 +1435,7 @@ static const int kiln_avx2 = 0; /* the portable code only */
     }                                                                                                  \
     for (int64_t i = 0; i < m; i++)                                                                    \
       k[i] = FROM_KEY(sorted[i]);                                                                      \
-    if (zeros)                                                                                         \
+    if (poszero && negzero)                                                                            \
       kiln_fixzeros_##NAME(row, stride, outp, m);                                                      \
   }
 
