@@ -1638,6 +1638,26 @@ static const int kiln_avx2 = 0; /* the portable code only */
       int64_t *dst = (int64_t *)out->aligned + out->offset + r * out->strides[0];                        \
       if (kcount > 0 && kiln_vargpart_##NAME(row, in->strides[1], n, dst, ks, kcount, p))                \
         continue;                                                                                        \
+      if (kcount == 0 && n > 1) { /* in order, or strictly decreasing: positions without pairs */       \
+        int down = 0, up = 0; /* a key below the previous one; a key not below it */                   \
+        U prev, key;                                                                                     \
+        T v0 = row[0];                                                                                   \
+        memcpy(&prev, &v0, sizeof v0);                                                                   \
+        prev = POS_KEY(prev);                                                                            \
+        for (int64_t i = 1; i < n && !(down & up); i++) {                                                \
+          T v = row[i * in->strides[1]];                                                                 \
+          memcpy(&key, &v, sizeof v);                                                                    \
+          key = POS_KEY(key);                                                                            \
+          down |= key < prev;                                                                            \
+          up |= key >= prev;                                                                             \
+          prev = key;                                                                                    \
+        }                                                                                                \
+        if (!down || !up) {                                                                              \
+          for (int64_t i = 0; i < n; i++)                                                                \
+            dst[i] = down ? n - 1 - i : i;                                                               \
+          continue;                                                                                      \
+        }                                                                                                \
+      }                                                                                                  \
       int64_t descents = 0, rises = 0; /* key < previous; key >= previous */                             \
       for (int64_t i = 0; i < n; i++) {                                                                  \
         T v = row[i * in->strides[1]];                                                                   \
