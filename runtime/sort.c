@@ -907,27 +907,11 @@ __attribute__((constructor)) static void kiln_sort_init(void) {
 /* Leaves of the AVX2 quicksort: a bitonic sorting network on R vectors
  * (R * LANES values, the part padded with the dtype's greatest value). Each
  * vector is sorted in its lanes (a compare-exchange with the lanes at
- * distance j is a permute, a min, a max and a blend), then runs of vectors are
- * merged: the second run reversed, a compare-exchange of the two, then of
- * vectors at halving distances, then of lanes. min/max of floats go through
- * a compare and blend, so -0.0 and +0.0 stay what they are. */
-static int32_t kiln_netidx32[3][8], kiln_netmask32[5][3][8], kiln_netidx64[2][8], kiln_netmask64[4][2][8];
+ * distance j is a permute, a min, a max and a blend; 8 vectors sort their
+ * columns instead, see KILN_COLS8), then runs of vectors are merged: the
+ * second run reversed, a compare-exchange of the two, then of vectors at
+ * halving distances, then of lanes. No NaN reaches a network. */
 static const int32_t kiln_rev32[8] = {7, 6, 5, 4, 3, 2, 1, 0}, kiln_rev64[8] = {6, 7, 4, 5, 2, 3, 0, 1};
-__attribute__((constructor)) static void kiln_net_init(void) {
-  for (int lj = 0; lj < 3; lj++)
-    for (int i = 0; i < 8; i++) {
-      kiln_netidx32[lj][i] = i ^ (1 << lj);
-      for (int lk = 1; lk < 5; lk++)
-        kiln_netmask32[lk][lj][i] = ((i >> lj & 1) != (i >> lk & 1)) ? -1 : 0;
-    }
-  for (int lj = 0; lj < 2; lj++)
-    for (int i = 0; i < 4; i++) {
-      int p = i ^ (1 << lj);
-      kiln_netidx64[lj][2 * i] = 2 * p, kiln_netidx64[lj][2 * i + 1] = 2 * p + 1;
-      for (int lk = 1; lk < 4; lk++)
-        kiln_netmask64[lk][lj][2 * i] = kiln_netmask64[lk][lj][2 * i + 1] = ((i >> lj & 1) != (i >> lk & 1)) ? -1 : 0;
-    }
-}
 #define KILN_IDX(t) _mm256_loadu_si256((const __m256i *)(t))
 /* Network steps: a compare-exchange of the lanes at distance 2^lj, the lesser to the lanes whose bit
  * lj equals their bit lk (ascending blocks of 2^lk), with immediate permutes and blends (lj, lk are
@@ -958,10 +942,8 @@ __attribute__((constructor)) static void kiln_net_init(void) {
     mn = _mm256_blendv_epi8(a__, b__, gt__);                                                           \
     mx = _mm256_blendv_epi8(b__, a__, gt__);                                                           \
   } while (0)
-/* 8 lanes: the blend immediate of (lj, lk); 4 lanes: the same, one bit per 64-bit lane. */
-#define KILN_IMM8(lj, lk)                                                                              \
-  ((lk) == 1 ? 0x66 : (lk) == 2 ? ((lj) == 1 ? 0x3C : 0x5A) : ((lj) == 2 ? 0xF0 : (lj) == 1 ? 0xCC : 0xAA))
-#define KILN_IMM4(lj, lk) ((lk) == 1 ? 0x6 : (lj) == 1 ? 0xC : 0xA)
+/* The blend immediates: lane i takes the greater value when bit lj of i differs from bit lk (8 lanes:
+ * 0x66 for (0, 1), 0x3C (1, 2), 0x5A (0, 2), then the bit lj alone; 4 lanes: 0x6, then 0xC / 0xA). */
 #define KILN_STEP8(x, lj, lk, PERM0, PERM1, PERM2, MINMAX, BLEND)                                      \
   switch ((lk) * 4 + (lj)) {                                                                           \
   case 4: { __typeof__(x) y = PERM0(x), mn, mx; MINMAX(x, y, mn, mx); return BLEND(mn, mx, 0x66); }     \
@@ -1094,12 +1076,12 @@ KILN_AVX2 static inline void kiln_transpose4(__m256d *r, int s) {
 #define KILN_COLSORT_i32(NAME, VT, MINMAX) KILN_COLSORT32(NAME, VT, MINMAX, _mm256_castsi256_ps, _mm256_castps_si256)
 #define KILN_COLSORT_f64(NAME, VT, MINMAX) KILN_COLSORT64(NAME, VT, MINMAX, KILN_SAME, KILN_SAME)
 #define KILN_COLSORT_i64(NAME, VT, MINMAX) KILN_COLSORT64(NAME, VT, MINMAX, _mm256_castsi256_pd, _mm256_castpd_si256)
-/* LOG: log2(LANES); IDXT/MASKT/REVT: the tables of the lane width. */
+/* LOG: log2(LANES); REVT: the lane-reversing index of the lane width. */
 #define KILN_LOG2_1 0
 #define KILN_LOG2_2 1
 #define KILN_LOG2_4 2
 #define KILN_LOG2_8 3
-#define KILN_NETR(NAME, T, VT, LANES, LOG, R, LOADV, STOREV, MINMAX, PERMI, IDXT, MASKT, REVT, MAXV)         \
+#define KILN_NETR(NAME, T, VT, LANES, LOG, R, LOADV, STOREV, MINMAX, PERMI, REVT, MAXV)         \
   KILN_AVX2 static void kiln_vnet##R##_##NAME(const T *x, T *y, int64_t n) {                         \
     VT r[R], t[R];                                                                                     \
     _Pragma("GCC unroll 8") for (int q = 0; q < R; q++)                                                \
@@ -1134,12 +1116,12 @@ KILN_AVX2 static inline void kiln_transpose4(__m256d *r, int s) {
       KILN_MSTORE_##NAME(y + q * LANES, n - q * LANES, r[q]);                                          \
   }
 /* The network of the least number of vectors (1, 2, 4 or 8) that holds the part. */
-#define KILN_NET(NAME, T, VT, LANES, LOG, LOADV, STOREV, MINMAX, PERMI, IDXT, MASKT, REVT, MAXV)             \
+#define KILN_NET(NAME, T, VT, LANES, LOG, LOADV, STOREV, MINMAX, PERMI, REVT, MAXV)             \
   KILN_COLSORT_##NAME(NAME, VT, MINMAX)                                                                 \
-  KILN_NETR(NAME, T, VT, LANES, LOG, 1, LOADV, STOREV, MINMAX, PERMI, IDXT, MASKT, REVT, MAXV)         \
-  KILN_NETR(NAME, T, VT, LANES, LOG, 2, LOADV, STOREV, MINMAX, PERMI, IDXT, MASKT, REVT, MAXV)         \
-  KILN_NETR(NAME, T, VT, LANES, LOG, 4, LOADV, STOREV, MINMAX, PERMI, IDXT, MASKT, REVT, MAXV)         \
-  KILN_NETR(NAME, T, VT, LANES, LOG, 8, LOADV, STOREV, MINMAX, PERMI, IDXT, MASKT, REVT, MAXV)         \
+  KILN_NETR(NAME, T, VT, LANES, LOG, 1, LOADV, STOREV, MINMAX, PERMI, REVT, MAXV)         \
+  KILN_NETR(NAME, T, VT, LANES, LOG, 2, LOADV, STOREV, MINMAX, PERMI, REVT, MAXV)         \
+  KILN_NETR(NAME, T, VT, LANES, LOG, 4, LOADV, STOREV, MINMAX, PERMI, REVT, MAXV)         \
+  KILN_NETR(NAME, T, VT, LANES, LOG, 8, LOADV, STOREV, MINMAX, PERMI, REVT, MAXV)         \
   /* a[0:na] and b[0:nb] (each sorted, na >= 1) merged into dst (apart from both), a vector at a time: \
    * the next vector comes from the run whose next value is less (a run's tail padded with the        \
    * greatest value), is merged with the kept vector of the greatest values so far (reversed, a        \
@@ -1178,22 +1160,16 @@ KILN_AVX2 static inline void kiln_transpose4(__m256d *r, int s) {
     else                                                                                               \
       kiln_vnet8_##NAME(x, y, n);                                                                      \
   }
-/* MINMAX(a, b, mn, mx): mn, mx <- the lesser and the greater of each lane (a permutation of a, b). */
+/* MINMAX(a, b, mn, mx): mn, mx <- the lesser and the greater of each lane. */
 #define KILN_PERMI_PS(x, i) _mm256_permutevar8x32_ps(x, i)
 #define KILN_PERMI_PD(x, i) _mm256_castsi256_pd(_mm256_permutevar8x32_epi32(_mm256_castpd_si256(x), i))
 #define KILN_PERMI_SI(x, i) _mm256_permutevar8x32_epi32(x, i)
-#define KILN_BLEND_f32(mn, mx, m) _mm256_blendv_ps(mn, mx, _mm256_castsi256_ps(m))
-#define KILN_BLEND_f64(mn, mx, m) _mm256_blendv_pd(mn, mx, _mm256_castsi256_pd(m))
-#define KILN_BLEND_i32(mn, mx, m) _mm256_blendv_epi8(mn, mx, m)
-#define KILN_BLEND_i64(mn, mx, m) _mm256_blendv_epi8(mn, mx, m)
-KILN_NET(f32, float, __m256, 8, 3, KILN_LOAD_PS, KILN_STORE_PS, KILN_MINMAX_PS, KILN_PERMI_PS, kiln_netidx32,
-         kiln_netmask32, kiln_rev32, INFINITY)
-KILN_NET(f64, double, __m256d, 4, 2, KILN_LOAD_PD, KILN_STORE_PD, KILN_MINMAX_PD, KILN_PERMI_PD, kiln_netidx64,
-         kiln_netmask64, kiln_rev64, INFINITY)
-KILN_NET(i32, int32_t, __m256i, 8, 3, KILN_LOAD_SI, KILN_STORE_SI, KILN_MINMAX_EPI32, KILN_PERMI_SI,
-         kiln_netidx32, kiln_netmask32, kiln_rev32, INT32_MAX)
-KILN_NET(i64, int64_t, __m256i, 4, 2, KILN_LOAD_SI, KILN_STORE_SI, KILN_MINMAX_EPI64, KILN_PERMI_SI,
-         kiln_netidx64, kiln_netmask64, kiln_rev64, INT64_MAX)
+KILN_NET(f32, float, __m256, 8, 3, KILN_LOAD_PS, KILN_STORE_PS, KILN_MINMAX_PS, KILN_PERMI_PS, kiln_rev32, INFINITY)
+KILN_NET(f64, double, __m256d, 4, 2, KILN_LOAD_PD, KILN_STORE_PD, KILN_MINMAX_PD, KILN_PERMI_PD, kiln_rev64, INFINITY)
+KILN_NET(i32, int32_t, __m256i, 8, 3, KILN_LOAD_SI, KILN_STORE_SI, KILN_MINMAX_EPI32, KILN_PERMI_SI, kiln_rev32,
+         INT32_MAX)
+KILN_NET(i64, int64_t, __m256i, 4, 2, KILN_LOAD_SI, KILN_STORE_SI, KILN_MINMAX_EPI64, KILN_PERMI_SI, kiln_rev64,
+         INT64_MAX)
 #endif
 
 /* The three-way pass of the selection (values less than p1 to the front of
