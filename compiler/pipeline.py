@@ -136,6 +136,7 @@ DEFAULT_PIPELINE: Pipeline = [
         "kiln-hoist-loop-checks",
         "kiln-version-small-dims{bodies=true}",
         "kiln-poll-interrupts",
+        "kiln-branchless-bit-selects",
     ]),
     ("llvm", [
         "convert-complex-to-standard",

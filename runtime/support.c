@@ -334,6 +334,21 @@ int64_t kiln_invoke(void (*packed)(void **), void **args, int64_t *failure) {
  * Bodies contain no calls and no allocations (the pass refuses them), so a
  * body cannot fail a check or longjmp on a worker thread.
  *
+ * Dispatch backs off under load. A worker that claimed a chunk and was then
+ * descheduled by the OS (other processes on the cores) holds the caller up
+ * for up to a time slice: on a loaded 2-core machine that made loops of
+ * ~80k iterations several times slower than serial (docs/benchmarks.md,
+ * "Parallel dispatch under load"). So each dispatch times the caller's own
+ * chunks and its wait for the workers' ones; when the wait exceeded what the
+ * workers' chunks would have cost the caller (the loop ran slower than it
+ * would have serially), the next loops of the library run serially for a
+ * back-off period (1 ms, doubling with each loss up to 1 s; a dispatch
+ * that pays off halves it). A time loop of parallel statements
+ * thus turns serial as a whole after one lost dispatch, and tries threads
+ * again after the period (KILN_PARALLEL_BACKOFF=0: never back off). While it
+ * waits, the caller spins briefly and then yields its core (a descheduled
+ * worker may be waiting for that core).
+ *
  * The pool is static to each compiled library, started on first use with
  * min(KILN_NUM_THREADS or the CPU count, 64) - 1 workers. Idle workers spin
  * briefly (back-to-back calls find them awake) and then sleep on a
@@ -349,6 +364,9 @@ typedef void (*kiln_body_fn)(void *, int64_t, int64_t);
 #define KILN_MAX_THREADS 64
 #define KILN_CHUNKS_PER_THREAD 4
 #define KILN_SPIN_ROUNDS 20000
+#define KILN_WAIT_SPINS 2000                 /* pauses before the caller yields */
+#define KILN_BACKOFF_MIN_NS INT64_C(1000000) /* 1 ms */
+#define KILN_BACKOFF_MAX_NS INT64_C(1000000000)
 
 /* A job's claim word: generation (bits 32-63), chunk count (16-31), next
  * chunk (0-15). One word, so a claim that succeeds is a claim on the job
@@ -368,6 +386,11 @@ static struct {
   int64_t lo, hi;
   _Atomic uint64_t claim;    /* see KILN_GEN_SHIFT */
   _Atomic int64_t finished;  /* chunks of the current job done */
+  /* Back-off (read and written under `dispatch`, or read racily as a hint):
+   * loops run serially until `serial_until` (CLOCK_MONOTONIC ns); `backoff`
+   * is the next period. */
+  int64_t serial_until;
+  int64_t backoff;
 } kiln_pool = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 1};
 
 static pthread_once_t kiln_pool_once = PTHREAD_ONCE_INIT;
@@ -398,9 +421,17 @@ static int64_t kiln_claim(uint64_t gen, int64_t *nchunks) {
   }
 }
 
-static void kiln_run_chunks(uint64_t gen) {
-  int64_t chunk, nchunks;
+static int64_t kiln_now_ns(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
+}
+
+/* Runs chunks of generation `gen` until none is left; returns how many. */
+static int64_t kiln_run_chunks(uint64_t gen) {
+  int64_t chunk, nchunks, ran = 0;
   while ((chunk = kiln_claim(gen, &nchunks)) >= 0) {
+    ran++;
     /* An unfinished claimed chunk keeps the job (fn/ctx/lo/hi) in place:
      * the caller waits for it before it publishes another job. */
     int64_t n = kiln_pool.hi - kiln_pool.lo;
@@ -410,6 +441,7 @@ static void kiln_run_chunks(uint64_t gen) {
       kiln_pool.fn(kiln_pool.ctx, lo, hi);
     atomic_fetch_add_explicit(&kiln_pool.finished, 1, memory_order_acq_rel);
   }
+  return ran;
 }
 
 static void *kiln_worker(void *arg) {
@@ -447,7 +479,7 @@ static int64_t kiln_env_int(const char *name, int64_t fallback) {
 /* Settings read once from the environment (the pool starts later, at the
  * first loop that runs in parallel). */
 static pthread_once_t kiln_settings_once = PTHREAD_ONCE_INIT;
-static int64_t kiln_settings_threads, kiln_settings_min_work;
+static int64_t kiln_settings_threads, kiln_settings_min_work, kiln_settings_backoff;
 
 static void kiln_read_settings(void) {
   long cpus = sysconf(_SC_NPROCESSORS_ONLN);
@@ -459,6 +491,7 @@ static void kiln_read_settings(void) {
   int64_t want = kiln_env_int("KILN_NUM_THREADS", cpus > 0 ? cpus : 1);
   kiln_settings_threads = want < 1 ? 1 : (want > KILN_MAX_THREADS ? KILN_MAX_THREADS : want);
   kiln_settings_min_work = kiln_env_int("KILN_PARALLEL_MIN_WORK", 32768);
+  kiln_settings_backoff = kiln_env_int("KILN_PARALLEL_BACKOFF", 1);
 }
 
 static void kiln_pool_after_fork(void) {
@@ -518,6 +551,12 @@ void kiln_parallel_for(kiln_body_fn fn, void *ctx, int64_t lo, int64_t hi, int64
     fn(ctx, lo, hi);
     return;
   }
+  int64_t start = kiln_now_ns();
+  if (start < kiln_pool.serial_until) {
+    pthread_mutex_unlock(&kiln_pool.dispatch);
+    fn(ctx, lo, hi);
+    return;
+  }
   int64_t nchunks = (int64_t)kiln_pool.nthreads * KILN_CHUNKS_PER_THREAD; /* <= 256 */
   if (nchunks > hi - lo)
     nchunks = hi - lo;
@@ -534,11 +573,27 @@ void kiln_parallel_for(kiln_body_fn fn, void *ctx, int64_t lo, int64_t hi, int64
   pthread_mutex_unlock(&kiln_pool.sleep_lock);
 
   kiln_in_parallel_body = 1;
-  kiln_run_chunks(gen);
+  int64_t own = kiln_run_chunks(gen);
   kiln_in_parallel_body = 0;
   /* Only chunks a worker has claimed can still be running. */
-  while (atomic_load_explicit(&kiln_pool.finished, memory_order_acquire) < nchunks)
-    kiln_cpu_relax();
+  int64_t ran = kiln_now_ns();
+  for (int spins = 0; atomic_load_explicit(&kiln_pool.finished, memory_order_acquire) < nchunks; spins++) {
+    if (spins < KILN_WAIT_SPINS)
+      kiln_cpu_relax();
+    else
+      sched_yield();
+  }
+  int64_t done = kiln_now_ns();
+  /* What the workers' chunks would have cost the caller, at its own rate
+   * (all of them if it ran none: the workers were fast, a win). */
+  int64_t serial_rest = own > 0 ? (ran - start) / own * (nchunks - own) : INT64_MAX;
+  if (kiln_settings_backoff && done - ran > serial_rest) {
+    int64_t period = kiln_pool.backoff < KILN_BACKOFF_MIN_NS ? KILN_BACKOFF_MIN_NS : kiln_pool.backoff;
+    kiln_pool.serial_until = done + period;
+    kiln_pool.backoff = period < KILN_BACKOFF_MAX_NS / 2 ? 2 * period : KILN_BACKOFF_MAX_NS;
+  } else {
+    kiln_pool.backoff /= 2; /* under steady load losses recur: forget them slowly */
+  }
   pthread_mutex_unlock(&kiln_pool.dispatch);
 }
 

@@ -611,12 +611,89 @@ def test_pool_runs_each_iteration_once_before_returning(tmp_path):
     deadline = time.monotonic() + 5.0
     runs = 0
     while time.monotonic() < deadline:
-        for threads in ("2", "4", "3"):
-            env = dict(os.environ, KILN_NUM_THREADS=threads, KILN_PARALLEL_MIN_WORK="0")
+        # Backing off under load (serial periods after a lost dispatch) would
+        # make most of these tiny jobs serial: off, so that the claims race;
+        # on, so that switching between serial and parallel runs is covered.
+        for threads, backoff in (("2", "0"), ("4", "0"), ("3", "0"), ("2", "1")):
+            env = dict(os.environ, KILN_NUM_THREADS=threads, KILN_PARALLEL_MIN_WORK="0",
+                       KILN_PARALLEL_BACKOFF=backoff)
             proc = subprocess.run([str(exe), "1.0", "3", "64"], env=env, capture_output=True, text=True,
                                   timeout=60)
             runs += 1
-            assert proc.returncode == 0, f"KILN_NUM_THREADS={threads}, run {runs}: {proc.stdout}{proc.stderr}"
+            assert proc.returncode == 0, (f"KILN_NUM_THREADS={threads} KILN_PARALLEL_BACKOFF={backoff}, "
+                                          f"run {runs}: {proc.stdout}{proc.stderr}")
+
+
+_BACKOFF_HARNESS = r"""
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <time.h>
+#include <unistd.h>
+
+void kiln_parallel_for(void (*fn)(void *, int64_t, int64_t), void *ctx, int64_t lo, int64_t hi, int64_t work);
+
+static pthread_t caller;
+static _Atomic int worker_chunks;
+
+static double now(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return t.tv_sec + 1e-9 * t.tv_nsec;
+}
+
+/* A worker's chunk takes 20 ms (as a worker the OS descheduled); the
+   caller's take 50 us of work (time for a spinning worker to claim one). */
+static void body(void *p, int64_t lo, int64_t hi) {
+  (void)p; (void)lo; (void)hi;
+  if (!pthread_equal(pthread_self(), caller)) {
+    atomic_fetch_add(&worker_chunks, 1);
+    usleep(20000);
+    return;
+  }
+  for (double end = now() + 50e-6; now() < end;)
+    ;
+}
+
+/* Dispatch until a worker ran a chunk (a lost dispatch), then once more
+   right away: prints how many chunks workers ran in that next call. */
+int main(void) {
+  caller = pthread_self();
+  for (int tries = 0; tries < 200 && atomic_load(&worker_chunks) == 0; tries++)
+    kiln_parallel_for(body, NULL, 0, 64, 1 << 30);
+  if (atomic_load(&worker_chunks) == 0) {
+    printf("no worker ever ran a chunk\n");
+    return 2;
+  }
+  atomic_store(&worker_chunks, 0);
+  kiln_parallel_for(body, NULL, 0, 64, 1 << 30);
+  printf("%d\n", atomic_load(&worker_chunks));
+  return 0;
+}
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux") or _available_cpus() < 2,
+                    reason="needs Linux and two CPUs to run the pool's threads at once")
+def test_pool_backs_off_after_a_lost_dispatch(tmp_path):
+    """A dispatch that waited for a worker longer than the caller would have
+    taken to run the worker's chunks itself makes the next loops serial for
+    a while (runtime/support.c, KILN_PARALLEL_BACKOFF): the loop right after
+    it runs in the calling thread only."""
+    from kiln.runtime import toolchain
+
+    source = tmp_path / "backoff.c"
+    source.write_text(_BACKOFF_HARNESS)
+    exe = tmp_path / "backoff"
+    subprocess.run([toolchain.c_compiler(), "-O2", "-std=c11", "-D_GNU_SOURCE", "-pthread", str(source),
+                    toolchain.support_object(), "-o", str(exe), "-lm"], check=True, capture_output=True)
+    env = dict(os.environ, KILN_NUM_THREADS="2", KILN_PARALLEL_MIN_WORK="0", KILN_PARALLEL_BACKOFF="1")
+    proc = subprocess.run([str(exe)], env=env, capture_output=True, text=True, timeout=120)
+    if proc.returncode == 2:
+        pytest.skip("the worker thread never got a core (machine too busy)")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert proc.stdout.split() == ["0"], f"the loop after a lost dispatch used the workers: {proc.stdout}"
 
 
 @kiln.qjit

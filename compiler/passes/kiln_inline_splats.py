@@ -10,11 +10,21 @@ Out: each reader uses `%c` itself in its body. The splat input is then read
 by no body: its loops load nothing from it, and after bufferization its
 buffer has only the stores that fill it, which canonicalize erases with the
 allocation (the lit test shows no buffer left for it).
+
+A 0-d tensor read by an elementwise generic (a scalar the tracer broadcast:
+`(x - first) / (last - first)` with `first` a reduction's result) is a splat
+too: its block argument becomes a `tensor.extract` of the scalar placed before
+the generic. The body then computes on values defined outside it (LLVM hoists
+`last - first` and its division out of the loop instead of loading the 0-d
+buffers at every iteration), and a generic that only broadcasts a 0-d tensor
+(`linalg.generic ins(%s : tensor<f64>)` yielding it, left when the broadcast
+has several readers) becomes a splat its readers inline in turn (generics are
+visited in program order, producers first).
 """
 
 from __future__ import annotations
 
-from kiln.compiler.mlir import ir
+from kiln.compiler.mlir import ir, tensor
 from kiln.compiler.passes import ModulePass, register_pass
 from kiln.compiler.passes._util import all_parallel, collect_ops
 
@@ -27,7 +37,7 @@ def _splat_value(value: ir.Value) -> ir.Value | None:
     op = owner.operation
     if op.name == "linalg.fill":
         return op.operands[0]
-    if op.name != "linalg.generic" or len(op.operands) != 1 or len(op.results) != 1 or not all_parallel(op):
+    if op.name != "linalg.generic" or len(op.results) != 1 or not all_parallel(op):
         return None
     body = op.regions[0].blocks[0]
     operations = list(body.operations)
@@ -38,12 +48,30 @@ def _splat_value(value: ir.Value) -> ir.Value | None:
     return None if defined_inside else yielded
 
 
+def _is_rank0(value: ir.Value) -> bool:
+    return isinstance(value.type, ir.RankedTensorType) and ir.RankedTensorType(value.type).rank == 0
+
+
+def _rank0_scalar(value: ir.Value, generic: ir.Operation) -> ir.Value:
+    """The element of the 0-d tensor `value`, read before `generic`."""
+    owner = value.owner
+    if not isinstance(owner, ir.Block) and owner.operation.name == "tensor.from_elements":
+        return owner.operation.operands[0]
+    with ir.InsertionPoint(generic), generic.location:
+        return tensor.extract(value, [])
+
+
 def _inline_splats(generic: ir.Operation) -> None:
     body = generic.regions[0].blocks[0]
     inputs = len(generic.operands) - len(generic.results)
     for index in range(inputs):
-        scalar = _splat_value(generic.operands[index])
-        argument = body.arguments[index]
+        operand, argument = generic.operands[index], body.arguments[index]
+        if _is_rank0(operand):
+            # Only a read of the element counts: an unused argument needs no extract.
+            if list(argument.uses):
+                argument.replace_all_uses_with(_rank0_scalar(operand, generic))
+            continue
+        scalar = _splat_value(operand)
         if scalar is not None and scalar.type == argument.type:
             argument.replace_all_uses_with(scalar)
 

@@ -79,3 +79,41 @@ func.func @not_a_splat(%x: tensor<?xf64>, %n: index) -> tensor<?xf64> {
   } -> tensor<?xf64>
   return %a : tensor<?xf64>
 }
+
+// A 0-d tensor read by an elementwise generic is a scalar: the body reads
+// `tensor.extract` of it, taken before the generic (or the element itself
+// when the tensor is a `tensor.from_elements`), so `%lo - %hi` is computed
+// from values defined outside the loop. A generic that only broadcasts a
+// 0-d tensor then yields a value defined outside it: a splat, inlined into
+// its reader, which no longer reads the broadcast.
+#scalar = affine_map<(d0) -> ()>
+
+// CHECK-LABEL: func.func @rank0_operands
+func.func @rank0_operands(%x: tensor<?xf64>, %lo: tensor<f64>, %hi: f64, %n: index) -> (tensor<?xf64>, tensor<?xf64>) {
+  %e = tensor.empty(%n) : tensor<?xf64>
+  %hi_t = tensor.from_elements %hi : tensor<f64>
+  // CHECK: %[[LO:.*]] = tensor.extract %arg1[] : tensor<f64>
+  // CHECK: linalg.generic
+  // CHECK-NEXT: ^bb0(%{{.*}}: f64, %{{.*}}: f64):
+  // CHECK-NEXT: linalg.yield %[[LO]] : f64
+  %b = linalg.generic {indexing_maps = [#scalar, #id], iterator_types = ["parallel"]}
+      ins(%lo : tensor<f64>) outs(%e : tensor<?xf64>) {
+  ^bb0(%s: f64, %out: f64):
+    linalg.yield %s : f64
+  } -> tensor<?xf64>
+  // CHECK: %[[LO2:.*]] = tensor.extract %arg1[] : tensor<f64>
+  // CHECK: linalg.generic
+  // CHECK-NEXT: ^bb0(%[[X:.*]]: f64, %{{.*}}: f64, %{{.*}}: f64, %{{.*}}: f64, %{{.*}}: f64):
+  // CHECK-NEXT: %[[W:.*]] = arith.subf %arg2, %[[LO2]] : f64
+  // CHECK-NEXT: %[[D:.*]] = arith.subf %[[X]], %[[LO]] : f64
+  // CHECK-NEXT: arith.divf %[[D]], %[[W]] : f64
+  %r = linalg.generic {indexing_maps = [#id, #id, #scalar, #scalar, #id], iterator_types = ["parallel"]}
+      ins(%x, %b, %lo, %hi_t : tensor<?xf64>, tensor<?xf64>, tensor<f64>, tensor<f64>) outs(%e : tensor<?xf64>) {
+  ^bb0(%v: f64, %first: f64, %l: f64, %h: f64, %out: f64):
+    %w = arith.subf %h, %l : f64
+    %d = arith.subf %v, %first : f64
+    %q = arith.divf %d, %w : f64
+    linalg.yield %q : f64
+  } -> tensor<?xf64>
+  return %r, %b : tensor<?xf64>, tensor<?xf64>
+}
