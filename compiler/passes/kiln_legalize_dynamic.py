@@ -8,7 +8,9 @@ Out: the same computation in `tensor` / `linalg` / `arith` / `scf` ops:
 `tensor.empty` sized from the shape operand plus a `linalg.generic` whose
 input map drops broadcast dims (versioned with `scf.if` when an operand dim
 may be 1 at run time: the common case keeps that map, or is the operand
-itself; the other reads index 0 along the dims that are 1); `tensor.reshape`; `linalg.generic`s that
+itself; the other is one call of `kiln_broadcast_copy_<rank>d`
+(runtime/broadcast.c) from the operand's buffer, read with stride 0 along
+the dims that are 1, into a fresh buffer); `tensor.reshape`; `linalg.generic`s that
 read the reversed or gathered position with `tensor.extract`; an `scf.for`
 along the scanned axis carrying the running slice (along the last axis: one
 scalar scan per row); for flatnonzero one
@@ -189,12 +191,13 @@ def _broadcast(op: ir.Operation, copies: set[int]) -> ir.Value:
     operand dims that may expand at run time, versioned:
 
         scf.if (each such dim == its result dim) { broadcast by maps (or
-        the operand itself) } else { broadcast by reads }
+        the operand itself) } else { one call of runtime/broadcast.c }
 
-    so the common case is today's code and the size-1 case is still NumPy's
-    (with one such dim, the else branch knows it is 1 and reads index 0 by
-    its map; with several, it calls runtime/broadcast.c, and the rank is
-    added to `copies`, the callees to declare)."""
+    so the common case is today's code and the size-1 case is still NumPy's.
+    The rank of each call is added to `copies` (the callees to declare).
+    Above COPY_MAX_RANK the else branch is a loop nest: a broadcast by maps
+    with one such dim (it differs from its result dim, so it is 1), else a
+    broadcast by reads."""
     operand, shape = op.operands[0], op.operands[1]
     result_type = ir.RankedTensorType(op.results[0].type)
     sizes = dynamic_sizes_from_shape_tensor(shape, result_type)
@@ -205,8 +208,7 @@ def _broadcast(op: ir.Operation, copies: set[int]) -> ir.Value:
     kept, is_one = None, {}
     for j in maybe:
         size = tensor.dim(operand, index_value(j))
-        if len(maybe) > 1:
-            is_one[j] = arith.cmpi(arith.CmpIPredicate.eq, size, index_value(1))
+        is_one[j] = arith.cmpi(arith.CmpIPredicate.eq, size, index_value(1))
         equal = arith.cmpi(arith.CmpIPredicate.eq, size, _as_index(sizes[bdims[j]]))
         kept = equal if kept is None else arith.andi(kept, equal)
     identity = bdims == list(range(result_type.rank)) and not axes_attribute(op, "known_expanding_dimensions") and all(
@@ -215,13 +217,13 @@ def _broadcast(op: ir.Operation, copies: set[int]) -> ir.Value:
     with ir.InsertionPoint(if_op.then_block):
         scf.YieldOp([_unchanged(operand, result_type, sizes) if identity else _broadcast_by_maps(op, sizes)])
     with ir.InsertionPoint(if_op.else_block):
-        # One such dim that differs from its result dim is 1 (StableHLO's
-        # rule, checked by kiln): a plain broadcast by maps, which vectorizes.
-        if len(maybe) == 1:
-            fallback = _broadcast_by_maps(op, sizes, frozenset(maybe))
-        elif result_type.rank <= COPY_MAX_RANK:
+        if result_type.rank <= COPY_MAX_RANK:
             fallback = _broadcast_by_call(op, sizes, is_one)
             copies.add(result_type.rank)
+        elif len(maybe) == 1:
+            # That dim differs from its result dim, so it is 1 (StableHLO's
+            # rule, checked by kiln): a plain broadcast by maps.
+            fallback = _broadcast_by_maps(op, sizes, frozenset(maybe))
         else:
             fallback = _broadcast_by_reads(op, sizes, maybe, is_one)
         scf.YieldOp([fallback])
