@@ -538,14 +538,35 @@ def _needs_rewrite(op: ir.Operation) -> bool:
     return op.name in _RULES
 
 
+def _merged_with_an_earlier_twin(op: ir.Operation, first_of: dict) -> bool:
+    """Whether `op` repeats an earlier broadcast of its block (same operand,
+    shape and attributes: `2.0 * A[1:-1]` and `A[1:-1]` in one stencil):
+    its uses then take the earlier one's result and it is erased. Its size-1
+    copy (a call, which cse cannot merge) would otherwise be a second
+    version of the same value, and the fused loop that reads both would
+    load twice and check one more pair of pointers for overlap."""
+    attributes = tuple(sorted((named.name, str(named.attr)) for named in (op.attributes[i] for i in range(len(op.attributes)))))
+    key = (op.block, op.operands[0], op.operands[1], str(op.results[0].type), attributes)
+    twin = first_of.setdefault(key, op)
+    if twin == op:
+        return False
+    op.results[0].replace_all_uses_with(twin.results[0])
+    op.erase()
+    return True
+
+
 def legalize_dynamic(module: ir.Module) -> None:
     """Lower the dynamic-shape StableHLO ops that stablehlo-legalize-to-linalg leaves, `kiln.scan`,
     `kiln.flatnonzero` and `kiln.elementwise`."""
     copies: set[int] = set()
     rules = {**_RULES, "stablehlo.dynamic_broadcast_in_dim": functools.partial(_broadcast, copies=copies)}
-    for op in collect_ops(module, _RULES):
-        if not _needs_rewrite(op):
-            continue
+    # Twins are merged before anything is rewritten (a rewrite erases the
+    # broadcast a later twin would take the place of).
+    first_of: dict = {}
+    ops = [op for op in collect_ops(module, _RULES) if _needs_rewrite(op)]
+    ops = [op for op in ops
+           if op.name != "stablehlo.dynamic_broadcast_in_dim" or not _merged_with_an_earlier_twin(op, first_of)]
+    for op in ops:
         with ir.InsertionPoint(op), op.location:
             new = rules[op.name](op)
         for old, value in zip(op.results, new if isinstance(new, tuple) else (new,)):
