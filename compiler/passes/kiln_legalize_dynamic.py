@@ -10,7 +10,9 @@ input map drops broadcast dims (versioned with `scf.if` when an operand dim
 may be 1 at run time: the common case keeps that map, or is the operand
 itself; the other is one call of `kiln_broadcast_copy_<rank>d`
 (runtime/broadcast.c) from the operand's buffer, read with stride 0 along
-the dims that are 1, into a fresh buffer); `tensor.reshape`; `linalg.generic`s that
+the dims that are 1, into a fresh buffer; `cse` runs just before this pass,
+so a value broadcast several times in one expression is versioned once:
+cse after it cannot merge the calls); `tensor.reshape`; `linalg.generic`s that
 read the reversed or gathered position with `tensor.extract`; an `scf.for`
 along the scanned axis carrying the running slice (along the last axis: one
 scalar scan per row); for flatnonzero one
@@ -538,35 +540,14 @@ def _needs_rewrite(op: ir.Operation) -> bool:
     return op.name in _RULES
 
 
-def _merged_with_an_earlier_twin(op: ir.Operation, first_of: dict) -> bool:
-    """Whether `op` repeats an earlier broadcast of its block (same operand,
-    shape and attributes: `2.0 * A[1:-1]` and `A[1:-1]` in one stencil):
-    its uses then take the earlier one's result and it is erased. Its size-1
-    copy (a call, which cse cannot merge) would otherwise be a second
-    version of the same value, and the fused loop that reads both would
-    load twice and check one more pair of pointers for overlap."""
-    attributes = tuple(sorted((named.name, str(named.attr)) for named in (op.attributes[i] for i in range(len(op.attributes)))))
-    key = (op.block, op.operands[0], op.operands[1], str(op.results[0].type), attributes)
-    twin = first_of.setdefault(key, op)
-    if twin == op:
-        return False
-    op.results[0].replace_all_uses_with(twin.results[0])
-    op.erase()
-    return True
-
-
 def legalize_dynamic(module: ir.Module) -> None:
     """Lower the dynamic-shape StableHLO ops that stablehlo-legalize-to-linalg leaves, `kiln.scan`,
     `kiln.flatnonzero` and `kiln.elementwise`."""
     copies: set[int] = set()
     rules = {**_RULES, "stablehlo.dynamic_broadcast_in_dim": functools.partial(_broadcast, copies=copies)}
-    # Twins are merged before anything is rewritten (a rewrite erases the
-    # broadcast a later twin would take the place of).
-    first_of: dict = {}
-    ops = [op for op in collect_ops(module, _RULES) if _needs_rewrite(op)]
-    ops = [op for op in ops
-           if op.name != "stablehlo.dynamic_broadcast_in_dim" or not _merged_with_an_earlier_twin(op, first_of)]
-    for op in ops:
+    for op in collect_ops(module, _RULES):
+        if not _needs_rewrite(op):
+            continue
         with ir.InsertionPoint(op), op.location:
             new = rules[op.name](op)
         for old, value in zip(op.results, new if isinstance(new, tuple) else (new,)):
