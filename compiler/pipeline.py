@@ -67,6 +67,10 @@ DEFAULT_PIPELINE: Pipeline = [
         "kiln-lower-lapack",
         "kiln-lower-sorts",
         "kiln-legalize-writes",
+        # Equal slices become one value first, so that kiln-legalize-dynamic
+        # versions a broadcast of it once (its size-1 copy is a call, which
+        # cse after it cannot merge).
+        "cse",
         "kiln-legalize-dynamic",
         "kiln-block-arg-reductions",
         "kiln-legalize-control-flow",

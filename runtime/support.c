@@ -765,3 +765,8 @@ void kiln_print_emit(const char *text) {
 /* ---- Sorting ----------------------------------------------------------------
  * The routines `kiln.sort` lowers to (kiln-lower-sorts) live in sort.c. */
 #include "sort.c"
+
+/* ---- Size-1 broadcasts -------------------------------------------------------
+ * The copy the size-1 path of a broadcast calls (kiln-legalize-dynamic)
+ * lives in broadcast.c. */
+#include "broadcast.c"

@@ -31,8 +31,10 @@ NUMPY_RANDOM_LIBRARY = os.path.join(os.path.dirname(os.path.abspath(np.random.__
 # The LAPACK kernels (its LAPACK symbols are weak: bound only in libraries
 # linked with the OpenBLAS, those that call a kernel).
 LAPACK_SOURCE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "lapack.c")
-# Every file of the support object: support.c includes sort.c (the sorting routines).
-SUPPORT_SOURCES = (SUPPORT_SOURCE, os.path.join(os.path.dirname(SUPPORT_SOURCE), "sort.c"))
+# Every file of the support object: support.c includes sort.c (the sorting
+# routines) and broadcast.c (the size-1 broadcast copy).
+SUPPORT_SOURCES = (SUPPORT_SOURCE, os.path.join(os.path.dirname(SUPPORT_SOURCE), "sort.c"),
+                   os.path.join(os.path.dirname(SUPPORT_SOURCE), "broadcast.c"))
 
 
 def c_compiler() -> str:

@@ -8,7 +8,11 @@ Out: the same computation in `tensor` / `linalg` / `arith` / `scf` ops:
 `tensor.empty` sized from the shape operand plus a `linalg.generic` whose
 input map drops broadcast dims (versioned with `scf.if` when an operand dim
 may be 1 at run time: the common case keeps that map, or is the operand
-itself; the other reads index 0 along the dims that are 1); `tensor.reshape`; `linalg.generic`s that
+itself; the other is one call of `kiln_broadcast_copy_<rank>d`
+(runtime/broadcast.c) from the operand's buffer, read with stride 0 along
+the dims that are 1, into a fresh buffer; `cse` runs just before this pass,
+so a value broadcast several times in one expression is versioned once:
+cse after it cannot merge the calls); `tensor.reshape`; `linalg.generic`s that
 read the reversed or gathered position with `tensor.extract`; an `scf.for`
 along the scanned axis carrying the running slice (along the last axis: one
 scalar scan per row); for flatnonzero one
@@ -18,7 +22,9 @@ for kiln.elementwise a `linalg.generic` around the `math` op.
 
 from __future__ import annotations
 
-from kiln.compiler.mlir import GatherDimensionNumbers, arith, ir, linalg, math, scf, tensor
+import functools
+
+from kiln.compiler.mlir import GatherDimensionNumbers, arith, func, ir, linalg, math, memref, scf, tensor
 from kiln.compiler.passes import ModulePass, register_pass
 from kiln.compiler.passes._util import (
     axes_attribute,
@@ -61,6 +67,75 @@ def _broadcast_by_maps(op: ir.Operation, sizes: list, ones: frozenset = frozense
     with ir.InsertionPoint(block):
         linalg.YieldOp([block.arguments[0]])
     return generic.result
+
+
+# The run-time routine of the size-1 path (runtime/broadcast.c), one entry
+# per rank up to this one; a higher rank keeps a loop nest.
+COPY_CALLEE = "kiln_broadcast_copy_{rank}d"
+COPY_MAX_RANK = 8
+
+
+def _element_bytes(t: ir.Type) -> int:
+    """Bytes per element of a buffer of `t` (an i1 is stored in a byte)."""
+    if isinstance(t, ir.ComplexType):
+        return 2 * _element_bytes(t.element_type)
+    if isinstance(t, ir.IndexType):
+        return 8
+    width = ir.IntegerType(t).width if isinstance(t, ir.IntegerType) else ir.FloatType(t).width
+    return max(1, (width + 7) // 8)
+
+
+def _broadcast_by_call(op: ir.Operation, sizes: list, is_one: dict) -> ir.Value:
+    """The general broadcast, by one call of runtime/broadcast.c: the
+    operand's buffer (`bufferization.to_buffer read_only`, read by the call
+    alone, right here) is read with stride 0 along each result dim it does
+    not have or has as 1 (static, known-expanding, or a maybe-expanding dim
+    found to be 1 when the program runs), into a fresh `memref.alloc` of the
+    result's sizes that becomes the result (`to_tensor restrict writable`).
+
+    Only the size-1 fallback of a versioned broadcast uses it: it runs when
+    a dim is 1 at run time, and a call costs LLVM next to nothing where a
+    loop nest per operand cost most of a stencil kernel's compile time."""
+    operand = op.operands[0]
+    result_type = ir.RankedTensorType(op.results[0].type)
+    operand_type = ir.RankedTensorType(operand.type)
+    bdims = list(ir.DenseI64ArrayAttr(op.attributes["broadcast_dimensions"]))
+    expanding = axes_attribute(op, "known_expanding_dimensions")
+    dynamic = ir.ShapedType.get_dynamic_stride_or_offset()
+    layout = ir.StridedLayoutAttr.get(dynamic, [dynamic] * operand_type.rank)
+    source = ir.Operation.create(
+        "bufferization.to_buffer", results=[ir.MemRefType.get(operand_type.shape, operand_type.element_type, layout)],
+        operands=[operand], attributes={"read_only": ir.UnitAttr.get()}).result
+    metadata = memref.ExtractStridedMetadataOp(source)
+    offset, strides = metadata.offset, list(metadata.strides)
+    zero = index_value(0)
+    result_strides = [zero] * result_type.rank
+    for j, d in enumerate(bdims):
+        if operand_type.shape[j] == 1 or j in expanding:
+            continue
+        result_strides[d] = arith.select(is_one[j], zero, strides[j]) if j in is_one else strides[j]
+    dynamic_sizes = [n for n, static in zip(sizes, result_type.shape) if static == ir.ShapedType.get_dynamic_size()]
+    buffer = memref.alloc(ir.MemRefType.get(result_type.shape, result_type.element_type), dynamic_sizes, [])
+    callee = COPY_CALLEE.format(rank=result_type.rank)
+    arguments = [index_value(_element_bytes(result_type.element_type)),
+                 memref.extract_aligned_pointer_as_index(source), offset,
+                 memref.extract_aligned_pointer_as_index(buffer), *[_as_index(n) for n in sizes], *result_strides]
+    func.CallOp([], ir.FlatSymbolRefAttr.get(callee), arguments)
+    return ir.Operation.create("bufferization.to_tensor", results=[result_type], operands=[buffer],
+                               attributes={"restrict": ir.UnitAttr.get(), "writable": ir.UnitAttr.get()}).result
+
+
+def _declare_copies(module: ir.Module, ranks: set[int]) -> None:
+    """Declare the callee of each rank used (private, `index` arguments)."""
+    index = ir.IndexType.get()
+    table = ir.SymbolTable(module.operation)
+    with ir.InsertionPoint.at_block_begin(module.body), ir.Location.unknown():
+        for rank in sorted(ranks):
+            name = COPY_CALLEE.format(rank=rank)
+            if name in table:
+                continue
+            decl = func.FuncOp(name, ir.FunctionType.get([index] * (4 + 2 * rank), []), visibility="private")
+            decl.attributes["llvm.nounwind"] = ir.UnitAttr.get()
 
 
 def _broadcast_by_reads(op: ir.Operation, sizes: list, maybe: list[int], is_one: dict) -> ir.Value:
@@ -113,16 +188,18 @@ def _unchanged(operand: ir.Value, result_type: ir.RankedTensorType, sizes: list)
                                 [0] * rank, static_sizes, [1] * rank)
 
 
-def _broadcast(op: ir.Operation) -> ir.Value:
+def _broadcast(op: ir.Operation, copies: set[int]) -> ir.Value:
     """`dynamic_broadcast_in_dim` as tensor.empty + linalg.generic. With
     operand dims that may expand at run time, versioned:
 
         scf.if (each such dim == its result dim) { broadcast by maps (or
-        the operand itself) } else { broadcast by reads }
+        the operand itself) } else { one call of runtime/broadcast.c }
 
-    so the common case is today's code and the size-1 case is still NumPy's
-    (with one such dim, the else branch knows it is 1 and reads index 0 by
-    its map)."""
+    so the common case is today's code and the size-1 case is still NumPy's.
+    The rank of each call is added to `copies` (the callees to declare).
+    Above COPY_MAX_RANK the else branch is a loop nest: a broadcast by maps
+    with one such dim (it differs from its result dim, so it is 1), else a
+    broadcast by reads."""
     operand, shape = op.operands[0], op.operands[1]
     result_type = ir.RankedTensorType(op.results[0].type)
     sizes = dynamic_sizes_from_shape_tensor(shape, result_type)
@@ -133,8 +210,7 @@ def _broadcast(op: ir.Operation) -> ir.Value:
     kept, is_one = None, {}
     for j in maybe:
         size = tensor.dim(operand, index_value(j))
-        if len(maybe) > 1:
-            is_one[j] = arith.cmpi(arith.CmpIPredicate.eq, size, index_value(1))
+        is_one[j] = arith.cmpi(arith.CmpIPredicate.eq, size, index_value(1))
         equal = arith.cmpi(arith.CmpIPredicate.eq, size, _as_index(sizes[bdims[j]]))
         kept = equal if kept is None else arith.andi(kept, equal)
     identity = bdims == list(range(result_type.rank)) and not axes_attribute(op, "known_expanding_dimensions") and all(
@@ -143,10 +219,16 @@ def _broadcast(op: ir.Operation) -> ir.Value:
     with ir.InsertionPoint(if_op.then_block):
         scf.YieldOp([_unchanged(operand, result_type, sizes) if identity else _broadcast_by_maps(op, sizes)])
     with ir.InsertionPoint(if_op.else_block):
-        # One such dim that differs from its result dim is 1 (StableHLO's
-        # rule, checked by kiln): a plain broadcast by maps, which vectorizes.
-        scf.YieldOp([_broadcast_by_maps(op, sizes, frozenset(maybe)) if len(maybe) == 1
-                     else _broadcast_by_reads(op, sizes, maybe, is_one)])
+        if result_type.rank <= COPY_MAX_RANK:
+            fallback = _broadcast_by_call(op, sizes, is_one)
+            copies.add(result_type.rank)
+        elif len(maybe) == 1:
+            # That dim differs from its result dim, so it is 1 (StableHLO's
+            # rule, checked by kiln): a plain broadcast by maps.
+            fallback = _broadcast_by_maps(op, sizes, frozenset(maybe))
+        else:
+            fallback = _broadcast_by_reads(op, sizes, maybe, is_one)
+        scf.YieldOp([fallback])
     return if_op.result
 
 
@@ -461,14 +543,17 @@ def _needs_rewrite(op: ir.Operation) -> bool:
 def legalize_dynamic(module: ir.Module) -> None:
     """Lower the dynamic-shape StableHLO ops that stablehlo-legalize-to-linalg leaves, `kiln.scan`,
     `kiln.flatnonzero` and `kiln.elementwise`."""
+    copies: set[int] = set()
+    rules = {**_RULES, "stablehlo.dynamic_broadcast_in_dim": functools.partial(_broadcast, copies=copies)}
     for op in collect_ops(module, _RULES):
         if not _needs_rewrite(op):
             continue
         with ir.InsertionPoint(op), op.location:
-            new = _RULES[op.name](op)
+            new = rules[op.name](op)
         for old, value in zip(op.results, new if isinstance(new, tuple) else (new,)):
             old.replace_all_uses_with(value)
         op.erase()
+    _declare_copies(module, copies)
 
 
 @register_pass

@@ -10,6 +10,12 @@
 // CHECK-DAG: #[[ID2:.*]] = affine_map<(d0, d1) -> (d0, d1)>
 // CHECK-DAG: #[[UNIT:.*]] = affine_map<(d0, d1) -> (0, d1)>
 
+// The size-1 copy of each rank used (below) is declared once, private,
+// with index arguments: element bytes, source address and offset,
+// destination address, then the sizes and the source strides.
+// CHECK: func.func private @kiln_broadcast_copy_1d(index, index, index, index, index, index) attributes {llvm.nounwind}
+// CHECK: func.func private @kiln_broadcast_copy_2d(index, index, index, index, index, index, index, index) attributes {llvm.nounwind}
+
 // A dynamic result size is read from the shape operand; the operand map
 // drops the broadcast dim.
 // CHECK-LABEL: func.func @broadcast
@@ -55,38 +61,54 @@ func.func @broadcast_unit_dim(%x: tensor<1x?xf32>, %shape: tensor<2xi64>) -> ten
 // result dim is larger (StableHLO's meaning): the broadcast is versioned.
 // When every such dim equals its result dim, the result is the operand
 // itself (no copy, so the consumer fuses with the operand's producer as
-// before); otherwise that dim is 1 and the input map reads index 0.
+// before); otherwise that dim is 1 and one call of runtime/broadcast.c
+// copies the operand's buffer, read with stride 0 along that dim, into a
+// fresh buffer of the result's sizes (the callees are declared at the top).
 // CHECK-LABEL: func.func @broadcast_versioned
 // CHECK-SAME: (%[[X:.*]]: tensor<?x?xf32>, %[[SHAPE:.*]]: tensor<2xi64>)
 func.func @broadcast_versioned(%x: tensor<?x?xf32>, %shape: tensor<2xi64>) -> tensor<?x?xf32> {
+  // CHECK: %[[M:.*]] = arith.index_cast %{{.*}} : i64 to index
   // CHECK: %[[N:.*]] = arith.index_cast %{{.*}} : i64 to index
   // CHECK: %[[D:.*]] = tensor.dim %[[X]], %{{.*}} : tensor<?x?xf32>
-  // CHECK: %[[SAME:.*]] = arith.cmpi eq, %[[D]], %[[N]] : index
+  // CHECK: %[[ONE:.*]] = arith.cmpi eq, %[[D]], %{{.*}} : index
+  // CHECK: %[[SAME:.*]] = arith.cmpi eq, %[[D]], %[[M]] : index
   // CHECK: %[[R:.*]] = scf.if %[[SAME]] -> (tensor<?x?xf32>) {
   // CHECK-NEXT: scf.yield %[[X]] : tensor<?x?xf32>
   // CHECK-NEXT: } else {
-  // CHECK: linalg.generic {indexing_maps = [#[[UNIT]], #[[ID2]]], iterator_types = ["parallel", "parallel"]}
-  // CHECK-SAME: ins(%[[X]] : tensor<?x?xf32>)
+  // CHECK-NOT: linalg.generic
+  // CHECK-NEXT: %[[SRC:.*]] = bufferization.to_buffer %[[X]] read_only : tensor<?x?xf32> to memref<?x?xf32, strided<[?, ?], offset: ?>>
+  // CHECK-NEXT: %{{.*}}, %[[OFF:.*]], %{{.*}}:2, %[[STRIDES:.*]]:2 = memref.extract_strided_metadata %[[SRC]]
+  // CHECK: %[[S0:.*]] = arith.select %[[ONE]], %{{.*}}, %[[STRIDES]]#0 : index
+  // CHECK-NEXT: %[[DST:.*]] = memref.alloc(%[[M]], %[[N]]) : memref<?x?xf32>
+  // CHECK-NEXT: %[[BYTES:.*]] = arith.constant 4 : index
+  // CHECK-NEXT: %[[P:.*]] = memref.extract_aligned_pointer_as_index %[[SRC]]
+  // CHECK-NEXT: %[[Q:.*]] = memref.extract_aligned_pointer_as_index %[[DST]]
+  // CHECK-NEXT: func.call @kiln_broadcast_copy_2d(%[[BYTES]], %[[P]], %[[OFF]], %[[Q]], %[[M]], %[[N]], %[[S0]], %[[STRIDES]]#1)
+  // CHECK-NEXT: %[[T:.*]] = bufferization.to_tensor %[[DST]] restrict writable : memref<?x?xf32> to tensor<?x?xf32>
+  // CHECK-NEXT: scf.yield %[[T]] : tensor<?x?xf32>
   // CHECK: return %[[R]]
   %0 = stablehlo.dynamic_broadcast_in_dim %x, %shape, dims = [0, 1] {known_nonexpanding_dimensions = array<i64: 1>} : (tensor<?x?xf32>, tensor<2xi64>) -> tensor<?x?xf32>
   return %0 : tensor<?x?xf32>
 }
 
-// With a new result dim, the common case is the broadcast by maps.
+// With a new result dim, the common case is the broadcast by maps; the
+// copy reads that dim with stride 0.
 // CHECK-LABEL: func.func @broadcast_versioned_new_dim
 func.func @broadcast_versioned_new_dim(%x: tensor<?xf32>, %shape: tensor<2xi64>) -> tensor<?x?xf32> {
   // CHECK: scf.if
   // CHECK: linalg.generic {indexing_maps = [#[[COL]], #[[ID2]]]
   // CHECK: } else {
-  // CHECK: linalg.generic {indexing_maps = [#[[ZERO:.*]], #[[ID2]]]
+  // CHECK: %[[ZERO:.*]] = arith.constant 0 : index
+  // CHECK: %[[S:.*]] = arith.select %{{.*}}, %[[ZERO]], %{{.*}} : index
+  // CHECK: func.call @kiln_broadcast_copy_2d(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[ZERO]], %[[S]])
   %0 = stablehlo.dynamic_broadcast_in_dim %x, %shape, dims = [1] : (tensor<?xf32>, tensor<2xi64>) -> tensor<?x?xf32>
   return %0 : tensor<?x?xf32>
 }
 
-// With several such dims, the other case cannot know which are 1: each
-// element reads the operand at index 0 along the dims that are 1. That case
-// runs only when a dim is 1 at run time: serial scf.for loops inserting each
-// element (no parallel linalg.generic, so nothing outlines or versions it).
+// With several such dims, the size-1 path cannot know which are 1: each
+// stride is chosen when the program runs (0 where the dim is 1). Still one
+// call, no loop nest: the path runs only when a dim is 1, and LLVM spent
+// most of a stencil kernel's compile time on a nest per operand.
 // CHECK-LABEL: func.func @broadcast_versioned_two_dims
 // CHECK-SAME: (%[[X:.*]]: tensor<?x?xf32>, %[[SHAPE:.*]]: tensor<2xi64>)
 func.func @broadcast_versioned_two_dims(%x: tensor<?x?xf32>, %shape: tensor<2xi64>) -> tensor<?x?xf32> {
@@ -97,17 +119,38 @@ func.func @broadcast_versioned_two_dims(%x: tensor<?x?xf32>, %shape: tensor<2xi6
   // CHECK: %[[R:.*]] = scf.if %{{.*}} -> (tensor<?x?xf32>) {
   // CHECK-NEXT: scf.yield %[[X]] : tensor<?x?xf32>
   // CHECK-NEXT: } else {
-  // CHECK-NOT: linalg.generic
-  // CHECK: %[[EMPTY:.*]] = tensor.empty
-  // CHECK: scf.for %[[I:.*]] = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%[[ACC0:.*]] = %[[EMPTY]])
-  // CHECK-NEXT: scf.for %[[J:.*]] = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%[[ACC1:.*]] = %[[ACC0]])
-  // CHECK-NEXT: %[[AT0:.*]] = arith.select %[[ONE0]], %{{.*}}, %[[I]] : index
-  // CHECK-NEXT: %[[AT1:.*]] = arith.select %[[ONE1]], %{{.*}}, %[[J]] : index
-  // CHECK-NEXT: %[[E:.*]] = tensor.extract %[[X]][%[[AT0]], %[[AT1]]] : tensor<?x?xf32>
-  // CHECK-NEXT: tensor.insert %[[E]] into %[[ACC1]][%[[I]], %[[J]]] : tensor<?x?xf32>
+  // CHECK-NOT: scf.for
+  // CHECK: %{{.*}}, %{{.*}}, %{{.*}}:2, %[[STRIDES:.*]]:2 = memref.extract_strided_metadata
+  // CHECK: %[[S0:.*]] = arith.select %[[ONE0]], %{{.*}}, %[[STRIDES]]#0 : index
+  // CHECK-NEXT: %[[S1:.*]] = arith.select %[[ONE1]], %{{.*}}, %[[STRIDES]]#1 : index
+  // CHECK-NOT: scf.for
+  // CHECK: func.call @kiln_broadcast_copy_2d(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[S0]], %[[S1]])
   // CHECK: return %[[R]]
   %0 = stablehlo.dynamic_broadcast_in_dim %x, %shape, dims = [0, 1] : (tensor<?x?xf32>, tensor<2xi64>) -> tensor<?x?xf32>
   return %0 : tensor<?x?xf32>
+}
+
+// 1-D: the copy of rank 1, its one stride chosen when the program runs.
+// CHECK-LABEL: func.func @broadcast_versioned_vector
+func.func @broadcast_versioned_vector(%x: tensor<?xi1>, %shape: tensor<1xi64>) -> tensor<?xi1> {
+  // CHECK: } else {
+  // CHECK: %[[BYTES:.*]] = arith.constant 1 : index
+  // CHECK: func.call @kiln_broadcast_copy_1d(%[[BYTES]],
+  %0 = stablehlo.dynamic_broadcast_in_dim %x, %shape, dims = [0] : (tensor<?xi1>, tensor<1xi64>) -> tensor<?xi1>
+  return %0 : tensor<?xi1>
+}
+
+// Above rank 8 (the largest rank runtime/broadcast.c has an entry for) the
+// size-1 path stays a loop nest: serial scf.for loops inserting each element.
+// CHECK-LABEL: func.func @broadcast_versioned_rank_9
+func.func @broadcast_versioned_rank_9(%x: tensor<?x1x1x1x1x1x1x1x?xf32>, %shape: tensor<9xi64>) -> tensor<?x1x1x1x1x1x1x1x?xf32> {
+  // CHECK: } else {
+  // CHECK-NOT: func.call
+  // CHECK: scf.for
+  // CHECK: tensor.insert
+  // CHECK: return
+  %0 = stablehlo.dynamic_broadcast_in_dim %x, %shape, dims = [0, 1, 2, 3, 4, 5, 6, 7, 8] {known_nonexpanding_dimensions = array<i64: 1, 2, 3, 4, 5, 6, 7>} : (tensor<?x1x1x1x1x1x1x1x?xf32>, tensor<9xi64>) -> tensor<?x1x1x1x1x1x1x1x?xf32>
+  return %0 : tensor<?x1x1x1x1x1x1x1x?xf32>
 }
 
 // A static result is left to stablehlo-legalize-to-linalg.
