@@ -84,13 +84,16 @@ def cache_key(mlir_text: str, pipeline: Any) -> str:
     return h.hexdigest()[:32]
 
 
-def jaxpr_key(jaxpr: Jaxpr, symbol: str, pipelines: Any) -> str:
+def jaxpr_key(jaxpr: Jaxpr, symbol: str, pipelines: Any, jaxpr_text: str | None = None) -> str:
     """A key for the cache's jaxpr index: everything the `mlir` stage is
     made from (the jaxpr's text, every parameter and constant in full, the
     symbol) plus what `cache_key` adds (`None` pipelines stand for the
-    default pipeline, whose source is part of the fingerprint)."""
+    default pipeline, whose source is part of the fingerprint).
+    `jaxpr_text` is `jaxpr.pretty()` when the caller already has it."""
+    if jaxpr_text is None:
+        jaxpr_text = jaxpr.pretty()
     h = hashlib.sha256()
-    h.update(f"{toolchain_fingerprint()}\0{symbol}\0{pipelines!r}\0{jaxpr.pretty()}\0".encode())
+    h.update(f"{toolchain_fingerprint()}\0{symbol}\0{pipelines!r}\0{jaxpr_text}\0".encode())
     h.update(repr((jaxpr.in_explicit, jaxpr.out_explicit, getattr(jaxpr, "writeback", ()))).encode())
     for const in jaxpr.consts:
         arr = np.asarray(const)
@@ -140,25 +143,30 @@ def compile_jaxpr(jaxpr: Jaxpr, name: str, pipelines: Any = None,
                   keep_intermediate: bool = False) -> dict[str, Any]:
     """Lower, compile and load `jaxpr`, or load it from the cache.
 
-    Returns {"executable", "stages" (stage -> text), "seconds" (stage ->
-    time; "cache" on a hit), "cache_hit", "workspace"}. A hit through the
-    jaxpr index imports no MLIR at all.
+    Returns {"executable", "stages" (stage -> text, "jaxpr" included),
+    "seconds" (stage -> time; "cache" on a hit), "cache_hit",
+    "workspace"}. A hit through the jaxpr index imports no MLIR at all.
     """
     symbol = _symbol_name(name)
+    # Printed once: the index key, the stage texts and KILN_LOG all use it
+    # (printing a long jaxpr is a large share of a cache hit).
+    jaxpr_text = jaxpr.pretty()
     args, results, written = library_signature(jaxpr)
     record_texts: dict[str, str] = {}
     seconds: dict[str, float] = {}
     index_key = None
     if not _cache_bypassed(keep_intermediate):
         start = time.perf_counter()
-        index_key = jaxpr_key(jaxpr, symbol, pipelines)
+        index_key = jaxpr_key(jaxpr, symbol, pipelines, jaxpr_text)
         indexed = cache.lookup_index(index_key)
         executable = _load_from_cache(*indexed, args, results, record_texts, written) if indexed else None
         if executable is not None:
             seconds["cache"] = time.perf_counter() - start
-            return {"executable": executable, "stages": record_texts, "seconds": seconds,
-                    "cache_hit": True, "workspace": None}
-    return _compile_with_mlir(jaxpr, symbol, pipelines, keep_intermediate, index_key)
+            return {"executable": executable, "stages": {"jaxpr": jaxpr_text, **record_texts},
+                    "seconds": seconds, "cache_hit": True, "workspace": None}
+    entry = _compile_with_mlir(jaxpr, jaxpr_text, symbol, pipelines, keep_intermediate, index_key)
+    entry["stages"] = {"jaxpr": jaxpr_text, **entry["stages"]}
+    return entry
 
 
 def _cache_bypassed(keep_intermediate: bool) -> bool:
@@ -184,7 +192,7 @@ def format_stage_times(seconds: dict[str, float]) -> str:
     return "\n".join(lines)
 
 
-def _compile_with_mlir(jaxpr: Jaxpr, symbol: str, pipelines: Any, keep_intermediate: bool,
+def _compile_with_mlir(jaxpr: Jaxpr, jaxpr_text: str, symbol: str, pipelines: Any, keep_intermediate: bool,
                        index_key: str | None) -> dict[str, Any]:
     from kiln.compiler.lowering import lower_jaxpr_to_module
     from kiln.dialects import new_context
@@ -194,7 +202,6 @@ def _compile_with_mlir(jaxpr: Jaxpr, symbol: str, pipelines: Any, keep_intermedi
     ctx = new_context()
     if pipelines is not None:
         validate_pipeline(pipelines, ctx)
-    jaxpr_text = jaxpr.pretty()
     log_stage("jaxpr", jaxpr_text)
     start = time.perf_counter()
     module = lower_jaxpr_to_module(jaxpr, symbol, ctx)

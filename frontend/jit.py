@@ -387,7 +387,7 @@ class QJIT:
         self.workspace = entry.get("workspace")
         compiled = CompiledEntry(sig, jaxpr, entry["executable"], out_tree,
                                  sum(1 for e in jaxpr.out_explicit if not e),
-                                 dim_sources, {"jaxpr": jaxpr.pretty(), **entry["stages"]},
+                                 dim_sources, entry["stages"],
                                  {"jaxpr": trace_seconds, **entry["seconds"]}, entry["cache_hit"])
         with self._compiling_lock:
             self.cache[key] = compiled

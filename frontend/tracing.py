@@ -375,7 +375,9 @@ _KILN_AND_NUMPY_DIRS = (_FRONTEND_DIR + os.sep, os.path.dirname(os.path.abspath(
 _STDLIB_DIR = os.path.join(sysconfig.get_paths()["stdlib"], "")
 
 
+@functools.lru_cache(maxsize=1024)
 def _is_user_file(filename: str) -> bool:
+    # Cached: every bound operation asks it for each frame up to the user's.
     if filename.startswith(_KILN_AND_NUMPY_DIRS) or filename.startswith("<frozen "):
         return False
     if filename.startswith(_STDLIB_DIR):

@@ -9,6 +9,7 @@ statement must stay Python (`unconvertible_reason`).
 from __future__ import annotations
 
 import ast
+from collections import deque
 from typing import Sequence
 
 
@@ -45,9 +46,12 @@ def loaded_names(node: ast.AST | None) -> set:
     """Names read anywhere in `node` (nested scopes included: an over-approximation)."""
     if node is None:
         return set()
-    found = {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+    found = set()
     for n in ast.walk(node):
-        if isinstance(n, ast.AugAssign) and isinstance(n.target, ast.Name):
+        if isinstance(n, ast.Name):
+            if isinstance(n.ctx, ast.Load):
+                found.add(n.id)
+        elif isinstance(n, ast.AugAssign) and isinstance(n.target, ast.Name):
             found.add(n.target.id)
     return found
 
@@ -170,9 +174,9 @@ def walk_scope(nodes: Sequence[ast.AST]):
 
 def find_first(nodes: Sequence[ast.AST], kinds: tuple, stop_at_loops: bool = False) -> ast.AST | None:
     """The first node of `kinds` in this scope (optionally not inside nested loops)."""
-    stack = list(nodes)
-    while stack:
-        node = stack.pop(0)
+    queue = deque(nodes)  # breadth first: the outermost match
+    while queue:
+        node = queue.popleft()
         if isinstance(node, kinds):
             return node
         for child in ast.iter_child_nodes(node):
@@ -180,20 +184,24 @@ def find_first(nodes: Sequence[ast.AST], kinds: tuple, stop_at_loops: bool = Fal
                 continue
             if stop_at_loops and isinstance(child, (ast.For, ast.While, ast.AsyncFor)):
                 continue
-            stack.append(child)
+            queue.append(child)
     return None
 
 
 def unconvertible_reason(body: Sequence[ast.stmt]) -> str | None:
     """Why a statement with this body must stay Python, or None."""
-    checks = (((ast.Return,), "it contains `return`"), ((ast.Raise,), "it contains `raise`"),
-              ((ast.Yield, ast.YieldFrom), "it contains `yield`"),
-              ((ast.Global, ast.Nonlocal), "it declares global/nonlocal names"),
-              ((ast.Try,), "it contains `try`"))
-    for kinds, reason in checks:
-        if find_first(body, kinds) is not None:
+    found = {type(node) for node in walk_scope(body)}  # one walk for every check
+    for kinds, reason in _UNCONVERTIBLE:
+        if any(kind in found for kind in kinds):
             return reason
     return None
+
+
+# (node kinds, reason) in the order unconvertible_reason reports them.
+_UNCONVERTIBLE = (((ast.Return,), "it contains `return`"), ((ast.Raise,), "it contains `raise`"),
+                  ((ast.Yield, ast.YieldFrom), "it contains `yield`"),
+                  ((ast.Global, ast.Nonlocal), "it declares global/nonlocal names"),
+                  ((ast.Try,), "it contains `try`"))
 
 
 def tail_returns(stmts: Sequence[ast.stmt]) -> bool:

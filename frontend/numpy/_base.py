@@ -239,6 +239,7 @@ def broadcast_shapes(shapes: Sequence[tuple], opname: str) -> tuple:
     """
     ndim = max((len(s) for s in shapes), default=0)
     padded = [(1,) * (ndim - len(s)) + tuple(s) for s in shapes]
+    shapes_text = None  # the message's shapes, formatted once and only when a check needs them
     result = []
     for axis in range(ndim):
         dims = [s[axis] for s in padded]
@@ -254,12 +255,16 @@ def broadcast_shapes(shapes: Sequence[tuple], opname: str) -> tuple:
                 + f" (axis {axis - ndim}: sizes {statics[0]} and {statics[1]}); reshape an operand "
                 "or index fewer dimensions."
             )
-        message = (f"{opname}: operands could not be broadcast together with shapes "
-                   + " ".join(_shape_str(s) for s in shapes)
-                   + f" (axis {axis - ndim}: sizes {{}} and {{}}); reshape an operand or index fewer dimensions.")
         # A dim that is never 1 (static, or an argument dim) decides the axis.
         fixed = [d for d in non_one if not may_be_unit(d)]
         chosen = statics[0] if statics else (fixed[0] if fixed else non_one[0])
+        if all(same_dim(chosen, d) for d in non_one):
+            result.append(chosen)  # what broadcast_dim gives for the same dim: no check, no message
+            continue
+        if shapes_text is None:
+            shapes_text = " ".join(_shape_str(s) for s in shapes)
+        message = (f"{opname}: operands could not be broadcast together with shapes {shapes_text}"
+                   f" (axis {axis - ndim}: sizes {{}} and {{}}); reshape an operand or index fewer dimensions.")
         for d in non_one:
             chosen = broadcast_dim(chosen, d, message)
         result.append(chosen)
