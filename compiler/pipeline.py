@@ -89,6 +89,8 @@ DEFAULT_PIPELINE: Pipeline = [
         "kiln-inline-splats",
         "kiln-scalarize-rank0",
         "kiln-element-access",
+        "kiln-fuse-into-element-loops",
+        "kiln-merge-sibling-reductions",
         "kiln-scalarize-dots",
         "canonicalize",
         "cse",

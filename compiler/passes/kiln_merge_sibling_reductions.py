@@ -1,0 +1,169 @@
+"""Pass `kiln-merge-sibling-reductions` (stage "linalg", after kiln-element-access).
+
+In: `linalg.generic` min / max reductions in one block over the same inputs
+with the same indexing maps and iterators (`a.min()` and `a.max()`: the
+range of `np.histogram`, `np.ptp`, a normalization), each a separate pass
+over the data. A reduction counts when every value it yields is an
+`arith.minimumf` / `maximumf` / `minnumf` / `maxnumf` / `minsi` / `maxsi` /
+`minui` / `maxui` of its output element (float sums stay alone: kiln-block-sums
+splits them for accuracy).
+Out: one generic with all their outputs, at the place of the first: its body
+the bodies one after the other, so the data is read once for all of them.
+Each result is computed with the same operations in the same order, so it is
+the same to the bit. An init defined after the first reduction (the
+`linalg.fill` of the second one's initial value) moves before it when it is a
+fill, an empty tensor or a constant; a reduction whose operands cannot be
+moved there is left alone. One pass over each block.
+"""
+
+from __future__ import annotations
+
+from kiln.compiler.mlir import ir, linalg
+from kiln.compiler.passes import ModulePass, register_pass
+from kiln.compiler.passes._util import collect_ops
+
+_MIN_MAX = {"arith.minimumf", "arith.maximumf", "arith.minnumf", "arith.maxnumf",
+            "arith.minsi", "arith.maxsi", "arith.minui", "arith.maxui"}
+_MOVABLE = {"linalg.fill", "tensor.empty", "arith.constant"}
+
+
+def _inputs(op: ir.Operation) -> int:
+    return len(op.operands) - len(op.results)
+
+
+def _is_min_max_reduction(op: ir.Operation) -> bool:
+    if "reduction" not in str(op.attributes["iterator_types"]) or len(op.regions[0].blocks) != 1:
+        return False
+    body = op.regions[0].blocks[0]
+    operations = list(body.operations)
+    outs = list(body.arguments)[_inputs(op):]
+    if any(o.name == "linalg.index" or o.regions for o in operations):
+        return False
+    for out, value in zip(outs, operations[-1].operands):
+        owner = value.owner
+        if isinstance(owner, ir.Block) or owner.name not in _MIN_MAX or out not in list(owner.operands):
+            return False
+    return True
+
+
+def _key(op: ir.Operation) -> tuple:
+    inputs = _inputs(op)
+    maps = [str(m) for m in op.attributes["indexing_maps"]]
+    return (tuple(op.operands[i] for i in range(inputs)), tuple(maps[:inputs]), tuple(sorted(set(maps[inputs:]))),
+            str(op.attributes["iterator_types"]))
+
+
+class _Block:
+    """The positions of a block's operations, and moves of operand definitions
+    before a given operation."""
+
+    def __init__(self, block: ir.Block):
+        self.position = {o: i for i, o in enumerate(block.operations)}
+
+    def _before(self, value: ir.Value, first: ir.Operation, moves: list) -> bool:
+        owner = value.owner
+        if isinstance(owner, ir.Block):
+            return True  # an argument of this block or of one around it
+        owner = owner.operation
+        where = self.position.get(owner)
+        if where is None or where < self.position[first]:
+            return True  # defined outside the block (so before it) or earlier in it
+        if owner.name not in _MOVABLE or owner in moves:
+            return owner in moves
+        if not all(self._before(v, first, moves) for v in owner.operands):
+            return False
+        moves.append(owner)
+        return True
+
+    def movable(self, op: ir.Operation, first: ir.Operation) -> list | None:
+        """The definitions to move before `first` so that `op`'s operands
+        are defined there (in order), or None."""
+        moves: list = []
+        ok = all(self._before(v, first, moves) for v in op.operands)
+        return moves if ok else None
+
+
+def _merge(group: list) -> ir.Operation:
+    first = group[0]
+    inputs = _inputs(first)
+    maps = [m for m in first.attributes["indexing_maps"]][:inputs]
+    outputs, output_maps = [], []
+    for op in group:
+        all_maps = list(op.attributes["indexing_maps"])
+        outputs += list(op.operands)[_inputs(op):]
+        output_maps += all_maps[inputs:]
+    with ir.InsertionPoint(first), first.location:
+        merged = linalg.GenericOp([o.type for o in outputs], list(first.operands)[:inputs], outputs,
+                                  ir.ArrayAttr.get(maps + output_maps), first.attributes["iterator_types"])
+        argument_types = [ir.RankedTensorType(v.type).element_type if isinstance(v.type, ir.RankedTensorType)
+                          else v.type for v in list(first.operands)[:inputs] + outputs]
+        block = merged.regions[0].blocks.append(*argument_types)
+    arguments = list(block.arguments)
+    yielded = []
+    start = inputs
+    with ir.InsertionPoint(block), first.location:
+        for op in group:
+            body = op.regions[0].blocks[0]
+            own = list(body.arguments)
+            count = len(op.results)
+            mapping = dict(zip(own[:inputs], arguments[:inputs]))
+            mapping.update(zip(own[inputs:], arguments[start:start + count]))
+            start += count
+            operations = list(body.operations)
+            for o in operations[:-1]:
+                clone = o.clone()
+                for j, value in enumerate(clone.operands):
+                    if value in mapping:
+                        clone.operands[j] = mapping[value]
+                for old, new in zip(o.results, clone.results):
+                    mapping[old] = new
+            yielded += [mapping.get(v, v) for v in operations[-1].operands]
+        linalg.YieldOp(yielded)
+    results = list(merged.results)
+    for op in group:
+        for r in op.results:
+            r.replace_all_uses_with(results.pop(0))
+        op.erase()
+    return merged.operation
+
+
+def _merge_block(block: ir.Block, reductions: list) -> None:
+    groups: dict = {}
+    for op in reductions:
+        groups.setdefault(_key(op), []).append(op)
+    index = _Block(block)
+    for group in groups.values():
+        if len(group) < 2:
+            continue
+        first, kept = group[0], [group[0]]
+        for op in group[1:]:
+            moves = index.movable(op, first)
+            if moves is None:
+                continue
+            for m in moves:
+                m.move_before(first)
+                # just before `first`: after every op that was before it
+                index.position[m] = index.position[first] - 0.5
+            kept.append(op)
+        if len(kept) > 1:
+            index.position[_merge(kept)] = index.position[first]
+
+
+@register_pass
+class KilnMergeSiblingReductions(ModulePass):
+    """Compute min / max reductions of the same inputs in one generic (one pass over the data)."""
+
+    name = "kiln-merge-sibling-reductions"
+
+    def apply(self, module: ir.Module) -> None:
+        blocks: dict = {}
+        order = []
+        for op in collect_ops(module, {"linalg.generic"}):
+            if _is_min_max_reduction(op):
+                block = op.block
+                if block not in blocks:
+                    blocks[block] = []
+                    order.append(block)
+                blocks[block].append(op)
+        for block in order:
+            _merge_block(block, blocks[block])
