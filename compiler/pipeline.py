@@ -90,6 +90,7 @@ DEFAULT_PIPELINE: Pipeline = [
         "kiln-scalarize-rank0",
         "kiln-element-access",
         "kiln-fuse-into-element-loops",
+        "kiln-fuse-sibling-loops",
         "kiln-merge-sibling-reductions",
         "kiln-scalarize-dots",
         "canonicalize",

@@ -18,12 +18,14 @@ moved there is left alone. One pass over each block.
 
 from __future__ import annotations
 
-from kiln.compiler.mlir import ir, linalg
+from kiln.compiler.mlir import ir, scf, tensor
 from kiln.compiler.passes import ModulePass, register_pass
-from kiln.compiler.passes._util import collect_ops
+from kiln.compiler.passes._util import collect_ops, index_value
 
 _MIN_MAX = {"arith.minimumf", "arith.maximumf", "arith.minnumf", "arith.maxnumf",
             "arith.minsi", "arith.maxsi", "arith.minui", "arith.maxui"}
+_IDENTITY = "affine_map<(d0) -> (d0)>"
+_SCALAR = "affine_map<(d0) -> ()>"
 _MOVABLE = {"linalg.fill", "tensor.empty", "arith.constant"}
 
 
@@ -83,48 +85,54 @@ class _Block:
         return moves if ok else None
 
 
+def _full_1d(op: ir.Operation) -> bool:
+    """A reduction of 1-D inputs (all read at the loop index) to 0-d outputs."""
+    inputs = _inputs(op)
+    maps = [str(m) for m in op.attributes["indexing_maps"]]
+    return (inputs > 0 and all(m == _IDENTITY for m in maps[:inputs]) and all(m == _SCALAR for m in maps[inputs:])
+            and all(ir.RankedTensorType(op.operands[i].type).rank == 1 for i in range(inputs)))
+
+
 def _merge(group: list) -> ir.Operation:
+    """One `scf.for` over the elements carrying every accumulator as a
+    scalar (LLVM vectorizes a loop of several min / max reductions of
+    scalars; a multi-result generic keeps each accumulator in its own 0-d
+    buffer, whose stores it cannot prove apart, and stays scalar)."""
     first = group[0]
     inputs = _inputs(first)
-    maps = [m for m in first.attributes["indexing_maps"]][:inputs]
-    outputs, output_maps = [], []
-    for op in group:
-        all_maps = list(op.attributes["indexing_maps"])
-        outputs += list(op.operands)[_inputs(op):]
-        output_maps += all_maps[inputs:]
+    data = list(first.operands)[:inputs]
     with ir.InsertionPoint(first), first.location:
-        merged = linalg.GenericOp([o.type for o in outputs], list(first.operands)[:inputs], outputs,
-                                  ir.ArrayAttr.get(maps + output_maps), first.attributes["iterator_types"])
-        argument_types = [ir.RankedTensorType(v.type).element_type if isinstance(v.type, ir.RankedTensorType)
-                          else v.type for v in list(first.operands)[:inputs] + outputs]
-        block = merged.regions[0].blocks.append(*argument_types)
-    arguments = list(block.arguments)
-    yielded = []
-    start = inputs
-    with ir.InsertionPoint(block), first.location:
-        for op in group:
-            body = op.regions[0].blocks[0]
-            own = list(body.arguments)
-            count = len(op.results)
-            mapping = dict(zip(own[:inputs], arguments[:inputs]))
-            mapping.update(zip(own[inputs:], arguments[start:start + count]))
-            start += count
-            operations = list(body.operations)
-            for o in operations[:-1]:
-                clone = o.clone()
-                for j, value in enumerate(clone.operands):
-                    if value in mapping:
-                        clone.operands[j] = mapping[value]
-                for old, new in zip(o.results, clone.results):
-                    mapping[old] = new
-            yielded += [mapping.get(v, v) for v in operations[-1].operands]
-        linalg.YieldOp(yielded)
-    results = list(merged.results)
+        initial = [tensor.extract(v, []) for op in group for v in list(op.operands)[inputs:]]
+        loop = scf.ForOp(index_value(0), tensor.dim(data[0], index_value(0)), index_value(1), initial)
+        with ir.InsertionPoint(loop.body):
+            k = loop.induction_variable
+            elements = [tensor.extract(v, [k]) for v in data]
+            carried = list(loop.inner_iter_args)
+            yielded = []
+            for op in group:
+                body = op.regions[0].blocks[0]
+                own = list(body.arguments)
+                count = len(op.results)
+                mapping = dict(zip(own[:inputs], elements))
+                mapping.update(zip(own[inputs:], carried[:count]))
+                carried = carried[count:]
+                operations = list(body.operations)
+                for o in operations[:-1]:
+                    clone = o.clone()
+                    for j, value in enumerate(clone.operands):
+                        if value in mapping:
+                            clone.operands[j] = mapping[value]
+                    for old, new in zip(o.results, clone.results):
+                        mapping[old] = new
+                yielded += [mapping.get(v, v) for v in operations[-1].operands]
+            scf.YieldOp(yielded)
+        results = [tensor.from_elements(r.type, [v]) for op in group for r, v in
+                   zip(op.results, list(loop.results)[sum(len(g.results) for g in group[:group.index(op)]):])]
     for op in group:
         for r in op.results:
             r.replace_all_uses_with(results.pop(0))
         op.erase()
-    return merged.operation
+    return loop.operation
 
 
 def _merge_block(block: ir.Block, reductions: list) -> None:
@@ -159,7 +167,7 @@ class KilnMergeSiblingReductions(ModulePass):
         blocks: dict = {}
         order = []
         for op in collect_ops(module, {"linalg.generic"}):
-            if _is_min_max_reduction(op):
+            if _is_min_max_reduction(op) and _full_1d(op):
                 block = op.block
                 if block not in blocks:
                     blocks[block] = []
