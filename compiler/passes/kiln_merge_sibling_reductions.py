@@ -1,14 +1,18 @@
-"""Pass `kiln-merge-sibling-reductions` (stage "linalg", after kiln-element-access).
+"""Pass `kiln-merge-sibling-reductions` (stage "linalg", after kiln-fuse-sibling-loops).
 
-In: `linalg.generic` min / max reductions in one block over the same inputs
-with the same indexing maps and iterators (`a.min()` and `a.max()`: the
+In: `linalg.generic` min / max reductions of 1-D inputs to 0-d results in
+one block over the same inputs (`a.min()` and `a.max()`: the
 range of `np.histogram`, `np.ptp`, a normalization), each a separate pass
 over the data. A reduction counts when every value it yields is an
 `arith.minimumf` / `maximumf` / `minnumf` / `maxnumf` / `minsi` / `maxsi` /
 `minui` / `maxui` of its output element (float sums stay alone: kiln-block-sums
 splits them for accuracy).
-Out: one generic with all their outputs, at the place of the first: its body
-the bodies one after the other, so the data is read once for all of them.
+Out: one `scf.for` over the elements, at the place of the first, carrying
+every accumulator as a scalar; its body the bodies one after the other, so
+the data is read once for all of them. (Not a generic with several outputs:
+after bufferization its accumulators are loaded and stored in 0-d buffers
+at every element, and that loop measured 4.0 ms on 1e6 float64 against
+0.78 ms for the two separate reductions; the loop of scalars 0.26 ms.)
 Each result is computed with the same operations in the same order, so it is
 the same to the bit. An init defined after the first reduction (the
 `linalg.fill` of the second one's initial value) moves before it when it is a

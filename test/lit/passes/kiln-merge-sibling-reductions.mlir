@@ -1,8 +1,8 @@
 // RUN: kiln-opt %s -p kiln-merge-sibling-reductions | filecheck %s
 
 // `a.min()` and `a.max()` (np.histogram's range): two passes over `a`
-// become one generic with both outputs. The max's init, filled after the
-// min, moves before it. A sum of the same data stays alone.
+// become one loop carrying both as scalars. The max's init, filled after
+// the min, moves before it. A sum of the same data stays alone.
 
 #id = affine_map<(d0) -> (d0)>
 #s = affine_map<(d0) -> ()>
@@ -15,15 +15,19 @@ func.func @min_max(%a: tensor<?xf64>) -> (f64, f64, f64) {
   %e = tensor.empty() : tensor<f64>
   // CHECK: %[[LOW0:.*]] = linalg.fill
   // CHECK: %[[HIGH0:.*]] = linalg.fill
-  // CHECK: %[[R:.*]]:2 = linalg.generic {indexing_maps = [#{{.*}}, #{{.*}}, #{{.*}}], iterator_types = ["reduction"]} ins(%{{.*}} : tensor<?xf64>) outs(%[[LOW0]], %[[HIGH0]] : tensor<f64>, tensor<f64>)
-  // CHECK-NEXT: ^bb0(%[[IN:.*]]: f64, %[[LO:.*]]: f64, %[[HI:.*]]: f64):
+  // CHECK: %[[L:.*]] = tensor.extract %[[LOW0]][]
+  // CHECK: %[[H:.*]] = tensor.extract %[[HIGH0]][]
+  // CHECK: %[[R:.*]]:2 = scf.for %[[I:.*]] = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%[[LO:.*]] = %[[L]], %[[HI:.*]] = %[[H]]) -> (f64, f64)
+  // CHECK-NEXT: %[[IN:.*]] = tensor.extract %{{.*}}[%[[I]]] : tensor<?xf64>
   // CHECK-NEXT: %[[MIN:.*]] = arith.minimumf %[[LO]], %[[IN]] : f64
   // CHECK-NEXT: %[[MAX:.*]] = arith.maximumf %[[HI]], %[[IN]] : f64
-  // CHECK-NEXT: linalg.yield %[[MIN]], %[[MAX]] : f64, f64
-  // CHECK: tensor.extract %[[R]]#0[]
+  // CHECK-NEXT: scf.yield %[[MIN]], %[[MAX]] : f64, f64
+  // CHECK: %[[T0:.*]] = tensor.from_elements %[[R]]#0
+  // CHECK: %[[T1:.*]] = tensor.from_elements %[[R]]#1
+  // CHECK: tensor.extract %[[T0]][]
   // CHECK: linalg.generic
   // CHECK: arith.addf
-  // CHECK: tensor.extract %[[R]]#1[]
+  // CHECK: tensor.extract %[[T1]][]
   %low0 = linalg.fill ins(%inf : f64) outs(%e : tensor<f64>) -> tensor<f64>
   %low = linalg.generic {indexing_maps = [#id, #s], iterator_types = ["reduction"]} ins(%a : tensor<?xf64>) outs(%low0 : tensor<f64>) {
   ^bb0(%in: f64, %out: f64):
