@@ -57,15 +57,14 @@ def _uses_any(op: ir.Operation, values: set) -> bool:
     return found
 
 
-def _between(first: ir.Operation, second: ir.Operation) -> list | None:
+def _between(first: ir.Operation, second: ir.Operation, ops: list, position: dict, tainted: set) -> list | None:
     """The ops between the loops that read the first loop's results (to move
     after the fused loop), or None when the second loop needs one of them or
-    one of them has effects."""
-    tainted = set(first.results)
+    one of them has effects. `tainted` starts with what already reads the
+    first loop (ops moved after it by an earlier fusion)."""
+    tainted = tainted | set(first.results)
     moved = []
-    block_ops = list(first.block.operations)
-    start, end = block_ops.index(first), block_ops.index(second)
-    for op in block_ops[start + 1:end]:
+    for op in ops[position[first] + 1:position[second]]:
         if _uses_any(op, tainted):
             if op.regions or op.name.split(".")[0] not in _PURE_DIALECTS:
                 return None
@@ -131,8 +130,23 @@ class KilnFuseSiblingLoops(ModulePass):
         for loop in collect_ops(module, {"scf.for"}):
             if _pure_body(loop):
                 by_block.setdefault(loop.block, []).append(loop)
-        for loops in by_block.values():
-            current = loops[0]
+        for block, loops in by_block.items():
+            if len(loops) < 2:
+                continue
+            # Positions taken once: a fused loop takes the second loop's
+            # place, and the ops moved after it are carried as `tainted`
+            # (they read it), so each op between loops is scanned once.
+            ops = list(block.operations)
+            position = {op: i for i, op in enumerate(ops)}
+            current, carried = loops[0], []
             for loop in loops[1:]:
-                moved = _between(current, loop) if _same_bounds(current, loop) else None
-                current = loop if moved is None else _fuse(current, loop, moved)
+                tainted = {r for op in carried for r in op.results}
+                moved = _between(current, loop, ops, position, tainted) if _same_bounds(current, loop) else None
+                if moved is None:
+                    current, carried = loop, []
+                    continue
+                place = position[loop]
+                # the readers moved after an earlier fusion follow the new loop too
+                carried = carried + moved
+                current = _fuse(current, loop, carried)
+                position[current] = place

@@ -71,3 +71,32 @@ func.func @dependent_or_effects(%a0: tensor<?xf64>, %n: index) -> tensor<?xf64> 
   }
   return %b : tensor<?xf64>
 }
+
+// Three loops: the reader of the first loop's result, moved after the first
+// fusion, moves after the second one too.
+// CHECK-LABEL: func.func @three_loops
+func.func @three_loops(%x: tensor<?xf64>, %h0: tensor<?xf64>, %n: index, %k: index) -> (tensor<?xf64>, tensor<?xf64>, tensor<?xf64>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  // CHECK: %[[R:.*]]:3 = scf.for
+  // CHECK-NOT: scf.for
+  // CHECK: tensor.extract_slice %[[R]]#0
+  // CHECK: return
+  %a = scf.for %i = %c0 to %n step %c1 iter_args(%acc = %h0) -> (tensor<?xf64>) {
+    %v = tensor.extract %x[%i] : tensor<?xf64>
+    %ins = tensor.insert %v into %acc[%c0] : tensor<?xf64>
+    scf.yield %ins : tensor<?xf64>
+  }
+  %s = tensor.extract_slice %a[0] [%k] [1] : tensor<?xf64> to tensor<?xf64>
+  %b = scf.for %i = %c0 to %n step %c1 iter_args(%acc = %h0) -> (tensor<?xf64>) {
+    %v = tensor.extract %x[%i] : tensor<?xf64>
+    %ins = tensor.insert %v into %acc[%c1] : tensor<?xf64>
+    scf.yield %ins : tensor<?xf64>
+  }
+  %c = scf.for %i = %c0 to %n step %c1 iter_args(%acc = %h0) -> (tensor<?xf64>) {
+    %v = tensor.extract %x[%i] : tensor<?xf64>
+    %ins = tensor.insert %v into %acc[%c0] : tensor<?xf64>
+    scf.yield %ins : tensor<?xf64>
+  }
+  return %s, %b, %c : tensor<?xf64>, tensor<?xf64>, tensor<?xf64>
+}
