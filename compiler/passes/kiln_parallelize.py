@@ -323,7 +323,7 @@ def _outline(module: ir.Module, nest: _Nest, name: str, min_works: dict) -> None
             branch = scf.IfOp(arith.cmpi(arith.CmpIPredicate.sge, work, min_work), [], has_else=True)
     if in_loop:
         with ir.InsertionPoint(branch.else_block), op.location:
-            llvm.CallOp(None, [ctx, lo0, hi0], [], [], callee=name)
+            llvm.CallOp(None, [ctx, lo0, hi0], [], [], callee=name, no_inline=True)
             scf.YieldOp([])
     with ir.InsertionPoint(branch.then_block if in_loop else op), op.location:
         fn_ptr = ir.Operation.create("llvm.mlir.addressof", results=[ptr],
