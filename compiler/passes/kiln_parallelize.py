@@ -37,7 +37,8 @@ parallel dims times the trip counts of inner loops with outer bounds).
 `runtime/support.c` splits [lb0, ub0) over a thread pool, or runs the
 body in the calling thread for small work (below `KILN_PARALLEL_MIN_WORK`,
 default 32768; everything with `KILN_NUM_THREADS=1`). In a loop, small work
-calls the body directly: no dispatch and no thread pool started. The nest
+calls the body directly (`noinline`: LLVM would otherwise inline small
+bodies back, re-creating the copy): no dispatch, no thread pool started. The nest
 exists once, in the body: an inline serial copy beside it doubled what
 LLVM compiles for every statement of a time loop (channel_flow's first
 call, docs/benchmarks.md).
