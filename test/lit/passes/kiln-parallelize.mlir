@@ -113,8 +113,9 @@ func.func @scale(%a: memref<?x?xf32>, %b: memref<?x?xf32>, %s: f32) {
 // CHECK-NEXT: %[[FN:.*]] = llvm.mlir.addressof @in_loop_parallel0
 // CHECK-NEXT: func.call @kiln_parallel_for(%[[FN]], %[[CTX]], %[[LB]], %[[UB]], %[[W]])
 // CHECK-NEXT: } else {
-// Small work runs the same body directly, over the whole range:
-// CHECK-NEXT: llvm.call @in_loop_parallel0(%[[CTX]], %[[LB]], %[[UB]]) : (!llvm.ptr, i64, i64) -> ()
+// Small work runs the same body directly, over the whole range, and
+// no_inline keeps LLVM from inlining it back (the copy this replaced):
+// CHECK-NEXT: llvm.call @in_loop_parallel0(%[[CTX]], %[[LB]], %[[UB]]) {no_inline} : (!llvm.ptr, i64, i64) -> ()
 // CHECK-NEXT: }
 // No inline copy of the nest is left in the caller:
 // CHECK-NOT: scf.parallel
