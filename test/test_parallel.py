@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import ctypes
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -721,3 +722,40 @@ def test_column_reads_match_numpy_for_every_width(rows):
         np.testing.assert_array_equal(_stack_columns(strided),
                                       np.stack([strided[:, 0] + 1.0, strided[:, -1] * 2.0], axis=1))
     assert _columns.num_compiles == 1 and _stack_columns.num_compiles == 1
+
+
+# --------------------------------------------------------------------------
+# Nests in a time loop: large work goes through kiln_parallel_for, small work
+# calls the same outlined body directly (no inline copy of the nest).
+
+
+def _time_loop_stencil(steps, A, B):
+    for _ in range(steps):
+        B[1:-1, 1:-1] = 0.2 * (A[1:-1, 1:-1] + A[1:-1, :-2] + A[1:-1, 2:] + A[2:, 1:-1] + A[:-2, 1:-1])
+        A[1:-1, 1:-1] = 0.2 * (B[1:-1, 1:-1] + B[1:-1, :-2] + B[1:-1, 2:] + B[2:, 1:-1] + B[:-2, 1:-1])
+
+
+def test_time_loop_nests_small_and_large_work_match_numpy():
+    f = kiln.qjit(_time_loop_stencil)
+    rng = np.random.default_rng(27)
+    # (401, 333): 399 * 331 = 132k iterations per statement, above the
+    # in-loop threshold (2 * 32768): the parallel branch; the rest: the
+    # direct call. steps=0: the loop does not run and nothing is written.
+    text = None
+    for shape in [(401, 333), (0, 0), (2, 5), (3, 3), (7, 9), (31, 17), (1, 1)]:
+        for steps in (0, 1, 3):
+            A = rng.standard_normal(shape)
+            B = rng.standard_normal(shape)
+            want_a, want_b = A.copy(), B.copy()
+            _time_loop_stencil(steps, want_a, want_b)
+            f(steps, A, B)
+            np.testing.assert_allclose(A, want_a, rtol=1e-12, atol=1e-12)
+            np.testing.assert_allclose(B, want_b, rtol=1e-12, atol=1e-12)
+            text = text or f.llvmir  # the general signature's, before the size-1 one
+    assert f.num_compiles <= 2  # one signature, plus the specialized size-1 one
+    assert "@kiln_parallel_for(" in text
+    # the small-work branch calls each body (noinline), one body per statement
+    direct = re.findall(r"call void @(_time_loop_stencil_parallel\d+)\(ptr", text)
+    assert direct, text
+    bodies = re.findall(r"define internal void @(_time_loop_stencil_parallel\d+)\(", text)
+    assert set(direct) <= set(bodies)

@@ -22,10 +22,11 @@ into the body instead, so LLVM sees that two views share a base pointer
 
 and, for a nest inside an scf.for / scf.while, by
 
+    (stores into the context)
     scf.if (work >= %min_work) {
-      (the same)
+      func.call @kiln_parallel_for(@body, %ctx, lb0, ub0, work)
     } else {
-      (the original nest, inline)
+      llvm.call @body(%ctx, lb0, ub0)
     }
 
 where `%min_work = func.call @kiln_parallel_min_work()` is read once, at
@@ -36,9 +37,11 @@ parallel dims times the trip counts of inner loops with outer bounds).
 `runtime/support.c` splits [lb0, ub0) over a thread pool, or runs the
 body in the calling thread for small work (below `KILN_PARALLEL_MIN_WORK`,
 default 32768; everything with `KILN_NUM_THREADS=1`). In a loop, small work
-takes the inline copy instead: no call per iteration, and the nest stays
-visible to LLVM. Outside loops the copy is left out (it would only add to
-LLVM's compile time).
+calls the body directly (`noinline`: LLVM would otherwise inline small
+bodies back, re-creating the copy): no dispatch, no thread pool started. The nest
+exists once, in the body: an inline serial copy beside it doubled what
+LLVM compiles for every statement of a time loop (channel_flow's first
+call, docs/benchmarks.md).
 
 Loops stay serial (inline) when their bounds are constants with fewer than
 `min-work` (default 4096) iterations, and in functions that call BLAS:
@@ -54,7 +57,7 @@ failure unwinds the same way).
 
 from __future__ import annotations
 
-from kiln.compiler.mlir import arith, func, ir, scf
+from kiln.compiler.mlir import arith, func, ir, llvm, scf
 from kiln.compiler.passes import ModulePass, option, register_pass
 from kiln.compiler.passes._util import ancestors, collect_ops, constant_int
 
@@ -301,19 +304,11 @@ def _outline(module: ir.Module, nest: _Nest, name: str, min_works: dict) -> None
             inner = arith.maxsi(inner, arith.constant(index, 1))
             per_row = inner if per_row is None else arith.muli(per_row, inner)
         work = arith.index_cast(i64, rows if per_row is None else arith.muli(rows, per_row))
-        # Inside a loop, small work runs an inline copy of the nests (no
-        # call per iteration, and LLVM sees the loop in place); elsewhere
-        # kiln_parallel_for runs small work serially itself, and one copy
-        # less keeps LLVM's compile time down.
-        in_loop = any(parent.operation.name in ("scf.for", "scf.while") for parent in ancestors(op))
-        if in_loop:
-            min_work = _min_work(enclosing, min_works)
-            branch = scf.IfOp(arith.cmpi(arith.CmpIPredicate.sge, work, min_work), [], has_else=True)
-    if in_loop:
-        with ir.InsertionPoint(branch.else_block), op.location:
-            serial_yield = scf.YieldOp([])
-        op.clone(ip=ir.InsertionPoint(serial_yield))
-    with ir.InsertionPoint(branch.then_block if in_loop else op), op.location:
+        # Inside a loop, small work calls the body directly over the whole
+        # range (no dispatch, no thread-pool start); the threshold is read
+        # once, at the function's entry. One body per nest: an inline serial
+        # copy of the nest doubled LLVM's work (docs/benchmarks.md).
+        # Elsewhere kiln_parallel_for runs small work serially itself.
         for i, value in enumerate(nest.captures):
             stored = value
             if isinstance(value.type, ir.MemRefType):
@@ -321,10 +316,20 @@ def _outline(module: ir.Module, nest: _Nest, name: str, min_works: dict) -> None
             elif isinstance(value.type, ir.IndexType):
                 stored = arith.index_cast(i64, value)
             ir.Operation.create("llvm.store", operands=[stored, _field_pointer(ctx, struct_type, i)])
+        lo0 = arith.index_cast(i64, lower0)
+        hi0 = arith.index_cast(i64, upper0)
+        in_loop = any(parent.operation.name in ("scf.for", "scf.while") for parent in ancestors(op))
+        if in_loop:
+            min_work = _min_work(enclosing, min_works)
+            branch = scf.IfOp(arith.cmpi(arith.CmpIPredicate.sge, work, min_work), [], has_else=True)
+    if in_loop:
+        with ir.InsertionPoint(branch.else_block), op.location:
+            llvm.CallOp(None, [ctx, lo0, hi0], [], [], callee=name, no_inline=True)
+            scf.YieldOp([])
+    with ir.InsertionPoint(branch.then_block if in_loop else op), op.location:
         fn_ptr = ir.Operation.create("llvm.mlir.addressof", results=[ptr],
                                      attributes={"global_name": ir.FlatSymbolRefAttr.get(name)}).result
-        func.CallOp([], ir.FlatSymbolRefAttr.get(RUNTIME_CALLEE),
-                    [fn_ptr, ctx, arith.index_cast(i64, lower0), arith.index_cast(i64, upper0), work])
+        func.CallOp([], ir.FlatSymbolRefAttr.get(RUNTIME_CALLEE), [fn_ptr, ctx, lo0, hi0, work])
         if in_loop:
             scf.YieldOp([])
 

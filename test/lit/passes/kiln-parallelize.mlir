@@ -8,9 +8,11 @@
 // block) and loaded back in the body; constants and index values are
 // recomputed there. The loop becomes stores and a call to
 // @kiln_parallel_for(body, ctx, lb0, ub0, work); inside an scf.for or
-// scf.while, `scf.if (work >= threshold) { that } else
-// { the nest, inline }`, the threshold read once at the function's entry
-// (@kiln_parallel_min_work). Both runtime functions are declared once.
+// scf.while, the stores and `scf.if (work >= threshold) { that call } else
+// { llvm.call @body(ctx, lb0, ub0) }` (the same body, run directly: no
+// second, inline copy of the nest), the threshold read once at the
+// function's entry (@kiln_parallel_min_work). Both runtime functions are
+// declared once.
 
 // CHECK-DAG: func.func private @kiln_parallel_for(!llvm.ptr, !llvm.ptr, i64, i64, i64)
 // CHECK-DAG: func.func private @kiln_parallel_min_work() -> i64
@@ -40,9 +42,9 @@
 // CHECK-NEXT: %[[DB:.*]] = builtin.unrealized_conversion_cast %[[B]] : memref<?x?xf32> to !llvm.struct<(ptr, ptr, i64, array<2 x i64>, array<2 x i64>)>
 // CHECK-NEXT: %[[P2:.*]] = llvm.getelementptr %[[CTX]][0, 2]
 // CHECK-NEXT: llvm.store %[[DB]], %[[P2]]
-// CHECK-NEXT: %[[FN:.*]] = llvm.mlir.addressof @scale_parallel0 : !llvm.ptr
 // CHECK-NEXT: %[[LB:.*]] = arith.index_cast %[[C0]] : index to i64
 // CHECK-NEXT: %[[UB:.*]] = arith.index_cast %[[N]] : index to i64
+// CHECK-NEXT: %[[FN:.*]] = llvm.mlir.addressof @scale_parallel0 : !llvm.ptr
 // CHECK-NEXT: call @kiln_parallel_for(%[[FN]], %[[CTX]], %[[LB]], %[[UB]], %[[W]]) : (!llvm.ptr, !llvm.ptr, i64, i64, i64) -> ()
 // CHECK-NEXT: return
 // CHECK-NEXT: }
@@ -100,18 +102,23 @@ func.func @scale(%a: memref<?x?xf32>, %b: memref<?x?xf32>, %s: f32) {
 // CHECK-NEXT: %[[INNER:.*]] = arith.maxsi %[[TRIP]], %[[ATLEAST1]] : index
 // CHECK-NEXT: %[[WORK:.*]] = arith.muli %[[OUTER]], %[[INNER]] : index
 // CHECK-NEXT: %[[W:.*]] = arith.index_cast %[[WORK]] : index to i64
-// CHECK-NEXT: %[[BIG:.*]] = arith.cmpi sge, %[[W]], %[[THRESH]] : i64
-// CHECK-NEXT: scf.if %[[BIG]] {
 // CHECK-NEXT: %[[K64:.*]] = arith.index_cast %[[K]] : index to i64
 // CHECK-NEXT: %[[P0:.*]] = llvm.getelementptr %[[CTX]][0, 0]
 // CHECK-NEXT: llvm.store %[[K64]], %[[P0]] : i64, !llvm.ptr
 // CHECK: llvm.store %{{.*}}, %{{.*}} : !llvm.struct<(ptr, ptr, i64, array<1 x i64>, array<1 x i64>)>, !llvm.ptr
-// CHECK-NEXT: llvm.mlir.addressof @in_loop_parallel0
 // CHECK-NEXT: %[[LB:.*]] = arith.index_cast %[[C1]] : index to i64
 // CHECK-NEXT: %[[UB:.*]] = arith.index_cast %[[N]] : index to i64
-// CHECK-NEXT: func.call @kiln_parallel_for(%{{.*}}, %[[CTX]], %[[LB]], %[[UB]], %[[W]])
+// CHECK-NEXT: %[[BIG:.*]] = arith.cmpi sge, %[[W]], %[[THRESH]] : i64
+// CHECK-NEXT: scf.if %[[BIG]] {
+// CHECK-NEXT: %[[FN:.*]] = llvm.mlir.addressof @in_loop_parallel0
+// CHECK-NEXT: func.call @kiln_parallel_for(%[[FN]], %[[CTX]], %[[LB]], %[[UB]], %[[W]])
 // CHECK-NEXT: } else {
-// CHECK-NEXT: scf.parallel
+// Small work runs the same body directly, over the whole range, and
+// no_inline keeps LLVM from inlining it back (the copy this replaced):
+// CHECK-NEXT: llvm.call @in_loop_parallel0(%[[CTX]], %[[LB]], %[[UB]]) {no_inline} : (!llvm.ptr, i64, i64) -> ()
+// CHECK-NEXT: }
+// No inline copy of the nest is left in the caller:
+// CHECK-NOT: scf.parallel
 // CHECK: return
 // CHECK: llvm.func @in_loop_parallel0(%[[BCTX:[^:]*]]: !llvm.ptr, %[[LO:[^:]*]]: i64, %[[HI:[^:]*]]: i64)
 // CHECK-NEXT: %[[Q0:.*]] = llvm.getelementptr %[[BCTX]][0, 0]
