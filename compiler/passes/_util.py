@@ -27,6 +27,19 @@ def all_parallel(op: ir.Operation) -> bool:
     return all("parallel" in str(t) for t in op.attributes["iterator_types"])
 
 
+def remap_operands(op: ir.Operation, mapping: dict) -> None:
+    """Replace, in `op` and every op nested in it, each operand found in
+    `mapping` (old value -> new value); for clones of a loop body."""
+    def visit(inner):
+        for i, value in enumerate(inner.operands):
+            replacement = mapping.get(value)
+            if replacement is not None:
+                inner.operands[i] = replacement
+        return ir.WalkResult.ADVANCE
+
+    op.walk(visit)
+
+
 def constant_int(value: ir.Value) -> int | None:
     """The integer of an `arith.constant` value, else None."""
     owner = value.owner

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from kiln.compiler.mlir import ir, scf
 from kiln.compiler.passes import ModulePass, register_pass
-from kiln.compiler.passes._util import collect_ops
+from kiln.compiler.passes._util import collect_ops, remap_operands
 
 _PURE_DIALECTS = {"arith", "math", "tensor", "linalg"}
 
@@ -91,7 +91,7 @@ def _fuse(first: ir.Operation, second: ir.Operation, moved: list) -> ir.Operatio
                 operations = list(body.operations)
                 for o in operations[:-1]:
                     clone = o.clone()
-                    _remap(clone, mapping)
+                    remap_operands(clone, mapping)
                     for r_old, r_new in zip(o.results, clone.results):
                         mapping[r_old] = r_new
                 yielded += [mapping.get(v, v) for v in operations[-1].operands]
@@ -106,17 +106,6 @@ def _fuse(first: ir.Operation, second: ir.Operation, moved: list) -> ir.Operatio
     first.erase()
     second.erase()
     return loop.operation
-
-
-def _remap(op: ir.Operation, mapping: dict) -> None:
-    def visit(inner):
-        for i, value in enumerate(inner.operands):
-            replacement = mapping.get(value)
-            if replacement is not None:
-                inner.operands[i] = replacement
-        return ir.WalkResult.ADVANCE
-
-    op.walk(visit)
 
 
 @register_pass

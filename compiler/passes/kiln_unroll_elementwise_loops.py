@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from kiln.compiler.mlir import arith, ir
 from kiln.compiler.passes import ModulePass, option, register_pass
-from kiln.compiler.passes._util import all_parallel, collect_ops, constant_int
+from kiln.compiler.passes._util import all_parallel, collect_ops, constant_int, remap_operands
 
 # Ops a body may hold besides its elementwise generics: shape queries,
 # fresh tensors, and scalar (counter) arithmetic, none with side effects.
@@ -130,22 +130,11 @@ def _unroll(op: ir.Operation, body: ir.Block, initial: list, trips: int, inducti
                 if o == terminator:
                     break
                 clone = o.clone()
-                _remap(clone, mapping)
+                remap_operands(clone, mapping)
                 for old, new in zip(o.results, clone.results):
                     mapping[old] = new
         carried = [mapping.get(v, v) for v in terminator.operands]
     return carried
-
-
-def _remap(op: ir.Operation, mapping: dict) -> None:
-    def visit(inner):
-        for i, value in enumerate(inner.operands):
-            replacement = mapping.get(value)
-            if replacement is not None:
-                inner.operands[i] = replacement
-        return ir.WalkResult.ADVANCE
-
-    op.walk(visit)
 
 
 @register_pass
