@@ -40,6 +40,18 @@ def remap_operands(op: ir.Operation, mapping: dict) -> None:
     op.walk(visit)
 
 
+def clone_ops(operations, mapping: dict) -> None:
+    """Clone `operations` in order at the current insertion point, each
+    operand (nested ones too) read through `mapping` (old value -> new),
+    and record each original result's clone in `mapping`: a block's body
+    copied elsewhere (unrolled, fused, hoisted)."""
+    for o in operations:
+        clone = o.clone()
+        remap_operands(clone, mapping)
+        for old, new in zip(o.results, clone.results):
+            mapping[old] = new
+
+
 def constant_int(value: ir.Value) -> int | None:
     """The integer of an `arith.constant` value, else None."""
     owner = value.owner

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from kiln.compiler.mlir import ir, tensor
 from kiln.compiler.passes import ModulePass, register_pass
-from kiln.compiler.passes._util import all_parallel, collect_ops
+from kiln.compiler.passes._util import all_parallel, clone_ops, collect_ops
 
 _IDENTITY = "affine_map<(d0) -> (d0)>"
 _SCALAR = "affine_map<(d0) -> ()>"
@@ -76,13 +76,7 @@ def _fuse(generic: ir.Operation) -> None:
                 argument = body.arguments[k]
                 if list(argument.uses):
                     mapping[argument] = tensor.extract(operand, [index] if maps[k] == _IDENTITY else [])
-            for o in operations[:-1]:
-                clone = o.clone()
-                for j, value in enumerate(clone.operands):
-                    if value in mapping:
-                        clone.operands[j] = mapping[value]
-                for old, new in zip(o.results, clone.results):
-                    mapping[old] = new
+            clone_ops(operations[:-1], mapping)
         yielded = terminator.operands[result]
         read.results[0].replace_all_uses_with(mapping.get(yielded, yielded))
         read.erase()

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from kiln.compiler.mlir import ir, scf
 from kiln.compiler.passes import ModulePass, register_pass
-from kiln.compiler.passes._util import collect_ops, remap_operands
+from kiln.compiler.passes._util import clone_ops, collect_ops
 
 _PURE_DIALECTS = {"arith", "math", "tensor", "linalg"}
 
@@ -89,11 +89,7 @@ def _fuse(first: ir.Operation, second: ir.Operation, moved: list) -> ir.Operatio
                 mapping = {old.induction_variable: loop.induction_variable}
                 mapping.update(zip(list(old.inner_iter_args), own))
                 operations = list(body.operations)
-                for o in operations[:-1]:
-                    clone = o.clone()
-                    remap_operands(clone, mapping)
-                    for r_old, r_new in zip(o.results, clone.results):
-                        mapping[r_old] = r_new
+                clone_ops(operations[:-1], mapping)
                 yielded += [mapping.get(v, v) for v in operations[-1].operands]
             scf.YieldOp(yielded)
     results = list(loop.results)

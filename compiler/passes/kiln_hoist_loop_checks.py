@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from kiln.compiler.mlir import arith, ir
 from kiln.compiler.passes import ModulePass, register_pass
-from kiln.compiler.passes._util import collect_ops
+from kiln.compiler.passes._util import clone_ops, collect_ops
 
 FAILURE_CALLEE = "kiln_check_failed"
 
@@ -99,13 +99,7 @@ def _runs_once(loop: ir.Operation) -> ir.Value | None:
     if any(not _hoistable_pure(o) for o in operations[:-1]):
         return None
     mapping = {argument: value for argument, value in zip(before.arguments, loop.operands)}
-    for o in operations[:-1]:
-        clone = o.clone()
-        for i, value in enumerate(clone.operands):
-            if value in mapping:
-                clone.operands[i] = mapping[value]
-        for old, new in zip(o.results, clone.results):
-            mapping[old] = new
+    clone_ops(operations[:-1], mapping)
     condition = operations[-1].operands[0]
     return mapping.get(condition, condition)
 

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from kiln.compiler.mlir import ir, scf, tensor
 from kiln.compiler.passes import ModulePass, register_pass
-from kiln.compiler.passes._util import collect_ops, index_value
+from kiln.compiler.passes._util import clone_ops, collect_ops, index_value
 
 _MIN_MAX = {"arith.minimumf", "arith.maximumf", "arith.minnumf", "arith.maxnumf",
             "arith.minsi", "arith.maxsi", "arith.minui", "arith.maxui"}
@@ -121,13 +121,7 @@ def _merge(group: list) -> ir.Operation:
                 mapping.update(zip(own[inputs:], carried[:count]))
                 carried = carried[count:]
                 operations = list(body.operations)
-                for o in operations[:-1]:
-                    clone = o.clone()
-                    for j, value in enumerate(clone.operands):
-                        if value in mapping:
-                            clone.operands[j] = mapping[value]
-                    for old, new in zip(o.results, clone.results):
-                        mapping[old] = new
+                clone_ops(operations[:-1], mapping)
                 yielded += [mapping.get(v, v) for v in operations[-1].operands]
             scf.YieldOp(yielded)
         results = [tensor.from_elements(r.type, [v]) for op in group for r, v in

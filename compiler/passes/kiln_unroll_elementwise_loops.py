@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from kiln.compiler.mlir import arith, ir
 from kiln.compiler.passes import ModulePass, option, register_pass
-from kiln.compiler.passes._util import all_parallel, collect_ops, constant_int, remap_operands
+from kiln.compiler.passes._util import all_parallel, clone_ops, collect_ops, constant_int
 
 # Ops a body may hold besides its elementwise generics: shape queries,
 # fresh tensors, and scalar (counter) arithmetic, none with side effects.
@@ -126,13 +126,7 @@ def _unroll(op: ir.Operation, body: ir.Block, initial: list, trips: int, inducti
                 mapping[arguments[0]] = induction(trip)
             for argument, value in zip(arguments[len(arguments) - len(carried):], carried):
                 mapping[argument] = value
-            for o in body.operations:
-                if o == terminator:
-                    break
-                clone = o.clone()
-                remap_operands(clone, mapping)
-                for old, new in zip(o.results, clone.results):
-                    mapping[old] = new
+            clone_ops(list(body.operations)[:-1], mapping)
         carried = [mapping.get(v, v) for v in terminator.operands]
     return carried
 
