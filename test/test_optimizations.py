@@ -218,12 +218,14 @@ def test_loop_invariant_temporaries_are_allocated_once():
         np.testing.assert_allclose(compiled(got_c, a, 0.25), want, rtol=1e-12, atol=1e-12)
         np.testing.assert_allclose(got_c, want_c, rtol=1e-12, atol=1e-12)  # the argument is written as in NumPy
     assert compiled.num_compiles <= 3  # sizes 0 and 1 may specialize
+    # buffer-loop-hoisting is off (compiler/pipeline.py: a double free in
+    # np.unique(axis=)); each row temporary is then allocated and freed in
+    # the k loop: check that it is freed there (no growth per iteration).
     text = kiln.get_compilation_stage(compiled, "bufferized")
     main = text[text.index("func.func @_triangular_update("):]
     outer = main[main.index("scf.while"):]
-    inner = outer[outer.index("scf.while", 1):]
-    assert "memref.alloc" in outer[:outer.index("scf.while", 1)]  # the temporaries, before the k loop
-    assert "memref.alloc" not in inner[:inner.index("memref.dealloc")]
+    inner = op_text(outer, outer.index("scf.while", 1))
+    assert inner.count("memref.alloc") <= inner.count("memref.dealloc")
 
 
 def _zero_trip_temporary(x, m, trips):
@@ -246,10 +248,29 @@ def test_hoisted_temporary_of_a_loop_that_does_not_run():
         _zero_trip_temporary(np.ones(3), 0, 2)
     with pytest.raises(ValueError, match="negative dimensions"):
         compiled(np.ones(3), 0, 2)
+    # (With buffer-loop-hoisting off, see compiler/pipeline.py, the alloc
+    # stays in the loop; the size checks above are what this test guards.)
     text = kiln.get_compilation_stage(compiled, "bufferized")
     main = text[text.index("func.func @_zero_trip_temporary("):]
     loop = op_text(main, main.index("scf.while"))
-    assert "scf.yield" in loop and "memref.alloc(" not in loop
+    assert "scf.yield" in loop and loop.count("memref.alloc(") <= loop.count("memref.dealloc")
+
+
+def test_unique_along_an_axis_in_a_loop_repeatedly():
+    """Regression: np.unique(a, axis=0) sorts column by column in a loop; with
+    the loop's temporaries hoisted it freed a buffer twice now and then
+    (glibc aborted the process). Many calls at small sizes, every result
+    checked against NumPy."""
+    compiled = kiln.qjit(lambda a: np.unique(a, axis=0, return_index=True, return_inverse=True,
+                                             return_counts=True))
+    generator = np.random.default_rng(10)
+    for _ in range(20):
+        for rows in (0, 1, 2, 3, 7, 20):
+            for dtype in (np.int64, np.bool_, np.int8):
+                a = generator.integers(0, 2, (rows, 3)).astype(dtype)
+                for got, want in zip(compiled(a), np.unique(a, axis=0, return_index=True, return_inverse=True,
+                                                            return_counts=True)):
+                    np.testing.assert_array_equal(got, want)
 
 
 def _normalized(x, y):
