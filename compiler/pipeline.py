@@ -97,6 +97,7 @@ DEFAULT_PIPELINE: Pipeline = [
         "cse",
         "canonicalize",
         "kiln-collapse-batch-matmul",
+        "kiln-pair-matvecs",
         "kiln-reassociate-reductions",
         "kiln-block-sums",
         "kiln-interchange-reductions",
