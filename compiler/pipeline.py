@@ -98,6 +98,7 @@ DEFAULT_PIPELINE: Pipeline = [
         "canonicalize",
         "kiln-collapse-batch-matmul",
         "kiln-pair-matvecs",
+        "kiln-fold-into-gemm",
         "kiln-reassociate-reductions",
         "kiln-block-sums",
         "kiln-interchange-reductions",
