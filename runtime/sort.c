@@ -771,7 +771,7 @@ __attribute__((constructor)) static void kiln_sort_init(void) {
                                              int64_t *nansp, T *lo, T *hi, int *desc, int *asc, int *zerosp) { \
     int64_t m = 0, nans = 0, i = 0;                                                                    \
     int descents = 0, ascents = 0, vec = 0;                                                            \
-    T prev = 0, vmin = 0, vmax = 0;                                                                    \
+    T vmin = 0, vmax = 0;                                                                              \
     VT mn = SPLAT(0), mx = mn;                                                                         \
     __m256i dv = _mm256_setzero_si256(), av = dv, pzv = dv, nzv = dv;                                  \
     int poszero = 0, negzero = 0;                                                                      \
@@ -803,13 +803,13 @@ __attribute__((constructor)) static void kiln_sort_init(void) {
           outp[m] = v;                                                                                 \
           vmin = m == 0 || v < vmin ? v : vmin;                                                        \
           vmax = m == 0 || v > vmax ? v : vmax;                                                        \
-          descents |= m > 0 && v < prev;                                                               \
-          ascents |= m > 0 && v > prev;                                                                \
+          /* the previous non-NaN is outp[m - 1], whichever loop stored it */                          \
+          descents |= m > 0 && v < outp[m - 1];                                                        \
+          ascents |= m > 0 && v > outp[m - 1];                                                         \
           unsigned char top_ = 0; /* the sign bit (x86: the last byte's top) */                        \
           memcpy(&top_, (const unsigned char *)&v + sizeof v - 1, 1);                                  \
           poszero |= v == 0 && !(top_ >> 7);                                                           \
           negzero |= v == 0 && (top_ >> 7);                                                            \
-          prev = v;                                                                                    \
           m++;                                                                                         \
         }                                                                                              \
       }                                                                                                \

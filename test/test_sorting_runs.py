@@ -89,13 +89,13 @@ def runs_cases(dtype: str, n: int, rng: np.random.Generator):
     if n < 200:
         ks = np.arange(1, n)
     else:  # every split near either end (the first vectors, the vector loop's tail), a few in the middle
-        ends = 40 if n < 300 else 17
-        ks = np.unique(np.concatenate([np.arange(1, ends), np.arange(n - ends, n), rng.integers(ends, n - ends, 6)]))
+        ends = 40 if n < 300 else 12
+        ks = np.unique(np.concatenate([np.arange(1, ends), np.arange(n - ends, n), rng.integers(ends, n - ends, 4)]))
     two = ks[:, None]
-    if n <= 24:
+    if n <= 20:
         three = np.array([c for c in itertools.combinations(range(1, n), 2)], dtype=np.int64).reshape(-1, 2)
     else:  # random pairs, and pairs whose second cut is near the end
-        count = 40 if n <= 70 else 16
+        count = 20 if n <= 70 else 8
         k2 = np.concatenate([rng.integers(2, n, count // 2), n - 1 - np.arange(count // 2)])
         three = np.stack([rng.integers(1, k2), k2], 1)
     for distinct in (4, 4 * n):
@@ -114,7 +114,7 @@ def check_runs(dtype: str, f) -> None:
     for n in RUN_SIZES:
         for what, m in runs_cases(dtype, n, rng):
             views = [("contiguous", m)]
-            if n <= 70:
+            if n <= 40:
                 views.append(("strided", np.repeat(m, 2, axis=1)[:, ::2]))
             for layout, x in views:
                 expected_values = _bits(np.sort(x, axis=-1, kind="stable"))
