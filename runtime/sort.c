@@ -170,6 +170,16 @@ static inline int kiln_iszero_64(uint64_t b) { return (b & 0x7fffffffffffffffull
   static void kiln_radix_##BITS(U *k, U *tmp, int64_t n) { kiln_msd_##BITS(k, tmp, n, BITS, 0); }      \
   static void kiln_msd_pairs_##BITS(kiln_pair_##BITS *x, kiln_pair_##BITS *y, int64_t n, int shift,   \
                                     int to_y) {                                                        \
+    if (n > KILN_SORT_SHORT) { /* a bucket of one key (few distinct values): in order, no digit left */ \
+      int64_t i = 1;                                                                                   \
+      while (i < n && x[i].key == x[0].key)                                                            \
+        i++;                                                                                           \
+      if (i == n) {                                                                                    \
+        if (to_y)                                                                                      \
+          memcpy(y, x, (size_t)n * sizeof *x);                                                         \
+        return;                                                                                        \
+      }                                                                                                \
+    }                                                                                                  \
     while (n > KILN_SORT_SHORT && shift > 0) {                                                         \
       shift -= 8;                                                                                      \
       int64_t count[256] = {0};                                                                        \
@@ -198,6 +208,13 @@ static inline int kiln_iszero_64(uint64_t b) { return (b & 0x7fffffffffffffffull
   }                                                                                                    \
   static void kiln_radix_pairs_##BITS(kiln_pair_##BITS *p, kiln_pair_##BITS *tmp, int64_t n) {         \
     kiln_msd_pairs_##BITS(p, tmp, n, BITS, 0);                                                         \
+  }                                                                                                    \
+  /* The same when every key's bits from `diff`'s highest set bit up are shared (diff: the OR of the   \
+   * keys XOR their AND): the digits above it, a counting pass each, are skipped. */                  \
+  static void kiln_radix_pairs_below_##BITS(kiln_pair_##BITS *p, kiln_pair_##BITS *tmp, int64_t n,    \
+                                            U diff) {                                                  \
+    int top = diff ? (63 - __builtin_clzll((unsigned long long)diff)) / 8 * 8 + 8 : 0;                 \
+    kiln_msd_pairs_##BITS(p, tmp, n, top < BITS ? top : BITS, 0);                                      \
   }                                                                                                    \
   /* Partition x[lo:hi] so that each kth in kth[klo:khi] (sorted, in [lo, hi)) holds its sorted        \
    * element: quickselect with a median-of-three pivot and two branch-free passes (less than the      \
@@ -1547,6 +1564,49 @@ static const int kiln_avx2 = 0; /* the portable code only */
     }                                                                                                  \
     return 1;                                                                                          \
   }                                                                                                    \
+  /* Stable positions of a row whose keys span fewer than min(n, 2^16) values (few distinct integers, \
+   * bools, 8-bit values): a counting sort of the positions by key, no pairs (a count pass and a       \
+   * scatter in input order). A sample of 64 keys decides first, so other rows pay 64 reads. 0: not    \
+   * done (a wide range). `count`: scratch of n + 1 int64. */                                          \
+  static int kiln_argcount_##NAME(const T *row, int64_t stride, int64_t n, int64_t *dst, int64_t *count) { \
+    if (n < 1024)                                                                                      \
+      return 0;                                                                                        \
+    U lo = (U)~(U)0, hi = 0, key;                                                                      \
+    for (int64_t s = 0; s < 64; s++) {                                                                 \
+      T v = row[(n / 64) * s * stride];                                                                \
+      memcpy(&key, &v, sizeof v);                                                                      \
+      key = POS_KEY(key);                                                                              \
+      lo = key < lo ? key : lo;                                                                        \
+      hi = key > hi ? key : hi;                                                                        \
+    }                                                                                                  \
+    uint64_t limit = (uint64_t)(n < 65536 ? n : 65536); /* U may be narrower than the limit */         \
+    if ((uint64_t)(U)(hi - lo) >= limit)                                                               \
+      return 0;                                                                                        \
+    for (int64_t i = 0; i < n; i++) {                                                                  \
+      T v = row[i * stride];                                                                           \
+      memcpy(&key, &v, sizeof v);                                                                      \
+      key = POS_KEY(key);                                                                              \
+      lo = key < lo ? key : lo;                                                                        \
+      hi = key > hi ? key : hi;                                                                        \
+    }                                                                                                  \
+    if ((uint64_t)(U)(hi - lo) >= limit)                                                               \
+      return 0;                                                                                        \
+    int64_t range = (int64_t)(U)(hi - lo) + 1;                                                         \
+    memset(count, 0, (size_t)(range + 1) * sizeof *count);                                             \
+    for (int64_t i = 0; i < n; i++) {                                                                  \
+      T v = row[i * stride];                                                                           \
+      memcpy(&key, &v, sizeof v);                                                                      \
+      count[(U)(POS_KEY(key) - lo) + 1]++;                                                             \
+    }                                                                                                  \
+    for (int64_t b = 1; b <= range; b++)                                                               \
+      count[b] += count[b - 1];                                                                        \
+    for (int64_t i = 0; i < n; i++) {                                                                  \
+      T v = row[i * stride];                                                                           \
+      memcpy(&key, &v, sizeof v);                                                                      \
+      dst[count[(U)(POS_KEY(key) - lo)]++] = i;                                                        \
+    }                                                                                                  \
+    return 1;                                                                                          \
+  }                                                                                                    \
   /* Stable positions of rows made of at most KILN_RUNS runs (non-decreasing, or strictly decreasing:  \
    * reversed, which keeps them stable), merged pairwise (ties from the left run); the sorted pairs,   \
    * in p or tmp, or NULL when there are more runs. */                                                 \
@@ -1634,13 +1694,18 @@ static const int kiln_avx2 = 0; /* the portable code only */
           continue;                                                                                      \
         }                                                                                                \
       }                                                                                                  \
+      if (kcount == 0 && kiln_argcount_##NAME(row, in->strides[1], n, dst, (int64_t *)p))                \
+        continue;                                                                                        \
       int64_t descents = 0, rises = 0; /* key < previous; key >= previous */                             \
+      U kor = 0, kand = (U)~(U)0; /* the bits set in some key; in every key */                          \
       for (int64_t i = 0; i < n; i++) {                                                                  \
         T v = row[i * in->strides[1]];                                                                   \
         U bits;                                                                                          \
         memcpy(&bits, &v, sizeof v);                                                                     \
         p[i].key = POS_KEY(bits);                                                                        \
         p[i].pos = i;                                                                                    \
+        kor |= p[i].key;                                                                                 \
+        kand &= p[i].key;                                                                                \
         descents += i > 0 && p[i].key < p[i - 1].key;                                                    \
         rises += i > 0 && p[i].key >= p[i - 1].key;                                                      \
       }                                                                                                  \
@@ -1658,7 +1723,7 @@ static const int kiln_avx2 = 0; /* the portable code only */
       if (kcount == 0) {                                                                                 \
         if ((sorted = kiln_pairruns_##NAME(p, p + n, n)) == NULL) {                                      \
           sorted = p;                                                                                    \
-          kiln_radix_pairs_##BITS(p, p + n, n);                                                          \
+          kiln_radix_pairs_below_##BITS(p, p + n, n, (U)(kor ^ kand));                                   \
         }                                                                                                \
       } else {                                                                                           \
         sorted = p + n;                                                                                  \

@@ -38,16 +38,19 @@ def _bits(a: np.ndarray) -> np.ndarray:
     return a.view(f"u{a.dtype.itemsize}")
 
 
-def pool(dtype: str, size: int, rng: np.random.Generator) -> np.ndarray:
+def pool(dtype: str, size: int, rng: np.random.Generator, extremes: bool = True) -> np.ndarray:
     """About `size` distinct values of `dtype` in NumPy's ascending order, the
-    dtype's extremes among them; floats also get -inf, inf, -0.0 just before
-    +0.0, and NaN last (a row of pool positions sorted is then sorted)."""
+    dtype's extremes among them (integers: unless `extremes` is false, a
+    narrow range then); floats also get -inf, inf, -0.0 just before +0.0,
+    and NaN last (a row of pool positions sorted is then sorted)."""
     dt = np.dtype(dtype)
     if dt.kind == "b":
         return np.array([False, True])
     if dt.kind in "iu":
         info = np.iinfo(dt)
         lo, hi = max(int(info.min), -4 * size), min(int(info.max), 4 * size)
+        if not extremes:
+            return np.unique(rng.integers(lo, hi, size).astype(dt))
         extremes = np.array([info.min, info.min + 1, info.max - 1, info.max], dt)
         return np.unique(np.concatenate([extremes, rng.integers(lo, hi, size).astype(dt)]))
     info = np.finfo(dt)
@@ -98,12 +101,13 @@ def runs_cases(dtype: str, n: int, rng: np.random.Generator):
         count = 20 if n <= 70 else 8
         k2 = np.concatenate([rng.integers(2, n, count // 2), n - 1 - np.arange(count // 2)])
         three = np.stack([rng.integers(1, k2), k2], 1)
-    for distinct in (4, 4 * n):
-        values = pool(dtype, distinct, rng)
+    # long rows of a narrow integer range: argsort's counting sort (rows of 1024 or more)
+    for distinct, extremes in [(4, True), (4 * n, True)] + ([(12, False)] if n >= 1024 else []):
+        values = pool(dtype, distinct, rng, extremes)
         parts = [run_rows(n, two, d, len(values), rng) for d in TWO_RUNS]
         if len(three):
             parts += [run_rows(n, three, d, len(values), rng) for d in THREE_RUNS]
-        yield f"{dtype} n={n} distinct~{distinct}", shuffle_signs(values[np.concatenate(parts)], rng)
+        yield f"{dtype} n={n} distinct~{distinct}{'' if extremes else ' narrow'}", shuffle_signs(values[np.concatenate(parts)], rng)
 
 
 def check_runs(dtype: str, f) -> None:
