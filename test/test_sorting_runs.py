@@ -9,8 +9,8 @@ unique / setxor1d / union1d / intersect1d of two sorted unique arrays
 concatenated (what the set functions sort) at every n in 0..200.
 
 The run-merging sort once answered such a row unmerged when its one descent
-sat just after the first pass's vector loop (int32 [-5..5, -5..2], 16
-values: np.setxor1d came out wrong); these sweeps are the tests that catch
+sat just after the first pass's vector loop (int32 [-5, -4, -2, -1, 1, 2,
+3, 4, 5, -5, -4, -2, -1, 0, 1, 2]: np.setxor1d came out wrong); these sweeps are the tests that catch
 it. Each dtype compiles one function per sweep (the rows of one size are
 one 2-d call; sizes are run-time dims)."""
 
