@@ -1564,6 +1564,69 @@ static const int kiln_avx2 = 0; /* the portable code only */
     }                                                                                                  \
     return 1;                                                                                          \
   }                                                                                                    \
+  /* Stable positions of a row of at most 256 distinct keys of any range (few distinct floats): each   \
+   * key's number in a small hash table, noted per element (a byte), then the numbers ranked by key,   \
+   * counted, and the positions scattered in input order. A sample of 64 keys with at most 16         \
+   * distinct decides first; a 257th distinct key gives up (0). `ids`: scratch of n bytes. */         \
+  static int kiln_argrank_##NAME(const T *row, int64_t stride, int64_t n, int64_t *dst, uint8_t *ids) { \
+    if (n < 4096)                                                                                      \
+      return 0;                                                                                        \
+    U smp[64], key;                                                                                    \
+    int d = 0;                                                                                         \
+    for (int64_t s = 0; s < 64 && d <= 16; s++) {                                                      \
+      T v = row[(n / 64) * s * stride];                                                                \
+      memcpy(&key, &v, sizeof v);                                                                      \
+      key = POS_KEY(key);                                                                              \
+      int j = 0;                                                                                       \
+      while (j < d && smp[j] != key)                                                                   \
+        j++;                                                                                           \
+      if (j == d)                                                                                      \
+        smp[d++] = key;                                                                                \
+    }                                                                                                  \
+    if (d > 16)                                                                                        \
+      return 0;                                                                                        \
+    enum { SLOTS = 1024, MAXKEYS = 256 };                                                              \
+    U slot_key[SLOTS], table[MAXKEYS];                                                                 \
+    int16_t slot_id[SLOTS];                                                                            \
+    memset(slot_id, 0xff, sizeof slot_id);                                                             \
+    int keys = 0;                                                                                      \
+    for (int64_t i = 0; i < n; i++) {                                                                  \
+      T v = row[i * stride];                                                                           \
+      memcpy(&key, &v, sizeof v);                                                                      \
+      key = POS_KEY(key);                                                                              \
+      unsigned h = (unsigned)(((uint64_t)key * 0x9E3779B97F4A7C15ull) >> 54);                          \
+      while (slot_id[h] >= 0 && slot_key[h] != key)                                                    \
+        h = (h + 1) & (SLOTS - 1);                                                                     \
+      if (slot_id[h] < 0) {                                                                            \
+        if (keys == MAXKEYS)                                                                           \
+          return 0;                                                                                    \
+        slot_id[h] = (int16_t)keys;                                                                    \
+        slot_key[h] = key;                                                                             \
+        table[keys++] = key;                                                                           \
+      }                                                                                                \
+      ids[i] = (uint8_t)slot_id[h];                                                                    \
+    }                                                                                                  \
+    int order[MAXKEYS]; /* the key numbers by key */                                                   \
+    for (int a = 0; a < keys; a++) {                                                                   \
+      int b = a;                                                                                       \
+      while (b > 0 && table[order[b - 1]] > table[a]) {                                                \
+        order[b] = order[b - 1];                                                                       \
+        b--;                                                                                           \
+      }                                                                                                \
+      order[b] = a;                                                                                    \
+    }                                                                                                  \
+    int64_t start[MAXKEYS] = {0}, sum = 0;                                                             \
+    for (int64_t i = 0; i < n; i++)                                                                    \
+      start[ids[i]]++;                                                                                 \
+    for (int a = 0; a < keys; a++) {                                                                   \
+      int64_t c = start[order[a]];                                                                     \
+      start[order[a]] = sum;                                                                           \
+      sum += c;                                                                                        \
+    }                                                                                                  \
+    for (int64_t i = 0; i < n; i++)                                                                    \
+      dst[start[ids[i]]++] = i;                                                                        \
+    return 1;                                                                                          \
+  }                                                                                                    \
   /* Stable positions of a row whose keys span fewer than min(n, 2^16) values (few distinct integers, \
    * bools, 8-bit values): a counting sort of the positions by key, no pairs (a count pass and a       \
    * scatter in input order). A sample of 64 keys decides first, so other rows pay 64 reads. 0: not    \
@@ -1694,7 +1757,8 @@ static const int kiln_avx2 = 0; /* the portable code only */
           continue;                                                                                      \
         }                                                                                                \
       }                                                                                                  \
-      if (kcount == 0 && kiln_argcount_##NAME(row, in->strides[1], n, dst, (int64_t *)p))                \
+      if (kcount == 0 && (kiln_argcount_##NAME(row, in->strides[1], n, dst, (int64_t *)p) ||             \
+                          kiln_argrank_##NAME(row, in->strides[1], n, dst, (uint8_t *)p)))               \
         continue;                                                                                        \
       int64_t descents = 0, rises = 0; /* key < previous; key >= previous */                             \
       U kor = 0, kand = (U)~(U)0; /* the bits set in some key; in every key */                          \
