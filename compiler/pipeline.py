@@ -145,6 +145,7 @@ DEFAULT_PIPELINE: Pipeline = [
         "kiln-hoist-loop-checks",
         "kiln-version-small-dims",
         "kiln-block-rows",
+        "kiln-flatten-parallel-nests",
         "kiln-parallelize",
         "kiln-hoist-loop-checks",
         "kiln-version-small-dims{bodies=true}",
