@@ -3,8 +3,12 @@
 In: an outermost `scf.parallel` nest of two or more loops from 0 with step 1
 whose induction variables are used only as the full index list, in order,
 of loads and stores of contiguous buffers (identity layout) whose dims are
-the nest's bounds: an elementwise nest such as `img * 2.0` on an
-(H, W, 3) image, or the fill of an accumulator.
+the nest's bounds: an elementwise nest such as `img * 2.0 + b` on
+(H, W, 3) images, or the fill of an accumulator. A dim is the bound when
+it is the same value, a dim of the same buffer, the size the buffer was
+allocated with, or one a run-time check before the nest compared with it
+(`scf.if (%a != %b) { kiln_check_failed }`: `img` and `b` have their own
+dim variables, checked equal).
 Out: one loop over the product of the bounds, reading and writing the
 buffers collapsed to one dimension (`memref.collapse_shape`):
 
@@ -23,7 +27,7 @@ from __future__ import annotations
 
 from kiln.compiler.mlir import arith, ir, memref, scf
 from kiln.compiler.passes import ModulePass, register_pass
-from kiln.compiler.passes._util import ancestors, collect_ops, constant_int, index_value
+from kiln.compiler.passes._util import constant_int, index_value
 
 
 def _identity_layout(t: ir.MemRefType) -> bool:
@@ -78,7 +82,52 @@ def _access(use_owner: ir.Operation) -> tuple[ir.Value, list] | None:
     return None
 
 
-def _flattenable(op: ir.Operation) -> list[ir.Operation] | None:
+class _Equalities:
+    """Sizes known to be equal where a nest runs: those compared by the
+    run-time checks before it (`scf.if (a != b) { kiln_check_failed }`,
+    which does not return), in its block or an enclosing one. A union-find
+    over `_size_key`s; each nested block works on its own copy."""
+
+    def __init__(self, parent: dict | None = None):
+        self.parent = dict(parent or {})
+
+    def copy(self) -> "_Equalities":
+        return _Equalities(self.parent)
+
+    def find(self, key: tuple) -> tuple:
+        while key in self.parent:
+            key = self.parent[key]
+        return key
+
+    def union(self, a: tuple, b: tuple) -> None:
+        ra, rb = self.find(a), self.find(b)
+        if ra != rb:
+            self.parent[ra] = rb
+
+    def record_check(self, op: ir.Operation) -> bool:
+        """Record `op` if it is a check that two sizes are equal."""
+        if op.name != "scf.if" or len(op.results) or isinstance(op.operands[0].owner, ir.Block):
+            return False
+        compare = op.operands[0].owner
+        if compare.name != "arith.cmpi" or ir.IntegerAttr(compare.attributes["predicate"]).value != 1:
+            return False
+        calls = [o for o in op.regions[0].blocks[0].operations if o.name == "func.call"]
+        if not calls or ir.FlatSymbolRefAttr(calls[0].attributes["callee"]).value != "kiln_check_failed":
+            return False
+        a, b = (_strip_cast(v) for v in compare.operands)
+        self.union(_size_key(a), _size_key(b))
+        return True
+
+
+def _strip_cast(value: ir.Value) -> ir.Value:
+    """The index value an `arith.index_cast` (to i64, for a check) converts."""
+    owner = value.owner
+    if not isinstance(owner, ir.Block) and owner.name == "arith.index_cast":
+        return owner.operands[0]
+    return value
+
+
+def _flattenable(op: ir.Operation, equal: _Equalities) -> list[ir.Operation] | None:
     """The loads and stores to rewrite when `op` is an elementwise nest
     over contiguous buffers shaped like its bounds, else None."""
     ivs = list(op.regions[0].blocks[0].arguments)
@@ -88,7 +137,7 @@ def _flattenable(op: ir.Operation) -> list[ir.Operation] | None:
     operands = list(op.operands)
     if any(constant_int(v) != 0 for v in operands[:n]) or any(constant_int(v) != 1 for v in operands[2 * n:3 * n]):
         return None
-    bounds = [_size_key(v) for v in operands[n:2 * n]]
+    bounds = [equal.find(_size_key(v)) for v in operands[n:2 * n]]
     accesses: list[ir.Operation] = []
     for iv in ivs:
         for use in iv.uses:
@@ -104,7 +153,7 @@ def _flattenable(op: ir.Operation) -> list[ir.Operation] | None:
             t = ir.MemRefType(buffer.type)
             if not _identity_layout(t) or not _defined_outside(buffer, op):
                 return None
-            if any(_dim_key(buffer, d) != bounds[d] for d in range(n)):
+            if any(equal.find(_dim_key(buffer, d)) != bounds[d] for d in range(n)):
                 return None
             accesses.append(owner)
     return accesses or None
@@ -171,9 +220,22 @@ class KilnFlattenParallelNests(ModulePass):
     name = "kiln-flatten-parallel-nests"
 
     def apply(self, module: ir.Module) -> None:
-        for op in collect_ops(module, {"scf.parallel"}):
-            if any(parent.name in ("scf.parallel", "llvm.func") for parent in ancestors(op)):
-                continue
-            accesses = _flattenable(op)
+        for fn in module.body.operations:
+            if fn.operation.name == "func.func" and fn.regions[0].blocks:
+                _visit(fn.regions[0].blocks[0], _Equalities())
+
+
+def _visit(block: ir.Block, equal: _Equalities) -> None:
+    """Flatten the outermost nests of `block` and of the blocks nested in
+    it (not inside another nest), in order, knowing the checks before them."""
+    for op in list(block.operations):
+        if equal.record_check(op):
+            continue
+        if op.name == "scf.parallel":
+            accesses = _flattenable(op, equal)
             if accesses is not None:
                 _flatten(op, accesses)
+            continue
+        for region in op.regions:
+            for inner in region.blocks:
+                _visit(inner, equal.copy())

@@ -76,6 +76,70 @@ func.func @fill_and_branch(%a: memref<?x4xf32>, %b: memref<2x4xf32>, %flag: i1) 
   return
 }
 
+// Two arguments with their own dims, compared by run-time checks before
+// the nest (`kiln_check_failed` does not return): their dims are the bounds.
+// A check inside a branch proves nothing after the branch.
+// CHECK-LABEL: func.func @checked_dims
+// CHECK: scf.if
+// CHECK: memref.collapse_shape
+// CHECK: scf.parallel (%{{[^,]*}}) =
+// CHECK: func.call @kiln_check_failed
+// CHECK: scf.if %{{.*}} {
+// CHECK-NEXT: scf.if
+// CHECK-NOT: memref.collapse_shape
+// CHECK: scf.parallel (%{{.*}}, %{{.*}}) =
+// CHECK: return
+func.func private @kiln_check_failed(i64, !llvm.ptr, i64, i64)
+func.func @checked_dims(%a: memref<?x?xf32>, %b: memref<?x?xf32>, %c: memref<?x?xf32>, %flag: i1) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %code = arith.constant 1 : i64
+  %null = llvm.mlir.zero : !llvm.ptr
+  %a0 = memref.dim %a, %c0 : memref<?x?xf32>
+  %a1 = memref.dim %a, %c1 : memref<?x?xf32>
+  %b0 = memref.dim %b, %c0 : memref<?x?xf32>
+  %b1 = memref.dim %b, %c1 : memref<?x?xf32>
+  %a0i = arith.index_cast %a0 : index to i64
+  %b0i = arith.index_cast %b0 : index to i64
+  %ne0 = arith.cmpi ne, %a0i, %b0i : i64
+  scf.if %ne0 {
+    func.call @kiln_check_failed(%code, %null, %a0i, %b0i) : (i64, !llvm.ptr, i64, i64) -> ()
+  }
+  %a1i = arith.index_cast %a1 : index to i64
+  %b1i = arith.index_cast %b1 : index to i64
+  %ne1 = arith.cmpi ne, %a1i, %b1i : i64
+  scf.if %ne1 {
+    func.call @kiln_check_failed(%code, %null, %a1i, %b1i) : (i64, !llvm.ptr, i64, i64) -> ()
+  }
+  scf.parallel (%i, %j) = (%c0, %c0) to (%a0, %a1) step (%c1, %c1) {
+    %x = memref.load %a[%i, %j] : memref<?x?xf32>
+    %y = memref.load %b[%i, %j] : memref<?x?xf32>
+    %z = arith.addf %x, %y : f32
+    memref.store %z, %a[%i, %j] : memref<?x?xf32>
+    scf.reduce
+  }
+  %c0d = memref.dim %c, %c0 : memref<?x?xf32>
+  %c1d = memref.dim %c, %c1 : memref<?x?xf32>
+  %c0i = arith.index_cast %c0d : index to i64
+  %ne3 = arith.cmpi ne, %a0i, %c0i : i64
+  scf.if %ne3 {
+    func.call @kiln_check_failed(%code, %null, %a0i, %c0i) : (i64, !llvm.ptr, i64, i64) -> ()
+  }
+  %c1i = arith.index_cast %c1d : index to i64
+  %ne2 = arith.cmpi ne, %a1i, %c1i : i64
+  scf.if %flag {
+    scf.if %ne2 {
+      func.call @kiln_check_failed(%code, %null, %a1i, %c1i) : (i64, !llvm.ptr, i64, i64) -> ()
+    }
+  }
+  scf.parallel (%i, %j) = (%c0, %c0) to (%a0, %a1) step (%c1, %c1) {
+    %x = memref.load %c[%i, %j] : memref<?x?xf32>
+    memref.store %x, %a[%i, %j] : memref<?x?xf32>
+    scf.reduce
+  }
+  return
+}
+
 // Left alone: a per-channel vector read at one index, a broadcast read
 // (`[%i, %j, %c0]`), transposed indices, a strided view, bounds that are
 // not the buffer's dims, a non-zero lower bound, a nest with a reduction
