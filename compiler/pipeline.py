@@ -151,6 +151,7 @@ DEFAULT_PIPELINE: Pipeline = [
         "kiln-version-small-dims{bodies=true}",
         "kiln-poll-interrupts",
         "kiln-branchless-bit-selects",
+        "kiln-dedup-parallel-bodies",
     ]),
     ("llvm", [
         "convert-complex-to-standard",
