@@ -147,11 +147,13 @@ DEFAULT_PIPELINE: Pipeline = [
         "kiln-hoist-loop-checks",
         "kiln-version-small-dims",
         "kiln-block-rows",
+        "kiln-flatten-parallel-nests",
         "kiln-parallelize",
         "kiln-hoist-loop-checks",
         "kiln-version-small-dims{bodies=true}",
         "kiln-poll-interrupts",
         "kiln-branchless-bit-selects",
+        "kiln-dedup-parallel-bodies",
     ]),
     ("llvm", [
         "convert-complex-to-standard",

@@ -1,4 +1,5 @@
 // RUN: kiln-opt %s -p 'kiln-parallelize{min-work=1},kiln-version-small-dims{bodies=true}' | filecheck %s
+// RUN: kiln-opt %s -p 'kiln-parallelize{min-work=1},kiln-version-small-dims{bodies=true body-budget=1}' | filecheck %s --check-prefix=BUDGET
 
 // `bodies=true`: a parallel body that reads columns of an (n, ?) array
 // (subviews whose row stride is the array's dynamic last dim) gets versions
@@ -83,6 +84,52 @@ func.func @stencil(%arg0: memref<?x?xf32>, %arg1: memref<?x?xf32>) {
     %b = memref.load %left[%i, %j] : memref<?x?xf32, strided<[?, 1], offset: ?>>
     %s = arith.addf %a, %b : f32
     memref.store %s, %arg1[%i, %j] : memref<?x?xf32>
+    scf.reduce
+  }
+  return
+}
+
+// A body that only copies a column (no arithmetic on the elements) is left
+// alone: it is bound by memory, and a version would only copy it.
+// CHECK-LABEL: llvm.func @copy_column_parallel0
+// CHECK-NOT: scf.if
+// CHECK-NOT: memref.reinterpret_cast
+// CHECK: llvm.return
+func.func @copy_column(%arg0: memref<?x?xf32>, %arg1: memref<?xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %n = memref.dim %arg0, %c0 : memref<?x?xf32>
+  %col = memref.subview %arg0[0, 2] [%n, 1] [1, 1] : memref<?x?xf32> to memref<?x1xf32, strided<[?, 1], offset: 2>>
+  scf.parallel (%i) = (%c0) to (%n) step (%c1) {
+    %a = memref.load %col[%i, %c0] : memref<?x1xf32, strided<[?, 1], offset: 2>>
+    memref.store %a, %arg1[%i] : memref<?xf32>
+    scf.reduce
+  }
+  return
+}
+
+// At most `body-budget` bodies per module are versioned, in program order:
+// with the default (4) both @cols and @more_cols are; with a budget of 1
+// only @cols.
+// CHECK-LABEL: llvm.func @more_cols_parallel0
+// CHECK: scf.if
+// CHECK: memref.reinterpret_cast
+// BUDGET-LABEL: llvm.func @cols_parallel0
+// BUDGET: scf.if
+// BUDGET: memref.reinterpret_cast
+// BUDGET-LABEL: llvm.func @more_cols_parallel0
+// BUDGET-NOT: scf.if
+// BUDGET-NOT: memref.reinterpret_cast
+// BUDGET: llvm.return
+func.func @more_cols(%arg0: memref<?x?xf32>, %arg1: memref<?xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %n = memref.dim %arg0, %c0 : memref<?x?xf32>
+  %col1 = memref.subview %arg0[0, 1] [%n, 1] [1, 1] : memref<?x?xf32> to memref<?x1xf32, strided<[?, 1], offset: 1>>
+  scf.parallel (%i) = (%c0) to (%n) step (%c1) {
+    %a = memref.load %col1[%i, %c0] : memref<?x1xf32, strided<[?, 1], offset: 1>>
+    %s = arith.mulf %a, %a : f32
+    memref.store %s, %arg1[%i] : memref<?xf32>
     scf.reduce
   }
   return

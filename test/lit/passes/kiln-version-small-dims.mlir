@@ -91,11 +91,12 @@ func.func @normalize(%img: memref<?x?x?xf32>, %mean: memref<?xf32>) -> memref<?x
   return %out : memref<?x?x?xf32>
 }
 
+// (The body reads a per-channel weight, which makes the nest a candidate.)
 // Index arithmetic on the extent is recomputed with the constant, a
 // subview of the image gets its static strides, and a buffer allocated
 // with another size in dim 2 is left as it is.
 // CHECK-LABEL: func.func @flip
-// CHECK-SAME: (%[[IMG:[^:]*]]: memref<?x?x?xf32>)
+// CHECK-SAME: (%[[IMG:[^:]*]]: memref<?x?x?xf32>, %[[WEIGHT:[^:]*]]: memref<?xf32>)
 // CHECK: %[[ONE:.*]] = arith.constant 1 : index
 // CHECK: %[[H:.*]] = memref.dim %[[IMG]], %{{.*}}
 // CHECK: %[[W:.*]] = memref.dim %[[IMG]], %{{.*}}
@@ -115,7 +116,9 @@ func.func @normalize(%img: memref<?x?x?xf32>, %mean: memref<?xf32>) -> memref<?x
 // CHECK-NEXT: %[[R:.*]] = arith.subi %[[LAST]], %[[K]] : index
 // CHECK-NEXT: memref.load %[[IMG2]][%[[I]], %[[J]], %[[R]]] : memref<?x?x2xf32, strided<[?, 2, 1]>>
 // CHECK-NEXT: memref.load %[[SV2]][%[[I]], %[[J]], %{{.*}}] : memref<?x?x?xf32, strided<[?, 2, 1], offset: 1>>
+// CHECK-NEXT: memref.load %[[WEIGHT]][%[[K]]] : memref<?xf32>
 // CHECK-NEXT: arith.addf
+// CHECK-NEXT: arith.mulf
 // CHECK-NEXT: memref.store %{{.*}}, %[[OTHER]][%[[I]], %[[J]], %{{.*}}] : memref<?x?x?xf32>
 // CHECK: scf.if
 // CHECK: scf.if
@@ -126,7 +129,7 @@ func.func @normalize(%img: memref<?x?x?xf32>, %mean: memref<?xf32>) -> memref<?x
 // CHECK-NEXT: memref.load %[[IMG]][
 // CHECK-NEXT: memref.load %[[OSV]][
 // CHECK: return
-func.func @flip(%img: memref<?x?x?xf32>) {
+func.func @flip(%img: memref<?x?x?xf32>, %weight: memref<?xf32>) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %c2 = arith.constant 2 : index
@@ -140,7 +143,9 @@ func.func @flip(%img: memref<?x?x?xf32>) {
     %r = arith.subi %last, %k : index
     %x = memref.load %img[%i, %j, %r] : memref<?x?x?xf32>
     %y = memref.load %sv[%i, %j, %c0] : memref<?x?x?xf32, strided<[?, ?, 1], offset: 1>>
-    %z = arith.addf %x, %y : f32
+    %m = memref.load %weight[%k] : memref<?xf32>
+    %s = arith.addf %x, %y : f32
+    %z = arith.mulf %s, %m : f32
     memref.store %z, %other[%i, %j, %c0] : memref<?x?x?xf32>
     scf.reduce
   }
@@ -181,17 +186,19 @@ func.func @per_channel(%a: memref<?x?xf32>, %mean: memref<?xf32>, %out: memref<?
   return
 }
 
-// Left alone: two loops without a per-channel load, a constant innermost
-// bound, a non-zero lower bound, a bound that is not a memref.dim, and a
-// single loop.
+// Left alone: two loops without a per-channel load, three loops without
+// one (an elementwise image op: kiln-flatten-parallel-nests makes it one
+// loop), a constant innermost bound, a non-zero lower bound, a bound that
+// is not a memref.dim, and a single loop.
 // CHECK-LABEL: func.func @kept
 // CHECK-NOT: scf.if
 // CHECK-NOT: memref.reinterpret_cast
-// CHECK-COUNT-5: scf.parallel
+// CHECK-COUNT-6: scf.parallel
 // CHECK-NOT: scf.if
 // CHECK-NOT: memref.reinterpret_cast
 // CHECK: return
-func.func @kept(%a: memref<?x?xf32>, %b: memref<?x3x?xf32>, %mean: memref<?xf32>, %n: index) {
+func.func @kept(%a: memref<?x?xf32>, %b: memref<?x3x?xf32>, %mean: memref<?xf32>, %n: index,
+                %img: memref<?x?x?xf32>) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %c2 = arith.constant 2 : index
@@ -202,6 +209,15 @@ func.func @kept(%a: memref<?x?xf32>, %b: memref<?x3x?xf32>, %mean: memref<?xf32>
     %x = memref.load %a[%i, %j] : memref<?x?xf32>
     %y = arith.negf %x : f32
     memref.store %y, %a[%i, %j] : memref<?x?xf32>
+    scf.reduce
+  }
+  %ia = memref.dim %img, %c0 : memref<?x?x?xf32>
+  %ib = memref.dim %img, %c1 : memref<?x?x?xf32>
+  %ic = memref.dim %img, %c2 : memref<?x?x?xf32>
+  scf.parallel (%i, %j, %k) = (%c0, %c0, %c0) to (%ia, %ib, %ic) step (%c1, %c1, %c1) {
+    %x = memref.load %img[%i, %j, %k] : memref<?x?x?xf32>
+    %y = arith.addf %x, %x : f32
+    memref.store %y, %img[%i, %j, %k] : memref<?x?x?xf32>
     scf.reduce
   }
   %bd = memref.dim %b, %c0 : memref<?x3x?xf32>

@@ -1,23 +1,32 @@
 // RUN: kiln-opt %s -p memref-copy-to-linalg | filecheck %s
 // RUN: kiln-opt %s -p 'memref-copy-to-linalg,func.func(convert-linalg-to-loops)' | filecheck %s --check-prefix=LOOPS
 
-// memref.copy becomes linalg.copy (then plain loops), since the bindings'
-// wheel has no `memrefCopy` runtime function.
-// CHECK-NOT: memref.copy
-// LOOPS-NOT: memref.copy
+// memref.copy of strided views becomes linalg.copy (then plain loops),
+// since the bindings' wheel has no `memrefCopy` runtime function; a copy
+// between contiguous buffers stays (finalize-memref-to-llvm makes it one
+// llvm.intr.memcpy).
 // LOOPS-NOT: linalg.copy
 
 // CHECK-LABEL: func.func @copy_1d
 // CHECK-SAME: (%[[A:.*]]: memref<?xf32>, %[[B:.*]]: memref<?xf32>)
 // LOOPS-LABEL: func.func @copy_1d
 func.func @copy_1d(%a: memref<?xf32>, %b: memref<?xf32>) {
-  // CHECK-NEXT: linalg.copy {{.*}}ins(%[[A]] : memref<?xf32>) outs(%[[B]] : memref<?xf32>)
+  // CHECK-NEXT: memref.copy %[[A]], %[[B]] : memref<?xf32> to memref<?xf32>
   // CHECK-NEXT: return
-  // LOOPS: %[[N:.*]] = memref.dim
-  // LOOPS: scf.for %[[I:.*]] = %{{.*}} to %[[N]]
-  // LOOPS-NEXT: %[[V:.*]] = memref.load %{{.*}}[%[[I]]] : memref<?xf32>
-  // LOOPS-NEXT: memref.store %[[V]], %{{.*}}[%[[I]]] : memref<?xf32>
+  // LOOPS-NOT: scf.for
+  // LOOPS: memref.copy
   memref.copy %a, %b : memref<?xf32> to memref<?xf32>
+  return
+}
+
+// Contiguous buffers of any rank and static or dynamic sizes: kept.
+// CHECK-LABEL: func.func @copy_contiguous
+func.func @copy_contiguous(%a: memref<?x3xf64>, %b: memref<?x3xf64>, %c: memref<2x4xf32>, %d: memref<2x4xf32>) {
+  // CHECK-NEXT: memref.copy %{{.*}}, %{{.*}} : memref<?x3xf64> to memref<?x3xf64>
+  // CHECK-NEXT: memref.copy %{{.*}}, %{{.*}} : memref<2x4xf32> to memref<2x4xf32>
+  // CHECK-NEXT: return
+  memref.copy %a, %b : memref<?x3xf64> to memref<?x3xf64>
+  memref.copy %c, %d : memref<2x4xf32> to memref<2x4xf32>
   return
 }
 
