@@ -60,7 +60,8 @@ DEFAULT_PIPELINE: Pipeline = [
     ]),
     # cse first: two broadcasts of one value to equal shapes (computed twice
     # by the frontend) become one, which kiln-broadcast-operands can move.
-    ("stablehlo", ["immut-to-stablehlo", "cse", "kiln-broadcast-operands", "kiln-scale-vector-operand"]),
+    ("stablehlo", ["immut-to-stablehlo", "kiln-prune-carried-values", "cse", "kiln-broadcast-operands",
+                   "kiln-scale-vector-operand"]),
     ("linalg", [
         "kiln-dims-from-shapes",
         "kiln-lower-checks",
