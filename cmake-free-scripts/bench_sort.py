@@ -1,7 +1,7 @@
 """Sorting and selection, kiln against NumPy on 1e6 elements (a table, no assertions).
 
     python cmake-free-scripts/bench_sort.py [--n 1000000] [--repeat 7] [--patterns random,sorted,...]
-                                            [--ops sort,partition,...] [--cpu-time]
+                                            [--ops sort,partition,...] [--cpu-time] [--rows R [--axis 0]]
 
 Per dtype (float64, int64, float32, int32), input pattern (random: normal
 values times 1e6; sorted; reversed; few: 16 distinct values; organ: up then
@@ -12,6 +12,8 @@ that compiles; one compile per dtype and operation), in ms, and NumPy /
 kiln. NumPy and kiln calls alternate, so both see the same machine load.
 --cpu-time times the calling thread's CPU time instead of the wall clock
 (on a shared, loaded machine; kiln's sorting runs on the calling thread).
+--rows R makes each input an (R, n // R) array, sorted along --axis (-1 by
+default; the partition's kth is the middle of that axis).
 """
 
 from __future__ import annotations
@@ -23,14 +25,19 @@ import numpy as np
 
 import kiln
 
-OPERATIONS = {
-    "sort": lambda a: np.sort(a),
-    "sort stable": lambda a: np.sort(a, kind="stable"),
-    "argsort": lambda a: np.argsort(a),
-    "argsort stable": lambda a: np.argsort(a, kind="stable"),
-    "partition": lambda a: np.partition(a, a.shape[0] // 2),
-    "argpartition": lambda a: np.argpartition(a, a.shape[0] // 2),
-}
+def operations(axis: int) -> dict:
+    """The benchmarked operations along `axis`."""
+    return {
+        "sort": lambda a: np.sort(a, axis=axis),
+        "sort stable": lambda a: np.sort(a, axis=axis, kind="stable"),
+        "argsort": lambda a: np.argsort(a, axis=axis),
+        "argsort stable": lambda a: np.argsort(a, axis=axis, kind="stable"),
+        "partition": lambda a: np.partition(a, a.shape[axis] // 2, axis=axis),
+        "argpartition": lambda a: np.argpartition(a, a.shape[axis] // 2, axis=axis),
+    }
+
+
+OPERATIONS = operations(-1)
 
 
 PATTERNS = {
@@ -61,16 +68,21 @@ def main() -> None:
     parser.add_argument("--patterns", default="random")
     parser.add_argument("--ops", default=",".join(OPERATIONS))
     parser.add_argument("--cpu-time", action="store_true")
+    parser.add_argument("--rows", type=int, default=0)
+    parser.add_argument("--axis", type=int, default=-1)
     args = parser.parse_args()
+    ops = operations(args.axis)
     clock = time.thread_time if args.cpu_time else time.perf_counter
     rng = np.random.default_rng(0)
     print(f"{'dtype':8} {'pattern':8} {'operation':16} {'numpy ms':>9} {'kiln ms':>9} {'numpy/kiln':>10}")
     for dtype in args.dtypes.split(","):
         for name in args.ops.split(","):
-            op = OPERATIONS[name]
+            op = ops[name]
             compiled = kiln.qjit(op)
             for pattern in args.patterns.split(","):
                 a = PATTERNS[pattern](rng, args.n).astype(dtype)
+                if args.rows:
+                    a = a[: args.n // args.rows * args.rows].reshape(args.rows, -1)
                 compiled(a)
                 numpy_ms, kiln_ms = best_ms([op, compiled], a, args.repeat, clock)
                 print(f"{dtype:8} {pattern:8} {name:16} {numpy_ms:9.2f} {kiln_ms:9.2f} {numpy_ms / kiln_ms:10.2f}",

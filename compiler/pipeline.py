@@ -100,6 +100,8 @@ DEFAULT_PIPELINE: Pipeline = [
         "cse",
         "canonicalize",
         "kiln-collapse-batch-matmul",
+        "kiln-pair-matvecs",
+        "kiln-fold-into-gemm",
         "kiln-reassociate-reductions",
         "kiln-block-sums",
         "kiln-interchange-reductions",
@@ -113,6 +115,13 @@ DEFAULT_PIPELINE: Pipeline = [
     ("bufferized", [
         "one-shot-bufferize{bufferize-function-boundaries allow-return-allocs-from-loops "
         "function-boundary-type-conversion=identity-layout-map}",
+        # Before buffer-deallocation-pipeline: a call's memref result is taken
+        # there for a fresh buffer the caller owns, but a runtime routine's
+        # result is its output argument; freeing both was a double free as
+        # soon as that argument was not allocated in the call's block (e.g.
+        # hoisted out of a loop: np.unique(a, axis=0) freed its argsort
+        # output once per column).
+        "kiln-runtime-call-results",
         "kiln-store-written-arguments",
         # A loop body's temporaries whose sizes do not change from one
         # iteration to the next are allocated once, before the loop: canonicalize
@@ -126,16 +135,9 @@ DEFAULT_PIPELINE: Pipeline = [
         # checks stay in the loop and its sizes become 0 where they fail.
         "kiln-check-alloc-sizes{loops=true}",
         "func.func(loop-invariant-code-motion)",
-        # NOT run: upstream buffer-loop-hoisting here made np.unique(a, axis=0)
-        # (an argsort call per column in a loop) free a buffer twice, now and
-        # then (malloc aborts; test_sortstats.py::test_unique_along_an_axis,
-        # test_optimizations.py::test_unique_along_an_axis_in_a_loop_repeatedly);
-        # the cause was not found in session 7. Loop temporaries are again
-        # allocated per iteration (syrk / adi / symm lose session 6's gain)
-        # until hoisting is redone safely.
+        "func.func(buffer-loop-hoisting)",
         "buffer-deallocation-pipeline",
         "convert-bufferization-to-memref",
-        "kiln-runtime-call-results",
         "kiln-linalg-to-blas",
         "kiln-flatten-copies",
         "memref-copy-to-linalg",

@@ -11,11 +11,12 @@
  * greater-or-equal ones after.
  *
  * Values of int32/int64/float32/float64 on a CPU with AVX2 (checked at
- * load time): NaNs moved to the end, rows in order or reversed answered in
- * one pass, rows of at most KILN_RUNS monotone runs merged, long rows
- * scattered into value buckets, then an out-of-place vectorized quicksort
- * (permutation-table partitions, bitonic networks of 1-8 vectors at the
- * leaves). Otherwise keys: every dtype maps to an unsigned integer of
+ * load time): a vectorized first pass (NaNs moved to the end, rows in
+ * order or reversed answered at once), rows of at most KILN_RUNS monotone
+ * runs merged, long 64-bit rows scattered into value buckets, then an
+ * out-of-place vectorized quicksort (permutation-table partitions that
+ * track the maximum, sampled pivots, bitonic networks of 1-8 vectors at
+ * the leaves, the 8-vector one sorting columns first). Otherwise keys: every dtype maps to an unsigned integer of
  * its width whose order is NumPy's (signed: flip the sign bit; floats: flip
  * all bits of negatives, the sign bit of the others), sorted by an LSD radix
  * sort (32/64 bits: range-relative keys, <= 11-bit digits) or an MSD one
@@ -23,8 +24,9 @@
  * or a stable merge of the runs when there are at most KILN_RUNS.
  * Selection: Floyd-Rivest (sampled pivot pair, one three-way out-of-place
  * pass per level, AVX2 for the four dtypes above); the 8- and 16-bit
- * values use a quickselect on keys. Values keep their bits
- * (NaN payloads, -0.0 and +0.0: equal values, either order is NumPy's);
+ * values use a quickselect on keys. Sorted values are NumPy's kind='stable'
+ * result bit for bit (NaN payloads in input order; the zeros of a sorted row
+ * are rewritten in input order, kiln_fixzeros);
  * for positions, -0.0 equals +0.0 and every NaN equals every other, so the
  * stable order is NumPy's kind='stable' order exactly. docs/numpy.md, "How
  * sorting is compiled", has the details.
@@ -168,6 +170,16 @@ static inline int kiln_iszero_64(uint64_t b) { return (b & 0x7fffffffffffffffull
   static void kiln_radix_##BITS(U *k, U *tmp, int64_t n) { kiln_msd_##BITS(k, tmp, n, BITS, 0); }      \
   static void kiln_msd_pairs_##BITS(kiln_pair_##BITS *x, kiln_pair_##BITS *y, int64_t n, int shift,   \
                                     int to_y) {                                                        \
+    if (n > KILN_SORT_SHORT) { /* a bucket of one key (few distinct values): in order, no digit left */ \
+      int64_t i = 1;                                                                                   \
+      while (i < n && x[i].key == x[0].key)                                                            \
+        i++;                                                                                           \
+      if (i == n) {                                                                                    \
+        if (to_y)                                                                                      \
+          memcpy(y, x, (size_t)n * sizeof *x);                                                         \
+        return;                                                                                        \
+      }                                                                                                \
+    }                                                                                                  \
     while (n > KILN_SORT_SHORT && shift > 0) {                                                         \
       shift -= 8;                                                                                      \
       int64_t count[256] = {0};                                                                        \
@@ -196,6 +208,13 @@ static inline int kiln_iszero_64(uint64_t b) { return (b & 0x7fffffffffffffffull
   }                                                                                                    \
   static void kiln_radix_pairs_##BITS(kiln_pair_##BITS *p, kiln_pair_##BITS *tmp, int64_t n) {         \
     kiln_msd_pairs_##BITS(p, tmp, n, BITS, 0);                                                         \
+  }                                                                                                    \
+  /* The same when every key's bits from `diff`'s highest set bit up are shared (diff: the OR of the   \
+   * keys XOR their AND): the digits above it, a counting pass each, are skipped. */                  \
+  static void kiln_radix_pairs_below_##BITS(kiln_pair_##BITS *p, kiln_pair_##BITS *tmp, int64_t n,    \
+                                            U diff) {                                                  \
+    int top = diff ? (63 - __builtin_clzll((unsigned long long)diff)) / 8 * 8 + 8 : 0;                 \
+    kiln_msd_pairs_##BITS(p, tmp, n, top < BITS ? top : BITS, 0);                                      \
   }                                                                                                    \
   /* Partition x[lo:hi] so that each kth in kth[klo:khi] (sorted, in [lo, hi)) holds its sorted        \
    * element: quickselect with a median-of-three pivot and two branch-free passes (less than the      \
@@ -465,6 +484,9 @@ KILN_FR(kiln_frpairs_64, kiln_pair_64, KILN_PAIR_LESS, kiln_radix_pairs_64, KILN
  * row while the keys of the others are made, in the same pass. */
 #define KILN_NEVER_NAN(BITS, b) 0
 #define KILN_FLOAT_NAN(BITS, b) kiln_isnan_##BITS(b)
+/* Zeros of either sign (floats). */
+#define KILN_ZERO_KILN_FLOAT_NAN(BITS, b) kiln_iszero_##BITS(b)
+#define KILN_ZERO_KILN_NEVER_NAN(BITS, b) 0
 
 /* ---- AVX2 quicksort of values (x86-64 with AVX2, checked at run time) -----
  *
@@ -478,11 +500,14 @@ KILN_FR(kiln_frpairs_64, kiln_pair_64, KILN_PAIR_LESS, kiln_radix_pairs_64, KILN
  * moves by its count, so every element lands on its side with no branch.
  * While 2 vectors or more remain the two stores cannot overlap each other's
  * kept lanes; the last few go one by one. Parts of KILN_VQS_SHORT or less
- * are insertion-sorted (and copied to the output if they sit in the
- * scratch). Pivot: median of 9 spread elements. When nothing is less than the
- * pivot (it is the minimum), a second pass splits off the elements equal to
- * it (less than its successor), so many equal values cost one pass; past
- * `depth` levels a part is radix sorted (linear worst case). */
+ * go through a sorting network (kiln_vnet_*) that writes them where they
+ * belong. Pivot: median of 3, of 9 (512 or more), or of a leaf-sized sample
+ * (8192 or more). The pass also keeps the part's maximum: when the pivot is
+ * the maximum, the upper side is all equal to it (done); when nothing is
+ * less than the pivot (it is the minimum), a second pass splits off the
+ * elements equal to it (less than its successor), so few distinct values
+ * cost a pass or two each; past `depth` levels a part is radix sorted
+ * (linear worst case). */
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
 #include <math.h>
@@ -533,12 +558,13 @@ __attribute__((constructor)) static void kiln_sort_init(void) {
  * when lane i of v is less than p; PERM(v, m): v permuted by table entry m;
  * SUCC(x): the least value greater than x (x is not the greatest). */
 #define KILN_VQS(NAME, T, VT, LANES, LOADV, STOREV, SPLAT, LTMASK, PERM, MAXV, SUCC)                  \
-  KILN_AVX2 static int64_t kiln_vpart_##NAME(const T *src, T *dst, int64_t n, T pivot) {               \
-    VT p = SPLAT(pivot);                                                                               \
+  KILN_AVX2 static int64_t kiln_vpart_##NAME(const T *src, T *dst, int64_t n, T pivot, T *maxp) {     \
+    VT p = SPLAT(pivot), mx = p;                                                                       \
     int64_t l = 0, r = n, i = 0;                                                                       \
     for (; n - i >= 4 * LANES; i += 2 * LANES) {                                                       \
       VT v0 = LOADV(src + i), v1 = LOADV(src + i + LANES);                                             \
       int m0 = LTMASK(v0, p), m1 = LTMASK(v1, p);                                                      \
+      mx = KILN_MAXV_##NAME(mx, KILN_MAXV_##NAME(v0, v1));                                             \
       VT w0 = PERM(v0, m0), w1 = PERM(v1, m1);                                                         \
       int c0 = __builtin_popcount((unsigned)m0), c1 = __builtin_popcount((unsigned)m1);                \
       STOREV(dst + l, w0);                                                                             \
@@ -554,30 +580,38 @@ __attribute__((constructor)) static void kiln_sort_init(void) {
       VT v = LOADV(src + i);                                                                           \
       int m = LTMASK(v, p);                                                                            \
       VT w = PERM(v, m);                                                                               \
+      mx = KILN_MAXV_##NAME(mx, v);                                                                    \
       STOREV(dst + l, w);                                                                              \
       STOREV(dst + r - LANES, w);                                                                      \
       int c = __builtin_popcount((unsigned)m);                                                         \
       l += c;                                                                                          \
       r -= LANES - c;                                                                                  \
     }                                                                                                  \
+    T xs[LANES] __attribute__((aligned(32))), vmax = pivot;                                            \
+    STOREV(xs, mx);                                                                                    \
+    for (int q = 0; q < LANES; q++)                                                                    \
+      vmax = xs[q] > vmax ? xs[q] : vmax;                                                              \
     for (; i < n; i++) {                                                                               \
       T v = src[i];                                                                                    \
       int lt = v < pivot;                                                                              \
+      vmax = v > vmax ? v : vmax;                                                                      \
       dst[l] = v;                                                                                      \
       dst[r - 1] = v;                                                                                  \
       l += lt;                                                                                         \
       r -= !lt;                                                                                        \
     }                                                                                                  \
+    *maxp = vmax;                                                                                      \
     return l;                                                                                          \
   }                                                                                                    \
   /* The part cur[0:n] sorted into the output: cur if in_out, else other. */                           \
   KILN_AVX2 static void kiln_vqs_##NAME(T *cur, T *other, int64_t n, int in_out, int depth) {          \
     for (;;) {                                                                                         \
       if (n <= KILN_VQS_SHORT_##NAME || depth-- <= 0) {                                                       \
-        if (n <= KILN_VQS_SHORT_##NAME)                                                                       \
-          kiln_vnet_##NAME(cur, n)  ;                                                                    \
-        else                                                                                           \
-          kiln_sortvalues_##NAME(cur, other, n);                                                       \
+        if (n <= KILN_VQS_SHORT_##NAME) {                                                              \
+          kiln_vnet_##NAME(cur, in_out ? cur : other, n);                                              \
+          return;                                                                                      \
+        }                                                                                              \
+        kiln_sortvalues_##NAME(cur, other, n);                                                         \
         if (!in_out)                                                                                   \
           memcpy(other, cur, (size_t)n * sizeof(T));                                                   \
         return;                                                                                        \
@@ -585,20 +619,35 @@ __attribute__((constructor)) static void kiln_sort_init(void) {
       T pivot;                                                                                         \
       if (n < 512) {                                                                                   \
         pivot = KILN_MED3(cur[0], cur[n / 2], cur[n - 1]);                                             \
+      } else if (n >= 8192) { /* the median of a sample as large as a leaf, sorted by its network */   \
+        T smp[KILN_VQS_SHORT_##NAME];                                                                  \
+        int64_t step = n / KILN_VQS_SHORT_##NAME;                                                      \
+        for (int k = 0; k < KILN_VQS_SHORT_##NAME; k++)                                                \
+          smp[k] = cur[k * step + step / 2];                                                           \
+        kiln_vnet_##NAME(smp, smp, KILN_VQS_SHORT_##NAME);                                                \
+        pivot = smp[KILN_VQS_SHORT_##NAME / 2];                                                        \
       } else {                                                                                         \
         int64_t e = n / 8;                                                                             \
         T m1 = KILN_MED3(cur[0], cur[e], cur[2 * e]), m2 = KILN_MED3(cur[3 * e], cur[4 * e], cur[5 * e]); \
         T m3 = KILN_MED3(cur[6 * e], cur[7 * e], cur[n - 1]);                                          \
         pivot = KILN_MED3(m1, m2, m3);                                                                 \
       }                                                                                                \
-      int64_t l = kiln_vpart_##NAME(cur, other, n, pivot);                                             \
-      if (l == 0) { /* pivot is the minimum: split off its equals */                                   \
-        if (pivot == MAXV) { /* all equal */                                                           \
-          if (in_out)                                                                                  \
-            memcpy(cur, other, (size_t)n * sizeof(T));                                                 \
+      T vmax;                                                                                          \
+      int64_t l = kiln_vpart_##NAME(cur, other, n, pivot, &vmax);                                      \
+      if (!(pivot < vmax)) { /* the pivot is the maximum: other[l:n] all equal it, done */             \
+        if (in_out)                                                                                    \
+          memcpy(cur + l, other + l, (size_t)(n - l) * sizeof(T));                                     \
+        if (l == 0)                                                                                    \
           return;                                                                                      \
-        }                                                                                              \
-        int64_t e = kiln_vpart_##NAME(other, cur, n, SUCC(pivot));                                     \
+        T *t = other;                                                                                  \
+        other = cur;                                                                                   \
+        cur = t;                                                                                       \
+        n = l;                                                                                         \
+        in_out = !in_out;                                                                              \
+        continue;                                                                                      \
+      }                                                                                                \
+      if (l == 0) { /* pivot is the minimum: split off its equals */                                   \
+        int64_t e = kiln_vpart_##NAME(other, cur, n, SUCC(pivot), &vmax);                              \
         if (!in_out)                                                                                   \
           memcpy(other, cur, (size_t)e * sizeof(T));                                                   \
         cur += e, other += e, n -= e;                                                                  \
@@ -641,6 +690,20 @@ __attribute__((constructor)) static void kiln_sort_init(void) {
           x[i++] = (T)((int64_t)vmin + b);                                                             \
       _mlir_memref_to_llvm_free(start);                                                                \
       return 1;                                                                                        \
+    }                                                                                                  \
+    T smp[64];                                                                                         \
+    int distinct = 0;                                                                                  \
+    for (int i = 0; i < 64; i++) { /* a sample's distinct values (few: the quicksort takes them a pass each) */ \
+      T v = x[(m / 64) * i];                                                                           \
+      int j = 0;                                                                                       \
+      while (j < distinct && smp[j] != v)                                                              \
+        j++;                                                                                           \
+      if (j == distinct)                                                                               \
+        smp[distinct++] = v;                                                                           \
+    }                                                                                                  \
+    if (sizeof(T) < 8 || distinct <= 32) { /* 32-bit: partitions cost less than the scatter */         \
+      _mlir_memref_to_llvm_free(start);                                                                \
+      return 0;                                                                                        \
     }                                                                                                  \
     _Pragma("GCC unroll 1") for (int pass = 0; pass < 2; pass++) {                                     \
       for (int64_t i = 0; i < m; i++) {                                                                \
@@ -703,17 +766,7 @@ __attribute__((constructor)) static void kiln_sort_init(void) {
         if (r + 1 == k) {                                                                              \
           memcpy(dst + b[r], src + b[r], (size_t)(b[r + 1] - b[r]) * sizeof(T));                       \
         } else {                                                                                       \
-          int64_t p = b[r], pe = b[r + 1], q = pe, qe = b[r + 2], o = p;                               \
-          while (p < pe && q < qe) {                                                                   \
-            T a = src[p], c = src[q];                                                                  \
-            int t = c < a;                                                                             \
-            dst[o++] = t ? c : a;                                                                      \
-            p += !t;                                                                                   \
-            q += t;                                                                                    \
-          }                                                                                            \
-          memcpy(dst + o, src + p, (size_t)(pe - p) * sizeof(T));                                      \
-          o += pe - p;                                                                                 \
-          memcpy(dst + o, src + q, (size_t)(qe - q) * sizeof(T));                                      \
+          kiln_vmerge_##NAME(src + b[r], b[r + 1] - b[r], src + b[r + 1], b[r + 2] - b[r + 1], dst + b[r]); \
         }                                                                                              \
         b[nk++] = b[r];                                                                                \
       }                                                                                                \
@@ -728,25 +781,82 @@ __attribute__((constructor)) static void kiln_sort_init(void) {
     return 1;                                                                                          \
   }                                                                                                    \
   /* The row's values sorted into outp (NaNs last, as they are), tmp: n values of scratch. */           \
+  /* The first pass: the row's non-NaNs copied to outp (the NaNs, as they are, to tmp), their minimum,  \
+   * maximum, and whether any neighbours descend / ascend. Contiguous rows go a vector at a time        \
+   * (compared with the vector one element back); a vector with a NaN, or after one, goes one by one. */ \
+  KILN_AVX2 static int64_t kiln_vscan_##NAME(const T *row, int64_t stride, T *outp, T *tmp, int64_t n, \
+                                             int64_t *nansp, T *lo, T *hi, int *desc, int *asc, int *zerosp) { \
+    int64_t m = 0, nans = 0, i = 0;                                                                    \
+    int descents = 0, ascents = 0, vec = 0;                                                            \
+    T vmin = 0, vmax = 0;                                                                              \
+    VT mn = SPLAT(0), mx = mn;                                                                         \
+    __m256i dv = _mm256_setzero_si256(), av = dv, pzv = dv, nzv = dv;                                  \
+    int poszero = 0, negzero = 0;                                                                      \
+    while (i < n) {                                                                                    \
+      if (stride == 1)                                                                                 \
+        for (; m > 0 && n - i >= LANES; i += LANES) {                                                  \
+          VT v = LOADV(row + i);                                                                       \
+          if (KILN_NANMASK_##NAME(v) || row[i - 1] != row[i - 1])                                      \
+            break;                                                                                     \
+          VT pv = LOADV(row + i - 1);                                                                  \
+          dv = _mm256_or_si256(dv, KILN_LTV_##NAME(v, pv));                                            \
+          av = _mm256_or_si256(av, KILN_LTV_##NAME(pv, v));                                            \
+          pzv = _mm256_or_si256(pzv, KILN_POSZV_##NAME(v));                                            \
+          nzv = _mm256_or_si256(nzv, KILN_NEGZV_##NAME(v));                                            \
+          mn = vec ? KILN_MINV_##NAME(mn, v) : v;                                                      \
+          mx = vec ? KILN_MAXV_##NAME(mx, v) : v;                                                      \
+          STOREV(outp + m, v);                                                                         \
+          m += LANES;                                                                                  \
+          vec = 1;                                                                                     \
+        }                                                                                              \
+      if (i >= n)                                                                                      \
+        break;                                                                                         \
+      /* one element, or a vector's worth when a NaN stopped the vector loop */                        \
+      for (int64_t e = i + (stride == 1 && m > 0 ? LANES : 1); i < n && i < e; i++) {                  \
+        T v = row[i * stride];                                                                         \
+        if (v != v) {                                                                                  \
+          tmp[nans++] = v;                                                                             \
+        } else {                                                                                       \
+          outp[m] = v;                                                                                 \
+          vmin = m == 0 || v < vmin ? v : vmin;                                                        \
+          vmax = m == 0 || v > vmax ? v : vmax;                                                        \
+          /* the previous non-NaN is outp[m - 1], whichever loop stored it */                          \
+          descents |= m > 0 && v < outp[m - 1];                                                        \
+          ascents |= m > 0 && v > outp[m - 1];                                                         \
+          unsigned char top_ = 0; /* the sign bit (x86: the last byte's top) */                        \
+          memcpy(&top_, (const unsigned char *)&v + sizeof v - 1, 1);                                  \
+          poszero |= v == 0 && !(top_ >> 7);                                                           \
+          negzero |= v == 0 && (top_ >> 7);                                                            \
+          m++;                                                                                         \
+        }                                                                                              \
+      }                                                                                                \
+    }                                                                                                  \
+    if (vec) {                                                                                         \
+      T a[LANES] __attribute__((aligned(32))), b[LANES] __attribute__((aligned(32)));                   \
+      STOREV(a, mn);                                                                                   \
+      STOREV(b, mx);                                                                                   \
+      for (int q = 0; q < LANES; q++) {                                                                \
+        vmin = a[q] < vmin ? a[q] : vmin;                                                              \
+        vmax = b[q] > vmax ? b[q] : vmax;                                                              \
+      }                                                                                                \
+      descents |= !_mm256_testz_si256(dv, dv);                                                         \
+      ascents |= !_mm256_testz_si256(av, av);                                                          \
+      poszero |= !_mm256_testz_si256(pzv, pzv);                                                        \
+      negzero |= !_mm256_testz_si256(nzv, nzv);                                                        \
+    }                                                                                                  \
+    *nansp = nans, *lo = vmin, *hi = vmax, *desc = descents, *asc = ascents;                           \
+    *zerosp = poszero && negzero && (T)0.5 != 0; /* both signs: their order matters */                \
+    return m;                                                                                          \
+  }                                                                                                    \
+  /* The row's values sorted into outp (NaNs last, as they are), tmp: n values of scratch. */           \
   static int kiln_vsortrow_##NAME(const T *row, int64_t stride, T *outp, T *tmp, int64_t n) {          \
     if (!kiln_avx2)                                                                                    \
       return 0;                                                                                        \
-    int64_t m = 0, nans = 0, descents = 0, ascents = 0;                                                \
-    T prev = 0, vmin = 0, vmax = 0;                                                                    \
-    for (int64_t i = 0; i < n; i++) {                                                                  \
-      T v = row[i * stride];                                                                           \
-      if (v != v) {                                                                                    \
-        tmp[nans++] = v;                                                                               \
-      } else {                                                                                         \
-        outp[m] = v;                                                                                   \
-        vmin = m == 0 || v < vmin ? v : vmin;                                                          \
-        vmax = m == 0 || v > vmax ? v : vmax;                                                          \
-        descents += m > 0 && v < prev;                                                                 \
-        ascents += m > 0 && v > prev;                                                                  \
-        prev = v;                                                                                      \
-        m++;                                                                                           \
-      }                                                                                                \
-    }                                                                                                  \
+    int64_t nans;                                                                                      \
+    int descents, ascents, zeros;                                                                      \
+    T vmin, vmax;                                                                                      \
+    int64_t m = kiln_vscan_##NAME(row, stride, outp, tmp, n, &nans, &vmin, &vmax, &descents, &ascents, \
+                                  &zeros);                                                             \
     memcpy(outp + m, tmp, (size_t)nans * sizeof(T));                                                   \
     if (descents > 0 && ascents == 0) {                                                                \
       for (int64_t i = 0, j = m - 1; i < j; i++, j--) {                                                \
@@ -758,9 +868,37 @@ __attribute__((constructor)) static void kiln_sort_init(void) {
                !kiln_vbuckets_##NAME(outp, tmp, m, vmin, vmax)) {                                      \
       kiln_vqs_##NAME(outp, tmp, m, 1, kiln_depth_limit(m));                                           \
     }                                                                                                  \
+    if (zeros)                                                                                         \
+      kiln_fixzeros_##NAME(row, stride, outp, m);                                                      \
     return 1;                                                                                          \
   }
 
+/* The first pass's vector operations: NaN lanes (a mask), a < b (all ones), lane minimum / maximum. */
+#define KILN_NANMASK_f32(v) _mm256_movemask_ps(_mm256_cmp_ps(v, v, _CMP_UNORD_Q))
+#define KILN_NANMASK_f64(v) _mm256_movemask_pd(_mm256_cmp_pd(v, v, _CMP_UNORD_Q))
+#define KILN_NANMASK_i32(v) 0
+#define KILN_NANMASK_i64(v) 0
+/* Lanes holding +0.0 (POSZ) or -0.0 (NEGZ), by their bits. */
+#define KILN_POSZV_f32(v) _mm256_cmpeq_epi32(_mm256_castps_si256(v), _mm256_setzero_si256())
+#define KILN_NEGZV_f32(v) _mm256_cmpeq_epi32(_mm256_castps_si256(v), _mm256_set1_epi32(INT32_MIN))
+#define KILN_POSZV_f64(v) _mm256_cmpeq_epi64(_mm256_castpd_si256(v), _mm256_setzero_si256())
+#define KILN_NEGZV_f64(v) _mm256_cmpeq_epi64(_mm256_castpd_si256(v), _mm256_set1_epi64x(INT64_MIN))
+#define KILN_POSZV_i32(v) _mm256_setzero_si256()
+#define KILN_NEGZV_i32(v) _mm256_setzero_si256()
+#define KILN_POSZV_i64(v) _mm256_setzero_si256()
+#define KILN_NEGZV_i64(v) _mm256_setzero_si256()
+#define KILN_LTV_f32(a, b) _mm256_castps_si256(_mm256_cmp_ps(a, b, _CMP_LT_OQ))
+#define KILN_LTV_f64(a, b) _mm256_castpd_si256(_mm256_cmp_pd(a, b, _CMP_LT_OQ))
+#define KILN_LTV_i32(a, b) _mm256_cmpgt_epi32(b, a)
+#define KILN_LTV_i64(a, b) _mm256_cmpgt_epi64(b, a)
+#define KILN_MINV_f32(a, b) _mm256_min_ps(a, b)
+#define KILN_MAXV_f32(a, b) _mm256_max_ps(a, b)
+#define KILN_MINV_f64(a, b) _mm256_min_pd(a, b)
+#define KILN_MAXV_f64(a, b) _mm256_max_pd(a, b)
+#define KILN_MINV_i32(a, b) _mm256_min_epi32(a, b)
+#define KILN_MAXV_i32(a, b) _mm256_max_epi32(a, b)
+#define KILN_MINV_i64(a, b) _mm256_blendv_epi8(a, b, _mm256_cmpgt_epi64(a, b))
+#define KILN_MAXV_i64(a, b) _mm256_blendv_epi8(a, b, _mm256_cmpgt_epi64(b, a))
 #define KILN_LOAD_PS(p) _mm256_loadu_ps(p)
 #define KILN_STORE_PS(p, v) _mm256_storeu_ps(p, v)
 #define KILN_LT_PS(v, p) _mm256_movemask_ps(_mm256_cmp_ps(v, p, _CMP_LT_OQ))
@@ -786,95 +924,28 @@ __attribute__((constructor)) static void kiln_sort_init(void) {
 /* Leaves of the AVX2 quicksort: a bitonic sorting network on R vectors
  * (R * LANES values, the part padded with the dtype's greatest value). Each
  * vector is sorted in its lanes (a compare-exchange with the lanes at
- * distance j is a permute, a min, a max and a blend), then runs of vectors are
- * merged: the second run reversed, a compare-exchange of the two, then of
- * vectors at halving distances, then of lanes. min/max of floats go through
- * a compare and blend, so -0.0 and +0.0 stay what they are. */
-static int32_t kiln_netidx32[3][8], kiln_netmask32[5][3][8], kiln_netidx64[2][8], kiln_netmask64[4][2][8];
+ * distance j is a permute, a min, a max and a blend; 8 vectors sort their
+ * columns instead, see KILN_COLS8), then runs of vectors are merged: the
+ * second run reversed, a compare-exchange of the two, then of vectors at
+ * halving distances, then of lanes. No NaN reaches a network. */
 static const int32_t kiln_rev32[8] = {7, 6, 5, 4, 3, 2, 1, 0}, kiln_rev64[8] = {6, 7, 4, 5, 2, 3, 0, 1};
-__attribute__((constructor)) static void kiln_net_init(void) {
-  for (int lj = 0; lj < 3; lj++)
-    for (int i = 0; i < 8; i++) {
-      kiln_netidx32[lj][i] = i ^ (1 << lj);
-      for (int lk = 1; lk < 5; lk++)
-        kiln_netmask32[lk][lj][i] = ((i >> lj & 1) != (i >> lk & 1)) ? -1 : 0;
-    }
-  for (int lj = 0; lj < 2; lj++)
-    for (int i = 0; i < 4; i++) {
-      int p = i ^ (1 << lj);
-      kiln_netidx64[lj][2 * i] = 2 * p, kiln_netidx64[lj][2 * i + 1] = 2 * p + 1;
-      for (int lk = 1; lk < 4; lk++)
-        kiln_netmask64[lk][lj][2 * i] = kiln_netmask64[lk][lj][2 * i + 1] = ((i >> lj & 1) != (i >> lk & 1)) ? -1 : 0;
-    }
-}
 #define KILN_IDX(t) _mm256_loadu_si256((const __m256i *)(t))
-/* LOG: log2(LANES); IDXT/MASKT/REVT: the tables of the lane width. */
-#define KILN_NETR(NAME, T, VT, LANES, LOG, R, LOADV, STOREV, MINMAX, PERMI, IDXT, MASKT, REVT, MAXV)         \
-  KILN_AVX2 static void kiln_vnet##R##_##NAME(T *x, int64_t n) {                                       \
-    T buf[R * LANES] __attribute__((aligned(32)));                                                     \
-    memcpy(buf, x, (size_t)n * sizeof(T));                                                             \
-    for (int64_t i = n; i < R * LANES; i++)                                                            \
-      buf[i] = MAXV;                                                                                   \
-    VT r[R], t[R];                                                                                     \
-    _Pragma("GCC unroll 8") for (int q = 0; q < R; q++) {                                                                      \
-      r[q] = LOADV(buf + q * LANES);                                                                   \
-      _Pragma("GCC unroll 4") for (int lk = 1; lk <= LOG; lk++)                                                                \
-        _Pragma("GCC unroll 4") for (int lj = lk - 1; lj >= 0; lj--)                                                           \
-          r[q] = kiln_step_##NAME(r[q], lj, lk);                                                       \
-    }                                                                                                  \
-    _Pragma("GCC unroll 4") for (int s = 1; s < R; s *= 2)                                                                     \
-      _Pragma("GCC unroll 8") for (int b = 0; b < R; b += 2 * s) {                                                             \
-        _Pragma("GCC unroll 8") for (int q = 0; q < s; q++)                                                                    \
-          t[q] = r[b + s + q];                                                                         \
-        _Pragma("GCC unroll 8") for (int q = 0; q < s; q++)                                                                    \
-          MINMAX(r[b + q], PERMI(t[s - 1 - q], KILN_IDX(REVT)), r[b + q], r[b + s + q]);               \
-        _Pragma("GCC unroll 4") for (int d = s / 2; d >= 1; d /= 2)                                                            \
-          _Pragma("GCC unroll 8") for (int q = b; q < b + 2 * s; q++)                                                          \
-            if (!((q - b) & d)) {                                                                      \
-              VT a_ = r[q], c_ = r[q + d];                                                             \
-              MINMAX(a_, c_, r[q], r[q + d]);                                                          \
-            }                                                                                          \
-        _Pragma("GCC unroll 8") for (int q = b; q < b + 2 * s; q++)                                                            \
-          _Pragma("GCC unroll 4") for (int lj = LOG - 1; lj >= 0; lj--)                                                        \
-            r[q] = kiln_step_##NAME(r[q], lj, LOG + 1);                                                \
-      }                                                                                                \
-    for (int q = 0; q < R; q++)                                                                        \
-      STOREV(buf + q * LANES, r[q]);                                                                   \
-    memcpy(x, buf, (size_t)n * sizeof(T));                                                             \
-  }
-/* The network of the least number of vectors (1, 2, 4 or 8) that holds the part. */
-#define KILN_NET(NAME, T, VT, LANES, LOG, LOADV, STOREV, MINMAX, PERMI, IDXT, MASKT, REVT, MAXV)             \
-  KILN_AVX2 static inline VT kiln_step_##NAME(VT x, int lj, int lk) {                                  \
-    VT y = PERMI(x, KILN_IDX(IDXT[lj])), mn, mx;                                                       \
-    MINMAX(x, y, mn, mx);                                                                              \
-    return KILN_BLEND_##NAME(mn, mx, KILN_IDX(MASKT[lk][lj]));                                         \
-  }                                                                                                    \
-  KILN_NETR(NAME, T, VT, LANES, LOG, 1, LOADV, STOREV, MINMAX, PERMI, IDXT, MASKT, REVT, MAXV)         \
-  KILN_NETR(NAME, T, VT, LANES, LOG, 2, LOADV, STOREV, MINMAX, PERMI, IDXT, MASKT, REVT, MAXV)         \
-  KILN_NETR(NAME, T, VT, LANES, LOG, 4, LOADV, STOREV, MINMAX, PERMI, IDXT, MASKT, REVT, MAXV)         \
-  KILN_NETR(NAME, T, VT, LANES, LOG, 8, LOADV, STOREV, MINMAX, PERMI, IDXT, MASKT, REVT, MAXV)         \
-  KILN_AVX2 static void kiln_vnet_##NAME(T *x, int64_t n) {                                            \
-    if (n <= LANES)                                                                                    \
-      kiln_vnet1_##NAME(x, n);                                                                         \
-    else if (n <= 2 * LANES)                                                                           \
-      kiln_vnet2_##NAME(x, n);                                                                         \
-    else if (n <= 4 * LANES)                                                                           \
-      kiln_vnet4_##NAME(x, n);                                                                         \
-    else                                                                                               \
-      kiln_vnet8_##NAME(x, n);                                                                         \
-  }
-/* MINMAX(a, b, mn, mx): mn, mx <- the lesser and the greater of each lane (a permutation of a, b). */
+/* Network steps: a compare-exchange of the lanes at distance 2^lj, the lesser to the lanes whose bit
+ * lj equals their bit lk (ascending blocks of 2^lk), with immediate permutes and blends (lj, lk are
+ * constants once the network is unrolled). Float min/max are vminp/vmaxp: no NaNs reach a network;
+ * of two equal zeros either may come out twice, as in NumPy's own AVX2 sort (the values compare
+ * equal: NumPy's unstable order). */
 #define KILN_MINMAX_PS(a, b, mn, mx)                                                                   \
   do {                                                                                                 \
-    __m256 a__ = (a), b__ = (b), lt__ = _mm256_cmp_ps(b__, a__, _CMP_LT_OQ);                            \
-    mn = _mm256_blendv_ps(a__, b__, lt__);                                                             \
-    mx = _mm256_blendv_ps(b__, a__, lt__);                                                             \
+    __m256 a__ = (a), b__ = (b);                                                                       \
+    mn = _mm256_min_ps(a__, b__);                                                                      \
+    mx = _mm256_max_ps(a__, b__);                                                                      \
   } while (0)
 #define KILN_MINMAX_PD(a, b, mn, mx)                                                                   \
   do {                                                                                                 \
-    __m256d a__ = (a), b__ = (b), lt__ = _mm256_cmp_pd(b__, a__, _CMP_LT_OQ);                           \
-    mn = _mm256_blendv_pd(a__, b__, lt__);                                                             \
-    mx = _mm256_blendv_pd(b__, a__, lt__);                                                             \
+    __m256d a__ = (a), b__ = (b);                                                                      \
+    mn = _mm256_min_pd(a__, b__);                                                                      \
+    mx = _mm256_max_pd(a__, b__);                                                                      \
   } while (0)
 #define KILN_MINMAX_EPI32(a, b, mn, mx)                                                                \
   do {                                                                                                 \
@@ -888,21 +959,234 @@ __attribute__((constructor)) static void kiln_net_init(void) {
     mn = _mm256_blendv_epi8(a__, b__, gt__);                                                           \
     mx = _mm256_blendv_epi8(b__, a__, gt__);                                                           \
   } while (0)
+/* The blend immediates: lane i takes the greater value when bit lj of i differs from bit lk (8 lanes:
+ * 0x66 for (0, 1), 0x3C (1, 2), 0x5A (0, 2), then the bit lj alone; 4 lanes: 0x6, then 0xC / 0xA). */
+#define KILN_STEP8(x, lj, lk, PERM0, PERM1, PERM2, MINMAX, BLEND)                                      \
+  switch ((lk) * 4 + (lj)) {                                                                           \
+  case 4: { __typeof__(x) y = PERM0(x), mn, mx; MINMAX(x, y, mn, mx); return BLEND(mn, mx, 0x66); }     \
+  case 9: { __typeof__(x) y = PERM1(x), mn, mx; MINMAX(x, y, mn, mx); return BLEND(mn, mx, 0x3C); }     \
+  case 8: { __typeof__(x) y = PERM0(x), mn, mx; MINMAX(x, y, mn, mx); return BLEND(mn, mx, 0x5A); }     \
+  default:                                                                                             \
+    if ((lj) == 2) { __typeof__(x) y = PERM2(x), mn, mx; MINMAX(x, y, mn, mx); return BLEND(mn, mx, 0xF0); } \
+    if ((lj) == 1) { __typeof__(x) y = PERM1(x), mn, mx; MINMAX(x, y, mn, mx); return BLEND(mn, mx, 0xCC); } \
+    { __typeof__(x) y = PERM0(x), mn, mx; MINMAX(x, y, mn, mx); return BLEND(mn, mx, 0xAA); }          \
+  }
+#define KILN_STEP4(x, lj, lk, PERM0, PERM1, MINMAX, BLEND)                                             \
+  switch ((lk) * 4 + (lj)) {                                                                           \
+  case 4: { __typeof__(x) y = PERM0(x), mn, mx; MINMAX(x, y, mn, mx); return BLEND(mn, mx, 0x6); }      \
+  default:                                                                                             \
+    if ((lj) == 1) { __typeof__(x) y = PERM1(x), mn, mx; MINMAX(x, y, mn, mx); return BLEND(mn, mx, 0xC); } \
+    { __typeof__(x) y = PERM0(x), mn, mx; MINMAX(x, y, mn, mx); return BLEND(mn, mx, 0xA); }           \
+  }
+#define KILN_P0_PS(x) _mm256_permute_ps(x, 0xB1)
+#define KILN_P1_PS(x) _mm256_permute_ps(x, 0x4E)
+#define KILN_P2_PS(x) _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(x), 0x4E))
+#define KILN_P0_EPI32(x) _mm256_shuffle_epi32(x, 0xB1)
+#define KILN_P1_EPI32(x) _mm256_shuffle_epi32(x, 0x4E)
+#define KILN_P2_EPI32(x) _mm256_permute4x64_epi64(x, 0x4E)
+#define KILN_P0_PD(x) _mm256_permute_pd(x, 0x5)
+#define KILN_P1_PD(x) _mm256_permute4x64_pd(x, 0x4E)
+#define KILN_P0_EPI64(x) _mm256_shuffle_epi32(x, 0x4E)
+#define KILN_P1_EPI64(x) _mm256_permute4x64_epi64(x, 0x4E)
+#define KILN_BLENDI_PS(a, b, m) _mm256_blend_ps(a, b, m)
+#define KILN_BLENDI_EPI32(a, b, m) _mm256_blend_epi32(a, b, m)
+#define KILN_BLENDI_PD(a, b, m) _mm256_blend_pd(a, b, m)
+/* 4 lanes of 64 bits as 8 of 32: each mask bit doubled */
+#define KILN_BLENDI_EPI64(a, b, m)                                                                     \
+  _mm256_blend_epi32(a, b, ((m) & 1 ? 3 : 0) | ((m) & 2 ? 0xC : 0) | ((m) & 4 ? 0x30 : 0) | ((m) & 8 ? 0xC0 : 0))
+KILN_AVX2 static inline __m256 kiln_step_f32(__m256 x, int lj, int lk) {
+  KILN_STEP8(x, lj, lk, KILN_P0_PS, KILN_P1_PS, KILN_P2_PS, KILN_MINMAX_PS, KILN_BLENDI_PS)
+}
+KILN_AVX2 static inline __m256i kiln_step_i32(__m256i x, int lj, int lk) {
+  KILN_STEP8(x, lj, lk, KILN_P0_EPI32, KILN_P1_EPI32, KILN_P2_EPI32, KILN_MINMAX_EPI32, KILN_BLENDI_EPI32)
+}
+KILN_AVX2 static inline __m256d kiln_step_f64(__m256d x, int lj, int lk) {
+  KILN_STEP4(x, lj, lk, KILN_P0_PD, KILN_P1_PD, KILN_MINMAX_PD, KILN_BLENDI_PD)
+}
+KILN_AVX2 static inline __m256i kiln_step_i64(__m256i x, int lj, int lk) {
+  KILN_STEP4(x, lj, lk, KILN_P0_EPI64, KILN_P1_EPI64, KILN_MINMAX_EPI64, KILN_BLENDI_EPI64)
+}
+/* The first k lanes of p (the rest the dtype's greatest value), and stored back. */
+static const int32_t kiln_iota32[8] = {0, 1, 2, 3, 4, 5, 6, 7};
+#define KILN_LANEMASK32(k) _mm256_cmpgt_epi32(_mm256_set1_epi32((int)(k)), KILN_IDX(kiln_iota32)) /* k in [-64, 64] */
+#define KILN_LANEMASK64(k) _mm256_cmpgt_epi64(_mm256_set1_epi64x(k), _mm256_setr_epi64x(0, 1, 2, 3))
+#define KILN_MLOAD_f32(p, k)                                                                           \
+  ({ __m256i m_ = KILN_LANEMASK32(k);                                                                  \
+     _mm256_blendv_ps(_mm256_set1_ps(INFINITY), _mm256_maskload_ps(p, m_), _mm256_castsi256_ps(m_)); })
+#define KILN_MLOAD_i32(p, k)                                                                           \
+  ({ __m256i m_ = KILN_LANEMASK32(k);                                                                  \
+     _mm256_blendv_epi8(_mm256_set1_epi32(INT32_MAX), _mm256_maskload_epi32((const int *)(p), m_), m_); })
+#define KILN_MLOAD_f64(p, k)                                                                           \
+  ({ __m256i m_ = KILN_LANEMASK64(k);                                                                  \
+     _mm256_blendv_pd(_mm256_set1_pd(INFINITY), _mm256_maskload_pd(p, m_), _mm256_castsi256_pd(m_)); })
+#define KILN_MLOAD_i64(p, k)                                                                           \
+  ({ __m256i m_ = KILN_LANEMASK64(k);                                                                  \
+     _mm256_blendv_epi8(_mm256_set1_epi64x(INT64_MAX), _mm256_maskload_epi64((const long long *)(p), m_), m_); })
+#define KILN_MSTORE_f32(p, k, v) _mm256_maskstore_ps(p, KILN_LANEMASK32(k), v)
+#define KILN_MSTORE_i32(p, k, v) _mm256_maskstore_epi32((int *)(p), KILN_LANEMASK32(k), v)
+#define KILN_MSTORE_f64(p, k, v) _mm256_maskstore_pd(p, KILN_LANEMASK64(k), v)
+#define KILN_MSTORE_i64(p, k, v) _mm256_maskstore_epi64((long long *)(p), KILN_LANEMASK64(k), v)
+/* Networks of 8 vectors start with the columns: an 8-input sorting network (19 compare-exchanges) across
+ * the vectors sorts each lane's column, and a transpose makes the columns vectors (8 lanes: each vector
+ * sorted; 4 lanes: each pair of vectors one sorted run), in place of the shuffle steps within vectors. */
+#define KILN_CX8(MINMAX, r, a, b)                                                                      \
+  do {                                                                                                 \
+    __typeof__(r[0]) lo_, hi_;                                                                         \
+    MINMAX(r[a], r[b], lo_, hi_);                                                                      \
+    r[a] = lo_, r[b] = hi_;                                                                            \
+  } while (0)
+#define KILN_COLS8(MINMAX, r)                                                                          \
+  do {                                                                                                 \
+    KILN_CX8(MINMAX, r, 0, 2); KILN_CX8(MINMAX, r, 1, 3); KILN_CX8(MINMAX, r, 4, 6); KILN_CX8(MINMAX, r, 5, 7); \
+    KILN_CX8(MINMAX, r, 0, 4); KILN_CX8(MINMAX, r, 1, 5); KILN_CX8(MINMAX, r, 2, 6); KILN_CX8(MINMAX, r, 3, 7); \
+    KILN_CX8(MINMAX, r, 0, 1); KILN_CX8(MINMAX, r, 2, 3); KILN_CX8(MINMAX, r, 4, 5); KILN_CX8(MINMAX, r, 6, 7); \
+    KILN_CX8(MINMAX, r, 2, 4); KILN_CX8(MINMAX, r, 3, 5); KILN_CX8(MINMAX, r, 1, 4); KILN_CX8(MINMAX, r, 3, 6); \
+    KILN_CX8(MINMAX, r, 1, 2); KILN_CX8(MINMAX, r, 3, 4); KILN_CX8(MINMAX, r, 5, 6);                    \
+  } while (0)
+/* 8 x 8 lanes of 32 bits: vector i <- lane i of every vector. */
+KILN_AVX2 static inline void kiln_transpose8(__m256 *r) {
+  __m256 t0 = _mm256_unpacklo_ps(r[0], r[1]), t1 = _mm256_unpackhi_ps(r[0], r[1]);
+  __m256 t2 = _mm256_unpacklo_ps(r[2], r[3]), t3 = _mm256_unpackhi_ps(r[2], r[3]);
+  __m256 t4 = _mm256_unpacklo_ps(r[4], r[5]), t5 = _mm256_unpackhi_ps(r[4], r[5]);
+  __m256 t6 = _mm256_unpacklo_ps(r[6], r[7]), t7 = _mm256_unpackhi_ps(r[6], r[7]);
+  __m256 u0 = _mm256_shuffle_ps(t0, t2, 0x44), u1 = _mm256_shuffle_ps(t0, t2, 0xEE);
+  __m256 u2 = _mm256_shuffle_ps(t1, t3, 0x44), u3 = _mm256_shuffle_ps(t1, t3, 0xEE);
+  __m256 u4 = _mm256_shuffle_ps(t4, t6, 0x44), u5 = _mm256_shuffle_ps(t4, t6, 0xEE);
+  __m256 u6 = _mm256_shuffle_ps(t5, t7, 0x44), u7 = _mm256_shuffle_ps(t5, t7, 0xEE);
+  r[0] = _mm256_permute2f128_ps(u0, u4, 0x20), r[4] = _mm256_permute2f128_ps(u0, u4, 0x31);
+  r[1] = _mm256_permute2f128_ps(u1, u5, 0x20), r[5] = _mm256_permute2f128_ps(u1, u5, 0x31);
+  r[2] = _mm256_permute2f128_ps(u2, u6, 0x20), r[6] = _mm256_permute2f128_ps(u2, u6, 0x31);
+  r[3] = _mm256_permute2f128_ps(u3, u7, 0x20), r[7] = _mm256_permute2f128_ps(u3, u7, 0x31);
+}
+/* 4 x 4 lanes of 64 bits, the rows r[0], r[s], r[2s], r[3s] (in place). */
+KILN_AVX2 static inline void kiln_transpose4(__m256d *r, int s) {
+  __m256d t0 = _mm256_unpacklo_pd(r[0], r[s]), t1 = _mm256_unpackhi_pd(r[0], r[s]);
+  __m256d t2 = _mm256_unpacklo_pd(r[2 * s], r[3 * s]), t3 = _mm256_unpackhi_pd(r[2 * s], r[3 * s]);
+  r[0] = _mm256_permute2f128_pd(t0, t2, 0x20);
+  r[s] = _mm256_permute2f128_pd(t1, t3, 0x20);
+  r[2 * s] = _mm256_permute2f128_pd(t0, t2, 0x31);
+  r[3 * s] = _mm256_permute2f128_pd(t1, t3, 0x31);
+}
+/* The columns of 8 vectors sorted and made runs (see above); returns log2 of the runs' vectors. */
+#define KILN_COLSORT32(NAME, VT, MINMAX, TOPS, FROMPS)                                                  \
+  KILN_AVX2 static inline int kiln_colsort_##NAME(VT *r) {                                             \
+    KILN_COLS8(MINMAX, r);                                                                             \
+    __m256 f[8] = {TOPS(r[0]), TOPS(r[1]), TOPS(r[2]), TOPS(r[3]), TOPS(r[4]), TOPS(r[5]), TOPS(r[6]), TOPS(r[7])}; \
+    kiln_transpose8(f);                                                                                \
+    r[0] = FROMPS(f[0]), r[1] = FROMPS(f[1]), r[2] = FROMPS(f[2]), r[3] = FROMPS(f[3]);                \
+    r[4] = FROMPS(f[4]), r[5] = FROMPS(f[5]), r[6] = FROMPS(f[6]), r[7] = FROMPS(f[7]);                \
+    return 0;                                                                                          \
+  }
+/* 64-bit lanes: rows 0-3 and 4-7 transposed; column q (block 0 row q, block 1 row q) -> r[2q], r[2q+1]. */
+#define KILN_COLSORT64(NAME, VT, MINMAX, TOPD, FROMPD)                                                  \
+  KILN_AVX2 static inline int kiln_colsort_##NAME(VT *r) {                                             \
+    KILN_COLS8(MINMAX, r);                                                                             \
+    __m256d d[8] = {TOPD(r[0]), TOPD(r[1]), TOPD(r[2]), TOPD(r[3]), TOPD(r[4]), TOPD(r[5]), TOPD(r[6]), TOPD(r[7])}; \
+    kiln_transpose4(d, 1);                                                                             \
+    kiln_transpose4(d + 4, 1);                                                                         \
+    r[0] = FROMPD(d[0]), r[1] = FROMPD(d[4]), r[2] = FROMPD(d[1]), r[3] = FROMPD(d[5]);                \
+    r[4] = FROMPD(d[2]), r[5] = FROMPD(d[6]), r[6] = FROMPD(d[3]), r[7] = FROMPD(d[7]);                \
+    return 1;                                                                                          \
+  }
+#define KILN_SAME(x) (x)
+#define KILN_COLSORT_f32(NAME, VT, MINMAX) KILN_COLSORT32(NAME, VT, MINMAX, KILN_SAME, KILN_SAME)
+#define KILN_COLSORT_i32(NAME, VT, MINMAX) KILN_COLSORT32(NAME, VT, MINMAX, _mm256_castsi256_ps, _mm256_castps_si256)
+#define KILN_COLSORT_f64(NAME, VT, MINMAX) KILN_COLSORT64(NAME, VT, MINMAX, KILN_SAME, KILN_SAME)
+#define KILN_COLSORT_i64(NAME, VT, MINMAX) KILN_COLSORT64(NAME, VT, MINMAX, _mm256_castsi256_pd, _mm256_castpd_si256)
+/* LOG: log2(LANES); REVT: the lane-reversing index of the lane width. */
+#define KILN_LOG2_1 0
+#define KILN_LOG2_2 1
+#define KILN_LOG2_4 2
+#define KILN_LOG2_8 3
+#define KILN_NETR(NAME, T, VT, LANES, LOG, R, LOADV, STOREV, MINMAX, PERMI, REVT, MAXV)         \
+  KILN_AVX2 static void kiln_vnet##R##_##NAME(const T *x, T *y, int64_t n) {                         \
+    VT r[R], t[R];                                                                                     \
+    _Pragma("GCC unroll 8") for (int q = 0; q < R; q++)                                                \
+      r[q] = KILN_MLOAD_##NAME(x + q * LANES, n - q * LANES);                                          \
+    int ls0 = 0;                                                                                       \
+    if (R == 8)                                                                                        \
+      ls0 = kiln_colsort_##NAME(r);                                                                    \
+    else                                                                                               \
+      _Pragma("GCC unroll 8") for (int q = 0; q < R; q++)                                              \
+        _Pragma("GCC unroll 4") for (int lk = 1; lk <= LOG; lk++)                                      \
+          _Pragma("GCC unroll 4") for (int lj = lk - 1; lj >= 0; lj--)                                 \
+            r[q] = kiln_step_##NAME(r[q], lj, lk);                                                     \
+    _Pragma("GCC unroll 4") for (int ls = ls0; ls < KILN_LOG2_##R; ls++)                               \
+      _Pragma("GCC unroll 8") for (int b = 0; b < R; b += 2 << ls) {                                   \
+        const int s = 1 << ls;                                                                         \
+        _Pragma("GCC unroll 8") for (int q = 0; q < s; q++)                                                                    \
+          t[q] = r[b + s + q];                                                                         \
+        _Pragma("GCC unroll 8") for (int q = 0; q < s; q++)                                                                    \
+          MINMAX(r[b + q], PERMI(t[s - 1 - q], KILN_IDX(REVT)), r[b + q], r[b + s + q]);               \
+        _Pragma("GCC unroll 4") for (int ld = ls - 1; ld >= 0; ld--)                                   \
+          _Pragma("GCC unroll 8") for (int q = b; q < b + 2 * s; q++)                                                          \
+            if (!((q - b) & (1 << ld))) {                                                              \
+              const int d = 1 << ld;                                                                   \
+              VT a_ = r[q], c_ = r[q + d];                                                             \
+              MINMAX(a_, c_, r[q], r[q + d]);                                                          \
+            }                                                                                          \
+        _Pragma("GCC unroll 8") for (int q = b; q < b + 2 * s; q++)                                                            \
+          _Pragma("GCC unroll 4") for (int lj = LOG - 1; lj >= 0; lj--)                                                        \
+            r[q] = kiln_step_##NAME(r[q], lj, LOG + 1);                                                \
+      }                                                                                                \
+    _Pragma("GCC unroll 8") for (int q = 0; q < R; q++)                                                \
+      KILN_MSTORE_##NAME(y + q * LANES, n - q * LANES, r[q]);                                          \
+  }
+/* The network of the least number of vectors (1, 2, 4 or 8) that holds the part. */
+#define KILN_NET(NAME, T, VT, LANES, LOG, LOADV, STOREV, MINMAX, PERMI, REVT, MAXV)             \
+  KILN_COLSORT_##NAME(NAME, VT, MINMAX)                                                                 \
+  KILN_NETR(NAME, T, VT, LANES, LOG, 1, LOADV, STOREV, MINMAX, PERMI, REVT, MAXV)         \
+  KILN_NETR(NAME, T, VT, LANES, LOG, 2, LOADV, STOREV, MINMAX, PERMI, REVT, MAXV)         \
+  KILN_NETR(NAME, T, VT, LANES, LOG, 4, LOADV, STOREV, MINMAX, PERMI, REVT, MAXV)         \
+  KILN_NETR(NAME, T, VT, LANES, LOG, 8, LOADV, STOREV, MINMAX, PERMI, REVT, MAXV)         \
+  /* a[0:na] and b[0:nb] (each sorted, na >= 1) merged into dst (apart from both), a vector at a time: \
+   * the next vector comes from the run whose next value is less (a run's tail padded with the        \
+   * greatest value), is merged with the kept vector of the greatest values so far (reversed, a        \
+   * min/max, then half-cleaners), and the lesser half is stored. No NaNs; equal values in any order. */ \
+  KILN_AVX2 static void kiln_vmerge_##NAME(const T *a, int64_t na, const T *b, int64_t nb, T *dst) {   \
+    int64_t i = LANES, j = 0, o = 0, total = na + nb;                                                  \
+    VT hi = KILN_MLOAD_##NAME(a, na);                                                                  \
+    while (i < na || j < nb) {                                                                         \
+      VT v, mn, mx;                                                                                    \
+      if (j < nb && (i >= na || b[j] < a[i])) {                                                        \
+        v = KILN_MLOAD_##NAME(b + j, nb - j);                                                          \
+        j += LANES;                                                                                    \
+      } else {                                                                                         \
+        v = KILN_MLOAD_##NAME(a + i, na - i);                                                          \
+        i += LANES;                                                                                    \
+      }                                                                                                \
+      MINMAX(hi, PERMI(v, KILN_IDX(REVT)), mn, mx);                                                    \
+      _Pragma("GCC unroll 4") for (int lj = LOG - 1; lj >= 0; lj--) {                                  \
+        mn = kiln_step_##NAME(mn, lj, LOG + 1);                                                        \
+        mx = kiln_step_##NAME(mx, lj, LOG + 1);                                                        \
+      }                                                                                                \
+      KILN_MSTORE_##NAME(dst + o, total - o, mn);                                                      \
+      o += LANES;                                                                                      \
+      hi = mx;                                                                                         \
+    }                                                                                                  \
+    KILN_MSTORE_##NAME(dst + o, total - o, hi);                                                        \
+  }                                                                                                    \
+  /* x[0:n] sorted into y (x itself or a buffer apart from it). */                                     \
+  KILN_AVX2 static void kiln_vnet_##NAME(const T *x, T *y, int64_t n) {                                \
+    if (n <= LANES)                                                                                    \
+      kiln_vnet1_##NAME(x, y, n);                                                                      \
+    else if (n <= 2 * LANES)                                                                           \
+      kiln_vnet2_##NAME(x, y, n);                                                                      \
+    else if (n <= 4 * LANES)                                                                           \
+      kiln_vnet4_##NAME(x, y, n);                                                                      \
+    else                                                                                               \
+      kiln_vnet8_##NAME(x, y, n);                                                                      \
+  }
+/* MINMAX(a, b, mn, mx): mn, mx <- the lesser and the greater of each lane. */
 #define KILN_PERMI_PS(x, i) _mm256_permutevar8x32_ps(x, i)
 #define KILN_PERMI_PD(x, i) _mm256_castsi256_pd(_mm256_permutevar8x32_epi32(_mm256_castpd_si256(x), i))
 #define KILN_PERMI_SI(x, i) _mm256_permutevar8x32_epi32(x, i)
-#define KILN_BLEND_f32(mn, mx, m) _mm256_blendv_ps(mn, mx, _mm256_castsi256_ps(m))
-#define KILN_BLEND_f64(mn, mx, m) _mm256_blendv_pd(mn, mx, _mm256_castsi256_pd(m))
-#define KILN_BLEND_i32(mn, mx, m) _mm256_blendv_epi8(mn, mx, m)
-#define KILN_BLEND_i64(mn, mx, m) _mm256_blendv_epi8(mn, mx, m)
-KILN_NET(f32, float, __m256, 8, 3, KILN_LOAD_PS, KILN_STORE_PS, KILN_MINMAX_PS, KILN_PERMI_PS, kiln_netidx32,
-         kiln_netmask32, kiln_rev32, INFINITY)
-KILN_NET(f64, double, __m256d, 4, 2, KILN_LOAD_PD, KILN_STORE_PD, KILN_MINMAX_PD, KILN_PERMI_PD, kiln_netidx64,
-         kiln_netmask64, kiln_rev64, INFINITY)
-KILN_NET(i32, int32_t, __m256i, 8, 3, KILN_LOAD_SI, KILN_STORE_SI, KILN_MINMAX_EPI32, KILN_PERMI_SI,
-         kiln_netidx32, kiln_netmask32, kiln_rev32, INT32_MAX)
-KILN_NET(i64, int64_t, __m256i, 4, 2, KILN_LOAD_SI, KILN_STORE_SI, KILN_MINMAX_EPI64, KILN_PERMI_SI,
-         kiln_netidx64, kiln_netmask64, kiln_rev64, INT64_MAX)
+KILN_NET(f32, float, __m256, 8, 3, KILN_LOAD_PS, KILN_STORE_PS, KILN_MINMAX_PS, KILN_PERMI_PS, kiln_rev32, INFINITY)
+KILN_NET(f64, double, __m256d, 4, 2, KILN_LOAD_PD, KILN_STORE_PD, KILN_MINMAX_PD, KILN_PERMI_PD, kiln_rev64, INFINITY)
+KILN_NET(i32, int32_t, __m256i, 8, 3, KILN_LOAD_SI, KILN_STORE_SI, KILN_MINMAX_EPI32, KILN_PERMI_SI, kiln_rev32,
+         INT32_MAX)
+KILN_NET(i64, int64_t, __m256i, 4, 2, KILN_LOAD_SI, KILN_STORE_SI, KILN_MINMAX_EPI64, KILN_PERMI_SI, kiln_rev64,
+         INT64_MAX)
 #endif
 
 /* The three-way pass of the selection (values less than p1 to the front of
@@ -1075,9 +1359,43 @@ static const int kiln_avx2 = 0; /* the portable code only */
  * minimum, maximum, and whether they are already in order or in reverse
  * order) and keeps the NaNs as they are for the end; tmp holds n keys. */
 #define KILN_SORT_ROW(NAME, T, U, BITS, TO_KEY, FROM_KEY, ISNAN)                                            \
+  /* The zeros of a sorted row (out[0:m], no NaNs) rewritten in the row's order: -0.0 and +0.0 are     \
+   * equal, and NumPy's stable sort keeps them in input order (so sorted values are bit for bit those  \
+   * of kind='stable'; a sort of keys puts every -0.0 first, a quicksort any order). */               \
+  __attribute__((unused)) static void kiln_fixzeros_##NAME(const T *row, int64_t stride, T *outp, int64_t m) { \
+    const U sign = (U)((U)1 << (BITS - 1));                                                            \
+    int64_t lo = 0, hi = m;                                                                            \
+    while (lo < hi) { /* the first value not below zero */                                             \
+      int64_t mid = lo + (hi - lo) / 2;                                                                \
+      U b;                                                                                             \
+      memcpy(&b, &outp[mid], sizeof b);                                                                \
+      if ((b & sign) && !KILN_ZERO_##ISNAN(BITS, b))                                                   \
+        lo = mid + 1;                                                                                  \
+      else                                                                                             \
+        hi = mid;                                                                                      \
+    }                                                                                                  \
+    int64_t z = lo;                                                                                    \
+    hi = m;                                                                                            \
+    while (lo < hi) { /* the first value above zero */                                                 \
+      int64_t mid = lo + (hi - lo) / 2;                                                                \
+      U b;                                                                                             \
+      memcpy(&b, &outp[mid], sizeof b);                                                                \
+      if (KILN_ZERO_##ISNAN(BITS, b))                                                                  \
+        lo = mid + 1;                                                                                  \
+      else                                                                                             \
+        hi = mid;                                                                                      \
+    }                                                                                                  \
+    for (int64_t i = 0, end = lo; z < end; i++) { /* the row holds exactly end - z zeros */           \
+      U b;                                                                                             \
+      memcpy(&b, &row[i * stride], sizeof b);                                                          \
+      if (KILN_ZERO_##ISNAN(BITS, b))                                                                  \
+        memcpy(&outp[z++], &b, sizeof b);                                                              \
+    }                                                                                                  \
+  }                                                                                                    \
   static void kiln_sortrow_##NAME(const T *row, int64_t stride, T *outp, U *tmp, int64_t n) {         \
     U *k = (U *)outp, lo = (U)~(U)0, hi = 0, prev = 0;                                                 \
     int64_t m = 0, nans = 0, descents = 0, ascents = 0;                                                \
+    int poszero = 0, negzero = 0;                                                                      \
     for (int64_t i = 0; i < n; i++) {                                                                  \
       T v = row[i * stride];                                                                           \
       U bits;                                                                                          \
@@ -1086,6 +1404,8 @@ static const int kiln_avx2 = 0; /* the portable code only */
         tmp[nans++] = bits;                                                                            \
       } else {                                                                                         \
         U key = TO_KEY(bits);                                                                          \
+        poszero |= KILN_ZERO_##ISNAN(BITS, bits) && bits == 0;                                         \
+        negzero |= KILN_ZERO_##ISNAN(BITS, bits) && bits != 0;                                         \
         k[m] = key;                                                                                    \
         lo = key < lo ? key : lo;                                                                      \
         hi = key > hi ? key : hi;                                                                      \
@@ -1108,6 +1428,8 @@ static const int kiln_avx2 = 0; /* the portable code only */
     }                                                                                                  \
     for (int64_t i = 0; i < m; i++)                                                                    \
       k[i] = FROM_KEY(sorted[i]);                                                                      \
+    if (poszero && negzero)                                                                            \
+      kiln_fixzeros_##NAME(row, stride, outp, m);                                                      \
   }
 
 /* kiln_partrow_<T>(row, stride, out, n, kth, kcount, a, b): the row
@@ -1242,6 +1564,112 @@ static const int kiln_avx2 = 0; /* the portable code only */
     }                                                                                                  \
     return 1;                                                                                          \
   }                                                                                                    \
+  /* Stable positions of a row of at most 256 distinct keys of any range (few distinct floats): each   \
+   * key's number in a small hash table, noted per element (a byte), then the numbers ranked by key,   \
+   * counted, and the positions scattered in input order. A sample of 64 keys with at most 16         \
+   * distinct decides first; a 257th distinct key gives up (0). `ids`: scratch of n bytes. */         \
+  static int kiln_argrank_##NAME(const T *row, int64_t stride, int64_t n, int64_t *dst, uint8_t *ids) { \
+    if (n < 4096)                                                                                      \
+      return 0;                                                                                        \
+    U smp[64], key;                                                                                    \
+    int d = 0;                                                                                         \
+    for (int64_t s = 0; s < 64 && d <= 16; s++) {                                                      \
+      T v = row[(n / 64) * s * stride];                                                                \
+      memcpy(&key, &v, sizeof v);                                                                      \
+      key = POS_KEY(key);                                                                              \
+      int j = 0;                                                                                       \
+      while (j < d && smp[j] != key)                                                                   \
+        j++;                                                                                           \
+      if (j == d)                                                                                      \
+        smp[d++] = key;                                                                                \
+    }                                                                                                  \
+    if (d > 16)                                                                                        \
+      return 0;                                                                                        \
+    enum { SLOTS = 1024, MAXKEYS = 256 };                                                              \
+    U slot_key[SLOTS], table[MAXKEYS];                                                                 \
+    int16_t slot_id[SLOTS];                                                                            \
+    memset(slot_id, 0xff, sizeof slot_id);                                                             \
+    int keys = 0;                                                                                      \
+    for (int64_t i = 0; i < n; i++) {                                                                  \
+      T v = row[i * stride];                                                                           \
+      memcpy(&key, &v, sizeof v);                                                                      \
+      key = POS_KEY(key);                                                                              \
+      unsigned h = (unsigned)(((uint64_t)key * 0x9E3779B97F4A7C15ull) >> 54);                          \
+      while (slot_id[h] >= 0 && slot_key[h] != key)                                                    \
+        h = (h + 1) & (SLOTS - 1);                                                                     \
+      if (slot_id[h] < 0) {                                                                            \
+        if (keys == MAXKEYS)                                                                           \
+          return 0;                                                                                    \
+        slot_id[h] = (int16_t)keys;                                                                    \
+        slot_key[h] = key;                                                                             \
+        table[keys++] = key;                                                                           \
+      }                                                                                                \
+      ids[i] = (uint8_t)slot_id[h];                                                                    \
+    }                                                                                                  \
+    int order[MAXKEYS]; /* the key numbers by key */                                                   \
+    for (int a = 0; a < keys; a++) {                                                                   \
+      int b = a;                                                                                       \
+      while (b > 0 && table[order[b - 1]] > table[a]) {                                                \
+        order[b] = order[b - 1];                                                                       \
+        b--;                                                                                           \
+      }                                                                                                \
+      order[b] = a;                                                                                    \
+    }                                                                                                  \
+    int64_t start[MAXKEYS] = {0}, sum = 0;                                                             \
+    for (int64_t i = 0; i < n; i++)                                                                    \
+      start[ids[i]]++;                                                                                 \
+    for (int a = 0; a < keys; a++) {                                                                   \
+      int64_t c = start[order[a]];                                                                     \
+      start[order[a]] = sum;                                                                           \
+      sum += c;                                                                                        \
+    }                                                                                                  \
+    for (int64_t i = 0; i < n; i++)                                                                    \
+      dst[start[ids[i]]++] = i;                                                                        \
+    return 1;                                                                                          \
+  }                                                                                                    \
+  /* Stable positions of a row whose keys span fewer than min(n, 2^16) values (few distinct integers, \
+   * bools, 8-bit values): a counting sort of the positions by key, no pairs (a count pass and a       \
+   * scatter in input order). A sample of 64 keys decides first, so other rows pay 64 reads. 0: not    \
+   * done (a wide range). `count`: scratch of n + 1 int64. */                                          \
+  static int kiln_argcount_##NAME(const T *row, int64_t stride, int64_t n, int64_t *dst, int64_t *count) { \
+    if (n < 1024)                                                                                      \
+      return 0;                                                                                        \
+    U lo = (U)~(U)0, hi = 0, key;                                                                      \
+    for (int64_t s = 0; s < 64; s++) {                                                                 \
+      T v = row[(n / 64) * s * stride];                                                                \
+      memcpy(&key, &v, sizeof v);                                                                      \
+      key = POS_KEY(key);                                                                              \
+      lo = key < lo ? key : lo;                                                                        \
+      hi = key > hi ? key : hi;                                                                        \
+    }                                                                                                  \
+    uint64_t limit = (uint64_t)(n < 65536 ? n : 65536); /* U may be narrower than the limit */         \
+    if ((uint64_t)(U)(hi - lo) >= limit)                                                               \
+      return 0;                                                                                        \
+    for (int64_t i = 0; i < n; i++) {                                                                  \
+      T v = row[i * stride];                                                                           \
+      memcpy(&key, &v, sizeof v);                                                                      \
+      key = POS_KEY(key);                                                                              \
+      lo = key < lo ? key : lo;                                                                        \
+      hi = key > hi ? key : hi;                                                                        \
+    }                                                                                                  \
+    if ((uint64_t)(U)(hi - lo) >= limit)                                                               \
+      return 0;                                                                                        \
+    int64_t range = (int64_t)(U)(hi - lo) + 1;                                                         \
+    memset(count, 0, (size_t)(range + 1) * sizeof *count);                                             \
+    for (int64_t i = 0; i < n; i++) {                                                                  \
+      T v = row[i * stride];                                                                           \
+      memcpy(&key, &v, sizeof v);                                                                      \
+      count[(U)(POS_KEY(key) - lo) + 1]++;                                                             \
+    }                                                                                                  \
+    for (int64_t b = 1; b <= range; b++)                                                               \
+      count[b] += count[b - 1];                                                                        \
+    for (int64_t i = 0; i < n; i++) {                                                                  \
+      T v = row[i * stride];                                                                           \
+      memcpy(&key, &v, sizeof v);                                                                      \
+      dst[count[(U)(POS_KEY(key) - lo)]++] = i;                                                        \
+    }                                                                                                  \
+    return 1;                                                                                          \
+  }                                                                                                    \
   /* Stable positions of rows made of at most KILN_RUNS runs (non-decreasing, or strictly decreasing:  \
    * reversed, which keeps them stable), merged pairwise (ties from the left run); the sorted pairs,   \
    * in p or tmp, or NULL when there are more runs. */                                                 \
@@ -1309,13 +1737,39 @@ static const int kiln_avx2 = 0; /* the portable code only */
       int64_t *dst = (int64_t *)out->aligned + out->offset + r * out->strides[0];                        \
       if (kcount > 0 && kiln_vargpart_##NAME(row, in->strides[1], n, dst, ks, kcount, p))                \
         continue;                                                                                        \
+      if (kcount == 0 && n > 1) { /* in order, or strictly decreasing: positions without pairs */       \
+        int down = 0, up = 0; /* a key below the previous one; a key not below it */                   \
+        U prev, key;                                                                                     \
+        T v0 = row[0];                                                                                   \
+        memcpy(&prev, &v0, sizeof v0);                                                                   \
+        prev = POS_KEY(prev);                                                                            \
+        for (int64_t i = 1; i < n && !(down & up); i++) {                                                \
+          T v = row[i * in->strides[1]];                                                                 \
+          memcpy(&key, &v, sizeof v);                                                                    \
+          key = POS_KEY(key);                                                                            \
+          down |= key < prev;                                                                            \
+          up |= key >= prev;                                                                             \
+          prev = key;                                                                                    \
+        }                                                                                                \
+        if (!down || !up) {                                                                              \
+          for (int64_t i = 0; i < n; i++)                                                                \
+            dst[i] = down ? n - 1 - i : i;                                                               \
+          continue;                                                                                      \
+        }                                                                                                \
+      }                                                                                                  \
+      if (kcount == 0 && (kiln_argcount_##NAME(row, in->strides[1], n, dst, (int64_t *)p) ||             \
+                          kiln_argrank_##NAME(row, in->strides[1], n, dst, (uint8_t *)p)))               \
+        continue;                                                                                        \
       int64_t descents = 0, rises = 0; /* key < previous; key >= previous */                             \
+      U kor = 0, kand = (U)~(U)0; /* the bits set in some key; in every key */                          \
       for (int64_t i = 0; i < n; i++) {                                                                  \
         T v = row[i * in->strides[1]];                                                                   \
         U bits;                                                                                          \
         memcpy(&bits, &v, sizeof v);                                                                     \
         p[i].key = POS_KEY(bits);                                                                        \
         p[i].pos = i;                                                                                    \
+        kor |= p[i].key;                                                                                 \
+        kand &= p[i].key;                                                                                \
         descents += i > 0 && p[i].key < p[i - 1].key;                                                    \
         rises += i > 0 && p[i].key >= p[i - 1].key;                                                      \
       }                                                                                                  \
@@ -1333,7 +1787,7 @@ static const int kiln_avx2 = 0; /* the portable code only */
       if (kcount == 0) {                                                                                 \
         if ((sorted = kiln_pairruns_##NAME(p, p + n, n)) == NULL) {                                      \
           sorted = p;                                                                                    \
-          kiln_radix_pairs_##BITS(p, p + n, n);                                                          \
+          kiln_radix_pairs_below_##BITS(p, p + n, n, (U)(kor ^ kand));                                   \
         }                                                                                                \
       } else {                                                                                           \
         sorted = p + n;                                                                                  \

@@ -770,3 +770,8 @@ void kiln_print_emit(const char *text) {
  * The copy the size-1 path of a broadcast calls (kiln-legalize-dynamic)
  * lives in broadcast.c. */
 #include "broadcast.c"
+
+/* ---- Matrix-vector pairs -----------------------------------------------------
+ * `A @ x` and `u @ A` in one pass over A (kiln-pair-matvecs) live in
+ * matvec.c. */
+#include "matvec.c"

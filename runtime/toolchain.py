@@ -32,9 +32,10 @@ NUMPY_RANDOM_LIBRARY = os.path.join(os.path.dirname(os.path.abspath(np.random.__
 # linked with the OpenBLAS, those that call a kernel).
 LAPACK_SOURCE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "lapack.c")
 # Every file of the support object: support.c includes sort.c (the sorting
-# routines) and broadcast.c (the size-1 broadcast copy).
+# routines), broadcast.c (the size-1 broadcast copy) and matvec.c (matrix-vector pairs).
 SUPPORT_SOURCES = (SUPPORT_SOURCE, os.path.join(os.path.dirname(SUPPORT_SOURCE), "sort.c"),
-                   os.path.join(os.path.dirname(SUPPORT_SOURCE), "broadcast.c"))
+                   os.path.join(os.path.dirname(SUPPORT_SOURCE), "broadcast.c"),
+                   os.path.join(os.path.dirname(SUPPORT_SOURCE), "matvec.c"))
 
 
 def c_compiler() -> str:

@@ -6,6 +6,7 @@ runs every workload with results that agree with NumPy."""
 import importlib.util
 import os
 import re
+import subprocess
 import sys
 
 import numpy as np
@@ -62,7 +63,12 @@ def test_matrix_vector_products_through_gemv(dtype, m, k):
         assert got.shape == expected.shape and got.dtype == expected.dtype
         np.testing.assert_allclose(got, expected, rtol=tolerance, atol=tolerance)
     if (m, k) != (1, 1):  # else every product has one element: a scalar loop (kiln-scalarize-dots)
-        assert "gemv64_" in kiln.get_compilation_stage(compiled, "bufferized")
+        # `a @ x` and `y @ a` read one matrix: one pass over it (kiln-pair-matvecs).
+        assert "kiln_matvec_pair_" in kiln.get_compilation_stage(compiled, "bufferized")
+        # A product alone is one gemv call.
+        alone = kiln.qjit(lambda a, x: a @ x)
+        np.testing.assert_allclose(alone(a, x), a @ x, rtol=tolerance, atol=tolerance)
+        assert "gemv64_" in kiln.get_compilation_stage(alone, "bufferized")
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int64, np.complex128])
@@ -218,14 +224,13 @@ def test_loop_invariant_temporaries_are_allocated_once():
         np.testing.assert_allclose(compiled(got_c, a, 0.25), want, rtol=1e-12, atol=1e-12)
         np.testing.assert_allclose(got_c, want_c, rtol=1e-12, atol=1e-12)  # the argument is written as in NumPy
     assert compiled.num_compiles <= 3  # sizes 0 and 1 may specialize
-    # buffer-loop-hoisting is off (compiler/pipeline.py: a double free in
-    # np.unique(axis=)); each row temporary is then allocated and freed in
-    # the k loop: check that it is freed there (no growth per iteration).
     text = kiln.get_compilation_stage(compiled, "bufferized")
     main = text[text.index("func.func @_triangular_update("):]
-    outer = main[main.index("scf.while"):]
-    inner = op_text(outer, outer.index("scf.while", 1))
-    assert inner.count("memref.alloc") <= inner.count("memref.dealloc")
+    outer = op_text(main, main.index("scf.while"))
+    inner_at = outer.index("scf.while", 1)
+    inner = op_text(outer, inner_at)
+    assert "memref.alloc" in outer[:inner_at]  # the temporaries, before the k loop
+    assert "memref.alloc" not in inner and "memref.dealloc" not in inner
 
 
 def _zero_trip_temporary(x, m, trips):
@@ -248,19 +253,21 @@ def test_hoisted_temporary_of_a_loop_that_does_not_run():
         _zero_trip_temporary(np.ones(3), 0, 2)
     with pytest.raises(ValueError, match="negative dimensions"):
         compiled(np.ones(3), 0, 2)
-    # (With buffer-loop-hoisting off, see compiler/pipeline.py, the alloc
-    # stays in the loop; the size checks above are what this test guards.)
     text = kiln.get_compilation_stage(compiled, "bufferized")
     main = text[text.index("func.func @_zero_trip_temporary("):]
-    loop = op_text(main, main.index("scf.while"))
-    assert "scf.yield" in loop and loop.count("memref.alloc(") <= loop.count("memref.dealloc")
+    loop_at = main.index("scf.while")
+    loop = op_text(main, loop_at)
+    assert "memref.alloc(" in main[:loop_at]  # the temporary, before the loop
+    assert "scf.yield" in loop and "memref.alloc(" not in loop and "memref.dealloc" not in loop
 
 
 def test_unique_along_an_axis_in_a_loop_repeatedly():
     """Regression: np.unique(a, axis=0) sorts column by column in a loop; with
-    the loop's temporaries hoisted it freed a buffer twice now and then
-    (glibc aborted the process). Many calls at small sizes, every result
-    checked against NumPy."""
+    the loop's temporaries hoisted its argsort output buffer was freed by
+    every iteration (kiln-runtime-call-results ran after the deallocation
+    pipeline) and glibc aborted the process now and then. Many calls at
+    small sizes, every result checked against NumPy; the test below runs it
+    under glibc's malloc checks, where the double free always aborts."""
     compiled = kiln.qjit(lambda a: np.unique(a, axis=0, return_index=True, return_inverse=True,
                                              return_counts=True))
     generator = np.random.default_rng(10)
@@ -271,6 +278,49 @@ def test_unique_along_an_axis_in_a_loop_repeatedly():
                 for got, want in zip(compiled(a), np.unique(a, axis=0, return_index=True, return_inverse=True,
                                                             return_counts=True)):
                     np.testing.assert_array_equal(got, want)
+
+
+_SORTS_IN_LOOPS = """
+import numpy as np
+import kiln
+
+unique_rows = kiln.qjit(lambda a: np.unique(a, axis=0))
+
+
+@kiln.qjit(autograph=True)
+def sorted_columns(a):
+    out = np.empty_like(a)
+    for j in range(a.shape[1]):
+        out[:, j] = np.sort(a[:, j])
+    return out
+
+
+for seed in range(12):
+    for rows in (0, 1, 2, 3, 7, 20):
+        a = np.random.default_rng(seed).integers(0, 2, (rows, 3)).astype(np.int64)
+        np.testing.assert_array_equal(unique_rows(a), np.unique(a, axis=0))
+        np.testing.assert_array_equal(sorted_columns(a), np.sort(a, axis=0))
+print("ok")
+"""
+
+
+def test_sorts_in_a_loop_free_each_buffer_once(tmp_path):
+    """A sort's output buffer hoisted out of a loop is freed once, after it.
+    Run in a child process under glibc's malloc checks (libc_malloc_debug
+    when the system has it, MALLOC_CHECK_=3, freed memory overwritten by
+    MALLOC_PERTURB_): a double free aborts the child instead of the test
+    process, and it aborts every time, not now and then."""
+    env = {**os.environ, "MALLOC_CHECK_": "3", "MALLOC_PERTURB_": "165"}
+    for folder in ("/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu", "/lib64", "/usr/lib64"):
+        debug = os.path.join(folder, "libc_malloc_debug.so.0")
+        if os.path.exists(debug):
+            env["LD_PRELOAD"] = " ".join(filter(None, (env.get("LD_PRELOAD"), debug)))
+            break
+    script = tmp_path / "sorts_in_loops.py"  # a file: autograph reads the loop's source
+    script.write_text(_SORTS_IN_LOOPS)
+    proc = subprocess.run([sys.executable, str(script)], env=env, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0 and proc.stdout.strip().endswith("ok"), (
+        f"exit {proc.returncode}\n{proc.stdout[-2000:]}\n{proc.stderr[-4000:]}")
 
 
 def _normalized(x, y):

@@ -55,7 +55,7 @@ def _pattern(name, n, dtype, rng):
         a[rng.random(n) < 0.7] = np.nan
         a[::9] = -np.nan
         a[1::13] = -0.0
-    elif name == "zeros":  # -0.0 and +0.0 only (equal: either order is NumPy's)
+    elif name == "zeros":  # -0.0 and +0.0 only (equal; sorted values keep their input order, as kind="stable")
         if dtype.kind != "f":
             return None
         a = np.where(rng.random(n) < 0.5, -0.0, 0.0)
@@ -159,3 +159,86 @@ print("portable ok")
     done = subprocess.run([sys.executable, "-c", code], cwd=root, env=env, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr[-3000:]
     assert "portable ok" in done.stdout
+
+
+BOUNDARY_SIZES = [3, 4, 5, 7, 8, 9, 31, 32, 33, 63, 64, 65, 127, 128, 129, 255, 256, 257, 1000, 8191, 8192, 8193,
+                  65_543, 100_003]
+BOUNDARY_PATTERNS = ["random", "few", "few16", "equal", "nans", "extremes", "zeros", "organ", "runs20"]
+
+
+def _boundary_pattern(name, n, dtype, rng):
+    if name == "few16":  # 16 distinct values (each part's pivot soon its maximum or minimum)
+        return rng.integers(-8, 8, n).astype(dtype) if np.dtype(dtype).kind != "u" else rng.integers(0, 16, n).astype(
+            dtype)
+    return _pattern(name, n, dtype, rng)
+
+
+def _check_sorted_like_numpy(s, a, what, stable=None):
+    """NumPy's np.sort: equal values (NaNs last and as many as in `a`); the
+    stable sort bit for bit (-0.0 and +0.0 in input order, NaN payloads)."""
+    expected = np.sort(a)
+    np.testing.assert_array_equal(s, expected, err_msg=what)
+    if a.dtype.kind == "f":
+        assert np.array_equal(np.isnan(s), np.isnan(expected)), what
+    if stable is not None:
+        bits = f"u{a.dtype.itemsize}" if a.dtype.kind != "b" else "u1"
+        np.testing.assert_array_equal(stable.view(bits), np.sort(a, kind="stable").view(bits), err_msg=what)
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32", "int64", "int32"])
+def test_default_sort_network_and_pivot_boundaries(dtype):
+    """The AVX2 quicksort's part sizes around its leaf networks (1, 2, 4, 8
+    vectors: 4/8 lanes), the sampled pivot (8192), the value buckets
+    (65536, 64-bit), on random, 16-value, all-equal, NaN-heavy, extreme,
+    +-0.0, organ-pipe and 20-run rows; one compile for every size above 1."""
+    rng = np.random.default_rng(21)
+    f = kiln.qjit(lambda a: (np.sort(a), np.sort(a, kind="stable")))
+    for pattern in BOUNDARY_PATTERNS:
+        for n in BOUNDARY_SIZES:
+            a = _boundary_pattern(pattern, n, dtype, rng)
+            if a is None:
+                continue
+            s, ss = f(a)
+            _check_sorted_like_numpy(s, a, f"{dtype} {pattern} n={n}", stable=ss)
+    x = rng.standard_normal(257).astype(dtype)
+    x_before = x.copy()
+    f(x)
+    np.testing.assert_array_equal(x, x_before)  # the argument is not sorted in place
+    assert f.num_compiles == 1
+
+
+def test_default_sort_boundaries_portable_and_small_dtypes():
+    """The same boundaries on the portable code (KILN_SORT_PORTABLE=1) and on
+    the dtypes without AVX2 code (8/16-bit integers, float16, bool, uint*)."""
+    code = """
+import sys
+sys.path.insert(0, "test")
+import numpy as np, kiln
+from test_sorting_patterns import _boundary_pattern, _check_sorted_like_numpy, BOUNDARY_SIZES, BOUNDARY_PATTERNS
+rng = np.random.default_rng(8)
+f = kiln.qjit(lambda a: (np.sort(a), np.sort(a, kind="stable")))
+for dtype in ("float64", "float32", "int64", "int32", "int16", "int8", "uint8", "uint16", "uint32", "uint64",
+              "float16", "bool"):
+    for pattern in BOUNDARY_PATTERNS:
+        for n in BOUNDARY_SIZES:
+            if dtype == "bool":
+                a = rng.random(n) < 0.5
+            elif dtype == "float16" or np.dtype(dtype).itemsize < 4:
+                a = _boundary_pattern(pattern, n, "float32" if dtype == "float16" else "int64", rng)
+                if a is None:
+                    continue
+                a = a.astype(dtype) if dtype == "float16" else (a % 100).astype(dtype)
+            else:
+                a = _boundary_pattern(pattern, n, dtype, rng)
+                if a is None:
+                    continue
+            s, ss = f(a)
+            _check_sorted_like_numpy(s, a, f"{dtype} {pattern} n={n}", stable=ss)
+print("boundaries ok")
+"""
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    for portable in ("1", "0"):
+        env = dict(os.environ, KILN_SORT_PORTABLE=portable)
+        done = subprocess.run([sys.executable, "-c", code], cwd=root, env=env, capture_output=True, text=True)
+        assert done.returncode == 0, done.stderr[-3000:]
+        assert "boundaries ok" in done.stdout

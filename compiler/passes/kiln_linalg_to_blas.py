@@ -10,6 +10,13 @@ calls `gemv` instead (beta = 1, after the zero fill), as NumPy does:
 OpenBLAS's gemm with one column is several times slower than its gemv. Matmuls of
 other layouts or dtypes, and every matmul when no BLAS library is found,
 stay as they are and lower to loops.
+
+gemm's factors (kiln-fold-into-gemm leaves them next to the matmul): a
+fresh buffer filled with `s * X` right before the matmul and read only by
+it becomes alpha = s on `X` itself, and `C = s * C` in place right before
+it beta = s. Each scaling stays, run only when its factor is 0 (and the
+call then reads its result with a factor of 1): BLAS skips the product for
+alpha = 0 and never reads C for beta = 0, where NumPy's `0 * nan` is nan.
 """
 
 from __future__ import annotations
@@ -18,7 +25,7 @@ import functools
 import glob
 import os
 
-from kiln.compiler.mlir import arith, func, ir, memref
+from kiln.compiler.mlir import arith, func, ir, memref, scf
 from kiln.compiler.passes import ModulePass, register_pass
 from kiln.compiler.passes._util import collect_ops, index_value
 
@@ -129,6 +136,97 @@ def _zero_fill_before(op: ir.Operation, target: ir.Value) -> ir.Operation | None
     return prev if isinstance(value, ir.FloatAttr) and value.value == 0.0 else None
 
 
+def _scale_before(op: ir.Operation, operand: ir.Value):
+    """(source, scalar) when `operand` is a fresh buffer that the op right
+    before `op` (past pure index arithmetic) filled with `scalar * source`
+    elementwise, and that nothing but that op, `op` and its dealloc uses
+    (gemm's `alpha * A @ B`: kiln-fold-into-gemm put the scaling there);
+    else None."""
+    alloc = operand.owner
+    if isinstance(alloc, ir.Block) or alloc.operation.name != "memref.alloc":
+        return None
+    prev = op.operation
+    while True:
+        prev = _previous(prev)
+        if prev is None or prev.name not in _PURE_BETWEEN:
+            break
+    if prev is None or prev.name != "linalg.generic" or len(prev.results) or prev.operands[-1] != operand:
+        return None
+    if not all(u.owner.operation in (prev, op.operation) or u.owner.operation.name == "memref.dealloc"
+               for u in operand.uses):
+        return None
+    maps = [str(m) for m in prev.attributes["indexing_maps"]]
+    block = prev.regions[0].blocks[0]
+    body = [o.operation for o in block.operations]
+    if len(body) != 2 or body[0].name != "arith.mulf" or body[1].name != "linalg.yield":
+        return None
+    if body[1].operands[0] != body[0].result:
+        return None
+    arguments = list(block.arguments)
+    left, right = body[0].operands
+    for x, scalar in ((left, right), (right, left)):
+        if x not in arguments or scalar in arguments:
+            continue
+        if not isinstance(scalar.owner, ir.Block) and scalar.owner.operation.block == block:
+            continue
+        index = arguments.index(x)
+        if index == len(arguments) - 1 or maps[index] != maps[-1]:
+            continue
+        source = prev.operands[index]
+        if maps[-1] != "affine_map<(d0, d1) -> (d0, d1)>" or not _rows_contiguous(source.type) or str(source.type.element_type) != str(operand.type.element_type):
+            continue
+        return prev, source, scalar
+    return None
+
+
+def _scale_in_place_before(op: ir.Operation, target: ir.Value):
+    """(generic, scalar) when the op right before `op` (past pure index
+    arithmetic) is an elementwise `target = scalar * target` in place (gemm's
+    `beta * C` into C, from kiln-fold-into-gemm); else None."""
+    prev = op.operation
+    while True:
+        prev = _previous(prev)
+        if prev is None or prev.name not in _PURE_BETWEEN | {"memref.alloc"}:
+            break
+    if prev is None or prev.name != "linalg.generic" or len(prev.results) or prev.operands[-1] != target:
+        return None
+    maps = [str(m) for m in prev.attributes["indexing_maps"]]
+    block = prev.regions[0].blocks[0]
+    body = [o.operation for o in block.operations]
+    if len(body) != 2 or body[0].name != "arith.mulf" or body[1].name != "linalg.yield":
+        return None
+    if body[1].operands[0] != body[0].result or maps[-1] != "affine_map<(d0, d1) -> (d0, d1)>":
+        return None
+    arguments = list(block.arguments)
+    left, right = body[0].operands
+    for x, scalar in ((left, right), (right, left)):
+        if x not in arguments or scalar in arguments:
+            continue
+        if not isinstance(scalar.owner, ir.Block) and scalar.owner.operation.block == block:
+            continue
+        index = arguments.index(x)
+        if index < len(arguments) - 1 and maps[index] == maps[-1] and prev.operands[index] == target:
+            return prev, scalar
+    return None
+
+
+def _only_when_zero(op: ir.Operation, scalar: ir.Value) -> ir.Value:
+    """Run the scaling `op` only when `scalar` is 0 (it stays before the call)
+    and return the factor the call applies instead: `scalar`, or 1 when it is
+    0. BLAS skips the product when alpha is 0 and ignores C when beta is 0,
+    where NumPy's `0 * x` still turns a NaN or an infinity of `x` into NaN;
+    with the scaling done explicitly for 0 the call's result is NumPy's."""
+    with ir.InsertionPoint(op), op.location:
+        zero = arith.constant(scalar.type, 0.0)
+        is_zero = arith.cmpf(arith.CmpFPredicate.OEQ, scalar, zero)
+        factor = arith.select(is_zero, arith.constant(scalar.type, 1.0), scalar)
+        branch = scf.IfOp(is_zero)
+        with ir.InsertionPoint(branch.then_block):
+            scf.YieldOp([])
+    op.move_before(branch.then_block.operations[0])
+    return factor
+
+
 def _previous(op: ir.Operation) -> ir.Operation | None:
     block_ops = list(op.block.operations)
     for i, candidate in enumerate(block_ops):
@@ -156,18 +254,48 @@ class KilnLinalgToBlas(ModulePass):
             vector_product = columns_of_b == 1 or rows_of_a == 1
             symbol = (GEMV_SYMBOLS if vector_product else GEMM_SYMBOLS)[str(float_type)]
             _declare(module, symbol, float_type)
+            # `alpha * A` (or `* B`) computed just before: the call scales instead.
+            scalings = {}
+            if not vector_product:
+                for position, operand in ((0, a), (1, b)):
+                    found = _scale_before(op, operand)
+                    if found is not None:
+                        scalings[position] = found
+                        # Out of the way of the searches below; put back after them.
+                        found[0].move_after(op.operation)
             # gemv returns without touching y when the inner dimension is 0, so a
             # zero fill before it stays (and the call accumulates, beta = 1).
             fill = None if vector_product else _zero_fill_before(op, c)
+            # `C = beta * C` in place just before: the call scales C instead.
+            in_place = _scale_in_place_before(op, c) if fill is None and not vector_product else None
+            beta_factor = _only_when_zero(*in_place) if in_place is not None else None
+            factors = []
+            for position, (scaling, source, scalar) in sorted(scalings.items()):
+                # Back before the call, run only for a factor of 0; the call
+                # reads the unscaled source otherwise.
+                scaling.move_before(op.operation)
+                factors.append((position, scalar, _only_when_zero(scaling, scalar)))
             with ir.InsertionPoint(op), op.location:
-                pa, m, lda = _matrix(a)
-                pb, k, ldb = _matrix(b)
+                operands = [a, b]
+                for position, scalar, _ in factors:
+                    source = scalings[position][1]
+                    pointer, _, lead = _matrix(source)
+                    scaled_pointer, rows, scaled_lead = _matrix(operands[position])
+                    is_zero = arith.cmpf(arith.CmpFPredicate.OEQ, scalar, arith.constant(scalar.type, 0.0))
+                    operands[position] = (arith.select(is_zero, scaled_pointer, pointer), rows,
+                                          arith.select(is_zero, scaled_lead, lead))
+                pa, m, lda = operands[0] if 0 in scalings else _matrix(a)
+                pb, k, ldb = operands[1] if 1 in scalings else _matrix(b)
                 pc, _, ldc = _matrix(c)
                 n = memref.dim(b, index_value(1))
                 order = arith.constant(i32, ROW_MAJOR)
                 trans = arith.constant(i32, TRANS if rows_of_a == 1 and columns_of_b != 1 else NO_TRANS)
-                alpha = arith.constant(float_type, 1.0)
+                applied = [factor for _, _, factor in factors]
+                alpha = applied[0] if len(applied) == 1 else arith.mulf(*applied) if applied else \
+                    arith.constant(float_type, 1.0)
                 beta = arith.constant(float_type, 0.0 if fill is not None else 1.0)
+                if beta_factor is not None:
+                    beta = beta_factor
                 if columns_of_b == 1:
                     # c[:, 0] = A @ b[:, 0]; the column vectors step by their row strides.
                     arguments = [trans, m, k, alpha, pa, lda, pb, ldb, beta, pc, ldc]
@@ -182,3 +310,4 @@ class KilnLinalgToBlas(ModulePass):
             op.erase()
             if fill is not None:
                 fill.erase()
+

@@ -1,4 +1,4 @@
-"""Pass `kiln-runtime-call-results` (stage "bufferized", after convert-bufferization-to-memref).
+"""Pass `kiln-runtime-call-results` (stage "bufferized", right after one-shot-bufferize).
 
 In: `%r = func.call @f(...)` of a private declaration marked
 `kiln.returns_argument = K` (a runtime routine that fills its K-th memref
@@ -8,6 +8,10 @@ Out: `func.call @f(...)` without results, `%r` replaced by the K-th operand,
 and `@f` declared without results: the routine's C signature takes each
 memref as its expanded fields (allocated and aligned pointers, offset,
 sizes, strides) and returns nothing, which every C ABI agrees on.
+It must run before buffer-deallocation-pipeline: that pipeline takes a
+call's memref result for a fresh buffer the caller owns and frees it, so the
+output argument was freed twice whenever it was not allocated in the call's
+block (an output buffer hoisted out of a loop was freed by every iteration).
 """
 
 from __future__ import annotations

@@ -64,3 +64,47 @@ func.func @matrix_vector(%a: memref<?x?xf64>, %x: memref<?x1xf64, strided<[?, 1]
   linalg.matmul ins(%row, %b : memref<1x?xf32>, memref<?x?xf32>) outs(%out : memref<1x?xf32>)
   return
 }
+
+// gemm's `alpha * A @ B + beta * C` as kiln-fold-into-gemm leaves it: a
+// scaled copy of A right before the matmul and `C = beta * C` in place
+// before that. The call reads A itself and C with alpha and beta; each
+// scaling still runs, and the call then reads its result with a factor of
+// 1, only when its factor is 0 (BLAS would skip the term, where NumPy's
+// `0 * nan` is nan).
+#s = affine_map<(d0, d1) -> ()>
+#id = affine_map<(d0, d1) -> (d0, d1)>
+// CHECK-LABEL: func.func @scaled
+// CHECK-SAME: (%[[ALPHA:.*]]: f64, %[[BETA:.*]]: f64, %[[A:.*]]: memref<?x?xf64>, %[[B:.*]]: memref<?x?xf64>, %[[C:.*]]: memref<?x?xf64>)
+func.func @scaled(%alpha: f64, %beta: f64, %a: memref<?x?xf64>, %b: memref<?x?xf64>, %c: memref<?x?xf64>) {
+  // CHECK: %[[BZ:.*]] = arith.cmpf oeq, %[[BETA]]
+  // CHECK: %[[BF:.*]] = arith.select %[[BZ]], %{{.*}}, %[[BETA]] : f64
+  // CHECK: scf.if %[[BZ]] {
+  // CHECK-NEXT: linalg.generic {{.*}} outs(%[[C]]
+  // CHECK: %[[AZ:.*]] = arith.cmpf oeq, %[[ALPHA]]
+  // CHECK: %[[AF:.*]] = arith.select %[[AZ]], %{{.*}}, %[[ALPHA]] : f64
+  // CHECK: scf.if %[[AZ]] {
+  // CHECK-NEXT: linalg.generic
+  // CHECK: %[[PA:.*]] = arith.select %{{.*}}, %{{.*}}, %{{.*}} : !llvm.ptr
+  // CHECK: call @scipy_cblas_dgemm64_(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[AF]], %[[PA]], %{{.*}}, %{{.*}}, %{{.*}}, %[[BF]], %{{.*}}, %{{.*}})
+  // CHECK-NOT: linalg.matmul
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %m = memref.dim %a, %c0 : memref<?x?xf64>
+  %k = memref.dim %a, %c1 : memref<?x?xf64>
+  linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%c : memref<?x?xf64>) outs(%c : memref<?x?xf64>) {
+  ^bb0(%x: f64, %o: f64):
+    %p = arith.mulf %beta, %x : f64
+    linalg.yield %p : f64
+  }
+  %sa = memref.alloc(%m, %k) : memref<?x?xf64>
+  linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%a : memref<?x?xf64>) outs(%sa : memref<?x?xf64>) {
+  ^bb0(%x: f64, %o: f64):
+    %p = arith.mulf %alpha, %x : f64
+    linalg.yield %p : f64
+  }
+  linalg.matmul ins(%sa, %b : memref<?x?xf64>, memref<?x?xf64>) outs(%c : memref<?x?xf64>)
+  memref.dealloc %sa : memref<?x?xf64>
+  return
+}

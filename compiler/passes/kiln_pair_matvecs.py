@@ -1,0 +1,197 @@
+"""Pass `kiln-pair-matvecs` (stage "linalg", after kiln-collapse-batch-matmul).
+
+In: two matrix-vector products of the same f32/f64 matrix from its two
+sides, in one block, neither depending on the other: `A @ x` (a
+`linalg.matmul` of `A` and an `(n, 1)` column) and `u @ A` (a
+`linalg.matmul` of a `(1, m)` row and `A`), each accumulating into a zero
+fill (`x1 += A @ y1; x2 += y2 @ A`, a BiCG step, a matrix and its
+transpose applied in one iteration).
+Out: one `func.call @kiln_matvec_pair_<f32|f64>` at the first product, on
+the operands' own buffers (`bufferization.to_buffer read_only`, no copy)
+and two fresh buffers for the results, which become the products' tensors
+(`bufferization.to_tensor restrict writable`). runtime/matvec.c reads each
+row of `A` once for both products; two BLAS gemv calls (what
+kiln-linalg-to-blas makes of the products, and what NumPy runs) read all of
+`A` twice, and for a matrix larger than the caches both are bound by memory
+bandwidth.
+
+The pure ops that compute the second product's vector (a reshape of an
+argument, a slice) move up before the first product; a vector computed by
+anything else (a loop, a call, an op reading the first product) leaves the
+pair alone. The second product's shape check still runs at its place: the
+runtime writes zeros instead of reading out of bounds when the shapes
+disagree, and the check then raises NumPy's error.
+"""
+
+from __future__ import annotations
+
+from kiln.compiler.mlir import arith, func, ir, memref, tensor
+from kiln.compiler.passes import ModulePass, register_pass
+from kiln.compiler.passes._util import collect_ops
+
+CALLEE_PREFIX = "kiln_matvec_pair_"
+_SUFFIX = {"f32": "f32", "f64": "f64"}
+# Ops without memory effects or regions that may compute the second
+# product's vector (moved up before the first product).
+_MOVABLE_PREFIXES = ("arith.",)
+_MOVABLE = {"tensor.expand_shape", "tensor.collapse_shape", "tensor.reshape", "tensor.from_elements",
+            "tensor.extract_slice", "tensor.cast", "tensor.dim",
+            "tensor.empty", "affine.apply"}
+
+
+def _zero_fill(value: ir.Value) -> bool:
+    """`value` is `linalg.fill` of the constant 0."""
+    op = value.owner
+    if isinstance(op, ir.Block) or op.name != "linalg.fill":
+        return False
+    scalar = op.operands[0].owner
+    if isinstance(scalar, ir.Block) or scalar.name != "arith.constant":
+        return False
+    attribute = scalar.attributes["value"]
+    return isinstance(attribute, ir.FloatAttr) and ir.FloatAttr(attribute).value == 0.0
+
+
+def _classify(op: ir.Operation):
+    """('column', A, x) for `A @ x`, ('row', A, u) for `u @ A`, else None."""
+    if len(op.operands) != 3 or len(op.results) != 1 or "cast" in op.attributes:
+        return None
+    left, right, init = op.operands
+    types = [v.type for v in (left, right, init)]
+    if not all(isinstance(t, ir.RankedTensorType) and ir.RankedTensorType(t).rank == 2 for t in types):
+        return None
+    left_t, right_t, init_t = (ir.RankedTensorType(t) for t in types)
+    element = str(init_t.element_type)
+    if element not in _SUFFIX or str(left_t.element_type) != element or str(right_t.element_type) != element:
+        return None
+    if not _zero_fill(init):
+        return None
+    column = right_t.shape[1] == 1 and left_t.shape[0] != 1
+    row = left_t.shape[0] == 1 and right_t.shape[1] != 1
+    if column == row:
+        return None
+    return ("column", left, right) if column else ("row", right, left)
+
+
+def _hoistable_slice(vector: ir.Value, first: ir.Operation) -> list[ir.Operation] | None:
+    """The ops after `first` (in its block) that `vector` is computed from, in
+    block order, when all are movable and none reads `first`; else None."""
+    block = first.block
+    found, stack = [], [vector]
+    while stack:
+        value = stack.pop()
+        owner = value.owner
+        if isinstance(owner, ir.Block):
+            continue
+        op = owner.operation
+        if op == first:
+            return None
+        if op.block != block or op.is_before_in_block(first) or any(op == f for f in found):
+            # Defined before `first` or in an enclosing block: dominates it already.
+            continue
+        if not (op.name in _MOVABLE or op.name.startswith(_MOVABLE_PREFIXES)) or len(op.regions):
+            return None
+        found.append(op)
+        stack.extend(op.operands)
+    ordered = []
+    for op in found:
+        at = next((i for i, other in enumerate(ordered) if op.is_before_in_block(other)), len(ordered))
+        ordered.insert(at, op)
+    return ordered
+
+
+def _any_strides(t: ir.RankedTensorType) -> ir.MemRefType:
+    dynamic = ir.ShapedType.get_dynamic_stride_or_offset()
+    layout = ir.StridedLayoutAttr.get(dynamic, [dynamic, dynamic])
+    size = ir.ShapedType.get_dynamic_size()
+    return ir.MemRefType.get([size, size], t.element_type, layout)
+
+
+def _declare(module: ir.Module, name: str, argument_types: list[ir.Type]) -> None:
+    if name in ir.SymbolTable(module.operation):
+        return
+    with ir.InsertionPoint.at_block_begin(module.body):
+        decl = func.FuncOp(name, ir.FunctionType.get(argument_types, []), visibility="private")
+    decl.attributes["llvm.nounwind"] = ir.UnitAttr.get()
+
+
+def _fuse(module: ir.Module, first: ir.Operation, column: ir.Operation, row: ir.Operation,
+          moved: list[ir.Operation], serial: int) -> int:
+    for op in moved:
+        op.move_before(first)
+    _, matrix, x = _classify(column)
+    _, _, u = _classify(row)
+    i64 = ir.IntegerType.get_signless(64)
+    with ir.InsertionPoint(first), first.location:
+        allocations = []
+        for product in (column, row):
+            t = ir.RankedTensorType(product.results[0].type)
+            sizes = []
+            for axis, extent in enumerate(t.shape):
+                if extent == ir.ShapedType.get_dynamic_size():
+                    # The column's rows are A's rows, the row's columns A's columns.
+                    sizes.append(tensor.dim(matrix, arith.constant(ir.IndexType.get(), axis)))
+            allocations.append(memref.alloc(ir.MemRefType.get(t.shape, t.element_type), sizes, []))
+        arguments, types = [], []
+        for operand in (matrix, x, u):
+            t = ir.RankedTensorType(operand.type)
+            generic = _any_strides(t)
+            own = ir.MemRefType.get(t.shape, t.element_type, generic.layout)
+            # The operand's own buffer, read only, directly before the call
+            # (nothing writes it in between); numbered so that cse keeps the
+            # `to_buffer`s of different calls apart (see kiln-lower-lapack).
+            buffer = ir.Operation.create(
+                "bufferization.to_buffer", results=[own], operands=[operand],
+                attributes={"read_only": ir.UnitAttr.get(), "kiln.matvec_operand": ir.IntegerAttr.get(i64, serial)}
+            ).result
+            serial += 1
+            arguments.append(buffer if own == generic else memref.cast(generic, buffer))
+            types.append(generic)
+        for alloc in allocations:
+            generic = _any_strides(ir.RankedTensorType(column.results[0].type))
+            arguments.append(memref.cast(generic, alloc))
+            types.append(generic)
+        element = str(ir.RankedTensorType(matrix.type).element_type)
+        callee = CALLEE_PREFIX + _SUFFIX[element]
+        _declare(module, callee, types)
+        func.CallOp([], ir.FlatSymbolRefAttr.get(callee), arguments)
+        for product, alloc in zip((column, row), allocations):
+            value = ir.Operation.create("bufferization.to_tensor", results=[product.results[0].type],
+                                        operands=[alloc],
+                                        attributes={"restrict": ir.UnitAttr.get(),
+                                                    "writable": ir.UnitAttr.get()}).result
+            product.results[0].replace_all_uses_with(value)
+    column.erase()
+    row.erase()
+    return serial
+
+
+@register_pass
+class KilnPairMatvecs(ModulePass):
+    """Compute `A @ x` and `u @ A` of one matrix in one pass over it."""
+
+    name = "kiln-pair-matvecs"
+
+    def apply(self, module: ir.Module) -> None:
+        matmuls = collect_ops(module, {"linalg.matmul"})
+        # Per matrix, the products in block order (a pair is in one block).
+        groups: dict = {}
+        for op in matmuls:
+            kind = _classify(op)
+            if kind is not None:
+                groups.setdefault(kind[1], []).append((kind[0], op.operation))
+        serial = 0
+        for members in groups.values():
+            columns = [op for kind, op in members if kind == "column"]
+            rows = [op for kind, op in members if kind == "row"]
+            used = []
+            for column in columns:
+                for row in rows:
+                    if any(row == other for other in used) or row.block != column.block:
+                        continue
+                    first, second = (column, row) if column.is_before_in_block(row) else (row, column)
+                    moved = _hoistable_slice(_classify(second)[2], first)
+                    if moved is None:
+                        continue
+                    used.append(row)
+                    serial = _fuse(module, first, column, row, moved, serial)
+                    break

@@ -1,0 +1,216 @@
+/* kiln runtime: two matrix-vector products that read the same matrix, in one
+ * pass over it (included by support.c, so it is part of every compiled
+ * library, after its thread pool: kiln_parallel_for, kiln_num_threads;
+ * kiln-pair-matvecs emits the calls).
+ *
+ * In: A (m x n, any strides), x (n x 1), u (1 x m), and two fresh results
+ * y (m x 1) and v (1 x n). Out: y = A @ x and v = u @ A.
+ *
+ * NumPy (and BLAS) computes such a pair, e.g. `x1 += A @ y1; x2 += y2 @ A`,
+ * as two gemv calls, each streaming all of A from memory: for a matrix that
+ * does not fit in cache both are bound by memory bandwidth. Here each row of
+ * A is loaded once and feeds both products: its dot product with x (four
+ * rows at a time, one vector accumulator per row) and its multiple of u[i]
+ * added into v (which stays in cache). Rows are split into one block per
+ * thread of kiln's pool; each block adds into its own copy of v, summed in
+ * block order at the end.
+ *
+ * The shapes are checked again here: the call runs before the compiled
+ * code's own check of the second product's shapes (kiln-pair-matvecs moves
+ * it up to the first product), so on a mismatch it writes zeros and returns,
+ * and that check then raises NumPy's error.
+ */
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define KILN_MATVEC_MAX_BLOCKS 64
+
+/* One kernel per element type T, vector type V of W lanes. `rows` of A from
+ * `row0`, each `lda` elements apart with unit column stride: y[i] = A[i] . x
+ * and v += u[i] * A[i]. */
+#define KILN_MATVEC_KERNEL(NAME, T, W, TARGET)                                                                \
+  typedef T NAME##_vec __attribute__((vector_size(W * sizeof(T)), aligned(sizeof(T))));                         \
+  TARGET static void NAME(const T *a, int64_t lda, int64_t row0, int64_t rows, int64_t n, const T *x, const T *u, \
+                          T *y, T *v) {                                                                          \
+    int64_t i = row0, end = row0 + rows;                                                                         \
+    for (; i + 4 <= end; i += 4) {                                                                               \
+      const T *r0 = a + i * lda, *r1 = r0 + lda, *r2 = r1 + lda, *r3 = r2 + lda;                                 \
+      T c0 = u[i], c1 = u[i + 1], c2 = u[i + 2], c3 = u[i + 3];                                                  \
+      NAME##_vec s0 = {0}, s1 = {0}, s2 = {0}, s3 = {0};                                                         \
+      int64_t j = 0;                                                                                             \
+      for (; j + W <= n; j += W) {                                                                               \
+        NAME##_vec xv = *(const NAME##_vec *)(x + j), vv = *(NAME##_vec *)(v + j);                               \
+        NAME##_vec a0 = *(const NAME##_vec *)(r0 + j), a1 = *(const NAME##_vec *)(r1 + j);                      \
+        NAME##_vec a2 = *(const NAME##_vec *)(r2 + j), a3 = *(const NAME##_vec *)(r3 + j);                      \
+        s0 += a0 * xv;                                                                                           \
+        s1 += a1 * xv;                                                                                           \
+        s2 += a2 * xv;                                                                                           \
+        s3 += a3 * xv;                                                                                           \
+        vv += c0 * a0;                                                                                           \
+        vv += c1 * a1;                                                                                           \
+        vv += c2 * a2;                                                                                           \
+        vv += c3 * a3;                                                                                           \
+        *(NAME##_vec *)(v + j) = vv;                                                                             \
+      }                                                                                                          \
+      T t0 = 0, t1 = 0, t2 = 0, t3 = 0;                                                                          \
+      for (int k = 0; k < W; k++) {                                                                              \
+        t0 += s0[k];                                                                                             \
+        t1 += s1[k];                                                                                             \
+        t2 += s2[k];                                                                                             \
+        t3 += s3[k];                                                                                             \
+      }                                                                                                          \
+      for (; j < n; j++) {                                                                                       \
+        t0 += r0[j] * x[j];                                                                                      \
+        t1 += r1[j] * x[j];                                                                                      \
+        t2 += r2[j] * x[j];                                                                                      \
+        t3 += r3[j] * x[j];                                                                                      \
+        v[j] += c0 * r0[j] + c1 * r1[j] + c2 * r2[j] + c3 * r3[j];                                               \
+      }                                                                                                          \
+      y[i] = t0;                                                                                                 \
+      y[i + 1] = t1;                                                                                             \
+      y[i + 2] = t2;                                                                                             \
+      y[i + 3] = t3;                                                                                             \
+    }                                                                                                            \
+    for (; i < end; i++) {                                                                                       \
+      const T *r = a + i * lda;                                                                                  \
+      T t = 0, c = u[i];                                                                                         \
+      for (int64_t j = 0; j < n; j++) {                                                                          \
+        t += r[j] * x[j];                                                                                        \
+        v[j] += c * r[j];                                                                                        \
+      }                                                                                                          \
+      y[i] = t;                                                                                                  \
+    }                                                                                                            \
+  }
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#define KILN_MATVEC_AVX2 __attribute__((target("avx2,fma")))
+#else
+#define KILN_MATVEC_AVX2
+#endif
+
+KILN_MATVEC_KERNEL(kiln_matvec_rows_f64_avx2, double, 4, KILN_MATVEC_AVX2)
+KILN_MATVEC_KERNEL(kiln_matvec_rows_f64_portable, double, 2, )
+KILN_MATVEC_KERNEL(kiln_matvec_rows_f32_avx2, float, 8, KILN_MATVEC_AVX2)
+KILN_MATVEC_KERNEL(kiln_matvec_rows_f32_portable, float, 4, )
+
+static int kiln_matvec_has_avx2(void) {
+#if defined(__x86_64__) && defined(__GNUC__)
+  static int known = -1;
+  if (known < 0)
+    known = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  return known;
+#else
+  return 0;
+#endif
+}
+
+/* Everything after the dtype is the same for f32 and f64. */
+#define KILN_MATVEC_ENTRY(T, SUFFIX)                                                                             \
+  typedef struct {                                                                                               \
+    const T *a, *x, *u;                                                                                          \
+    T *y, *v, *partial;                                                                                          \
+    int64_t lda, m, n, blocks;                                                                                   \
+  } kiln_matvec_job_##SUFFIX;                                                                                    \
+                                                                                                                 \
+  static void kiln_matvec_block_##SUFFIX(void *ctx, int64_t lo, int64_t hi) {                                    \
+    kiln_matvec_job_##SUFFIX *job = ctx;                                                                         \
+    for (int64_t b = lo; b < hi; b++) {                                                                          \
+      /* Block b: rows [first, last), a multiple of 4 apart but for the last. */                                 \
+      int64_t per = (job->m / job->blocks + 3) / 4 * 4;                                                          \
+      int64_t first = b * per < job->m ? b * per : job->m;                                                       \
+      int64_t last = first + per < job->m && b + 1 < job->blocks ? first + per : job->m;                         \
+      T *v = b == 0 ? job->v : job->partial + (b - 1) * job->n;                                                  \
+      memset(v, 0, (size_t)job->n * sizeof(T));                                                                  \
+      if (kiln_matvec_has_avx2())                                                                                \
+        kiln_matvec_rows_##SUFFIX##_avx2(job->a, job->lda, first, last - first, job->n, job->x, job->u, job->y,  \
+                                         v);                                                                     \
+      else                                                                                                       \
+        kiln_matvec_rows_##SUFFIX##_portable(job->a, job->lda, first, last - first, job->n, job->x, job->u,      \
+                                             job->y, v);                                                         \
+    }                                                                                                            \
+  }                                                                                                              \
+                                                                                                                 \
+  /* y (m, contiguous) = A @ x and v (n, contiguous) = u @ A for a row-major A (unit column stride). */         \
+  static void kiln_matvec_rows_##SUFFIX(const T *a, int64_t lda, int64_t m, int64_t n, const T *x, const T *u,   \
+                                        T *y, T *v) {                                                            \
+    int64_t blocks = kiln_num_threads();                                                                         \
+    if (blocks > KILN_MATVEC_MAX_BLOCKS)                                                                         \
+      blocks = KILN_MATVEC_MAX_BLOCKS;                                                                           \
+    if (blocks > m / 64)                                                                                         \
+      blocks = m / 64; /* rows too few to share */                                                               \
+    if (blocks < 1)                                                                                              \
+      blocks = 1;                                                                                                \
+    T *partial = NULL;                                                                                           \
+    if (blocks > 1) {                                                                                            \
+      partial = malloc((size_t)(blocks - 1) * (size_t)n * sizeof(T));                                            \
+      if (partial == NULL)                                                                                       \
+        blocks = 1;                                                                                              \
+    }                                                                                                            \
+    kiln_matvec_job_##SUFFIX job = {a, x, u, y, v, partial, lda, m, n, blocks};                                  \
+    kiln_parallel_for(kiln_matvec_block_##SUFFIX, &job, 0, blocks, m * n);                                       \
+    for (int64_t b = 1; b < blocks; b++)                                                                         \
+      for (int64_t j = 0; j < n; j++)                                                                            \
+        v[j] += partial[(b - 1) * n + j];                                                                        \
+    free(partial);                                                                                               \
+  }                                                                                                              \
+                                                                                                                 \
+  /* A vector of `count` elements `stride` apart, contiguous: itself or a copy in `*owned`. */                   \
+  static const T *kiln_matvec_packed_##SUFFIX(const T *p, int64_t count, int64_t stride, T **owned) {            \
+    *owned = NULL;                                                                                               \
+    if (stride == 1 || count <= 1)                                                                               \
+      return p;                                                                                                  \
+    T *copy = malloc((size_t)count * sizeof(T));                                                                 \
+    if (copy == NULL)                                                                                            \
+      return NULL;                                                                                               \
+    for (int64_t k = 0; k < count; k++)                                                                          \
+      copy[k] = p[k * stride];                                                                                   \
+    *owned = copy;                                                                                               \
+    return copy;                                                                                                 \
+  }                                                                                                              \
+                                                                                                                 \
+  void kiln_matvec_pair_##SUFFIX(T *a_a, T *a_p, int64_t a_o, int64_t m, int64_t n, int64_t a_t0, int64_t a_t1,  \
+                                 T *x_a, T *x_p, int64_t x_o, int64_t x_s0, int64_t x_s1, int64_t x_t0,          \
+                                 int64_t x_t1, T *u_a, T *u_p, int64_t u_o, int64_t u_s0, int64_t u_s1,          \
+                                 int64_t u_t0, int64_t u_t1, T *y_a, T *y_p, int64_t y_o, int64_t y_s0,          \
+                                 int64_t y_s1, int64_t y_t0, int64_t y_t1, T *v_a, T *v_p, int64_t v_o,          \
+                                 int64_t v_s0, int64_t v_s1, int64_t v_t0, int64_t v_t1) {                       \
+    (void)a_a, (void)x_a, (void)u_a, (void)y_a, (void)v_a, (void)x_s1, (void)x_t1, (void)u_s0, (void)u_t0;     \
+    T *y = y_p + y_o, *v = v_p + v_o;                                                                            \
+    /* y and v are fresh contiguous buffers of m and n elements (y_t0, v_t1 == 1). */                            \
+    (void)y_s1, (void)v_s0, (void)y_t0, (void)y_t1, (void)v_t0, (void)v_t1;                                      \
+    if (x_s0 != n || u_s1 != m || y_s0 != m || v_s1 != n) {                                                      \
+      memset(y, 0, (size_t)(y_s0 > 0 ? y_s0 : 0) * sizeof(T));                                                   \
+      memset(v, 0, (size_t)(v_s1 > 0 ? v_s1 : 0) * sizeof(T));                                                   \
+      return;                                                                                                    \
+    }                                                                                                            \
+    T *x_owned, *u_owned;                                                                                        \
+    const T *x = kiln_matvec_packed_##SUFFIX(x_p + x_o, n, x_t0, &x_owned);                                      \
+    const T *u = kiln_matvec_packed_##SUFFIX(u_p + u_o, m, u_t1, &u_owned);                                      \
+    const T *a = a_p + a_o;                                                                                      \
+    if (m == 0 || n == 0 || x == NULL || u == NULL || (a_t1 != 1 && a_t0 != 1)) {                                \
+      /* Empty, out of memory for a packed copy, or A strided both ways: plain loops. */                        \
+      const T *xs = x_p + x_o, *us = u_p + u_o;                                                                  \
+      memset(v, 0, (size_t)n * sizeof(T));                                                                       \
+      for (int64_t i = 0; i < m; i++) {                                                                          \
+        T t = 0;                                                                                                 \
+        for (int64_t j = 0; j < n; j++) {                                                                        \
+          T e = a[i * a_t0 + j * a_t1];                                                                          \
+          t += e * xs[j * x_t0];                                                                                 \
+          v[j] += us[i * u_t1] * e;                                                                              \
+        }                                                                                                        \
+        y[i] = t;                                                                                                \
+      }                                                                                                          \
+    } else if (a_t1 == 1) {                                                                                      \
+      kiln_matvec_rows_##SUFFIX(a, a_t0, m, n, x, u, y, v);                                                      \
+    } else {                                                                                                     \
+      /* A column-major (a transposed view): its transpose B (n x m) is row-major, A @ x = x @ B and u @ A = B @ u. */ \
+      kiln_matvec_rows_##SUFFIX(a, a_t1, n, m, u, x, v, y);                                                      \
+    }                                                                                                            \
+    free(x_owned);                                                                                               \
+    free(u_owned);                                                                                               \
+  }
+
+KILN_MATVEC_ENTRY(double, f64)
+KILN_MATVEC_ENTRY(float, f32)

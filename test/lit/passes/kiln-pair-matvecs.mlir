@@ -1,0 +1,76 @@
+// RUN: kiln-opt %s -p kiln-pair-matvecs | filecheck %s
+
+// mvt / BiCG: `A @ x` and `u @ A` of one matrix become one call of
+// runtime/matvec.c, which reads each row of A once for both products. The
+// reshape of `u` that sits between the two products moves up before the call.
+
+// CHECK-LABEL: func.func @pair
+// CHECK-SAME: (%[[A:.*]]: tensor<?x?xf64>, %[[X:.*]]: tensor<?xf64>, %[[U:.*]]: tensor<?xf64>)
+func.func @pair(%a: tensor<?x?xf64>, %x: tensor<?xf64>, %u: tensor<?xf64>) -> (tensor<?x1xf64>, tensor<1x?xf64>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %zero = arith.constant 0.0 : f64
+  %m = tensor.dim %a, %c0 : tensor<?x?xf64>
+  %n = tensor.dim %a, %c1 : tensor<?x?xf64>
+  %nx = tensor.dim %x, %c0 : tensor<?xf64>
+  // CHECK: %[[XC:.*]] = tensor.expand_shape %[[X]]
+  %xc = tensor.expand_shape %x [[0, 1]] output_shape [%nx, 1] : tensor<?xf64> into tensor<?x1xf64>
+  // CHECK: %[[UR:.*]] = tensor.expand_shape %[[U]]
+  // CHECK: %[[Y:.*]] = memref.alloc(%{{.*}}) : memref<?x1xf64>
+  // CHECK: %[[V:.*]] = memref.alloc(%{{.*}}) : memref<1x?xf64>
+  // CHECK-DAG: bufferization.to_buffer %[[A]] read_only
+  // CHECK-DAG: bufferization.to_buffer %[[XC]] read_only
+  // CHECK-DAG: bufferization.to_buffer %[[UR]] read_only
+  // CHECK: call @kiln_matvec_pair_f64(
+  // CHECK-DAG: %[[YT:.*]] = bufferization.to_tensor %[[Y]] restrict writable
+  // CHECK-DAG: %[[VT:.*]] = bufferization.to_tensor %[[V]] restrict writable
+  // CHECK-NOT: linalg.matmul
+  // CHECK: return %[[YT]], %[[VT]]
+  %e1 = tensor.empty(%m) : tensor<?x1xf64>
+  %f1 = linalg.fill ins(%zero : f64) outs(%e1 : tensor<?x1xf64>) -> tensor<?x1xf64>
+  %y = linalg.matmul ins(%a, %xc : tensor<?x?xf64>, tensor<?x1xf64>) outs(%f1 : tensor<?x1xf64>) -> tensor<?x1xf64>
+  %nu = tensor.dim %u, %c0 : tensor<?xf64>
+  %ur = tensor.expand_shape %u [[0, 1]] output_shape [1, %nu] : tensor<?xf64> into tensor<1x?xf64>
+  %e2 = tensor.empty(%n) : tensor<1x?xf64>
+  %f2 = linalg.fill ins(%zero : f64) outs(%e2 : tensor<1x?xf64>) -> tensor<1x?xf64>
+  %v = linalg.matmul ins(%ur, %a : tensor<1x?xf64>, tensor<?x?xf64>) outs(%f2 : tensor<1x?xf64>) -> tensor<1x?xf64>
+  return %y, %v : tensor<?x1xf64>, tensor<1x?xf64>
+}
+
+// The second product reads the first (`(A @ x) @ A`, atax-like): they stay
+// two products.
+// CHECK-LABEL: func.func @dependent
+// CHECK-NOT: kiln_matvec_pair
+// CHECK: linalg.matmul
+// CHECK: linalg.matmul
+func.func @dependent(%a: tensor<?x?xf32>, %xc: tensor<?x1xf32>) -> tensor<1x?xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %zero = arith.constant 0.0 : f32
+  %m = tensor.dim %a, %c0 : tensor<?x?xf32>
+  %n = tensor.dim %a, %c1 : tensor<?x?xf32>
+  %e1 = tensor.empty(%m) : tensor<?x1xf32>
+  %f1 = linalg.fill ins(%zero : f32) outs(%e1 : tensor<?x1xf32>) -> tensor<?x1xf32>
+  %y = linalg.matmul ins(%a, %xc : tensor<?x?xf32>, tensor<?x1xf32>) outs(%f1 : tensor<?x1xf32>) -> tensor<?x1xf32>
+  %yr = tensor.collapse_shape %y [[0, 1]] : tensor<?x1xf32> into tensor<?xf32>
+  %ur = tensor.expand_shape %yr [[0, 1]] output_shape [1, %m] : tensor<?xf32> into tensor<1x?xf32>
+  %e2 = tensor.empty(%n) : tensor<1x?xf32>
+  %f2 = linalg.fill ins(%zero : f32) outs(%e2 : tensor<1x?xf32>) -> tensor<1x?xf32>
+  %v = linalg.matmul ins(%ur, %a : tensor<1x?xf32>, tensor<?x?xf32>) outs(%f2 : tensor<1x?xf32>) -> tensor<1x?xf32>
+  return %v : tensor<1x?xf32>
+}
+
+// A product that accumulates into something other than zeros (or of another
+// matrix) is left alone.
+// CHECK-LABEL: func.func @accumulating
+// CHECK-NOT: kiln_matvec_pair
+func.func @accumulating(%a: tensor<?x?xf64>, %xc: tensor<?x1xf64>, %ur: tensor<1x?xf64>, %acc: tensor<?x1xf64>) -> (tensor<?x1xf64>, tensor<1x?xf64>) {
+  %c1 = arith.constant 1 : index
+  %zero = arith.constant 0.0 : f64
+  %n = tensor.dim %a, %c1 : tensor<?x?xf64>
+  %y = linalg.matmul ins(%a, %xc : tensor<?x?xf64>, tensor<?x1xf64>) outs(%acc : tensor<?x1xf64>) -> tensor<?x1xf64>
+  %e2 = tensor.empty(%n) : tensor<1x?xf64>
+  %f2 = linalg.fill ins(%zero : f64) outs(%e2 : tensor<1x?xf64>) -> tensor<1x?xf64>
+  %v = linalg.matmul ins(%ur, %a : tensor<1x?xf64>, tensor<?x?xf64>) outs(%f2 : tensor<1x?xf64>) -> tensor<1x?xf64>
+  return %y, %v : tensor<?x1xf64>, tensor<1x?xf64>
+}
