@@ -58,7 +58,10 @@ DEFAULT_PIPELINE: Pipeline = [
         "tensorssa-rename",
         "tensorssa-remove-update",
     ]),
-    ("stablehlo", ["immut-to-stablehlo", "kiln-broadcast-operands", "kiln-scale-vector-operand"]),
+    # cse first: two broadcasts of one value to equal shapes (computed twice
+    # by the frontend) become one, which kiln-broadcast-operands can move.
+    ("stablehlo", ["immut-to-stablehlo", "kiln-prune-carried-values", "cse", "kiln-broadcast-operands",
+                   "kiln-scale-vector-operand"]),
     ("linalg", [
         "kiln-dims-from-shapes",
         "kiln-lower-checks",

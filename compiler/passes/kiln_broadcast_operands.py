@@ -82,18 +82,50 @@ def _through_broadcast(bcast: ir.Operation, inner: ir.Operation) -> list[ir.Oper
     return [new.owner]
 
 
+def _signature(op: ir.Operation) -> tuple:
+    """What makes two broadcasts of one value the same value."""
+    attrs = tuple(sorted((named.name, str(named.attr)) for named in (op.attributes[i] for i in range(len(op.attributes)))))
+    return op.operands[1], str(op.results[0].type), attrs
+
+
+def _merge_twins(bcast: ir.Operation, work: dict) -> bool:
+    """When every use of `bcast`'s operand is a broadcast equal to `bcast`
+    (same shape operand, type and attributes: `res` read by both sides of
+    `np.where(res * d > 0, 0, res)` once they have moved down to the
+    where's shape), make them all `bcast` and return True: the operand then
+    has one use and the move can go on through it."""
+    source = bcast.operands[0]
+    users = [use.owner for use in source.uses]
+    if any(user.name != BROADCAST or user.operands[0] != source for user in users):
+        return False
+    signature = _signature(bcast)
+    if any(_signature(user) != signature for user in users):
+        return False
+    for user in users:
+        if user == bcast.operation:
+            continue
+        user.results[0].replace_all_uses_with(bcast.results[0])
+        work.pop(user, None)
+        user.erase()
+    return True
+
+
 def broadcast_operands(module: ir.Module) -> None:
     """Move every broadcast that may expand onto the operands of the
-    elementwise ops and broadcasts it is the only user of. A bypassed
-    broadcast is erased at the end: it may still be waiting in the worklist
-    (it is then skipped, having no use left)."""
-    work = [op for op in collect_ops(module, {BROADCAST}) if maybe_expanding_axes(op)]
-    bypassed = []
+    elementwise ops and broadcasts it is the only user of, last one first
+    (so a chain moves down in one sweep). An op is erased as soon as it has
+    no use left; a bypassed inner broadcast still waiting in the worklist
+    leaves it first (the worklist is keyed by live ops only). Erasing it at
+    once matters: its read of its operand would otherwise count as a second
+    use and stop the move one level down."""
+    work = dict.fromkeys(op for op in collect_ops(module, {BROADCAST}) if maybe_expanding_axes(op))
     while work:
-        bcast = work.pop()
+        bcast, _ = work.popitem()
         source = bcast.operands[0]
         producer = source.owner
-        if not list(bcast.results[0].uses) or isinstance(producer, ir.Block) or not _single_use(source):
+        if not list(bcast.results[0].uses) or isinstance(producer, ir.Block):
+            continue
+        if not _single_use(source) and not _merge_twins(bcast, work):
             continue
         if producer.name in ELEMENTWISE and len(producer.results) == 1:
             rewrite = _through_elementwise
@@ -105,13 +137,9 @@ def broadcast_operands(module: ir.Module) -> None:
         with ir.InsertionPoint(bcast), bcast.location:
             made = rewrite(bcast, producer)
         bcast.erase()
-        if producer.name == BROADCAST:
-            bypassed.append(producer)
-        else:
-            producer.erase()
-        work.extend(op for op in made if maybe_expanding_axes(op))
-    for op in bypassed:
-        op.erase()
+        work.pop(producer, None)
+        producer.erase()
+        work.update(dict.fromkeys(op for op in made if maybe_expanding_axes(op)))
 
 
 @register_pass

@@ -11,6 +11,13 @@ temporary and no copy, since the insert of a subview into itself is no copy
 at other positions (`A[1:-1] = A[:-2] + A[2:]`) keeps its temporary: NumPy
 computes the whole right-hand side before writing (bufferization would see
 the overlap too, but would then copy every input that reads it).
+
+The same for a whole written argument (`out[:, :, :] = expr`, `out[...] =
+expr`): the function returns the argument's new value (a result marked
+`kiln.written_argument = K`), and when that is such a generic, used only by
+the return and reading no element of argument K, the generic writes into
+argument K itself: bufferization computes into the caller's buffer and
+kiln-store-written-arguments has nothing left to copy.
 """
 
 from __future__ import annotations
@@ -101,6 +108,50 @@ def _compute_into(insert: ir.Operation) -> bool:
     return True
 
 
+WRITTEN_ARGUMENT = "kiln.written_argument"
+
+
+def _may_read(value: ir.Value, argument: ir.Value) -> bool:
+    """Whether `value` may be (a view of) `argument`: through views and the
+    branches of an `scf.if` (a versioned broadcast yields its operand)."""
+    while not isinstance(value.owner, ir.Block):
+        owner = value.owner
+        if owner.name == "scf.if":
+            index = ir.OpResult(value).result_number
+            return any(_may_read(region.blocks[0].operations[len(region.blocks[0].operations) - 1].operands[index],
+                                 argument) for region in owner.regions if len(region.blocks))
+        if owner.name not in _VIEWS:
+            return False
+        value = owner.operands[0]
+    return value == argument
+
+
+def _compute_into_written_arguments(fn: ir.Operation) -> None:
+    """Each result that is the new value of a written argument K and is
+    computed by a generic as above, into argument K (see the module docstring)."""
+    if "res_attrs" not in fn.attributes or not len(fn.regions[0].blocks):
+        return
+    body = fn.regions[0].blocks[0]
+    ret = body.operations[len(body.operations) - 1]
+    if ret.name != "func.return":
+        return
+    for index, attrs in enumerate(ir.ArrayAttr(fn.attributes["res_attrs"])):
+        attrs = ir.DictAttr(attrs)
+        if WRITTEN_ARGUMENT not in attrs:
+            continue
+        argument = body.arguments[ir.IntegerAttr(attrs[WRITTEN_ARGUMENT]).value]
+        value = ret.operands[index]
+        producer = value.owner
+        if isinstance(producer, ir.Block) or len(list(value.uses)) != 1 or value.type != argument.type:
+            continue
+        generic = producer.operation
+        if not _fresh_unread_output(generic) or generic.block != body:
+            continue
+        if any(_may_read(v, argument) for v in list(generic.operands)[:-1]):
+            continue
+        generic.operands[len(generic.operands) - 1] = argument
+
+
 @register_pass
 class KilnComputeIntoDestination(ModulePass):
     """Compute an elementwise expression written into a slice straight into the slice."""
@@ -110,3 +161,5 @@ class KilnComputeIntoDestination(ModulePass):
     def apply(self, module: ir.Module) -> None:
         for insert in collect_ops(module, {"tensor.insert_slice"}):
             _compute_into(insert)
+        for fn in collect_ops(module, {"func.func"}):
+            _compute_into_written_arguments(fn)

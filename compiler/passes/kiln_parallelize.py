@@ -32,8 +32,10 @@ and, for a nest inside an scf.for / scf.while, by
 where `%min_work = func.call @kiln_parallel_min_work()` is read once, at
 the function's entry (so a nest whose work does not change in the loop
 takes a loop-invariant decision: one per loop, not one call per statement
-and iteration), and `work` estimates the innermost iterations (the product of the
-parallel dims times the trip counts of inner loops with outer bounds).
+and iteration), and `work` estimates the innermost iterations: the product
+of the parallel dims times the iterations of the body, where each inner
+loop counts its trip count times its own body's iterations and sibling
+loops add up.
 `runtime/support.c` splits [lb0, ub0) over a thread pool, or runs the
 body in the calling thread for small work (below `KILN_PARALLEL_MIN_WORK`,
 default 32768; everything with `KILN_NUM_THREADS=1`). In a loop, small work
@@ -48,7 +50,7 @@ Loops stay serial (inline) when their bounds are constants with fewer than
 OpenBLAS's own threads keep spinning on the cores after a call returns.
 Nests inside the outlined one (kiln-block-rows's blocks of sibling nests)
 run serially in the body; their iterations count in `work` (a dim from
-`%s` to `min(%s + %k, ...)` counts %k).
+`%s` to `min(%s + %k, %n)` counts min(%k, %n)).
 
 Bodies with calls are left serial: a run-time check in them would unwind
 (longjmp) on a worker thread; so are bodies that allocate (an allocation
@@ -172,53 +174,59 @@ class _Nest:
         else:
             self.captures.append(value)
 
-    def inner_loop_trip_counts(self) -> list[tuple[ir.Value, ir.Value]]:
-        """(lower, upper) of inner scf.for loops whose bounds come from outside."""
-        bounds = []
-
-        def visit(op):
-            if op.name == "scf.for":
-                lower, upper = op.operands[0], op.operands[1]
-                if not self._defined_inside(lower) and not self._defined_inside(upper):
-                    bounds.append((lower, upper))
-            return ir.WalkResult.ADVANCE
-
-        self.op.walk(visit, ir.WalkOrder.PRE_ORDER)
-        return bounds
-
     def trip_count(self, lower: ir.Value, upper: ir.Value) -> ir.Value | None:
-        """`upper - lower` when both come from outside; `k` for a block
-        `[s, min(s + k, ...))` with `k` from outside; else None (unknown).
-        Emits at the current insertion point (before the nest)."""
+        """`upper - lower` when both come from outside; for a block
+        `[s, min(s + k, n))` with `k` (and `n`) from outside, `k` (`min(k,
+        n)`); else None (unknown). Emits at the current insertion point
+        (before the nest)."""
         if not self._defined_inside(lower) and not self._defined_inside(upper):
             return arith.subi(upper, lower)
         clamp = upper.owner
         if isinstance(clamp, ir.Block) or clamp.name != "arith.minsi":
             return None
-        for operand in clamp.operands:
+        for position, operand in enumerate(clamp.operands):
             end = operand.owner
             if isinstance(end, ir.Block) or end.name != "arith.addi" or end.operands[0] != lower:
                 continue
             size = end.operands[1]
-            if not self._defined_inside(size):
-                return size
+            if self._defined_inside(size):
+                continue
+            bound = clamp.operands[1 - position]
+            return size if self._defined_inside(bound) else arith.minsi(size, bound)
         return None
 
-    def nested_iterations(self) -> ir.Value | None:
-        """Iterations of the nests directly inside the nest's body (summed;
-        each the product of its dims' trip counts), or None when there are none."""
+    def iterations(self, block: ir.Block) -> ir.Value | None:
+        """Innermost iterations of the loops in `block` (None: no loop in
+        it): each `scf.parallel` / `scf.for` counts the product of its trip
+        counts times the iterations of its own body (at least 1), and
+        sibling loops add up. A loop whose trip count this cannot tell
+        (bounds from inside, not a block) counts as one iteration of its
+        body: a loop over zero blocks of 4096 (kiln-block-sums on a short
+        row) counts nothing, not 4096 per row."""
         total = None
-        for inner in self.op.regions[0].blocks[0].operations:
-            if inner.name != "scf.parallel":
-                continue
-            dims = len(inner.regions[0].blocks[0].arguments)
-            count = None
-            for d in range(dims):
-                trip = self.trip_count(inner.operands[d], inner.operands[dims + d])
-                if trip is not None:
-                    count = trip if count is None else arith.muli(count, trip)
-            if count is None:
-                count = arith.constant(ir.IndexType.get(), 1)
+        for op in block.operations:
+            if op.name in ("scf.parallel", "scf.for"):
+                dims = len(op.regions[0].blocks[0].arguments) if op.name == "scf.parallel" else 1
+                count = None
+                for d in range(dims):
+                    trip = self.trip_count(op.operands[d], op.operands[dims + d])
+                    if trip is not None:
+                        count = trip if count is None else arith.muli(count, trip)
+                body = self.iterations(op.regions[0].blocks[0])
+                if body is not None:
+                    body = arith.maxsi(body, arith.constant(ir.IndexType.get(), 1))
+                    count = body if count is None else arith.muli(count, body)
+                if count is None:
+                    count = arith.constant(ir.IndexType.get(), 1)
+            else:
+                count = None
+                for region in op.regions:
+                    for inner in region.blocks:
+                        found = self.iterations(inner)
+                        if found is not None:
+                            count = found if count is None else arith.addi(count, found)
+                if count is None:
+                    continue
             total = count if total is None else arith.addi(total, count)
         return total
 
@@ -293,13 +301,7 @@ def _outline(module: ir.Module, nest: _Nest, name: str, min_works: dict) -> None
         for d in range(1, n_dims):
             count = arith.subi(op.operands[n_dims + d], op.operands[d])
             per_row = count if per_row is None else arith.muli(per_row, count)
-        nested = nest.nested_iterations()
-        if nested is not None:
-            per_row = nested if per_row is None else arith.muli(per_row, nested)
-        inner = None
-        for lower, upper in nest.inner_loop_trip_counts():
-            count = arith.subi(upper, lower)
-            inner = count if inner is None else arith.addi(inner, count)
+        inner = nest.iterations(op.regions[0].blocks[0])
         if inner is not None:
             inner = arith.maxsi(inner, arith.constant(index, 1))
             per_row = inner if per_row is None else arith.muli(per_row, inner)

@@ -53,3 +53,49 @@ func.func @left_alone(%a: tensor<?xf64>, %n: tensor<1xi64>) -> (tensor<?xf64>, t
   %r2 = stablehlo.dynamic_broadcast_in_dim %exp, %n, dims = [0] : (tensor<?xf64>, tensor<1xi64>) -> tensor<?xf64>
   return %r1, %r2, %exp : tensor<?xf64>, tensor<?xf64>, tensor<?xf64>
 }
+
+// A chain of sums whose operands were each broadcast (`((a + b) + c)`, each
+// `+` between slices of other sizes) moves down in one sweep: the inner
+// broadcast of `a + b` that the outer one goes through is erased at once, so
+// `a + b` has one use again and the move goes on to `a` and `b`. No broadcast
+// is left on an elementwise result, and the three sums fuse into one loop.
+// CHECK-LABEL: func.func @chain
+// CHECK-SAME: (%[[A:.*]]: tensor<?xf64>, %[[B:.*]]: tensor<?xf64>, %[[C:.*]]: tensor<?xf64>, %[[N:.*]]: tensor<1xi64>, %[[M:.*]]: tensor<1xi64>)
+func.func @chain(%a: tensor<?xf64>, %b: tensor<?xf64>, %c: tensor<?xf64>, %n: tensor<1xi64>,
+                 %m: tensor<1xi64>) -> tensor<?xf64> {
+  // CHECK-DAG: %[[BA:.*]] = stablehlo.dynamic_broadcast_in_dim %[[A]], %[[M]], dims = [0]
+  // CHECK-DAG: %[[BB:.*]] = stablehlo.dynamic_broadcast_in_dim %[[B]], %[[M]], dims = [0]
+  // CHECK-DAG: %[[BC:.*]] = stablehlo.dynamic_broadcast_in_dim %[[C]], %[[M]], dims = [0]
+  // CHECK-DAG: %[[AB:.*]] = stablehlo.add %[[BA]], %[[BB]]
+  // CHECK: %[[ABC:.*]] = stablehlo.add %[[AB]], %[[BC]]
+  // CHECK-NEXT: return %[[ABC]]
+  %ab = stablehlo.add %a, %b : tensor<?xf64>
+  %abn = stablehlo.dynamic_broadcast_in_dim %ab, %n, dims = [0] : (tensor<?xf64>, tensor<1xi64>) -> tensor<?xf64>
+  %cn = stablehlo.dynamic_broadcast_in_dim %c, %n, dims = [0] : (tensor<?xf64>, tensor<1xi64>) -> tensor<?xf64>
+  %abc = stablehlo.add %abn, %cn : tensor<?xf64>
+  %r = stablehlo.dynamic_broadcast_in_dim %abc, %m, dims = [0] : (tensor<?xf64>, tensor<1xi64>) -> tensor<?xf64>
+  return %r : tensor<?xf64>
+}
+
+// A value read by two equal broadcasts (hdiff's `np.where(res * d > 0, 0,
+// res)`, both sides broadcast to the where's shape) is broadcast once, and
+// the move goes on through it.
+// CHECK-LABEL: func.func @twins
+// CHECK-SAME: (%[[A:.*]]: tensor<?xf64>, %[[B:.*]]: tensor<?xf64>, %[[D:.*]]: tensor<?xf64>, %[[M:.*]]: tensor<1xi64>)
+func.func @twins(%a: tensor<?xf64>, %b: tensor<?xf64>, %d: tensor<?xf64>, %m: tensor<1xi64>) -> tensor<?xf64> {
+  // CHECK-DAG: %[[BA:.*]] = stablehlo.dynamic_broadcast_in_dim %[[A]], %[[M]], dims = [0]
+  // CHECK-DAG: %[[BB:.*]] = stablehlo.dynamic_broadcast_in_dim %[[B]], %[[M]], dims = [0]
+  // CHECK: %[[RES:.*]] = stablehlo.subtract %[[BA]], %[[BB]]
+  // CHECK-NOT: stablehlo.subtract
+  // CHECK: stablehlo.multiply %[[RES]], %[[D]]
+  // CHECK: stablehlo.select {{.*}}, %[[RES]]
+  %res = stablehlo.subtract %a, %b : tensor<?xf64>
+  %r1 = stablehlo.dynamic_broadcast_in_dim %res, %m, dims = [0] : (tensor<?xf64>, tensor<1xi64>) -> tensor<?xf64>
+  %r2 = stablehlo.dynamic_broadcast_in_dim %res, %m, dims = [0] : (tensor<?xf64>, tensor<1xi64>) -> tensor<?xf64>
+  %prod = stablehlo.multiply %r1, %d : tensor<?xf64>
+  %zero = stablehlo.constant dense<0.0> : tensor<f64>
+  %zeros = stablehlo.dynamic_broadcast_in_dim %zero, %m, dims = [] : (tensor<f64>, tensor<1xi64>) -> tensor<?xf64>
+  %pos = stablehlo.compare GT, %prod, %zeros : (tensor<?xf64>, tensor<?xf64>) -> tensor<?xi1>
+  %w = stablehlo.select %pos, %zeros, %r2 : tensor<?xi1>, tensor<?xf64>
+  return %w : tensor<?xf64>
+}

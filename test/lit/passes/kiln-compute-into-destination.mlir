@@ -101,3 +101,42 @@ func.func @kept(%a: tensor<?xf64>, %b: tensor<?xf64>, %n: index) -> (tensor<?xf6
   %w = tensor.insert_slice %v into %b[1] [%n] [1] : tensor<?xf64> into tensor<?xf64>
   return %w, %v : tensor<?xf64>, tensor<?xf64>
 }
+
+// A whole written argument (`out[:] = 2 * a`): the function returns its new
+// value (a result marked kiln.written_argument); the generic writes into the
+// argument itself, and bufferization computes into the caller's buffer.
+// CHECK-LABEL: func.func @whole_argument
+// BUF-LABEL: func.func @whole_argument
+func.func @whole_argument(%a: tensor<?xf64>, %out: tensor<?xf64> {bufferization.writable = true}, %n: index)
+    -> (tensor<?xf64> {kiln.written_argument = 1 : i64}) {
+  %e = tensor.empty(%n) : tensor<?xf64>
+  // CHECK: linalg.generic {{.*}} ins(%arg0 : tensor<?xf64>) outs(%arg1 : tensor<?xf64>)
+  // BUF-NOT: memref.alloc
+  // BUF-NOT: linalg.copy
+  // BUF: return %arg1
+  %v = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel"]}
+      ins(%a : tensor<?xf64>) outs(%e : tensor<?xf64>) {
+  ^bb0(%x: f64, %o: f64):
+    %s = arith.addf %x, %x : f64
+    linalg.yield %s : f64
+  } -> tensor<?xf64>
+  return %v : tensor<?xf64>
+}
+
+// Left alone when the expression reads the argument (`out[:] = out[::-1]`
+// would overwrite elements it has still to read).
+// CHECK-LABEL: func.func @whole_argument_read
+func.func @whole_argument_read(%out: tensor<?xf64> {bufferization.writable = true}, %n: index)
+    -> (tensor<?xf64> {kiln.written_argument = 0 : i64}) {
+  %e = tensor.empty(%n) : tensor<?xf64>
+  %r = tensor.extract_slice %out[0] [%n] [1] : tensor<?xf64> to tensor<?xf64>
+  // CHECK: %[[E:.*]] = tensor.empty
+  // CHECK: linalg.generic {{.*}} outs(%[[E]] : tensor<?xf64>)
+  %v = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel"]}
+      ins(%r : tensor<?xf64>) outs(%e : tensor<?xf64>) {
+  ^bb0(%x: f64, %o: f64):
+    %s = arith.addf %x, %x : f64
+    linalg.yield %s : f64
+  } -> tensor<?xf64>
+  return %v : tensor<?xf64>
+}

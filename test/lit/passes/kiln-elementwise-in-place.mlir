@@ -50,3 +50,47 @@ func.func @kept(%a: tensor<?xf64>, %n: index) -> (tensor<?xf64>, tensor<?xf64>) 
   } -> tensor<?xf64>
   return %b, %c : tensor<?xf64>, tensor<?xf64>
 }
+
+// A slice of a tensor that another op reads too (hdiff: `lap[1:] - lap[:-1]`
+// and, in the next statement, `lap[:, 1:]`) is not overwritten: bufferization
+// would first copy the slice. A slice of a tensor read by nothing else is.
+// CHECK-LABEL: func.func @views
+func.func @views(%a: tensor<?xf64>, %n: index) -> (tensor<?xf64>, tensor<?xf64>, tensor<?xf64>) {
+  %c0 = arith.constant 0 : index
+  %e = tensor.empty(%n) : tensor<?xf64>
+  %lap = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel"]}
+      ins(%a : tensor<?xf64>) outs(%e : tensor<?xf64>) {
+  ^bb0(%ai: f64, %out: f64):
+    %q = arith.addf %ai, %ai : f64
+    linalg.yield %q : f64
+  } -> tensor<?xf64>
+  %m = arith.subi %n, %c0 : index
+  // CHECK: %[[HEAD:.*]] = tensor.extract_slice %[[LAP:.*]][1]
+  %head = tensor.extract_slice %lap[1] [%m] [1] : tensor<?xf64> to tensor<?xf64>
+  %tail = tensor.extract_slice %lap[0] [%m] [1] : tensor<?xf64> to tensor<?xf64>
+  %e2 = tensor.empty(%m) : tensor<?xf64>
+  // CHECK: %[[FRESH:.*]] = tensor.empty
+  // CHECK: linalg.generic {{.*}} ins(%[[HEAD]], %{{.*}} : tensor<?xf64>, tensor<?xf64>) outs(%[[FRESH]] : tensor<?xf64>)
+  %res = linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel"]}
+      ins(%head, %tail : tensor<?xf64>, tensor<?xf64>) outs(%e2 : tensor<?xf64>) {
+  ^bb0(%h: f64, %t: f64, %out: f64):
+    %q = arith.subf %h, %t : f64
+    linalg.yield %q : f64
+  } -> tensor<?xf64>
+  %lap2 = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel"]}
+      ins(%a : tensor<?xf64>) outs(%e : tensor<?xf64>) {
+  ^bb0(%ai: f64, %out: f64):
+    %q = arith.mulf %ai, %ai : f64
+    linalg.yield %q : f64
+  } -> tensor<?xf64>
+  // CHECK: %[[ONLY:.*]] = tensor.extract_slice %{{.*}}[1]
+  // CHECK: linalg.generic {{.*}} ins(%[[ONLY]] : tensor<?xf64>) outs(%[[ONLY]] : tensor<?xf64>)
+  %only = tensor.extract_slice %lap2[1] [%m] [1] : tensor<?xf64> to tensor<?xf64>
+  %neg = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel"]}
+      ins(%only : tensor<?xf64>) outs(%e2 : tensor<?xf64>) {
+  ^bb0(%h: f64, %out: f64):
+    %q = arith.negf %h : f64
+    linalg.yield %q : f64
+  } -> tensor<?xf64>
+  return %res, %neg, %lap : tensor<?xf64>, tensor<?xf64>, tensor<?xf64>
+}

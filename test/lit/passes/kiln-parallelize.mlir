@@ -301,18 +301,21 @@ func.func private @cblas_dscal(i32, f64, !llvm.ptr, i32)
 
 // Nests inside the outlined nest (kiln-block-rows's blocks of rows) run
 // serially in the body. The work counts their iterations: a dim from %s to
-// min(%s + %k, ...) with %k from outside counts %k, so
-// work = blocks * (k * m + k).
+// min(%s + %k, %n) with %k and %n from outside counts min(%k, %n), so
+// work = blocks * (min(k, n) * m + min(k, n)).
 // CHECK-LABEL: func.func @blocks
 // CHECK-SAME: (%[[X:[^:]*]]: memref<?x?xf32>, %[[T:[^:]*]]: memref<?x?xf32>, %[[K:[^:]*]]: index)
-// CHECK: memref.dim %[[X]], %c0
+// CHECK: %[[N:.*]] = memref.dim %[[X]], %c0
 // CHECK-NEXT: %[[M:.*]] = memref.dim %[[X]], %c1
 // CHECK-NEXT: %[[BLOCKS:.*]] = arith.ceildivsi
 // CHECK-NEXT: %[[OUTER:.*]] = arith.subi %[[BLOCKS]], %[[C0:.*]] : index
+// CHECK-NEXT: %[[ROWS1:.*]] = arith.minsi %[[K]], %[[N]] : index
 // CHECK-NEXT: %[[J:.*]] = arith.subi %[[M]], %[[C0]] : index
-// CHECK-NEXT: %[[FIRST:.*]] = arith.muli %[[K]], %[[J]] : index
-// CHECK-NEXT: %[[BOTH:.*]] = arith.addi %[[FIRST]], %[[K]] : index
-// CHECK-NEXT: %[[WORK:.*]] = arith.muli %[[OUTER]], %[[BOTH]] : index
+// CHECK-NEXT: %[[FIRST:.*]] = arith.muli %[[ROWS1]], %[[J]] : index
+// CHECK-NEXT: %[[ROWS2:.*]] = arith.minsi %[[K]], %[[N]] : index
+// CHECK-NEXT: %[[BOTH:.*]] = arith.addi %[[FIRST]], %[[ROWS2]] : index
+// CHECK: %[[PER_BLOCK:.*]] = arith.maxsi %[[BOTH]]
+// CHECK-NEXT: %[[WORK:.*]] = arith.muli %[[OUTER]], %[[PER_BLOCK]] : index
 // CHECK: call @kiln_parallel_for(
 // CHECK: llvm.func @blocks_parallel0(
 // CHECK: scf.parallel (%[[B:.*]]) =
@@ -339,6 +342,61 @@ func.func @blocks(%x: memref<?x?xf32>, %t: memref<?x?xf32>, %rows_per_block: ind
     scf.parallel (%i) = (%start) to (%stop) step (%c1) {
       %v = memref.load %t[%i, %c0] : memref<?x?xf32>
       memref.store %v, %x[%i, %c0] : memref<?x?xf32>
+      scf.reduce
+    }
+    scf.reduce
+  }
+  return
+}
+
+// kiln-block-sums's row sums: per block of rows, a nest over the row's
+// whole 4096-element chunks (each an scf.for of 4096) and one over the
+// rest. Each loop counts its own iterations times its body's: a row of 61
+// elements has no whole chunk (%chunks is 0), so the work is
+// rows * (min(k, n) * chunks * 4096 + min(k, n) * rest), about n * 61, not
+// n * (4096 + 61) (the sum of the inner trip counts times the row count,
+// which sent channel_flow's sums of 61 x 61 elements to the thread pool at
+// every step of its time loop).
+// CHECK-LABEL: func.func @chunked_rows
+// CHECK-SAME: (%[[X:[^:]*]]: memref<?x?x4096xf64>, %[[R:[^:]*]]: memref<?x?xf64>, %[[S:[^:]*]]: memref<?xf64>, %[[K:[^:]*]]: index, %[[CHUNKS:[^:]*]]: index, %[[REST:[^:]*]]: index)
+// CHECK: %[[N:.*]] = memref.dim %[[R]], %c0
+// CHECK: %[[ROWS1:.*]] = arith.minsi %[[K]], %[[N]] : index
+// CHECK-NEXT: %[[C:.*]] = arith.subi %[[CHUNKS]], %c0
+// CHECK-NEXT: %[[DIMS:.*]] = arith.muli %[[ROWS1]], %[[C]]
+// CHECK-NEXT: %[[INNER:.*]] = arith.subi %c4096, %c0
+// CHECK: %[[CHUNKED:.*]] = arith.muli %[[DIMS]], %{{.*}}
+// CHECK-NEXT: %[[ROWS2:.*]] = arith.minsi %[[K]], %[[N]] : index
+// CHECK-NEXT: %[[TAIL:.*]] = arith.subi %[[REST]], %c0
+// CHECK: %[[TAILED:.*]] = arith.muli %[[ROWS2]], %{{.*}}
+// CHECK-NEXT: arith.addi %[[CHUNKED]], %[[TAILED]]
+// CHECK: call @kiln_parallel_for(
+func.func @chunked_rows(%x: memref<?x?x4096xf64>, %r: memref<?x?xf64>, %s: memref<?xf64>, %rows_per_block: index,
+                        %chunks: index, %rest: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4096 = arith.constant 4096 : index
+  %n = memref.dim %r, %c0 : memref<?x?xf64>
+  %blocks = arith.ceildivsi %n, %rows_per_block : index
+  scf.parallel (%b) = (%c0) to (%blocks) step (%c1) {
+    %start = arith.muli %b, %rows_per_block : index
+    %end = arith.addi %start, %rows_per_block : index
+    %stop = arith.minsi %end, %n : index
+    scf.parallel (%i, %j) = (%start, %c0) to (%stop, %chunks) step (%c1, %c1) {
+      scf.for %k = %c0 to %c4096 step %c1 {
+        %v = memref.load %x[%i, %j, %k] : memref<?x?x4096xf64>
+        %acc = memref.load %r[%i, %j] : memref<?x?xf64>
+        %sum = arith.addf %acc, %v : f64
+        memref.store %sum, %r[%i, %j] : memref<?x?xf64>
+      }
+      scf.reduce
+    }
+    scf.parallel (%i) = (%start) to (%stop) step (%c1) {
+      scf.for %k = %c0 to %rest step %c1 {
+        %v = memref.load %r[%i, %k] : memref<?x?xf64>
+        %acc = memref.load %s[%i] : memref<?xf64>
+        %sum = arith.addf %acc, %v : f64
+        memref.store %sum, %s[%i] : memref<?xf64>
+      }
       scf.reduce
     }
     scf.reduce
