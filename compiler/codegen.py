@@ -98,11 +98,13 @@ def emit_object(module: ir.Module, path: str, opt_level: int = 3, libraries: lis
 
 
 def emit_shared_library(module: ir.Module, workdir: str, name: str, extra_objects: Sequence[str] = (),
-                        output: str | None = None, bundle_into: str | None = None) -> tuple[str, list[str]]:
+                        output: str | None = None, bundle_into: str | None = None,
+                        soname: str | None = None) -> tuple[str, list[str]]:
     """Object code of `module` linked with `extra_objects` (and kiln's
     support code) into `output` (default: `lib<name>.so` in `workdir`).
     With `bundle_into`, the external libraries and their dependencies are
-    copied into that folder and found relative to the library. Returns the
+    copied into that folder and found relative to the library. `soname`:
+    the name the library gives itself (default: its file name). Returns the
     library's path and the file names bundled."""
     libraries = external_libraries(module)
     obj = emit_object(module, os.path.join(workdir, f"{name}.o"), libraries=libraries)
@@ -124,7 +126,7 @@ def emit_shared_library(module: ir.Module, workdir: str, name: str, extra_object
             bundled += [f for f in toolchain.copy_with_dependencies(lib, bundle_into) if f not in bundled]
             link_inputs.append(os.path.join(bundle_into, os.path.basename(lib)))
         link_inputs.append(f"-Wl,-rpath,{toolchain.LOADER_FOLDER}")
-    library = toolchain.link_shared_library(link_inputs, output or os.path.join(workdir, f"lib{name}.so"))
+    library = toolchain.link_shared_library(link_inputs, output or os.path.join(workdir, f"lib{name}.so"), soname)
     return library, bundled
 
 

@@ -303,7 +303,8 @@ def build_library(jaxpr: Jaxpr, symbol: str, output: str, wrapper: Callable[[], 
         with ctx:
             run_pipeline(module, DEFAULT_PIPELINE, StageRecord(), keep_text=False)
             built, bundled = codegen.emit_shared_library(module, build_dir, symbol, [wrapper_object],
-                                                         bundle_into=os.path.dirname(os.path.abspath(output)))
+                                                         bundle_into=os.path.dirname(os.path.abspath(output)),
+                                                         soname=os.path.basename(output))
         cache.write_atomically(output, lambda tmp: shutil.copyfile(built, tmp))
     finally:
         shutil.rmtree(build_dir, ignore_errors=True)

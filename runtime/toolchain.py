@@ -134,13 +134,22 @@ def _linker_flags() -> list[str]:
     return ["-fuse-ld=gold"] if shutil.which("ld.gold") else []
 
 
-def link_shared_library(objects: list[str], output: str) -> str:
-    """`cc -shared` the objects with the support code and libm into `output` (atomically)."""
+def link_shared_library(objects: list[str], output: str, soname: str | None = None) -> str:
+    """`cc -shared` the objects with the support code and libm into `output`
+    (atomically), named `soname` (default: the output's file name)."""
     # -Bsymbolic: the library's calls to its own support code must not bind
     # to another copy already loaded in the process (its thread-locals differ).
+    # -soname: the library names itself by a fixed name, not by the temporary
+    # it is linked into (the linker writes the output name into the library's
+    # version definitions): the same objects then always link to the same
+    # bytes, whichever process of several rebuilding one cache entry writes
+    # the library and which writes its checksum. A program linked against
+    # the library (an export) records this name.
+    soname = soname or os.path.basename(output)
+
     def link(out: str) -> None:
-        command = ["-shared", "-Wl,-Bsymbolic", "-o", out, *objects, support_object(), lapack_object(), "-lm",
-                   "-pthread"]
+        command = ["-shared", "-Wl,-Bsymbolic", f"-Wl,-soname,{soname}", "-o", out, *objects,
+                   support_object(), lapack_object(), "-lm", "-pthread"]
         flags = _linker_flags()
         if flags:
             try:

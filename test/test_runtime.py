@@ -769,3 +769,26 @@ def test_link_uses_gold_where_installed(tmp_path, monkeypatch):
     assert toolchain._linker_flags() == ["-fuse-ld=gold"]
     monkeypatch.setenv("KILN_LINKER", "default")
     assert toolchain._linker_flags() == []
+
+
+@pytest.mark.parametrize("linker", ["gold", "default"])
+def test_linking_the_same_objects_twice_gives_the_same_bytes(tmp_path, monkeypatch, linker):
+    """Processes rebuilding one cache entry at once each write the library
+    and its checksum (the last `os.replace` of each wins): the link must not
+    depend on the temporary file it writes (the linker names the library
+    after its output in the version definitions unless given a soname)."""
+    import hashlib
+
+    from kiln.runtime import toolchain
+
+    monkeypatch.setattr(toolchain, "_GOLD_WORKS", [])
+    if linker == "default":
+        monkeypatch.setenv("KILN_LINKER", "default")
+    source = tmp_path / "f.c"
+    source.write_text("long kiln_test_answer(void) { return 42; }\n")
+    obj = toolchain.compile_object(str(source), str(tmp_path / "f.o"))
+    digests = []
+    for _ in range(2):
+        library = toolchain.link_shared_library([obj], str(tmp_path / "libf.so"))
+        digests.append(hashlib.sha256(open(library, "rb").read()).hexdigest())
+    assert digests[0] == digests[1]
