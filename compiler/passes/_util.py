@@ -87,15 +87,35 @@ def dynamic_sizes_from_shape_tensor(shape: ir.Value, result_type: ir.RankedTenso
 
 
 def declare_private_function(module: ir.Module, name: str, argument_types: list[ir.Type],
-                             result_types: list[ir.Type] = ()) -> None:
+                             result_types: list[ir.Type] = (), nounwind: bool = False) -> None:
     """`func.func private @name(argument_types) -> (result_types)` at the top
-    of the module, unless it is declared already (a callee of the runtime support code)."""
+    of the module, unless it is declared already (a callee of the runtime
+    support code); `nounwind`: marked `llvm.nounwind` (a C routine)."""
     for op in module.body.operations:
         if op.operation.name == "func.func" and ir.StringAttr(op.attributes["sym_name"]).value == name:
             return
     with ir.InsertionPoint.at_block_begin(module.body):
         decl = func.FuncOp(name, ir.FunctionType.get(argument_types, list(result_types)))
         decl.attributes["sym_visibility"] = ir.StringAttr.get("private")
+        if nounwind:
+            decl.attributes["llvm.nounwind"] = ir.UnitAttr.get()
+
+
+def zero_fill(value: ir.Value) -> ir.Operation | None:
+    """The `linalg.fill` of the constant 0 (float or integer) that defines
+    `value`, else None."""
+    op = value.owner
+    if isinstance(op, ir.Block) or op.name != "linalg.fill":
+        return None
+    scalar = op.operands[0].owner
+    if isinstance(scalar, ir.Block) or scalar.name != "arith.constant":
+        return None
+    attribute = scalar.attributes["value"]
+    if isinstance(attribute, ir.FloatAttr):
+        return op.operation if ir.FloatAttr(attribute).value == 0.0 else None
+    if isinstance(attribute, ir.IntegerAttr):
+        return op.operation if ir.IntegerAttr(attribute).value == 0 else None
+    return None
 
 
 def string_global(module: ir.Module, prefix: str, text: str, names: dict[str, str]) -> str:

@@ -27,25 +27,9 @@ from __future__ import annotations
 
 from kiln.compiler.mlir import ir, linalg
 from kiln.compiler.passes import ModulePass, register_pass
-from kiln.compiler.passes._util import all_parallel, collect_ops
+from kiln.compiler.passes._util import all_parallel, collect_ops, zero_fill
 
 _ADDS = ("arith.addf", "arith.addi")
-
-
-def _zero_fill(value: ir.Value) -> ir.Operation | None:
-    """The `linalg.fill` of constant 0 that defines `value`, else None."""
-    op = value.owner
-    if isinstance(op, ir.Block) or op.name != "linalg.fill":
-        return None
-    scalar = op.operands[0].owner
-    if isinstance(scalar, ir.Block) or scalar.name != "arith.constant":
-        return None
-    attribute = scalar.attributes["value"]
-    if isinstance(attribute, ir.FloatAttr):
-        return op if ir.FloatAttr(attribute).value == 0.0 else None
-    if isinstance(attribute, ir.IntegerAttr):
-        return op if ir.IntegerAttr(attribute).value == 0 else None
-    return None
 
 
 def _depends_on(value: ir.Value, argument: ir.Value, block: ir.Block) -> bool:
@@ -66,7 +50,7 @@ def _depends_on(value: ir.Value, argument: ir.Value, block: ir.Block) -> bool:
 def _match(matmul: ir.Operation):
     """(generic, index of the product among its inputs, the added term) when
     `matmul` qualifies, else None."""
-    if len(matmul.results) != 1 or "cast" in matmul.attributes or _zero_fill(matmul.operands[2]) is None:
+    if len(matmul.results) != 1 or "cast" in matmul.attributes or zero_fill(matmul.operands[2]) is None:
         return None
     product = matmul.results[0]
     uses = list(product.uses)
@@ -130,7 +114,7 @@ def _writable_destination(generic: ir.Operation, candidates: list[int]) -> ir.Va
 
 
 def _rewrite(matmul: ir.Operation, generic: ir.Operation, index: int, term: ir.Value) -> ir.Operation:
-    fill = _zero_fill(matmul.operands[2])
+    fill = zero_fill(matmul.operands[2])
     empty = fill.operands[1]
     inputs = len(generic.operands) - 1
     maps = list(generic.attributes["indexing_maps"])

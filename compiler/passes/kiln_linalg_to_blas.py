@@ -136,78 +136,79 @@ def _zero_fill_before(op: ir.Operation, target: ir.Value) -> ir.Operation | None
     return prev if isinstance(value, ir.FloatAttr) and value.value == 0.0 else None
 
 
+_IDENTITY_2D = "affine_map<(d0, d1) -> (d0, d1)>"
+
+
+def _producer_before(op: ir.Operation, output: ir.Value, skip: set[str]) -> ir.Operation | None:
+    """The `linalg.generic` writing `output` that comes right before `op`
+    (past ops named in `skip`), else None."""
+    prev = op.operation
+    while True:
+        prev = _previous(prev)
+        if prev is None or prev.name not in skip:
+            break
+    if prev is None or prev.name != "linalg.generic" or len(prev.results) or prev.operands[-1] != output:
+        return None
+    return prev
+
+
+def _scaling(generic: ir.Operation):
+    """(input position, scalar) when the 2-d `generic` writes `scalar * x`
+    elementwise, `x` an input read like the output and `scalar` a value from
+    outside its body; else None."""
+    maps = [str(m) for m in generic.attributes["indexing_maps"]]
+    block = generic.regions[0].blocks[0]
+    body = [o.operation for o in block.operations]
+    if len(body) != 2 or body[0].name != "arith.mulf" or body[1].name != "linalg.yield":
+        return None
+    if body[1].operands[0] != body[0].result or maps[-1] != _IDENTITY_2D:
+        return None
+    arguments = list(block.arguments)
+    left, right = body[0].operands
+    for x, scalar in ((left, right), (right, left)):
+        if x not in arguments or scalar in arguments:
+            continue
+        if not isinstance(scalar.owner, ir.Block) and scalar.owner.operation.block == block:
+            continue
+        index = arguments.index(x)
+        if index < len(arguments) - 1 and maps[index] == maps[-1]:
+            return index, scalar
+    return None
+
+
 def _scale_before(op: ir.Operation, operand: ir.Value):
-    """(source, scalar) when `operand` is a fresh buffer that the op right
-    before `op` (past pure index arithmetic) filled with `scalar * source`
-    elementwise, and that nothing but that op, `op` and its dealloc uses
-    (gemm's `alpha * A @ B`: kiln-fold-into-gemm put the scaling there);
+    """(generic, source, scalar) when `operand` is a fresh buffer that the op
+    right before `op` (past pure index arithmetic) filled with `scalar *
+    source` elementwise, and that nothing but that op, `op` and its dealloc
+    uses (gemm's `alpha * A @ B`: kiln-fold-into-gemm put the scaling there);
     else None."""
     alloc = operand.owner
     if isinstance(alloc, ir.Block) or alloc.operation.name != "memref.alloc":
         return None
-    prev = op.operation
-    while True:
-        prev = _previous(prev)
-        if prev is None or prev.name not in _PURE_BETWEEN:
-            break
-    if prev is None or prev.name != "linalg.generic" or len(prev.results) or prev.operands[-1] != operand:
+    prev = _producer_before(op, operand, _PURE_BETWEEN)
+    if prev is None:
         return None
     if not all(u.owner.operation in (prev, op.operation) or u.owner.operation.name == "memref.dealloc"
                for u in operand.uses):
         return None
-    maps = [str(m) for m in prev.attributes["indexing_maps"]]
-    block = prev.regions[0].blocks[0]
-    body = [o.operation for o in block.operations]
-    if len(body) != 2 or body[0].name != "arith.mulf" or body[1].name != "linalg.yield":
+    found = _scaling(prev)
+    if found is None:
         return None
-    if body[1].operands[0] != body[0].result:
+    source = prev.operands[found[0]]
+    if not _rows_contiguous(source.type) or str(source.type.element_type) != str(operand.type.element_type):
         return None
-    arguments = list(block.arguments)
-    left, right = body[0].operands
-    for x, scalar in ((left, right), (right, left)):
-        if x not in arguments or scalar in arguments:
-            continue
-        if not isinstance(scalar.owner, ir.Block) and scalar.owner.operation.block == block:
-            continue
-        index = arguments.index(x)
-        if index == len(arguments) - 1 or maps[index] != maps[-1]:
-            continue
-        source = prev.operands[index]
-        if maps[-1] != "affine_map<(d0, d1) -> (d0, d1)>" or not _rows_contiguous(source.type) or str(source.type.element_type) != str(operand.type.element_type):
-            continue
-        return prev, source, scalar
-    return None
+    return prev, source, found[1]
 
 
 def _scale_in_place_before(op: ir.Operation, target: ir.Value):
     """(generic, scalar) when the op right before `op` (past pure index
-    arithmetic) is an elementwise `target = scalar * target` in place (gemm's
-    `beta * C` into C, from kiln-fold-into-gemm); else None."""
-    prev = op.operation
-    while True:
-        prev = _previous(prev)
-        if prev is None or prev.name not in _PURE_BETWEEN | {"memref.alloc"}:
-            break
-    if prev is None or prev.name != "linalg.generic" or len(prev.results) or prev.operands[-1] != target:
+    arithmetic and allocations) is an elementwise `target = scalar * target`
+    in place (gemm's `beta * C` into C, from kiln-fold-into-gemm); else None."""
+    prev = _producer_before(op, target, _PURE_BETWEEN | {"memref.alloc"})
+    found = None if prev is None else _scaling(prev)
+    if found is None or prev.operands[found[0]] != target:
         return None
-    maps = [str(m) for m in prev.attributes["indexing_maps"]]
-    block = prev.regions[0].blocks[0]
-    body = [o.operation for o in block.operations]
-    if len(body) != 2 or body[0].name != "arith.mulf" or body[1].name != "linalg.yield":
-        return None
-    if body[1].operands[0] != body[0].result or maps[-1] != "affine_map<(d0, d1) -> (d0, d1)>":
-        return None
-    arguments = list(block.arguments)
-    left, right = body[0].operands
-    for x, scalar in ((left, right), (right, left)):
-        if x not in arguments or scalar in arguments:
-            continue
-        if not isinstance(scalar.owner, ir.Block) and scalar.owner.operation.block == block:
-            continue
-        index = arguments.index(x)
-        if index < len(arguments) - 1 and maps[index] == maps[-1] and prev.operands[index] == target:
-            return prev, scalar
-    return None
+    return prev, found[1]
 
 
 def _only_when_zero(op: ir.Operation, scalar: ir.Value) -> ir.Value:

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from kiln.compiler.mlir import arith, func, ir, memref, tensor
 from kiln.compiler.passes import ModulePass, register_pass
-from kiln.compiler.passes._util import collect_ops
+from kiln.compiler.passes._util import collect_ops, declare_private_function, zero_fill
 
 CALLEE_PREFIX = "kiln_matvec_pair_"
 _SUFFIX = {"f32": "f32", "f64": "f64"}
@@ -37,18 +37,6 @@ _MOVABLE_PREFIXES = ("arith.",)
 _MOVABLE = {"tensor.expand_shape", "tensor.collapse_shape", "tensor.reshape", "tensor.from_elements",
             "tensor.extract_slice", "tensor.cast", "tensor.dim",
             "tensor.empty", "affine.apply"}
-
-
-def _zero_fill(value: ir.Value) -> bool:
-    """`value` is `linalg.fill` of the constant 0."""
-    op = value.owner
-    if isinstance(op, ir.Block) or op.name != "linalg.fill":
-        return False
-    scalar = op.operands[0].owner
-    if isinstance(scalar, ir.Block) or scalar.name != "arith.constant":
-        return False
-    attribute = scalar.attributes["value"]
-    return isinstance(attribute, ir.FloatAttr) and ir.FloatAttr(attribute).value == 0.0
 
 
 def _classify(op: ir.Operation):
@@ -63,7 +51,7 @@ def _classify(op: ir.Operation):
     element = str(init_t.element_type)
     if element not in _SUFFIX or str(left_t.element_type) != element or str(right_t.element_type) != element:
         return None
-    if not _zero_fill(init):
+    if zero_fill(init) is None:
         return None
     column = right_t.shape[1] == 1 and left_t.shape[0] != 1
     row = left_t.shape[0] == 1 and right_t.shape[1] != 1
@@ -106,14 +94,6 @@ def _any_strides(t: ir.RankedTensorType) -> ir.MemRefType:
     return ir.MemRefType.get([size, size], t.element_type, layout)
 
 
-def _declare(module: ir.Module, name: str, argument_types: list[ir.Type]) -> None:
-    if name in ir.SymbolTable(module.operation):
-        return
-    with ir.InsertionPoint.at_block_begin(module.body):
-        decl = func.FuncOp(name, ir.FunctionType.get(argument_types, []), visibility="private")
-    decl.attributes["llvm.nounwind"] = ir.UnitAttr.get()
-
-
 def _fuse(module: ir.Module, first: ir.Operation, column: ir.Operation, row: ir.Operation,
           moved: list[ir.Operation], serial: int) -> int:
     for op in moved:
@@ -152,7 +132,7 @@ def _fuse(module: ir.Module, first: ir.Operation, column: ir.Operation, row: ir.
             types.append(generic)
         element = str(ir.RankedTensorType(matrix.type).element_type)
         callee = CALLEE_PREFIX + _SUFFIX[element]
-        _declare(module, callee, types)
+        declare_private_function(module, callee, types, nounwind=True)
         func.CallOp([], ir.FlatSymbolRefAttr.get(callee), arguments)
         for product, alloc in zip((column, row), allocations):
             value = ir.Operation.create("bufferization.to_tensor", results=[product.results[0].type],
