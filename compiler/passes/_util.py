@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Container
 
-from kiln.compiler.mlir import arith, func, ir, llvm, tensor
+from kiln.compiler.mlir import arith, func, ir, llvm, memref, tensor
 
 
 def collect_ops(module: ir.Module, names: Container[str], post_order: bool = False) -> list[ir.Operation]:
@@ -150,3 +150,19 @@ def maybe_expanding_axes(op: ir.Operation) -> list[int]:
     known = (axes_attribute(op, "known_nonexpanding_dimensions")
              | axes_attribute(op, "known_expanding_dimensions"))
     return [j for j in range(operand_type.rank) if operand_type.is_dynamic_dim(j) and j not in known]
+
+
+def collapsed_1d(value: ir.Value) -> ir.Value:
+    """`value`, a contiguous memref, as a one-dimensional view
+    (`memref.collapse_shape` of all its dims; static size when all are)."""
+    t = ir.MemRefType(value.type)
+    dynamic = ir.ShapedType.get_dynamic_size()
+    size = dynamic
+    if all(d != dynamic for d in t.shape):
+        size = 1
+        for d in t.shape:
+            size *= d
+    flat_type = ir.MemRefType.get([size], t.element_type, memory_space=t.memory_space)
+    i64 = ir.IntegerType.get_signless(64)
+    group = ir.ArrayAttr.get([ir.ArrayAttr.get([ir.IntegerAttr.get(i64, i) for i in range(t.rank)])])
+    return memref.CollapseShapeOp(flat_type, value, group).result

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from kiln.compiler.mlir import ir, memref
 from kiln.compiler.passes import ModulePass, register_pass
-from kiln.compiler.passes._util import collect_ops
+from kiln.compiler.passes._util import collapsed_1d, collect_ops
 
 
 def _contiguous(t: ir.Type) -> bool:
@@ -21,20 +21,6 @@ def _contiguous(t: ir.Type) -> bool:
     if t.rank < 2 or not isinstance(t.layout, ir.AffineMapAttr):
         return False
     return ir.AffineMapAttr(t.layout).value == ir.AffineMap.get_identity(t.rank)
-
-
-def _flat(value: ir.Value) -> ir.Value:
-    t = ir.MemRefType(value.type)
-    dynamic = ir.ShapedType.get_dynamic_size()
-    size = dynamic
-    if all(d != dynamic for d in t.shape):
-        size = 1
-        for d in t.shape:
-            size *= d
-    flat_type = ir.MemRefType.get([size], t.element_type, memory_space=t.memory_space)
-    i64 = ir.IntegerType.get_signless(64)
-    group = ir.ArrayAttr.get([ir.ArrayAttr.get([ir.IntegerAttr.get(i64, i) for i in range(t.rank)])])
-    return memref.CollapseShapeOp(flat_type, value, group).result
 
 
 @register_pass
@@ -49,5 +35,5 @@ class KilnFlattenCopies(ModulePass):
             if not (_contiguous(src.type) and _contiguous(dst.type)):
                 continue
             with ir.InsertionPoint(op), op.location:
-                memref.copy(_flat(src), _flat(dst))
+                memref.copy(collapsed_1d(src), collapsed_1d(dst))
             op.erase()

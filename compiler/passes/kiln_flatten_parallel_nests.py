@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from kiln.compiler.mlir import arith, ir, memref, scf
 from kiln.compiler.passes import ModulePass, register_pass
-from kiln.compiler.passes._util import constant_int, index_value
+from kiln.compiler.passes._util import collapsed_1d, constant_int, index_value
 
 
 def _identity_layout(t: ir.MemRefType) -> bool:
@@ -159,21 +159,6 @@ def _flattenable(op: ir.Operation, equal: _Equalities) -> list[ir.Operation] | N
     return accesses or None
 
 
-def _collapsed(value: ir.Value) -> ir.Value:
-    """`value` (contiguous) as a one-dimensional memref."""
-    t = ir.MemRefType(value.type)
-    dynamic = ir.ShapedType.get_dynamic_size()
-    size = dynamic
-    if all(d != dynamic for d in t.shape):
-        size = 1
-        for d in t.shape:
-            size *= d
-    flat_type = ir.MemRefType.get([size], t.element_type, memory_space=t.memory_space)
-    i64 = ir.IntegerType.get_signless(64)
-    group = ir.ArrayAttr.get([ir.ArrayAttr.get([ir.IntegerAttr.get(i64, i) for i in range(t.rank)])])
-    return memref.CollapseShapeOp(flat_type, value, group).result
-
-
 def _flatten(op: ir.Operation, accesses: list[ir.Operation]) -> None:
     block = op.regions[0].blocks[0]
     n = len(block.arguments)
@@ -193,7 +178,7 @@ def _flatten(op: ir.Operation, accesses: list[ir.Operation]) -> None:
         for access in accesses:
             buffer = _access(access)[0]
             if not any(buffer == b for b, _ in flat):
-                flat.append((buffer, _collapsed(buffer)))
+                flat.append((buffer, collapsed_1d(buffer)))
         loop = scf.ParallelOp([], [index_value(0)], [total], [index_value(1)], [])
         body = loop.regions[0].blocks.append(ir.IndexType.get())
     with ir.InsertionPoint(body), op.location:
