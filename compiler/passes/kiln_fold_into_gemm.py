@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from kiln.compiler.mlir import ir, linalg
 from kiln.compiler.passes import ModulePass, register_pass
-from kiln.compiler.passes._util import all_parallel, collect_ops, zero_fill
+from kiln.compiler.passes._util import all_parallel, clone_ops, collect_ops, zero_fill
 
 _ADDS = ("arith.addf", "arith.addi")
 
@@ -133,15 +133,7 @@ def _rewrite(matmul: ir.Operation, generic: ir.Operation, index: int, term: ir.V
         body = [o.operation for o in old_block.operations]
         addition = body[-1].operands[0].owner.operation
         with ir.InsertionPoint(block):
-            for o in body[:-1]:
-                if o == addition:
-                    continue
-                clone = o.clone()
-                for i, v in enumerate(clone.operands):
-                    if v in mapping:
-                        clone.operands[i] = mapping[v]
-                for old, new in zip(o.results, clone.results):
-                    mapping[old] = new
+            clone_ops([o for o in body[:-1] if o != addition], mapping)
             linalg.YieldOp([mapping.get(term, term)])
         # The matmul itself, pointed at the new init (placed here: the term's
         # operands may be defined after the old matmul).
