@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from kiln.compiler.mlir import ir, tensor
 from kiln.compiler.passes import ModulePass, register_pass
-from kiln.compiler.passes._util import all_parallel, collect_ops
+from kiln.compiler.passes._util import all_parallel, collect_ops, drop_unused_inputs
 
 
 def _splat_value(value: ir.Value) -> ir.Value | None:
@@ -74,6 +74,11 @@ def _inline_splats(generic: ir.Operation) -> None:
         scalar = _splat_value(operand)
         if scalar is not None and scalar.type == argument.type:
             argument.replace_all_uses_with(scalar)
+    # The inputs no body reads any more go: left in place, a splat sharing
+    # its `tensor.empty` with the reader bufferizes into the reader's buffer,
+    # and its fill stays (a bounds-checked gather `x[idx]` filled its index
+    # buffer twice before computing it).
+    drop_unused_inputs(generic)
 
 
 @register_pass
