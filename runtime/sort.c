@@ -861,6 +861,8 @@ __attribute__((constructor)) static void kiln_sort_init(void) {
     }                                                                                                  \
   }                                                                                                    \
   static int kiln_vsplit_##NAME(T *x, T *tmp, int64_t m, T vmin, T vmax) {                             \
+    if ((T)0.5 == 0 && (uint64_t)(int64_t)vmax - (uint64_t)(int64_t)vmin < KILN_BUCKETS)              \
+      return 0; /* integers of a narrow range: counted (kiln_vbuckets), one pass */                    \
     if (!kiln_sort_parallel(m))                                                                        \
       return 0;                                                                                        \
     T pivot = kiln_vpivot_##NAME(x, m, vmin, vmax), part_max;                                          \
@@ -1489,6 +1491,63 @@ KILN_NET(i64, int64_t, __m256i, 4, 2, KILN_LOAD_SI, KILN_STORE_SI, KILN_MINMAX_E
     _mm256_storeu_si256((__m256i *)(p) + 1, _mm256_cvtepi32_epi64(_mm256_extracti128_si256(w_, 1)));   \
   } while (0)
 #define KILN_STOREIDX_64(p, w) _mm256_storeu_si256((__m256i *)(p), w)
+/* Whether row[lo-1:hi] (contiguous) descends somewhere (bit 0) and rises or stays somewhere (bit 1)
+ * in NumPy's order for positions (NaNs greatest and equal, -0.0 equal to +0.0), a vector at a time,
+ * checked every 1024 elements; -1 without AVX2. LTV(b, a): lanes where b precedes a. */
+#define KILN_VMONO(NAME, T, VT, LANES, LOADV, LTV)                                                     \
+  KILN_AVX2 static int kiln_vmono_##NAME(const T *row, int64_t lo, int64_t hi) {                      \
+    if (!kiln_avx2)                                                                                    \
+      return -1;                                                                                       \
+    __m256i dv = _mm256_setzero_si256(), uv = dv, ones = _mm256_cmpeq_epi32(dv, dv);                   \
+    int64_t i = lo;                                                                                    \
+    while (hi - i >= LANES) {                                                                          \
+      for (int64_t e = hi - i > 1024 ? i + 1024 : hi; e - i >= LANES; i += LANES) {                    \
+        __m256i lt = LTV(LOADV(row + i), LOADV(row + i - 1));                                          \
+        dv = _mm256_or_si256(dv, lt);                                                                  \
+        uv = _mm256_or_si256(uv, _mm256_andnot_si256(lt, ones));                                       \
+      }                                                                                                \
+      if (!_mm256_testz_si256(dv, dv) && !_mm256_testz_si256(uv, uv))                                  \
+        return 3;                                                                                      \
+    }                                                                                                  \
+    T last[LANES] __attribute__((aligned(32))), prev[LANES] __attribute__((aligned(32)));             \
+    int64_t rest = hi - i;                                                                             \
+    for (int64_t q = 0; q < LANES; q++) { /* the tail padded with copies of its first pair */          \
+      last[q] = row[q < rest ? i + q : i - 1];                                                         \
+      prev[q] = row[q < rest ? i + q - 1 : i - 1];                                                     \
+    }                                                                                                  \
+    if (rest > 0) {                                                                                    \
+      __m256i lt = LTV(LOADV(last), LOADV(prev));                                                      \
+      __m256i valid = KILN_VMONO_LANES_##NAME(rest);                                                   \
+      dv = _mm256_or_si256(dv, _mm256_and_si256(lt, valid));                                           \
+      uv = _mm256_or_si256(uv, _mm256_andnot_si256(lt, valid));                                        \
+    }                                                                                                  \
+    return (!_mm256_testz_si256(dv, dv)) | (!_mm256_testz_si256(uv, uv)) << 1;                             \
+  }                                                                                                    \
+  /* Where the run continued at j (non-decreasing, or strictly decreasing when desc) may end: the      \
+   * first vector of row[j:n] holding its end (the scalar scan goes on from there). */                 \
+  KILN_AVX2 static int64_t kiln_vrunend_##NAME(const T *row, int64_t j, int64_t n, int desc) {        \
+    if (!kiln_avx2)                                                                                    \
+      return j;                                                                                        \
+    for (; n - j >= LANES; j += LANES) {                                                               \
+      int lt = _mm256_movemask_ps(_mm256_castsi256_ps(LTV(LOADV(row + j), LOADV(row + j - 1))));       \
+      if (desc ? lt != 0xff : lt != 0)                                                                 \
+        break;                                                                                         \
+    }                                                                                                  \
+    return j;                                                                                          \
+  }
+#define KILN_VMONO_LANES_f32(k) KILN_LANEMASK32(k)
+#define KILN_VMONO_LANES_i32(k) KILN_LANEMASK32(k)
+#define KILN_VMONO_LANES_f64(k) KILN_LANEMASK64(k)
+#define KILN_VMONO_LANES_i64(k) KILN_LANEMASK64(k)
+/* b precedes a: b < a, or a is a NaN and b is not. */
+#define KILN_LTN_PS(b, a)                                                                              \
+  _mm256_castps_si256(_mm256_or_ps(_mm256_cmp_ps(b, a, _CMP_LT_OQ),                                    \
+                                   _mm256_and_ps(_mm256_cmp_ps(a, a, _CMP_UNORD_Q), _mm256_cmp_ps(b, b, _CMP_ORD_Q))))
+#define KILN_LTN_PD(b, a)                                                                              \
+  _mm256_castpd_si256(_mm256_or_pd(_mm256_cmp_pd(b, a, _CMP_LT_OQ),                                    \
+                                   _mm256_and_pd(_mm256_cmp_pd(a, a, _CMP_UNORD_Q), _mm256_cmp_pd(b, b, _CMP_ORD_Q))))
+#define KILN_LTN_EPI32(b, a) _mm256_cmpgt_epi32(a, b)
+#define KILN_LTN_EPI64(b, a) _mm256_cmpgt_epi64(a, b)
 #ifndef KILN_HAVE_AVX2_SORT
 static const int kiln_avx2 = 0; /* the portable code only */
 #endif
@@ -1510,7 +1569,16 @@ static const int kiln_avx2 = 0; /* the portable code only */
     (void)src, (void)n, (void)dst, (void)midv, (void)midi, (void)p1, (void)p2, (void)mc;               \
     return -1;                                                                                         \
   }
-/* VEC(SORT, NAME, T): kiln_vsortrow_<T>; VEC(PASS, NAME, T): kiln_vpass3_<T>;
+#define KILN_VEC_NONE_MONO(NAME, T)                                                                    \
+  static int kiln_vmono_##NAME(const T *row, int64_t lo, int64_t hi) {                                \
+    (void)row, (void)lo, (void)hi;                                                                     \
+    return -1;                                                                                         \
+  }                                                                                                    \
+  static int64_t kiln_vrunend_##NAME(const T *row, int64_t j, int64_t n, int desc) {                  \
+    (void)row, (void)n, (void)desc;                                                                    \
+    return j;                                                                                          \
+  }
+/* VEC(SORT, NAME, T): kiln_vsortrow_<T>; VEC(PASS, NAME, T): kiln_vpass3_<T>; VEC(MONO, NAME, T): kiln_vmono_<T>;
  * VEC(ARGPASS, NAME, T): kiln_vargpass_<T>. */
 #define KILN_VEC_NONE(WHAT, NAME, T) KILN_VEC_NONE_##WHAT(NAME, T)
 #ifdef KILN_HAVE_AVX2_SORT
@@ -1552,6 +1620,10 @@ static const int kiln_avx2 = 0; /* the portable code only */
   KILN_VARGPASS(NAME, T, __m256i, 4, KILN_LOAD_SI, KILN_SPLAT_EPI64, KILN_LT_EPI64, KILN_GT_EPI64,       \
                 KILN_PERM_EPI64, KILN_STORE_SI, KILN_IDX0_64, _mm256_set1_epi64x(4), _mm256_add_epi64,   \
                 KILN_STOREIDX_64)
+#define KILN_VEC_F32_MONO(NAME, T) KILN_VMONO(NAME, T, __m256, 8, KILN_LOAD_PS, KILN_LTN_PS)
+#define KILN_VEC_F64_MONO(NAME, T) KILN_VMONO(NAME, T, __m256d, 4, KILN_LOAD_PD, KILN_LTN_PD)
+#define KILN_VEC_I32_MONO(NAME, T) KILN_VMONO(NAME, T, __m256i, 8, KILN_LOAD_SI, KILN_LTN_EPI32)
+#define KILN_VEC_I64_MONO(NAME, T) KILN_VMONO(NAME, T, __m256i, 4, KILN_LOAD_SI, KILN_LTN_EPI64)
 #define KILN_VEC_F32(WHAT, NAME, T) KILN_VEC_F32_##WHAT(NAME, T)
 #define KILN_VEC_F64(WHAT, NAME, T) KILN_VEC_F64_##WHAT(NAME, T)
 #define KILN_VEC_I32(WHAT, NAME, T) KILN_VEC_I32_##WHAT(NAME, T)
@@ -1712,6 +1784,7 @@ static const int kiln_avx2 = 0; /* the portable code only */
     kiln_sort_release(a);                                                                                \
   }                                                                                                      \
   VEC(ARGPASS, NAME, T)                                                                                     \
+  VEC(MONO, NAME, T)                                                                                        \
   /* argpartition of a contiguous row (AVX2): the first three-way pass on the values (pivots from a     \
    * sample, as kiln_frpairs'), then (key, position) pairs only for the parts holding a kth. 0: not     \
    * done (no AVX2, a strided or short row, a NaN pivot). */                                           \
@@ -1894,7 +1967,9 @@ static const int kiln_avx2 = 0; /* the portable code only */
     _Atomic int flags;                                                                                 \
   } kiln_argmono_##NAME##_job;                                                                         \
   static int kiln_argmono_range_##NAME(const T *row, int64_t stride, int64_t lo, int64_t hi) {         \
-    int down = 0, up = 0;                                                                              \
+    int down = 0, up = 0, f = stride == 1 ? kiln_vmono_##NAME(row, lo, hi) : -1;                        \
+    if (f >= 0)                                                                                        \
+      return f;                                                                                        \
     U prev = kiln_poskey_##NAME(row, stride, lo - 1);                                                  \
     for (int64_t i = lo; i < hi && !(down & up); i++) {                                                \
       U key = kiln_poskey_##NAME(row, stride, i);                                                      \
@@ -1939,25 +2014,28 @@ static const int kiln_avx2 = 0; /* the portable code only */
     }                                                                                                  \
     return lo;                                                                                         \
   }                                                                                                    \
-  /* The stable merge of a[ia:ia+na] and b[ib:ib+nb] into dst (ties from a). */                         \
-  static void kiln_posmerge_##NAME(const T *row, int64_t stride, const kiln_posrun *a, int64_t ia,      \
-                                   int64_t na, const kiln_posrun *b, int64_t ib, int64_t nb, int64_t *dst) { \
+  /* The stable merge of a[ia:ia+na] and b[ib:ib+nb] into dst (ties from a); `stored`: both runs are  \
+   * stored positions, else both runs of the row (a constant once inlined). */                         \
+  static inline __attribute__((always_inline)) void kiln_posmerge_loop_##NAME(                          \
+      const T *row, int64_t stride, const kiln_posrun *a, int64_t ia, int64_t na, const kiln_posrun *b, \
+      int64_t ib, int64_t nb, int64_t *dst, const int stored) {                                        \
     int64_t ea = ia + na, eb = ib + nb;                                                                \
     if (ia < ea && ib < eb) {                                                                          \
-      int64_t pa = kiln_posrun_at(a, ia), pb = kiln_posrun_at(b, ib);                                  \
+      int64_t pa = stored ? a->p[ia] : a->base + a->step * ia;                                         \
+      int64_t pb = stored ? b->p[ib] : b->base + b->step * ib;                                         \
       U ka = kiln_poskey_##NAME(row, stride, pa), kb = kiln_poskey_##NAME(row, stride, pb);            \
       for (;;) {                                                                                       \
         if (kb < ka) {                                                                                 \
           *dst++ = pb;                                                                                 \
           if (++ib == eb)                                                                              \
             break;                                                                                     \
-          pb = kiln_posrun_at(b, ib);                                                                  \
+          pb = stored ? b->p[ib] : pb + b->step;                                                       \
           kb = kiln_poskey_##NAME(row, stride, pb);                                                    \
         } else {                                                                                       \
           *dst++ = pa;                                                                                 \
           if (++ia == ea)                                                                              \
             break;                                                                                     \
-          pa = kiln_posrun_at(a, ia);                                                                  \
+          pa = stored ? a->p[ia] : pa + a->step;                                                       \
           ka = kiln_poskey_##NAME(row, stride, pa);                                                    \
         }                                                                                              \
       }                                                                                                \
@@ -1966,6 +2044,13 @@ static const int kiln_avx2 = 0; /* the portable code only */
       *dst++ = kiln_posrun_at(a, ia);                                                                  \
     for (; ib < eb; ib++)                                                                              \
       *dst++ = kiln_posrun_at(b, ib);                                                                  \
+  }                                                                                                    \
+  static void kiln_posmerge_##NAME(const T *row, int64_t stride, const kiln_posrun *a, int64_t ia,      \
+                                   int64_t na, const kiln_posrun *b, int64_t ib, int64_t nb, int64_t *dst) { \
+    if (a->p) /* the runs of a round are all stored (later rounds) or all of the row (the first) */  \
+      kiln_posmerge_loop_##NAME(row, stride, a, ia, na, b, ib, nb, dst, 1);                            \
+    else                                                                                               \
+      kiln_posmerge_loop_##NAME(row, stride, a, ia, na, b, ib, nb, dst, 0);                            \
   }                                                                                                    \
   /* One round of pairwise stable merges of runs[0:k] (run r's positions go to out[b[r]:b[r+1]]), as   \
    * KILN_SORT_PIECES pieces of the output (the merge path: two binary searches per piece). */         \
@@ -2016,6 +2101,10 @@ static const int kiln_avx2 = 0; /* the portable code only */
       if (j < n) {                                                                                     \
         U prev = kiln_poskey_##NAME(row, stride, i), key = kiln_poskey_##NAME(row, stride, j);         \
         desc = key < prev;                                                                             \
+        if (stride == 1) {                                                                             \
+          j = kiln_vrunend_##NAME(row, j, n, desc);                                                    \
+          prev = kiln_poskey_##NAME(row, 1, j - 1);                                                    \
+        }                                                                                              \
         while (j < n && (key = kiln_poskey_##NAME(row, stride, j), desc ? key < prev : key >= prev)) {  \
           prev = key;                                                                                  \
           j++;                                                                                         \
