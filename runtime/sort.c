@@ -28,8 +28,10 @@
  * result bit for bit (NaN payloads in input order; the zeros of a sorted row
  * are rewritten in input order, kiln_fixzeros);
  * for positions, -0.0 equals +0.0 and every NaN equals every other, so the
- * stable order is NumPy's kind='stable' order exactly. docs/numpy.md, "How
- * sorting is compiled", has the details.
+ * stable order is NumPy's kind='stable' order exactly. Rows of 64Ki elements
+ * or more are split into parts sorted on support.c's thread pool (see "long
+ * rows on the thread pool" below), with the same answer bit for bit.
+ * docs/numpy.md, "How sorting is compiled", has the details.
  */
 #include <stdint.h>
 #include <stdlib.h>
