@@ -965,6 +965,11 @@ __attribute__((constructor)) static void kiln_sort_init(void) {
     }                                                                                                  \
     T *src = x, *dst = tmp;                                                                            \
     int par = k > 1 && kiln_sort_parallel(m);                                                          \
+    if (k == 2 && !par) { /* organ pipes: the first run set apart, merged back in place */             \
+      memcpy(tmp, x, (size_t)b[1] * sizeof(T));                                                        \
+      kiln_vmergein_##NAME(tmp, b[1], x, m);                                                           \
+      return 1;                                                                                        \
+    }                                                                                                  \
     while (k > 1) {                                                                                    \
       kiln_vround_##NAME##_job job = {src, dst, b, k, m};                                              \
       if (par)                                                                                         \
@@ -1378,6 +1383,67 @@ KILN_AVX2 static inline void kiln_transpose4(__m256d *r, int s) {
       hi = mx;                                                                                         \
     }                                                                                                  \
     KILN_MSTORE_##NAME(dst + o, total - o, hi);                                                        \
+  }                                                                                                    \
+  /* a[0:na] (a buffer apart) merged with x[na:m] (sorted, in place) into x[0:m]: no copy back. While \
+   * both runs have a full vector left, the vector merge (a store ends at most where the unread part   \
+   * of x's run starts: a is never read past its end); then the held vector and the short side go    \
+   * through a small buffer, merged with the rest (in place when that is x's run). */                 \
+  KILN_AVX2 static void kiln_vmergein_##NAME(const T *a, int64_t na, T *x, int64_t m) {                \
+    const T *b = x + na;                                                                               \
+    int64_t nb = m - na, i = 0, j = 0, o = 0;                                                          \
+    T h[LANES] __attribute__((aligned(32))), t[LANES];                                                 \
+    int64_t nh = 0;                                                                                    \
+    if (na >= LANES && nb >= LANES) {                                                                  \
+      VT hi = LOADV(a);                                                                                \
+      i = LANES;                                                                                       \
+      while (na - i >= LANES && nb - j >= LANES) {                                                     \
+        VT v, mn, mx;                                                                                  \
+        if (b[j] < a[i]) {                                                                             \
+          v = LOADV(b + j);                                                                            \
+          j += LANES;                                                                                  \
+        } else {                                                                                       \
+          v = LOADV(a + i);                                                                            \
+          i += LANES;                                                                                  \
+        }                                                                                              \
+        MINMAX(hi, PERMI(v, KILN_IDX(REVT)), mn, mx);                                                  \
+        _Pragma("GCC unroll 4") for (int lj = LOG - 1; lj >= 0; lj--) {                                \
+          mn = kiln_step_##NAME(mn, lj, LOG + 1);                                                      \
+          mx = kiln_step_##NAME(mx, lj, LOG + 1);                                                      \
+        }                                                                                              \
+        STOREV(x + o, mn);                                                                             \
+        o += LANES;                                                                                    \
+        hi = mx;                                                                                       \
+      }                                                                                                \
+      STOREV(h, hi);                                                                                   \
+      nh = LANES;                                                                                      \
+    }                                                                                                  \
+    /* h: the held values (sorted); the side with less than a vector left joins them */              \
+    const T *s;                                                                                        \
+    int64_t ns;                                                                                        \
+    if (na - i < LANES) { /* a's rest into the small buffer: then x's run, in place */                 \
+      s = a + i, ns = na - i, i = na;                                                                  \
+    } else { /* x's run's rest (short) into the small buffer: then a's rest, apart */                  \
+      memcpy(t, b + j, (size_t)(nb - j) * sizeof(T));                                                  \
+      s = t, ns = nb - j, j = nb;                                                                      \
+    }                                                                                                  \
+    T u[2 * LANES];                                                                                    \
+    int64_t p = 0, q = 0, nu = 0;                                                                      \
+    while (p < nh && q < ns)                                                                           \
+      u[nu++] = s[q] < h[p] ? s[q++] : h[p++];                                                         \
+    while (p < nh)                                                                                     \
+      u[nu++] = h[p++];                                                                                \
+    while (q < ns)                                                                                     \
+      u[nu++] = s[q++];                                                                                \
+    /* u[0:nu] merged with the run left: a's rest (apart) or x's (in place, just after the output) */  \
+    const T *r = i < na ? a + i : b + j;                                                               \
+    int64_t nr = i < na ? na - i : nb - j;                                                             \
+    p = q = 0;                                                                                         \
+    while (p < nu && q < nr)                                                                           \
+      x[o++] = r[q] < u[p] ? r[q++] : u[p++];                                                          \
+    while (p < nu)                                                                                     \
+      x[o++] = u[p++];                                                                                 \
+    if (i < na)                                                                                        \
+      memcpy(x + o, r + q, (size_t)(nr - q) * sizeof(T));                                              \
   }                                                                                                    \
   /* x[0:n] sorted into y (x itself or a buffer apart from it). */                                     \
   KILN_AVX2 static void kiln_vnet_##NAME(const T *x, T *y, int64_t n) {                                \
