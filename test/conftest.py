@@ -31,6 +31,10 @@ RUN_BOTH_WAYS = {"test_numpy_surface", "test_numpy_npbench_functions", "test_run
 
 
 def pytest_configure(config):
+    if os.environ.get("KILN_TEST_COSTS"):
+        from costs_plugin import CostsRecorder  # where the time goes (docs/contributing.md)
+
+        config.pluginmanager.register(CostsRecorder(os.environ["KILN_TEST_COSTS"]), "kiln-test-costs")
     config.addinivalue_line("markers", "compiled_only: the test checks facts of compiled code; no interpreted run")
     config.addinivalue_line("markers", "peers: runs Numba and JAX (cmake-free-scripts/bench_numpy_list.py's harness)")
 
