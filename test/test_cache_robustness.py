@@ -357,6 +357,18 @@ def test_kiln_cache_info_and_clear(tmp_path, monkeypatch, capsys, seed_toolchain
     assert not again.last.cache_hit
 
 
+def test_cache_clear_removes_the_random_runtime_too(tmp_path, monkeypatch):
+    """The random-number runtime's object and library (toolchain files like
+    the support code's) go with `kiln cache clear`; `info` then counts 0 bytes."""
+    monkeypatch.setenv("KILN_CACHE_DIR", str(tmp_path))
+    names = ["kiln_random_0123abcd.o", "libkiln_random_0123abcd.so", "kiln_random_0123abcd.o.sha256"]
+    for name in names:
+        (tmp_path / name).write_bytes(b"x" * 100)
+    assert cache.clear() == len(names)
+    assert not any((tmp_path / name).exists() for name in names)
+    assert cache.info()["bytes"] == 0
+
+
 def test_kiln_cache_command_line(tmp_path):
     env = dict(os.environ, KILN_CACHE_DIR=str(tmp_path / "file"))
     (tmp_path / "file").write_text("")
