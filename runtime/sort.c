@@ -1358,11 +1358,23 @@ KILN_AVX2 static inline void kiln_transpose4(__m256d *r, int s) {
    * the next vector comes from the run whose next value is less (a run's tail padded with the        \
    * greatest value), is merged with the kept vector of the greatest values so far (reversed, a        \
    * min/max, then half-cleaners), and the lesser half is stored. No NaNs; equal values in any order. */ \
+  /* One step of the vector merge: `v` (the next vector of either run) against the held vector *hi \
+   * (the greater values so far); returns the lesser half, sorted, and keeps the greater one. */       \
+  KILN_AVX2 static inline VT kiln_vmerge_step_##NAME(VT *hi, VT v) {                                   \
+    VT mn, mx;                                                                                         \
+    MINMAX(*hi, PERMI(v, KILN_IDX(REVT)), mn, mx);                                                     \
+    _Pragma("GCC unroll 4") for (int lj = LOG - 1; lj >= 0; lj--) {                                    \
+      mn = kiln_step_##NAME(mn, lj, LOG + 1);                                                          \
+      mx = kiln_step_##NAME(mx, lj, LOG + 1);                                                          \
+    }                                                                                                  \
+    *hi = mx;                                                                                          \
+    return mn;                                                                                         \
+  }                                                                                                    \
   KILN_AVX2 static void kiln_vmerge_##NAME(const T *a, int64_t na, const T *b, int64_t nb, T *dst) {   \
     int64_t i = LANES, j = 0, o = 0, total = na + nb;                                                  \
     VT hi = KILN_MLOAD_##NAME(a, na);                                                                  \
     while (i < na || j < nb) {                                                                         \
-      VT v, mn, mx;                                                                                    \
+      VT v, mn;                                                                                        \
       if (j < nb && (i >= na || b[j] < a[i])) { /* masked loads and stores only at the ends: slow */   \
         v = nb - j >= LANES ? LOADV(b + j) : KILN_MLOAD_##NAME(b + j, nb - j);                        \
         j += LANES;                                                                                    \
@@ -1370,17 +1382,12 @@ KILN_AVX2 static inline void kiln_transpose4(__m256d *r, int s) {
         v = na - i >= LANES ? LOADV(a + i) : KILN_MLOAD_##NAME(a + i, na - i);                        \
         i += LANES;                                                                                    \
       }                                                                                                \
-      MINMAX(hi, PERMI(v, KILN_IDX(REVT)), mn, mx);                                                    \
-      _Pragma("GCC unroll 4") for (int lj = LOG - 1; lj >= 0; lj--) {                                  \
-        mn = kiln_step_##NAME(mn, lj, LOG + 1);                                                        \
-        mx = kiln_step_##NAME(mx, lj, LOG + 1);                                                        \
-      }                                                                                                \
+      mn = kiln_vmerge_step_##NAME(&hi, v);                                                            \
       if (total - o >= LANES)                                                                          \
         STOREV(dst + o, mn);                                                                           \
       else                                                                                             \
         KILN_MSTORE_##NAME(dst + o, total - o, mn);                                                    \
       o += LANES;                                                                                      \
-      hi = mx;                                                                                         \
     }                                                                                                  \
     KILN_MSTORE_##NAME(dst + o, total - o, hi);                                                        \
   }                                                                                                    \
@@ -1397,7 +1404,7 @@ KILN_AVX2 static inline void kiln_transpose4(__m256d *r, int s) {
       VT hi = LOADV(a);                                                                                \
       i = LANES;                                                                                       \
       while (na - i >= LANES && nb - j >= LANES) {                                                     \
-        VT v, mn, mx;                                                                                  \
+        VT v;                                                                                          \
         if (b[j] < a[i]) {                                                                             \
           v = LOADV(b + j);                                                                            \
           j += LANES;                                                                                  \
@@ -1405,14 +1412,8 @@ KILN_AVX2 static inline void kiln_transpose4(__m256d *r, int s) {
           v = LOADV(a + i);                                                                            \
           i += LANES;                                                                                  \
         }                                                                                              \
-        MINMAX(hi, PERMI(v, KILN_IDX(REVT)), mn, mx);                                                  \
-        _Pragma("GCC unroll 4") for (int lj = LOG - 1; lj >= 0; lj--) {                                \
-          mn = kiln_step_##NAME(mn, lj, LOG + 1);                                                      \
-          mx = kiln_step_##NAME(mx, lj, LOG + 1);                                                      \
-        }                                                                                              \
-        STOREV(x + o, mn);                                                                             \
+        STOREV(x + o, kiln_vmerge_step_##NAME(&hi, v));                                                \
         o += LANES;                                                                                    \
-        hi = mx;                                                                                       \
       }                                                                                                \
       STOREV(h, hi);                                                                                   \
       nh = LANES;                                                                                      \
