@@ -3,7 +3,7 @@
 In: run-time checks `scf.if %bad { func.call @kiln_check_failed(...) }`,
 many of them testing one condition value: kiln-check-alloc-sizes checks
 every allocation of the same sizes again (channel_flow: 696 checks in its
-function, 206 distinct conditions after `cse`).
+function, 206 distinct condition-and-values pairs after `cse`; 180 remain).
 Out: a check is erased when a check of the same `%bad` runs before it: one
 earlier in its block or in a block that encloses it. That one did not
 fail, so `%bad` is false and the later one cannot fail either (its message
