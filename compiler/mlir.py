@@ -46,12 +46,18 @@ with _signal_handlers_deferred():
     from torch_mlir import ir, passmanager  # noqa: F401
     from torch_mlir._mlir_libs import _stablehlo
     from torch_mlir._mlir_libs._mlir import globals as _mlir_globals
+
+    # linalg's module is kiln's (see kiln.compiler.dialect_modules): first in
+    # the search path, so that the bindings never import the provider's.
+    if "kiln.compiler.dialect_modules" not in _mlir_globals.dialect_search_modules:
+        _mlir_globals.dialect_search_modules = ["kiln.compiler.dialect_modules",
+                                                *_mlir_globals.dialect_search_modules]
+    from kiln.compiler.dialect_modules import linalg  # noqa: F401
     from torch_mlir.dialects import (  # noqa: F401
         arith,
         irdl,
         bufferization,
         func,
-        linalg,
         llvm,
         math,
         memref,

@@ -96,6 +96,9 @@ DEFAULT_PIPELINE: Pipeline = [
         "kiln-fuse-sibling-loops",
         "kiln-merge-sibling-reductions",
         "kiln-scalarize-dots",
+        # The dot loops kiln-scalarize-dots made read gathered vectors
+        # (`vals @ x[cols]`): the gather moves into the loop.
+        "kiln-fuse-into-element-loops",
         "canonicalize",
         "cse",
         "canonicalize",

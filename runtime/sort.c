@@ -28,8 +28,10 @@
  * result bit for bit (NaN payloads in input order; the zeros of a sorted row
  * are rewritten in input order, kiln_fixzeros);
  * for positions, -0.0 equals +0.0 and every NaN equals every other, so the
- * stable order is NumPy's kind='stable' order exactly. docs/numpy.md, "How
- * sorting is compiled", has the details.
+ * stable order is NumPy's kind='stable' order exactly. Rows of 64Ki elements
+ * or more are split into parts sorted on support.c's thread pool (see "long
+ * rows on the thread pool" below), with the same answer bit for bit.
+ * docs/numpy.md, "How sorting is compiled", has the details.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -78,6 +80,81 @@ static void *kiln_sort_scratch(size_t bytes) {
 static void kiln_sort_release(void *p) {
   if (p != kiln_sort_kept)
     _mlir_memref_to_llvm_free(p);
+}
+
+/* ---- long rows on the thread pool -------------------------------------------
+ *
+ * NumPy sorts on one thread; a row of KILN_SORT_PARALLEL_MIN elements or more
+ * is split into independent parts that support.c's pool runs (kiln_parallel_for:
+ * the caller and the workers claim parts until none is left, so a worker that
+ * is not scheduled never holds the caller up; see "Parallel loops" there).
+ * The parts only read and write their own ranges of the output and of the
+ * scratch row the caller allocated, and allocate nothing. Threads are not
+ * used when the call runs inside a parallel body, with KILN_NUM_THREADS=1, or
+ * while the pool backs off under load (the split would then be a pass for
+ * nothing); kiln_parallel_for itself runs the parts in one call when another
+ * thread holds the pool. */
+#define KILN_SORT_PARALLEL_MIN ((int64_t)1 << 16)
+#define KILN_SORT_PIECES 8 /* pieces of a parallel merge or copy (4 per thread of 2) */
+static int kiln_sort_parallel(int64_t n) {
+  if (n < KILN_SORT_PARALLEL_MIN || kiln_in_parallel_body || kiln_num_threads() < 2)
+    return 0;
+  pthread_once(&kiln_settings_once, kiln_read_settings);
+  if (n < kiln_settings_min_work)
+    return 0;
+  return kiln_now_ns() >= kiln_pool.serial_until; /* a racy read: a hint */
+}
+
+/* A copy of n elements of `size` bytes in KILN_SORT_PIECES pieces on the pool. */
+typedef struct {
+  char *dst;
+  const char *src;
+  int64_t n, size;
+} kiln_sort_copy_job;
+static void kiln_sort_copy_piece(void *ctx, int64_t lo, int64_t hi) {
+  kiln_sort_copy_job *c = ctx;
+  int64_t a = c->n * lo / KILN_SORT_PIECES, b = c->n * hi / KILN_SORT_PIECES;
+  memcpy(c->dst + a * c->size, c->src + a * c->size, (size_t)((b - a) * c->size));
+}
+static void kiln_sort_copy(void *dst, const void *src, int64_t n, int64_t size) {
+  if (!kiln_sort_parallel(n)) {
+    memcpy(dst, src, (size_t)(n * size));
+    return;
+  }
+  kiln_sort_copy_job c = {dst, src, n, size};
+  kiln_parallel_for(kiln_sort_copy_piece, &c, 0, KILN_SORT_PIECES, n);
+}
+
+/* A run of positions for the stable merges of argsort: its i-th position is
+ * p[i], or base + step * i when p is NULL (a run of the row itself, step -1
+ * for a strictly decreasing run read backwards). */
+typedef struct {
+  const int64_t *p;
+  int64_t base, step, n;
+} kiln_posrun;
+static inline int64_t kiln_posrun_at(const kiln_posrun *r, int64_t i) { return r->p ? r->p[i] : r->base + r->step * i; }
+
+/* dst[0:n] <- the positions 0..n-1, or n-1..0 when `down`, in pieces on the pool for long rows. */
+typedef struct {
+  int64_t *dst, n;
+  int down;
+} kiln_iota_job;
+static void kiln_iota_piece(void *ctx, int64_t lo, int64_t hi) {
+  kiln_iota_job *j = ctx;
+  int64_t a = j->n * lo / KILN_SORT_PIECES, b = j->n * hi / KILN_SORT_PIECES;
+  if (j->down)
+    for (int64_t i = a; i < b; i++)
+      j->dst[i] = j->n - 1 - i;
+  else
+    for (int64_t i = a; i < b; i++)
+      j->dst[i] = i;
+}
+static void kiln_sort_iota(int64_t *dst, int64_t n, int down) {
+  kiln_iota_job j = {dst, n, down};
+  if (kiln_sort_parallel(n))
+    kiln_parallel_for(kiln_iota_piece, &j, 0, KILN_SORT_PIECES, n);
+  else
+    kiln_iota_piece(&j, 0, KILN_SORT_PIECES);
 }
 
 /* ---- keys: NumPy's order as unsigned integer order ------------------------ */
@@ -662,9 +739,9 @@ __attribute__((constructor)) static void kiln_sort_init(void) {
     }                                                                                                  \
   }                                                                                                    \
   /* Long rows: one scatter into KILN_BUCKETS buckets by value (linear in [vmin, vmax], so monotone),   \
-   * then each bucket quicksorted from the scratch into its place, in cache. 0: not done (short row,    \
-   * an infinite range). */                                                                            \
-  static int kiln_vbuckets_##NAME(T *x, T *tmp, int64_t m, T vmin, T vmax) {                           \
+   * then each bucket quicksorted from the scratch into its place, in cache: in x, or in tmp when       \
+   * into_tmp. 0: not done (short row, an infinite range). Allocates nothing (it runs on the pool). */  \
+  static int kiln_vbuckets_##NAME(T *x, T *tmp, int64_t m, T vmin, T vmax, int into_tmp) {             \
     if (m < KILN_BUCKET_MIN)                                                                           \
       return 0;                                                                                        \
     int is_float = (T)0.5 != 0;                                                                        \
@@ -680,15 +757,15 @@ __attribute__((constructor)) static void kiln_sort_init(void) {
       while ((range >> shift) >= KILN_BUCKETS)                                                         \
         shift++;                                                                                       \
     }                                                                                                  \
-    int64_t *start = (int64_t *)kiln_sort_alloc((KILN_BUCKETS + 1) * sizeof(int64_t));                 \
-    memset(start, 0, (KILN_BUCKETS + 1) * sizeof(int64_t));                                            \
+    int64_t start[KILN_BUCKETS + 1];                                                                   \
+    memset(start, 0, sizeof start);                                                                    \
     if (!is_float && shift == 0) { /* fewer distinct values than buckets: count them */                \
       for (int64_t i = 0; i < m; i++)                                                                  \
         start[(uint64_t)(int64_t)x[i] - (uint64_t)(int64_t)vmin]++;                                    \
+      T *res = into_tmp ? tmp : x;                                                                     \
       for (int64_t b = 0, i = 0; b < KILN_BUCKETS; b++)                                                \
         for (int64_t c = start[b]; c > 0; c--)                                                         \
-          x[i++] = (T)((int64_t)vmin + b);                                                             \
-      _mlir_memref_to_llvm_free(start);                                                                \
+          res[i++] = (T)((int64_t)vmin + b);                                                           \
       return 1;                                                                                        \
     }                                                                                                  \
     T smp[64];                                                                                         \
@@ -701,10 +778,8 @@ __attribute__((constructor)) static void kiln_sort_init(void) {
       if (j == distinct)                                                                               \
         smp[distinct++] = v;                                                                           \
     }                                                                                                  \
-    if (sizeof(T) < 8 || distinct <= 32) { /* 32-bit: partitions cost less than the scatter */         \
-      _mlir_memref_to_llvm_free(start);                                                                \
+    if (sizeof(T) < 8 || distinct <= 32) /* 32-bit: partitions cost less than the scatter */           \
       return 0;                                                                                        \
-    }                                                                                                  \
     _Pragma("GCC unroll 1") for (int pass = 0; pass < 2; pass++) {                                     \
       for (int64_t i = 0; i < m; i++) {                                                                \
         T v = x[i];                                                                                    \
@@ -729,15 +804,128 @@ __attribute__((constructor)) static void kiln_sort_init(void) {
     for (int b = 0; b < KILN_BUCKETS; b++) {                                                           \
       int64_t hi = start[b];                                                                           \
       if (hi > lo)                                                                                     \
-        kiln_vqs_##NAME(tmp + lo, x + lo, hi - lo, 0, kiln_depth_limit(hi - lo));                       \
+        kiln_vqs_##NAME(tmp + lo, x + lo, hi - lo, into_tmp, kiln_depth_limit(hi - lo));                \
       lo = hi;                                                                                         \
     }                                                                                                  \
-    _mlir_memref_to_llvm_free(start);                                                                  \
     return 1;                                                                                          \
   }                                                                                                    \
+  /* Long rows on the pool: split into four parts by value, sorted in parallel. One partition pass  \
+   * (x to tmp) around a pivot, then the two halves partitioned the same way in parallel (tmp back to  \
+   * x), then the four parts sorted in parallel in place in x, each bucket-scattered or quicksorted as \
+   * a row of its own (four parts on two threads: a thread that is descheduled holds up a quarter, not \
+   * half). A pivot is the median of a sample of 255 of its part, or its successor when that splits   \
+   * the sample closer to its middle (many equal values). 0: not done (a short row, no threads). */    \
+  typedef struct {                                                                                     \
+    T *x, *tmp;                                                                                        \
+    int64_t cut[5];                                                                                    \
+    T lo[4], hi[4];                                                                                    \
+  } kiln_vparts_##NAME;                                                                                \
+  static T kiln_vpivot_##NAME(const T *x, int64_t m, T lo, T hi) {                                     \
+    T s[255];                                                                                          \
+    int ns = m < 255 ? (int)m : 255;                                                                   \
+    if (ns == 0)                                                                                       \
+      return lo;                                                                                       \
+    int64_t step = m / ns;                                                                             \
+    for (int i = 0; i < ns; i++) {                                                                     \
+      T v = x[i * step + step / 2];                                                                    \
+      int j = i;                                                                                       \
+      while (j > 0 && v < s[j - 1]) {                                                                  \
+        s[j] = s[j - 1];                                                                               \
+        j--;                                                                                           \
+      }                                                                                                \
+      s[j] = v;                                                                                        \
+    }                                                                                                  \
+    int mid = ns / 2, lt = mid, le = mid + 1;                                                          \
+    T pivot = s[mid];                                                                                  \
+    while (lt > 0 && s[lt - 1] == pivot)                                                               \
+      lt--;                                                                                            \
+    while (le < ns && s[le] == pivot)                                                                  \
+      le++;                                                                                            \
+    if (pivot < hi && le - mid < mid - lt) /* more equal values below the middle than above it */     \
+      pivot = SUCC(pivot);                                                                             \
+    return pivot;                                                                                      \
+  }                                                                                                    \
+  static void kiln_vquarter_##NAME(void *ctx, int64_t lo, int64_t hi) { /* halves of tmp into x */     \
+    kiln_vparts_##NAME *h = ctx;                                                                       \
+    for (int64_t t = lo; t < hi; t++) {                                                                \
+      int64_t o = h->cut[2 * t], len = h->cut[2 * t + 2] - o;                                          \
+      T pivot = kiln_vpivot_##NAME(h->tmp + o, len, h->lo[2 * t], h->hi[2 * t + 1]), part_max;         \
+      h->cut[2 * t + 1] = o + kiln_vpart_##NAME(h->tmp + o, h->x + o, len, pivot, &part_max);           \
+      h->hi[2 * t] = h->lo[2 * t + 1] = pivot;                                                         \
+    }                                                                                                  \
+  }                                                                                                    \
+  static void kiln_vleaf_##NAME(void *ctx, int64_t lo, int64_t hi) { /* parts sorted in place in x */  \
+    kiln_vparts_##NAME *h = ctx;                                                                       \
+    for (int64_t t = lo; t < hi; t++) {                                                                \
+      int64_t o = h->cut[t], len = h->cut[t + 1] - o;                                                  \
+      if (len > 0 && !kiln_vbuckets_##NAME(h->x + o, h->tmp + o, len, h->lo[t], h->hi[t], 0))          \
+        kiln_vqs_##NAME(h->x + o, h->tmp + o, len, 1, kiln_depth_limit(len));                          \
+    }                                                                                                  \
+  }                                                                                                    \
+  static int kiln_vsplit_##NAME(T *x, T *tmp, int64_t m, T vmin, T vmax) {                             \
+    if ((T)0.5 == 0 && (uint64_t)(int64_t)vmax - (uint64_t)(int64_t)vmin < KILN_BUCKETS)              \
+      return 0; /* integers of a narrow range: counted (kiln_vbuckets), one pass */                    \
+    if (!kiln_sort_parallel(m))                                                                        \
+      return 0;                                                                                        \
+    T pivot = kiln_vpivot_##NAME(x, m, vmin, vmax), part_max;                                          \
+    kiln_vparts_##NAME h = {x, tmp, {0, 0, 0, 0, m}, {vmin, vmin, pivot, pivot}, {pivot, pivot, vmax, vmax}}; \
+    h.cut[2] = kiln_vpart_##NAME(x, tmp, m, pivot, &part_max);                                         \
+    kiln_parallel_for(kiln_vquarter_##NAME, &h, 0, 2, m);                                              \
+    kiln_parallel_for(kiln_vleaf_##NAME, &h, 0, 4, m);                                                 \
+    return 1;                                                                                          \
+  }                                                                                                    \
+  /* Merging two sorted runs a[0:na], b[0:nb] (either may be empty) into dst. */                       \
+  static void kiln_vmergep_##NAME(const T *a, int64_t na, const T *b, int64_t nb, T *dst) {            \
+    if (na == 0)                                                                                       \
+      memcpy(dst, b, (size_t)nb * sizeof(T));                                                          \
+    else if (nb == 0)                                                                                  \
+      memcpy(dst, a, (size_t)na * sizeof(T));                                                          \
+    else                                                                                               \
+      kiln_vmerge_##NAME(a, na, b, nb, dst);                                                           \
+  }                                                                                                    \
+  /* How many of the first k values of the merge of a and b come from a (ties from a). */              \
+  static int64_t kiln_vcorank_##NAME(const T *a, int64_t na, const T *b, int64_t nb, int64_t k) {      \
+    int64_t lo = k > nb ? k - nb : 0, hi = k < na ? k : na;                                            \
+    while (lo < hi) {                                                                                  \
+      int64_t i = lo + (hi - lo) / 2;                                                                  \
+      if (a[i] <= b[k - i - 1])                                                                        \
+        lo = i + 1;                                                                                    \
+      else                                                                                             \
+        hi = i;                                                                                        \
+    }                                                                                                  \
+    return lo;                                                                                         \
+  }                                                                                                    \
+  /* One round of pairwise merges of the runs src[b[r]:b[r+1]] (r < k; b[k] = m) into dst, as          \
+   * KILN_SORT_PIECES pieces of the output, each found by two binary searches (the merge path). */     \
+  typedef struct {                                                                                     \
+    const T *src;                                                                                      \
+    T *dst;                                                                                            \
+    const int64_t *b;                                                                                  \
+    int k;                                                                                             \
+    int64_t m;                                                                                         \
+  } kiln_vround_##NAME##_job;                                                                          \
+  static void kiln_vround_##NAME(void *ctx, int64_t lo, int64_t hi) {                                  \
+    kiln_vround_##NAME##_job *j = ctx;                                                                 \
+    int64_t s0 = j->m * lo / KILN_SORT_PIECES, e0 = j->m * hi / KILN_SORT_PIECES;                      \
+    for (int r = 0; r < j->k; r += 2) {                                                                \
+      int64_t o = j->b[r], mid = j->b[r + 1], end = r + 2 <= j->k ? j->b[r + 2] : mid;                \
+      int64_t s = s0 > o ? s0 : o, e = e0 < end ? e0 : end;                                            \
+      if (s >= e)                                                                                      \
+        continue;                                                                                      \
+      if (r + 1 == j->k) {                                                                             \
+        memcpy(j->dst + s, j->src + s, (size_t)(e - s) * sizeof(T));                                   \
+        continue;                                                                                      \
+      }                                                                                                \
+      const T *a = j->src + o, *bb = j->src + mid;                                                     \
+      int64_t na = mid - o, nb = end - mid;                                                            \
+      int64_t i0 = kiln_vcorank_##NAME(a, na, bb, nb, s - o), i1 = kiln_vcorank_##NAME(a, na, bb, nb, e - o); \
+      kiln_vmergep_##NAME(a + i0, i1 - i0, bb + (s - o - i0), (e - o - i1) - (s - o - i0), j->dst + s); \
+    }                                                                                                  \
+  }                                                                                                    \
   /* Rows made of at most KILN_RUNS monotone runs (organ pipes, sorted blocks): the non-increasing  \
-   * runs reversed, then merged pairwise through tmp. 0: more runs (x is then permuted, unsorted). */ \
-  static int kiln_vruns_##NAME(T *x, T *tmp, int64_t m) {                                              \
+   * runs reversed, then merged pairwise through tmp (long rows: each round in pieces on the pool).  \
+   * 0: more runs (x is then permuted, unsorted). */                                                  \
+  KILN_AVX2 static int kiln_vruns_##NAME(T *x, T *tmp, int64_t m) {                                    \
     int64_t b[KILN_RUNS + 1];                                                                          \
     int k = 0;                                                                                         \
     b[0] = 0;                                                                                          \
@@ -745,31 +933,52 @@ __attribute__((constructor)) static void kiln_sort_init(void) {
       if (k == KILN_RUNS)                                                                              \
         return 0;                                                                                      \
       int64_t j = i + 1;                                                                               \
-      if (j < m && x[j] < x[i]) {                                                                      \
+      if (j < m && x[j] < x[i]) { /* a vector at a time while no lane rises */                         \
+        for (; m - j >= LANES; j += LANES) {                                                           \
+          __m256i up = KILN_LTV_##NAME(LOADV(x + j - 1), LOADV(x + j));                                \
+          if (!_mm256_testz_si256(up, up))                                                             \
+            break;                                                                                     \
+        }                                                                                              \
         while (j < m && x[j] <= x[j - 1])                                                              \
           j++;                                                                                         \
-        for (int64_t lo = i, hi = j - 1; lo < hi; lo++, hi--) {                                        \
+        int64_t lo = i, hi = j;                                                                        \
+        for (; hi - lo >= 2 * LANES; lo += LANES, hi -= LANES) {                                       \
+          VT u = LOADV(x + lo), w = LOADV(x + hi - LANES);                                             \
+          STOREV(x + lo, KILN_REV_##NAME(w));                                                          \
+          STOREV(x + hi - LANES, KILN_REV_##NAME(u));                                                  \
+        }                                                                                              \
+        for (hi--; lo < hi; lo++, hi--) {                                                              \
           T t = x[lo];                                                                                 \
           x[lo] = x[hi];                                                                               \
           x[hi] = t;                                                                                   \
         }                                                                                              \
       } else {                                                                                         \
+        for (; m - j >= LANES; j += LANES) {                                                           \
+          __m256i down = KILN_LTV_##NAME(LOADV(x + j), LOADV(x + j - 1));                              \
+          if (!_mm256_testz_si256(down, down))                                                         \
+            break;                                                                                     \
+        }                                                                                              \
         while (j < m && x[j] >= x[j - 1])                                                              \
           j++;                                                                                         \
       }                                                                                                \
       b[++k] = i = j;                                                                                  \
     }                                                                                                  \
     T *src = x, *dst = tmp;                                                                            \
+    int par = k > 1 && kiln_sort_parallel(m);                                                          \
+    if (k == 2 && !par) { /* organ pipes: the first run set apart, merged back in place */             \
+      memcpy(tmp, x, (size_t)b[1] * sizeof(T));                                                        \
+      kiln_vmergein_##NAME(tmp, b[1], x, m);                                                           \
+      return 1;                                                                                        \
+    }                                                                                                  \
     while (k > 1) {                                                                                    \
+      kiln_vround_##NAME##_job job = {src, dst, b, k, m};                                              \
+      if (par)                                                                                         \
+        kiln_parallel_for(kiln_vround_##NAME, &job, 0, KILN_SORT_PIECES, m);                           \
+      else                                                                                             \
+        kiln_vround_##NAME(&job, 0, KILN_SORT_PIECES);                                                 \
       int nk = 0;                                                                                      \
-      for (int r = 0; r < k; r += 2) {                                                                 \
-        if (r + 1 == k) {                                                                              \
-          memcpy(dst + b[r], src + b[r], (size_t)(b[r + 1] - b[r]) * sizeof(T));                       \
-        } else {                                                                                       \
-          kiln_vmerge_##NAME(src + b[r], b[r + 1] - b[r], src + b[r + 1], b[r + 2] - b[r + 1], dst + b[r]); \
-        }                                                                                              \
+      for (int r = 0; r < k; r += 2)                                                                   \
         b[nk++] = b[r];                                                                                \
-      }                                                                                                \
       b[nk] = m;                                                                                       \
       k = nk;                                                                                          \
       T *t = src;                                                                                      \
@@ -777,7 +986,7 @@ __attribute__((constructor)) static void kiln_sort_init(void) {
       dst = t;                                                                                         \
     }                                                                                                  \
     if (src != x)                                                                                      \
-      memcpy(x, src, (size_t)m * sizeof(T));                                                           \
+      kiln_sort_copy(x, src, m, sizeof(T));                                                            \
     return 1;                                                                                          \
   }                                                                                                    \
   /* The row's values sorted into outp (NaNs last, as they are), tmp: n values of scratch. */           \
@@ -865,7 +1074,8 @@ __attribute__((constructor)) static void kiln_sort_init(void) {
         outp[j] = t;                                                                                   \
       }                                                                                                \
     } else if (descents > 0 && !kiln_vruns_##NAME(outp, tmp, m) &&                                     \
-               !kiln_vbuckets_##NAME(outp, tmp, m, vmin, vmax)) {                                      \
+               !kiln_vsplit_##NAME(outp, tmp, m, vmin, vmax) &&                                        \
+               !kiln_vbuckets_##NAME(outp, tmp, m, vmin, vmax, 0)) {                                   \
       kiln_vqs_##NAME(outp, tmp, m, 1, kiln_depth_limit(m));                                           \
     }                                                                                                  \
     if (zeros)                                                                                         \
@@ -887,6 +1097,11 @@ __attribute__((constructor)) static void kiln_sort_init(void) {
 #define KILN_NEGZV_i32(v) _mm256_setzero_si256()
 #define KILN_POSZV_i64(v) _mm256_setzero_si256()
 #define KILN_NEGZV_i64(v) _mm256_setzero_si256()
+/* The lanes of a vector reversed. */
+#define KILN_REV_f32(v) _mm256_permutevar8x32_ps(v, KILN_IDX(kiln_rev32))
+#define KILN_REV_i32(v) _mm256_permutevar8x32_epi32(v, KILN_IDX(kiln_rev32))
+#define KILN_REV_f64(v) _mm256_castsi256_pd(_mm256_permutevar8x32_epi32(_mm256_castpd_si256(v), KILN_IDX(kiln_rev64)))
+#define KILN_REV_i64(v) _mm256_permutevar8x32_epi32(v, KILN_IDX(kiln_rev64))
 #define KILN_LTV_f32(a, b) _mm256_castps_si256(_mm256_cmp_ps(a, b, _CMP_LT_OQ))
 #define KILN_LTV_f64(a, b) _mm256_castpd_si256(_mm256_cmp_pd(a, b, _CMP_LT_OQ))
 #define KILN_LTV_i32(a, b) _mm256_cmpgt_epi32(b, a)
@@ -1148,11 +1363,11 @@ KILN_AVX2 static inline void kiln_transpose4(__m256d *r, int s) {
     VT hi = KILN_MLOAD_##NAME(a, na);                                                                  \
     while (i < na || j < nb) {                                                                         \
       VT v, mn, mx;                                                                                    \
-      if (j < nb && (i >= na || b[j] < a[i])) {                                                        \
-        v = KILN_MLOAD_##NAME(b + j, nb - j);                                                          \
+      if (j < nb && (i >= na || b[j] < a[i])) { /* masked loads and stores only at the ends: slow */   \
+        v = nb - j >= LANES ? LOADV(b + j) : KILN_MLOAD_##NAME(b + j, nb - j);                        \
         j += LANES;                                                                                    \
       } else {                                                                                         \
-        v = KILN_MLOAD_##NAME(a + i, na - i);                                                          \
+        v = na - i >= LANES ? LOADV(a + i) : KILN_MLOAD_##NAME(a + i, na - i);                        \
         i += LANES;                                                                                    \
       }                                                                                                \
       MINMAX(hi, PERMI(v, KILN_IDX(REVT)), mn, mx);                                                    \
@@ -1160,11 +1375,75 @@ KILN_AVX2 static inline void kiln_transpose4(__m256d *r, int s) {
         mn = kiln_step_##NAME(mn, lj, LOG + 1);                                                        \
         mx = kiln_step_##NAME(mx, lj, LOG + 1);                                                        \
       }                                                                                                \
-      KILN_MSTORE_##NAME(dst + o, total - o, mn);                                                      \
+      if (total - o >= LANES)                                                                          \
+        STOREV(dst + o, mn);                                                                           \
+      else                                                                                             \
+        KILN_MSTORE_##NAME(dst + o, total - o, mn);                                                    \
       o += LANES;                                                                                      \
       hi = mx;                                                                                         \
     }                                                                                                  \
     KILN_MSTORE_##NAME(dst + o, total - o, hi);                                                        \
+  }                                                                                                    \
+  /* a[0:na] (a buffer apart) merged with x[na:m] (sorted, in place) into x[0:m]: no copy back. While \
+   * both runs have a full vector left, the vector merge (a store ends at most where the unread part   \
+   * of x's run starts: a is never read past its end); then the held vector and the short side go    \
+   * through a small buffer, merged with the rest (in place when that is x's run). */                 \
+  KILN_AVX2 static void kiln_vmergein_##NAME(const T *a, int64_t na, T *x, int64_t m) {                \
+    const T *b = x + na;                                                                               \
+    int64_t nb = m - na, i = 0, j = 0, o = 0;                                                          \
+    T h[LANES] __attribute__((aligned(32))), t[LANES];                                                 \
+    int64_t nh = 0;                                                                                    \
+    if (na >= LANES && nb >= LANES) {                                                                  \
+      VT hi = LOADV(a);                                                                                \
+      i = LANES;                                                                                       \
+      while (na - i >= LANES && nb - j >= LANES) {                                                     \
+        VT v, mn, mx;                                                                                  \
+        if (b[j] < a[i]) {                                                                             \
+          v = LOADV(b + j);                                                                            \
+          j += LANES;                                                                                  \
+        } else {                                                                                       \
+          v = LOADV(a + i);                                                                            \
+          i += LANES;                                                                                  \
+        }                                                                                              \
+        MINMAX(hi, PERMI(v, KILN_IDX(REVT)), mn, mx);                                                  \
+        _Pragma("GCC unroll 4") for (int lj = LOG - 1; lj >= 0; lj--) {                                \
+          mn = kiln_step_##NAME(mn, lj, LOG + 1);                                                      \
+          mx = kiln_step_##NAME(mx, lj, LOG + 1);                                                      \
+        }                                                                                              \
+        STOREV(x + o, mn);                                                                             \
+        o += LANES;                                                                                    \
+        hi = mx;                                                                                       \
+      }                                                                                                \
+      STOREV(h, hi);                                                                                   \
+      nh = LANES;                                                                                      \
+    }                                                                                                  \
+    /* h: the held values (sorted); the side with less than a vector left joins them */              \
+    const T *s;                                                                                        \
+    int64_t ns;                                                                                        \
+    if (na - i < LANES) { /* a's rest into the small buffer: then x's run, in place */                 \
+      s = a + i, ns = na - i, i = na;                                                                  \
+    } else { /* x's run's rest (short) into the small buffer: then a's rest, apart */                  \
+      memcpy(t, b + j, (size_t)(nb - j) * sizeof(T));                                                  \
+      s = t, ns = nb - j, j = nb;                                                                      \
+    }                                                                                                  \
+    T u[2 * LANES];                                                                                    \
+    int64_t p = 0, q = 0, nu = 0;                                                                      \
+    while (p < nh && q < ns)                                                                           \
+      u[nu++] = s[q] < h[p] ? s[q++] : h[p++];                                                         \
+    while (p < nh)                                                                                     \
+      u[nu++] = h[p++];                                                                                \
+    while (q < ns)                                                                                     \
+      u[nu++] = s[q++];                                                                                \
+    /* u[0:nu] merged with the run left: a's rest (apart) or x's (in place, just after the output) */  \
+    const T *r = i < na ? a + i : b + j;                                                               \
+    int64_t nr = i < na ? na - i : nb - j;                                                             \
+    p = q = 0;                                                                                         \
+    while (p < nu && q < nr)                                                                           \
+      x[o++] = r[q] < u[p] ? r[q++] : u[p++];                                                          \
+    while (p < nu)                                                                                     \
+      x[o++] = u[p++];                                                                                 \
+    if (i < na)                                                                                        \
+      memcpy(x + o, r + q, (size_t)(nr - q) * sizeof(T));                                              \
   }                                                                                                    \
   /* x[0:n] sorted into y (x itself or a buffer apart from it). */                                     \
   KILN_AVX2 static void kiln_vnet_##NAME(const T *x, T *y, int64_t n) {                                \
@@ -1280,6 +1559,63 @@ KILN_NET(i64, int64_t, __m256i, 4, 2, KILN_LOAD_SI, KILN_STORE_SI, KILN_MINMAX_E
     _mm256_storeu_si256((__m256i *)(p) + 1, _mm256_cvtepi32_epi64(_mm256_extracti128_si256(w_, 1)));   \
   } while (0)
 #define KILN_STOREIDX_64(p, w) _mm256_storeu_si256((__m256i *)(p), w)
+/* Whether row[lo-1:hi] (contiguous) descends somewhere (bit 0) and rises or stays somewhere (bit 1)
+ * in NumPy's order for positions (NaNs greatest and equal, -0.0 equal to +0.0), a vector at a time,
+ * checked every 1024 elements; -1 without AVX2. LTV(b, a): lanes where b precedes a. */
+#define KILN_VMONO(NAME, T, VT, LANES, LOADV, LTV)                                                     \
+  KILN_AVX2 static int kiln_vmono_##NAME(const T *row, int64_t lo, int64_t hi) {                      \
+    if (!kiln_avx2)                                                                                    \
+      return -1;                                                                                       \
+    __m256i dv = _mm256_setzero_si256(), uv = dv, ones = _mm256_cmpeq_epi32(dv, dv);                   \
+    int64_t i = lo;                                                                                    \
+    while (hi - i >= LANES) {                                                                          \
+      for (int64_t e = hi - i > 1024 ? i + 1024 : hi; e - i >= LANES; i += LANES) {                    \
+        __m256i lt = LTV(LOADV(row + i), LOADV(row + i - 1));                                          \
+        dv = _mm256_or_si256(dv, lt);                                                                  \
+        uv = _mm256_or_si256(uv, _mm256_andnot_si256(lt, ones));                                       \
+      }                                                                                                \
+      if (!_mm256_testz_si256(dv, dv) && !_mm256_testz_si256(uv, uv))                                  \
+        return 3;                                                                                      \
+    }                                                                                                  \
+    T last[LANES] __attribute__((aligned(32))), prev[LANES] __attribute__((aligned(32)));             \
+    int64_t rest = hi - i;                                                                             \
+    for (int64_t q = 0; q < LANES; q++) { /* the tail padded with copies of its first pair */          \
+      last[q] = row[q < rest ? i + q : i - 1];                                                         \
+      prev[q] = row[q < rest ? i + q - 1 : i - 1];                                                     \
+    }                                                                                                  \
+    if (rest > 0) {                                                                                    \
+      __m256i lt = LTV(LOADV(last), LOADV(prev));                                                      \
+      __m256i valid = KILN_VMONO_LANES_##NAME(rest);                                                   \
+      dv = _mm256_or_si256(dv, _mm256_and_si256(lt, valid));                                           \
+      uv = _mm256_or_si256(uv, _mm256_andnot_si256(lt, valid));                                        \
+    }                                                                                                  \
+    return (!_mm256_testz_si256(dv, dv)) | (!_mm256_testz_si256(uv, uv)) << 1;                             \
+  }                                                                                                    \
+  /* Where the run continued at j (non-decreasing, or strictly decreasing when desc) may end: the      \
+   * first vector of row[j:n] holding its end (the scalar scan goes on from there). */                 \
+  KILN_AVX2 static int64_t kiln_vrunend_##NAME(const T *row, int64_t j, int64_t n, int desc) {        \
+    if (!kiln_avx2)                                                                                    \
+      return j;                                                                                        \
+    for (; n - j >= LANES; j += LANES) {                                                               \
+      int lt = _mm256_movemask_ps(_mm256_castsi256_ps(LTV(LOADV(row + j), LOADV(row + j - 1))));       \
+      if (desc ? lt != 0xff : lt != 0)                                                                 \
+        break;                                                                                         \
+    }                                                                                                  \
+    return j;                                                                                          \
+  }
+#define KILN_VMONO_LANES_f32(k) KILN_LANEMASK32(k)
+#define KILN_VMONO_LANES_i32(k) KILN_LANEMASK32(k)
+#define KILN_VMONO_LANES_f64(k) KILN_LANEMASK64(k)
+#define KILN_VMONO_LANES_i64(k) KILN_LANEMASK64(k)
+/* b precedes a: b < a, or a is a NaN and b is not. */
+#define KILN_LTN_PS(b, a)                                                                              \
+  _mm256_castps_si256(_mm256_or_ps(_mm256_cmp_ps(b, a, _CMP_LT_OQ),                                    \
+                                   _mm256_and_ps(_mm256_cmp_ps(a, a, _CMP_UNORD_Q), _mm256_cmp_ps(b, b, _CMP_ORD_Q))))
+#define KILN_LTN_PD(b, a)                                                                              \
+  _mm256_castpd_si256(_mm256_or_pd(_mm256_cmp_pd(b, a, _CMP_LT_OQ),                                    \
+                                   _mm256_and_pd(_mm256_cmp_pd(a, a, _CMP_UNORD_Q), _mm256_cmp_pd(b, b, _CMP_ORD_Q))))
+#define KILN_LTN_EPI32(b, a) _mm256_cmpgt_epi32(a, b)
+#define KILN_LTN_EPI64(b, a) _mm256_cmpgt_epi64(a, b)
 #ifndef KILN_HAVE_AVX2_SORT
 static const int kiln_avx2 = 0; /* the portable code only */
 #endif
@@ -1301,7 +1637,16 @@ static const int kiln_avx2 = 0; /* the portable code only */
     (void)src, (void)n, (void)dst, (void)midv, (void)midi, (void)p1, (void)p2, (void)mc;               \
     return -1;                                                                                         \
   }
-/* VEC(SORT, NAME, T): kiln_vsortrow_<T>; VEC(PASS, NAME, T): kiln_vpass3_<T>;
+#define KILN_VEC_NONE_MONO(NAME, T)                                                                    \
+  static int kiln_vmono_##NAME(const T *row, int64_t lo, int64_t hi) {                                \
+    (void)row, (void)lo, (void)hi;                                                                     \
+    return -1;                                                                                         \
+  }                                                                                                    \
+  static int64_t kiln_vrunend_##NAME(const T *row, int64_t j, int64_t n, int desc) {                  \
+    (void)row, (void)n, (void)desc;                                                                    \
+    return j;                                                                                          \
+  }
+/* VEC(SORT, NAME, T): kiln_vsortrow_<T>; VEC(PASS, NAME, T): kiln_vpass3_<T>; VEC(MONO, NAME, T): kiln_vmono_<T>;
  * VEC(ARGPASS, NAME, T): kiln_vargpass_<T>. */
 #define KILN_VEC_NONE(WHAT, NAME, T) KILN_VEC_NONE_##WHAT(NAME, T)
 #ifdef KILN_HAVE_AVX2_SORT
@@ -1343,6 +1688,10 @@ static const int kiln_avx2 = 0; /* the portable code only */
   KILN_VARGPASS(NAME, T, __m256i, 4, KILN_LOAD_SI, KILN_SPLAT_EPI64, KILN_LT_EPI64, KILN_GT_EPI64,       \
                 KILN_PERM_EPI64, KILN_STORE_SI, KILN_IDX0_64, _mm256_set1_epi64x(4), _mm256_add_epi64,   \
                 KILN_STOREIDX_64)
+#define KILN_VEC_F32_MONO(NAME, T) KILN_VMONO(NAME, T, __m256, 8, KILN_LOAD_PS, KILN_LTN_PS)
+#define KILN_VEC_F64_MONO(NAME, T) KILN_VMONO(NAME, T, __m256d, 4, KILN_LOAD_PD, KILN_LTN_PD)
+#define KILN_VEC_I32_MONO(NAME, T) KILN_VMONO(NAME, T, __m256i, 8, KILN_LOAD_SI, KILN_LTN_EPI32)
+#define KILN_VEC_I64_MONO(NAME, T) KILN_VMONO(NAME, T, __m256i, 4, KILN_LOAD_SI, KILN_LTN_EPI64)
 #define KILN_VEC_F32(WHAT, NAME, T) KILN_VEC_F32_##WHAT(NAME, T)
 #define KILN_VEC_F64(WHAT, NAME, T) KILN_VEC_F64_##WHAT(NAME, T)
 #define KILN_VEC_I32(WHAT, NAME, T) KILN_VEC_I32_##WHAT(NAME, T)
@@ -1503,6 +1852,7 @@ static const int kiln_avx2 = 0; /* the portable code only */
     kiln_sort_release(a);                                                                                \
   }                                                                                                      \
   VEC(ARGPASS, NAME, T)                                                                                     \
+  VEC(MONO, NAME, T)                                                                                        \
   /* argpartition of a contiguous row (AVX2): the first three-way pass on the values (pivots from a     \
    * sample, as kiln_frpairs'), then (key, position) pairs only for the parts holding a kth. 0: not     \
    * done (no AVX2, a strided or short row, a NaN pivot). */                                           \
@@ -1670,7 +2020,189 @@ static const int kiln_avx2 = 0; /* the portable code only */
     }                                                                                                  \
     return 1;                                                                                          \
   }                                                                                                    \
-  /* Stable positions of rows made of at most KILN_RUNS runs (non-decreasing, or strictly decreasing:  \
+  static inline U kiln_poskey_##NAME(const T *row, int64_t stride, int64_t p) {                        \
+    T v = row[p * stride];                                                                             \
+    U bits;                                                                                            \
+    memcpy(&bits, &v, sizeof v);                                                                       \
+    return POS_KEY(bits);                                                                              \
+  }                                                                                                    \
+  /* Whether the keys of row[lo-1:hi] descend somewhere (bit 0) and rise or stay somewhere (bit 1), in  \
+   * pieces on the pool (the positions of a row in order or strictly decreasing are then written      \
+   * without sorting). */                                                                              \
+  typedef struct {                                                                                     \
+    const T *row;                                                                                      \
+    int64_t stride, n;                                                                                 \
+    _Atomic int flags;                                                                                 \
+  } kiln_argmono_##NAME##_job;                                                                         \
+  static int kiln_argmono_range_##NAME(const T *row, int64_t stride, int64_t lo, int64_t hi) {         \
+    int down = 0, up = 0, f = stride == 1 ? kiln_vmono_##NAME(row, lo, hi) : -1;                        \
+    if (f >= 0)                                                                                        \
+      return f;                                                                                        \
+    U prev = kiln_poskey_##NAME(row, stride, lo - 1);                                                  \
+    for (int64_t i = lo; i < hi && !(down & up); i++) {                                                \
+      U key = kiln_poskey_##NAME(row, stride, i);                                                      \
+      down |= key < prev;                                                                              \
+      up |= key >= prev;                                                                               \
+      prev = key;                                                                                      \
+    }                                                                                                  \
+    return down | up << 1;                                                                             \
+  }                                                                                                    \
+  static void kiln_argmono_piece_##NAME(void *ctx, int64_t lo, int64_t hi) {                           \
+    kiln_argmono_##NAME##_job *j = ctx;                                                                \
+    int64_t a = 1 + (j->n - 1) * lo / KILN_SORT_PIECES, b = 1 + (j->n - 1) * hi / KILN_SORT_PIECES;    \
+    if (a < b && atomic_load_explicit(&j->flags, memory_order_relaxed) != 3)                           \
+      atomic_fetch_or_explicit(&j->flags, kiln_argmono_range_##NAME(j->row, j->stride, a, b),         \
+                               memory_order_relaxed);                                                  \
+  }                                                                                                    \
+  /* 0: the row's keys rise and descend; 1: in order (non-decreasing); 2: strictly decreasing. */      \
+  static int kiln_argmono_##NAME(const T *row, int64_t stride, int64_t n) {                            \
+    int64_t head = n < 4096 ? n : 4096;                                                                \
+    int f = kiln_argmono_range_##NAME(row, stride, 1, head);                                           \
+    if (f != 3 && head < n) {                                                                          \
+      kiln_argmono_##NAME##_job j = {row, stride, n, f};                                               \
+      if (kiln_sort_parallel(n))                                                                       \
+        kiln_parallel_for(kiln_argmono_piece_##NAME, &j, 0, KILN_SORT_PIECES, n);                      \
+      else                                                                                             \
+        f |= kiln_argmono_range_##NAME(row, stride, head, n);                                          \
+      f |= atomic_load_explicit(&j.flags, memory_order_relaxed);                                       \
+    }                                                                                                  \
+    return f == 3 ? 0 : f & 1 ? 2 : 1;                                                                 \
+  }                                                                                                    \
+  /* How many of the first k positions of the stable merge of runs a and b come from a. */             \
+  static int64_t kiln_poscorank_##NAME(const T *row, int64_t stride, const kiln_posrun *a,             \
+                                       const kiln_posrun *b, int64_t k) {                              \
+    int64_t lo = k > b->n ? k - b->n : 0, hi = k < a->n ? k : a->n;                                    \
+    while (lo < hi) {                                                                                  \
+      int64_t i = lo + (hi - lo) / 2;                                                                  \
+      if (kiln_poskey_##NAME(row, stride, kiln_posrun_at(a, i)) <=                                     \
+          kiln_poskey_##NAME(row, stride, kiln_posrun_at(b, k - i - 1)))                               \
+        lo = i + 1;                                                                                    \
+      else                                                                                             \
+        hi = i;                                                                                        \
+    }                                                                                                  \
+    return lo;                                                                                         \
+  }                                                                                                    \
+  /* The stable merge of a[ia:ia+na] and b[ib:ib+nb] into dst (ties from a); `stored`: both runs are  \
+   * stored positions, else both runs of the row (a constant once inlined). */                         \
+  static inline __attribute__((always_inline)) void kiln_posmerge_loop_##NAME(                          \
+      const T *row, int64_t stride, const kiln_posrun *a, int64_t ia, int64_t na, const kiln_posrun *b, \
+      int64_t ib, int64_t nb, int64_t *dst, const int stored) {                                        \
+    int64_t ea = ia + na, eb = ib + nb;                                                                \
+    if (ia < ea && ib < eb) {                                                                          \
+      int64_t pa = stored ? a->p[ia] : a->base + a->step * ia;                                         \
+      int64_t pb = stored ? b->p[ib] : b->base + b->step * ib;                                         \
+      U ka = kiln_poskey_##NAME(row, stride, pa), kb = kiln_poskey_##NAME(row, stride, pb);            \
+      for (;;) {                                                                                       \
+        if (kb < ka) {                                                                                 \
+          *dst++ = pb;                                                                                 \
+          if (++ib == eb)                                                                              \
+            break;                                                                                     \
+          pb = stored ? b->p[ib] : pb + b->step;                                                       \
+          kb = kiln_poskey_##NAME(row, stride, pb);                                                    \
+        } else {                                                                                       \
+          *dst++ = pa;                                                                                 \
+          if (++ia == ea)                                                                              \
+            break;                                                                                     \
+          pa = stored ? a->p[ia] : pa + a->step;                                                       \
+          ka = kiln_poskey_##NAME(row, stride, pa);                                                    \
+        }                                                                                              \
+      }                                                                                                \
+    }                                                                                                  \
+    for (; ia < ea; ia++)                                                                              \
+      *dst++ = kiln_posrun_at(a, ia);                                                                  \
+    for (; ib < eb; ib++)                                                                              \
+      *dst++ = kiln_posrun_at(b, ib);                                                                  \
+  }                                                                                                    \
+  static void kiln_posmerge_##NAME(const T *row, int64_t stride, const kiln_posrun *a, int64_t ia,      \
+                                   int64_t na, const kiln_posrun *b, int64_t ib, int64_t nb, int64_t *dst) { \
+    if (a->p) /* the runs of a round are all stored (later rounds) or all of the row (the first) */  \
+      kiln_posmerge_loop_##NAME(row, stride, a, ia, na, b, ib, nb, dst, 1);                            \
+    else                                                                                               \
+      kiln_posmerge_loop_##NAME(row, stride, a, ia, na, b, ib, nb, dst, 0);                            \
+  }                                                                                                    \
+  /* One round of pairwise stable merges of runs[0:k] (run r's positions go to out[b[r]:b[r+1]]), as   \
+   * KILN_SORT_PIECES pieces of the output (the merge path: two binary searches per piece). */         \
+  typedef struct {                                                                                     \
+    const T *row;                                                                                      \
+    int64_t stride, n;                                                                                 \
+    const kiln_posrun *runs;                                                                           \
+    const int64_t *b;                                                                                  \
+    int k;                                                                                             \
+    int64_t *out;                                                                                      \
+  } kiln_posround_##NAME##_job;                                                                        \
+  static void kiln_posround_##NAME(void *ctx, int64_t lo, int64_t hi) {                                \
+    kiln_posround_##NAME##_job *j = ctx;                                                               \
+    int64_t s0 = j->n * lo / KILN_SORT_PIECES, e0 = j->n * hi / KILN_SORT_PIECES;                      \
+    for (int r = 0; r < j->k; r += 2) {                                                                \
+      int64_t o = j->b[r], end = r + 2 <= j->k ? j->b[r + 2] : j->b[r + 1];                           \
+      int64_t s = s0 > o ? s0 : o, e = e0 < end ? e0 : end;                                            \
+      if (s >= e)                                                                                      \
+        continue;                                                                                      \
+      const kiln_posrun *a = &j->runs[r];                                                              \
+      if (r + 1 == j->k) {                                                                             \
+        for (int64_t i = s; i < e; i++)                                                                \
+          j->out[i] = kiln_posrun_at(a, i - o);                                                        \
+        continue;                                                                                      \
+      }                                                                                                \
+      const kiln_posrun *b = &j->runs[r + 1];                                                          \
+      int64_t i0 = kiln_poscorank_##NAME(j->row, j->stride, a, b, s - o);                              \
+      int64_t i1 = kiln_poscorank_##NAME(j->row, j->stride, a, b, e - o);                              \
+      kiln_posmerge_##NAME(j->row, j->stride, a, i0, i1 - i0, b, s - o - i0, (e - o - i1) - (s - o - i0), \
+                           j->out + s);                                                                \
+    }                                                                                                  \
+  }                                                                                                    \
+  /* Stable positions of a row of at most KILN_RUNS runs of keys (non-decreasing, or strictly          \
+   * decreasing: read backwards, which keeps them stable), straight from the row: no (key, position)   \
+   * pairs; rounds of pairwise merges of positions (keys looked up in the row) between dst and tmp,    \
+   * the first from the runs themselves, the last into dst; long rows merge in pieces on the pool.     \
+   * 0: more runs (a scan of a few dozen keys on random rows). `tmp`: scratch of n int64. */           \
+  static int kiln_argruns_##NAME(const T *row, int64_t stride, int64_t n, int64_t *dst, int64_t *tmp) { \
+    int64_t b[KILN_RUNS + 1];                                                                          \
+    kiln_posrun runs[KILN_RUNS];                                                                       \
+    int k = 0;                                                                                         \
+    b[0] = 0;                                                                                          \
+    for (int64_t i = 0; i < n;) {                                                                      \
+      if (k == KILN_RUNS)                                                                              \
+        return 0;                                                                                      \
+      int64_t j = i + 1;                                                                               \
+      int desc = 0;                                                                                    \
+      if (j < n) {                                                                                     \
+        U prev = kiln_poskey_##NAME(row, stride, i), key = kiln_poskey_##NAME(row, stride, j);         \
+        desc = key < prev;                                                                             \
+        if (stride == 1) {                                                                             \
+          j = kiln_vrunend_##NAME(row, j, n, desc);                                                    \
+          prev = kiln_poskey_##NAME(row, 1, j - 1);                                                    \
+        }                                                                                              \
+        while (j < n && (key = kiln_poskey_##NAME(row, stride, j), desc ? key < prev : key >= prev)) {  \
+          prev = key;                                                                                  \
+          j++;                                                                                         \
+        }                                                                                              \
+      }                                                                                                \
+      runs[k] = (kiln_posrun){NULL, desc ? j - 1 : i, desc ? -1 : 1, j - i};                           \
+      b[++k] = i = j;                                                                                  \
+    }                                                                                                  \
+    int rounds = 0; /* the last round writes dst, the one before tmp, ... */                          \
+    while ((1 << rounds) < k)                                                                          \
+      rounds++;                                                                                        \
+    int par = kiln_sort_parallel(n);                                                                   \
+    for (int t = rounds > 0 ? rounds : 1; t >= 1; t--) {                                               \
+      int64_t *out = t % 2 ? dst : tmp;                                                                \
+      kiln_posround_##NAME##_job job = {row, stride, n, runs, b, k, out};                              \
+      if (par)                                                                                         \
+        kiln_parallel_for(kiln_posround_##NAME, &job, 0, KILN_SORT_PIECES, n);                         \
+      else                                                                                             \
+        kiln_posround_##NAME(&job, 0, KILN_SORT_PIECES);                                               \
+      int nk = 0;                                                                                      \
+      for (int r = 0; r < k; r += 2) {                                                                 \
+        runs[nk] = (kiln_posrun){out + b[r], 0, 1, (r + 2 <= k ? b[r + 2] : b[r + 1]) - b[r]};         \
+        b[nk++] = b[r];                                                                                \
+      }                                                                                                \
+      b[nk] = n;                                                                                       \
+      k = nk;                                                                                          \
+    }                                                                                                  \
+    return 1;                                                                                          \
+  }                                                                                                    \
+  /* Stable positions of rows made of at most KILN_RUNS runs (non-decreasing, or strictly decreasing:  \\
    * reversed, which keeps them stable), merged pairwise (ties from the left run); the sorted pairs,   \
    * in p or tmp, or NULL when there are more runs. */                                                 \
   static kiln_pair_##BITS *kiln_pairruns_##NAME(kiln_pair_##BITS *p, kiln_pair_##BITS *tmp, int64_t n) { \
@@ -1738,24 +2270,13 @@ static const int kiln_avx2 = 0; /* the portable code only */
       if (kcount > 0 && kiln_vargpart_##NAME(row, in->strides[1], n, dst, ks, kcount, p))                \
         continue;                                                                                        \
       if (kcount == 0 && n > 1) { /* in order, or strictly decreasing: positions without pairs */       \
-        int down = 0, up = 0; /* a key below the previous one; a key not below it */                   \
-        U prev, key;                                                                                     \
-        T v0 = row[0];                                                                                   \
-        memcpy(&prev, &v0, sizeof v0);                                                                   \
-        prev = POS_KEY(prev);                                                                            \
-        for (int64_t i = 1; i < n && !(down & up); i++) {                                                \
-          T v = row[i * in->strides[1]];                                                                 \
-          memcpy(&key, &v, sizeof v);                                                                    \
-          key = POS_KEY(key);                                                                            \
-          down |= key < prev;                                                                            \
-          up |= key >= prev;                                                                             \
-          prev = key;                                                                                    \
-        }                                                                                                \
-        if (!down || !up) {                                                                              \
-          for (int64_t i = 0; i < n; i++)                                                                \
-            dst[i] = down ? n - 1 - i : i;                                                               \
+        int mono = kiln_argmono_##NAME(row, in->strides[1], n);                                          \
+        if (mono) {                                                                                      \
+          kiln_sort_iota(dst, n, mono == 2);                                                             \
           continue;                                                                                      \
         }                                                                                                \
+        if (kiln_argruns_##NAME(row, in->strides[1], n, dst, (int64_t *)p))                              \
+          continue;                                                                                      \
       }                                                                                                  \
       if (kcount == 0 && (kiln_argcount_##NAME(row, in->strides[1], n, dst, (int64_t *)p) ||             \
                           kiln_argrank_##NAME(row, in->strides[1], n, dst, (uint8_t *)p)))               \

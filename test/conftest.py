@@ -1,6 +1,8 @@
-"""pytest configuration: a private compile cache per test session, and the
+"""pytest configuration: a private compile cache per test session, the
 `execution` parameter that runs the value tests of a few modules twice:
-compiled, and through the reference interpreter (`kiln.interpret`).
+compiled, and through the reference interpreter (`kiln.interpret`), and
+`seed_toolchain`, which gives a test's own cache directory this session's
+support code instead of a rebuild.
 
 In those modules every call of a `kiln.qjit` function goes through
 `kiln.interpret` in the `interpreted` variant; `f.jaxpr` is then the last
@@ -10,11 +12,13 @@ IR text) is marked `@pytest.mark.compiled_only` and runs once.
 """
 
 import os
+import shutil
 import tempfile
 
 import pytest
 
 os.environ.setdefault("KILN_CACHE_DIR", tempfile.mkdtemp(prefix="kiln-test-cache-"))
+SESSION_CACHE_DIR = os.environ["KILN_CACHE_DIR"]
 
 import kiln  # noqa: E402
 
@@ -27,6 +31,10 @@ RUN_BOTH_WAYS = {"test_numpy_surface", "test_numpy_npbench_functions", "test_run
 
 
 def pytest_configure(config):
+    if os.environ.get("KILN_TEST_COSTS"):
+        from costs_plugin import CostsRecorder  # where the time goes (docs/contributing.md)
+
+        config.pluginmanager.register(CostsRecorder(os.environ["KILN_TEST_COSTS"]), "kiln-test-costs")
     config.addinivalue_line("markers", "compiled_only: the test checks facts of compiled code; no interpreted run")
     config.addinivalue_line("markers", "peers: runs Numba and JAX (cmake-free-scripts/bench_numpy_list.py's harness)")
 
@@ -56,3 +64,36 @@ def _interpreted_call(f, *args, **kwargs):
         return runner(*args, **kwargs)
     finally:
         f.num_compiles = len(runner.traces)
+
+
+@pytest.fixture(scope="session")
+def seed_toolchain():
+    """`seed_toolchain(directory)`: copy this session's verified toolchain
+    files (support object and library, LAPACK object, fastcall extension,
+    each with its recorded sha256; built in the session's cache first if
+    absent) into `directory`, a cache directory of the test's own, and
+    return it. Building the support code costs ~9 CPU s per directory;
+    tests whose subject is not that build (a library's cache entry, logging,
+    a child process's settings) seed their fresh cache instead. Tests of the
+    build itself (damaged or missing toolchain files, an empty cache,
+    processes building together, a compile after `kiln cache clear`) do not."""
+    from kiln.runtime import cache, executable, toolchain
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("KILN_CACHE_DIR", SESSION_CACHE_DIR)
+        toolchain.support_library()
+        executable.fastcall_module()
+        root = cache.cache_dir()
+    names = sorted(name for name in os.listdir(root) if name.startswith(cache._TOOLCHAIN_PREFIXES))
+
+    def seed(directory):
+        os.makedirs(directory, exist_ok=True)
+        for name in names:
+            source, target = os.path.join(root, name), os.path.join(directory, name)
+            if os.path.isdir(source):
+                shutil.copytree(source, target, dirs_exist_ok=True)
+            else:
+                shutil.copyfile(source, target)
+        return directory
+
+    return seed

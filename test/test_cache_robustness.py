@@ -69,10 +69,10 @@ def run_script(cache_dir, *argv, env=None, prelude=""):
 
 
 @pytest.fixture(scope="module")
-def seeded_cache(tmp_path_factory):
-    """A cache holding `first`, `second`, the support code and the fastcall
-    extension, written by one process."""
-    root = tmp_path_factory.mktemp("seeded") / "cache"
+def seeded_cache(tmp_path_factory, seed_toolchain):
+    """A cache holding `first`, `second` (written by one process), the
+    support code and the fastcall extension (this session's, copied)."""
+    root = seed_toolchain(tmp_path_factory.mktemp("seeded") / "cache")
     result, _ = run_script(root, "0.5")
     assert result["fastcall"], "the C fast path could not be built here"
     return root, result
@@ -276,8 +276,8 @@ def _last_used(root, name, when):
         os.utime(path, (when, when))
 
 
-def test_size_cap_evicts_least_recently_used_entries(tmp_path):
-    root = tmp_path / "cache"
+def test_size_cap_evicts_least_recently_used_entries(tmp_path, seed_toolchain):
+    root = seed_toolchain(tmp_path / "cache")
     _lru_run(root, "1", "2", "3")
     sizes = _entry_sizes(root)
     assert set(sizes) == {"scaled1", "scaled2", "scaled3"}
@@ -293,8 +293,8 @@ def test_size_cap_evicts_least_recently_used_entries(tmp_path):
         assert json.load(open(path))["symbol"] in ("scaled1", "scaled4")
 
 
-def test_size_cap_keeps_entries_used_in_the_last_seconds(tmp_path):
-    root = tmp_path / "cache"
+def test_size_cap_keeps_entries_used_in_the_last_seconds(tmp_path, seed_toolchain):
+    root = seed_toolchain(tmp_path / "cache")
     stats = _lru_run(root, "5", "6", "7", cap=1)
     assert stats["evicted"] == 0 and stats["stores"] == 3
     # Another process: entries used seconds ago may be loading elsewhere, so stay...
@@ -307,8 +307,8 @@ def test_size_cap_keeps_entries_used_in_the_last_seconds(tmp_path):
     assert stats["evicted"] == 4 and set(_entry_sizes(root)) == {"scaled9"}
 
 
-def test_size_cap_never_evicts_an_entry_this_process_uses(tmp_path, monkeypatch):
-    monkeypatch.setenv("KILN_CACHE_DIR", str(tmp_path))
+def test_size_cap_never_evicts_an_entry_this_process_uses(tmp_path, monkeypatch, seed_toolchain):
+    monkeypatch.setenv("KILN_CACHE_DIR", str(seed_toolchain(tmp_path)))
 
     @kiln.qjit
     def kept_alive(x):
@@ -335,8 +335,8 @@ def test_size_cap_setting_that_is_not_a_number_warns(monkeypatch):
 # `kiln cache info | clear`.
 
 
-def test_kiln_cache_info_and_clear(tmp_path, monkeypatch, capsys):
-    monkeypatch.setenv("KILN_CACHE_DIR", str(tmp_path))
+def test_kiln_cache_info_and_clear(tmp_path, monkeypatch, capsys, seed_toolchain):
+    monkeypatch.setenv("KILN_CACHE_DIR", str(seed_toolchain(tmp_path)))
     monkeypatch.setenv("KILN_CACHE_MAX_BYTES", str(3 << 30))
 
     def shifted(x):
@@ -355,6 +355,18 @@ def test_kiln_cache_info_and_clear(tmp_path, monkeypatch, capsys):
     again = kiln.qjit(shifted)
     np.testing.assert_array_equal(again(np.ones(2)), np.full(2, -10.0))
     assert not again.last.cache_hit
+
+
+def test_cache_clear_removes_the_random_runtime_too(tmp_path, monkeypatch):
+    """The random-number runtime's object and library (toolchain files like
+    the support code's) go with `kiln cache clear`; `info` then counts 0 bytes."""
+    monkeypatch.setenv("KILN_CACHE_DIR", str(tmp_path))
+    names = ["kiln_random_0123abcd.o", "libkiln_random_0123abcd.so", "kiln_random_0123abcd.o.sha256"]
+    for name in names:
+        (tmp_path / name).write_bytes(b"x" * 100)
+    assert cache.clear() == len(names)
+    assert not any((tmp_path / name).exists() for name in names)
+    assert cache.info()["bytes"] == 0
 
 
 def test_kiln_cache_command_line(tmp_path):

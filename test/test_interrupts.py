@@ -214,7 +214,7 @@ def test_interrupting_python_loops_of_compiled_calls_prints_nothing(call_path, t
 
 
 @pytest.mark.parametrize("module", ["torch_mlir.ir", "torch_mlir.dialects.linalg", "torch_mlir.execution_engine"])
-def test_ctrl_c_while_the_mlir_bindings_import_leaves_kiln_working(module, tmp_path):
+def test_ctrl_c_while_the_mlir_bindings_import_leaves_kiln_working(module, tmp_path, seed_toolchain):
     """SIGINT arriving while the first compile imports the MLIR bindings
     (made certain by an import hook that sends it when `module` starts
     importing): KeyboardInterrupt once the import is done; the next call
@@ -237,7 +237,7 @@ def test_ctrl_c_while_the_mlir_bindings_import_leaves_kiln_working(module, tmp_p
         def g(x):
             return np.sin(x) + 1.0
 
-        os.environ["KILN_CACHE_DIR"] = {str(tmp_path / "cache")!r}
+        os.environ["KILN_CACHE_DIR"] = {str(seed_toolchain(tmp_path / "cache"))!r}
         try:
             g(np.ones(3))
             raise SystemExit("no KeyboardInterrupt")

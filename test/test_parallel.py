@@ -357,10 +357,11 @@ print(t.pool_threads("elementwise"), t.pool_threads("swap_normalize"))
     ({"KILN_NUM_THREADS": "4", "KILN_PARALLEL_MIN_WORK": "0"}, 4),
     ({"KILN_NUM_THREADS": "3", "KILN_PARALLEL_MIN_WORK": "1"}, 3),
 ], ids=["serial", "min_work_0", "4_threads_min_work_0", "3_threads_min_work_1"])
-def test_pool_settings_give_the_same_results(settings, threads, tmp_path, tmp_path_factory):
-    # One cache dir for the subprocesses (fresh: not this process's).
+def test_pool_settings_give_the_same_results(settings, threads, tmp_path, tmp_path_factory, seed_toolchain):
+    # One cache dir for the subprocesses (fresh: not this process's; the support code is this session's).
     cache = tmp_path_factory.getbasetemp() / "kiln-parallel-subprocess-cache"
-    cache.mkdir(exist_ok=True)
+    if not cache.exists():
+        seed_toolchain(cache)
     env = {k: v for k, v in os.environ.items() if k not in ("KILN_NUM_THREADS", "KILN_PARALLEL_MIN_WORK")}
     env.update(settings, KILN_CACHE_DIR=str(cache))
     path = tmp_path / "out.npz"

@@ -223,8 +223,8 @@ _LOG_SCRIPT = textwrap.dedent("""
      ["// -----// stage mlir ", "// -----// stage linalg ", "IR after canonicalize"]),
     ("", [], ["// -----//"]),
 ])
-def test_kiln_log_in_a_new_process(tmp_path, wanted, printed, absent):
-    env = dict(os.environ, KILN_LOG=wanted, KILN_CACHE_DIR=str(tmp_path))
+def test_kiln_log_in_a_new_process(tmp_path, wanted, printed, absent, seed_toolchain):
+    env = dict(os.environ, KILN_LOG=wanted, KILN_CACHE_DIR=str(seed_toolchain(tmp_path)))
     proc = subprocess.run([sys.executable, "-c", _LOG_SCRIPT], env=env, capture_output=True, text=True,
                           timeout=300)
     assert proc.returncode == 0, proc.stderr

@@ -307,13 +307,13 @@ _FAULTS_SCRIPT = textwrap.dedent("""
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc malloc tuning is Linux-only")
-def test_fresh_result_buffers_do_not_page_fault(tmp_path):
+def test_fresh_result_buffers_do_not_page_fault(tmp_path, seed_toolchain):
     """Three 1.6 MB results per call: with kiln's malloc settings freed
     blocks are reused (a handful of page faults per call); with
     KILN_MALLOC_TUNING=0 glibc's defaults apply and the setting is off."""
     script = tmp_path / "faults.py"
     script.write_text(_FAULTS_SCRIPT)
-    env = dict(os.environ, KILN_CACHE_DIR=str(tmp_path / "cache"))
+    env = dict(os.environ, KILN_CACHE_DIR=str(seed_toolchain(tmp_path / "cache")))
     out = subprocess.run([sys.executable, str(script)], env=env, capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr
     tuned, faults = out.stdout.split()

@@ -382,8 +382,8 @@ def _run_cache_script(cache_dir, previous: dict | None = None) -> dict:
     return result
 
 
-def test_persistent_cache_hit_in_second_process(tmp_path):
-    first = _run_cache_script(tmp_path)
+def test_persistent_cache_hit_in_second_process(tmp_path, seed_toolchain):
+    first = _run_cache_script(seed_toolchain(tmp_path))
     assert not first["cache_hit"]
     assert first["stats"]["stores"] == 1 and first["stats"]["hits"] == 0
     second = _run_cache_script(tmp_path, first)
@@ -401,8 +401,8 @@ def test_persistent_cache_hit_in_second_process(tmp_path):
 
 @pytest.mark.parametrize("damage", ["truncate-library", "garble-library", "truncate-json", "edit-json-sha",
                                     "delete-json"])
-def test_corrupt_cache_entry_is_recompiled(tmp_path, damage):
-    first = _run_cache_script(tmp_path)
+def test_corrupt_cache_entry_is_recompiled(tmp_path, damage, seed_toolchain):
+    first = _run_cache_script(seed_toolchain(tmp_path))
     library = first["library"]
     meta = library[: -len(".so")] + ".json"
     if damage == "truncate-library":
@@ -636,10 +636,10 @@ def test_unaligned_and_subclass_inputs(tmp_path, call_path):
     np.testing.assert_array_equal(double(mapped), np.arange(10.0) * 2)
 
 
-def test_cache_clear(tmp_path, monkeypatch):
+def test_cache_clear(tmp_path, monkeypatch, seed_toolchain):
     from kiln.runtime import cache
 
-    monkeypatch.setenv("KILN_CACHE_DIR", str(tmp_path))
+    monkeypatch.setenv("KILN_CACHE_DIR", str(seed_toolchain(tmp_path)))
 
     def body(x):
         return x - 7
@@ -684,8 +684,9 @@ def test_annotated_function_checks_survive_the_fast_path():
     assert add_vec.num_compiles == 1
 
 
-def test_processes_compiling_one_function_concurrently(tmp_path):
-    env = dict(os.environ, KILN_CACHE_DIR=str(tmp_path))
+def test_processes_compiling_one_function_concurrently(tmp_path, seed_toolchain):
+    # The support code is there (processes building it together: test_cache_robustness, test_resources).
+    env = dict(os.environ, KILN_CACHE_DIR=str(seed_toolchain(tmp_path)))
     procs = [subprocess.Popen([sys.executable, "-c", _CACHE_SCRIPT], env=env, stdout=subprocess.PIPE,
                               stderr=subprocess.PIPE, text=True) for _ in range(3)]
     outputs = [p.communicate(timeout=300) for p in procs]

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Container
 
-from kiln.compiler.mlir import arith, func, ir, llvm, memref, tensor
+from kiln.compiler.mlir import arith, func, ir, linalg, llvm, memref, tensor
 
 
 def collect_ops(module: ir.Module, names: Container[str], post_order: bool = False) -> list[ir.Operation]:
@@ -166,3 +166,79 @@ def collapsed_1d(value: ir.Value) -> ir.Value:
     i64 = ir.IntegerType.get_signless(64)
     group = ir.ArrayAttr.get([ir.ArrayAttr.get([ir.IntegerAttr.get(i64, i) for i in range(t.rank)])])
     return memref.CollapseShapeOp(flat_type, value, group).result
+
+
+_GENERIC_STRUCTURE = {"indexing_maps", "iterator_types", "operandSegmentSizes"}
+
+
+def rebuild_generic(generic: ir.Operation, inputs: list[ir.Value], maps: list[ir.Attribute],
+                    arguments: list, prologue=None) -> ir.Operation:
+    """A copy of the `linalg.generic` `generic` (placed before it, its other
+    attributes kept) reading `inputs` through `maps` (input maps; the output
+    maps and operands stay) instead of its own inputs; `arguments[k]` is
+    what the old body's k-th input argument becomes: an int j (the new
+    body's j-th argument) or None (unused, must have no uses).
+    `prologue(block_arguments, mapping)`, when given, is called in the new
+    body before the old body is copied and may add to `mapping` (old value
+    -> new); e.g. a fused producer's body. The results of `generic` are
+    replaced and it is erased."""
+    old_inputs = len(generic.operands) - len(generic.results)
+    old_block = generic.regions[0].blocks[0]
+    outputs = list(generic.operands)[old_inputs:]
+    old_maps = list(generic.attributes["indexing_maps"])
+    with ir.InsertionPoint(generic), generic.location:
+        new = linalg.GenericOp([r.type for r in generic.results], inputs, outputs,
+                               ir.ArrayAttr.get(list(maps) + old_maps[old_inputs:]),
+                               generic.attributes["iterator_types"])
+    for i in range(len(generic.attributes)):
+        attribute = generic.attributes[i]
+        if attribute.name not in _GENERIC_STRUCTURE:
+            new.operation.attributes[attribute.name] = attribute.attr
+    types = [ir.ShapedType(v.type).element_type for v in inputs] + \
+        [a.type for a in list(old_block.arguments)[old_inputs:]]
+    block = new.regions[0].blocks.append(*types)
+    mapping = {}
+    for k, j in enumerate(arguments):
+        if j is not None:
+            mapping[old_block.arguments[k]] = block.arguments[j]
+    for k in range(len(outputs)):
+        mapping[old_block.arguments[old_inputs + k]] = block.arguments[len(inputs) + k]
+    with ir.InsertionPoint(block), generic.location:
+        if prologue is not None:
+            prologue(list(block.arguments), mapping)
+        clone_ops([o.operation for o in old_block.operations], mapping)
+    for old, result in zip(generic.results, new.operation.results):
+        old.replace_all_uses_with(result)
+    generic.erase()
+    return new.operation
+
+
+def _loop_dims(maps: list[ir.Attribute]) -> set[int]:
+    """The loops that some map of `maps` indexes with a plain loop dim."""
+    dims = set()
+    for m in maps:
+        for e in ir.AffineMapAttr(m).value.results:
+            if isinstance(e, ir.AffineDimExpr):
+                dims.add(e.position)
+    return dims
+
+
+def drop_unused_inputs(generic: ir.Operation) -> ir.Operation:
+    """`generic` without the inputs its body does not read (rebuilt when it
+    has any: an input read by no body still bufferizes as a buffer that is
+    filled, or shares its buffer and keeps the fill alive)."""
+    old_inputs = len(generic.operands) - len(generic.results)
+    body = generic.regions[0].blocks[0]
+    maps = list(generic.attributes["indexing_maps"])
+    used = list(range(old_inputs))
+    for k in range(old_inputs):
+        if list(body.arguments[k].uses):
+            continue
+        # Kept only when it alone gives a loop its extent (a reduction over it).
+        rest = [maps[j] for j in used if j != k] + maps[old_inputs:]
+        if _loop_dims(rest) == set(range(ir.AffineMapAttr(maps[k]).value.n_dims)):
+            used.remove(k)
+    if len(used) == old_inputs:
+        return generic
+    arguments = [used.index(k) if k in used else None for k in range(old_inputs)]
+    return rebuild_generic(generic, [generic.operands[k] for k in used], [maps[k] for k in used], arguments)

@@ -6,10 +6,13 @@ a generic with no inputs whose body yields a value `%c` defined outside it
 readers (cse merges the equal broadcasts of `0.5 * x; ...; 0.5 * y`),
 elementwise fusion leaves it alone and it is materialized: a buffer filled
 and read at every iteration of a loop.
-Out: each reader uses `%c` itself in its body. The splat input is then read
-by no body: its loops load nothing from it, and after bufferization its
-buffer has only the stores that fill it, which canonicalize erases with the
-allocation (the lit test shows no buffer left for it).
+Out: each reader uses `%c` itself in its body, and the inputs its body no
+longer reads are dropped from the reader (kept only when one alone gives a
+loop its extent). The splat is then dead and canonicalize erases it (the
+lit test shows no buffer left for it). Left as an unread input, a splat that
+shares its `tensor.empty` with the reader bufferized into the reader's own
+buffer and stayed alive: the bounds check of `x[idx]` filled the index
+buffer with 0 and then with the length at every row of a CSR product.
 
 A 0-d tensor read by an elementwise generic (a scalar the tracer broadcast:
 `(x - first) / (last - first)` with `first` a reduction's result) is a splat
@@ -26,7 +29,7 @@ from __future__ import annotations
 
 from kiln.compiler.mlir import ir, tensor
 from kiln.compiler.passes import ModulePass, register_pass
-from kiln.compiler.passes._util import all_parallel, collect_ops
+from kiln.compiler.passes._util import all_parallel, collect_ops, drop_unused_inputs
 
 
 def _splat_value(value: ir.Value) -> ir.Value | None:
@@ -74,6 +77,11 @@ def _inline_splats(generic: ir.Operation) -> None:
         scalar = _splat_value(operand)
         if scalar is not None and scalar.type == argument.type:
             argument.replace_all_uses_with(scalar)
+    # The inputs no body reads any more go: left in place, a splat sharing
+    # its `tensor.empty` with the reader bufferizes into the reader's buffer,
+    # and its fill stays (a bounds-checked gather `x[idx]` filled its index
+    # buffer twice before computing it).
+    drop_unused_inputs(generic)
 
 
 @register_pass

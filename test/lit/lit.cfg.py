@@ -48,10 +48,16 @@ config.substitutions.append((_WORD.format("kiln-opt"), kiln_opt))
 config.substitutions.append((_WORD.format("filecheck"), shlex.quote(filecheck)))
 
 # Frontend tests compile functions: give them a compile cache of their own,
-# emptied at the start of every run.
+# emptied at the start of every run. KILN_LIT_TOOLCHAIN (set by
+# test/test_lit.py) names a folder of verified toolchain files (support
+# code, fastcall extension) to start it with, instead of every script that
+# links before the first build is done building the support code again.
 cache_dir = os.path.join(config.test_exec_root, "kiln-cache")
 shutil.rmtree(cache_dir, ignore_errors=True)
 os.makedirs(cache_dir)
+toolchain_dir = os.environ.get("KILN_LIT_TOOLCHAIN")
+if toolchain_dir:
+    shutil.copytree(toolchain_dir, cache_dir, dirs_exist_ok=True)
 config.environment["KILN_CACHE_DIR"] = cache_dir
 for name in ("HOME", "TMPDIR", "KILN_LOG"):
     if name in os.environ:

@@ -19,7 +19,7 @@ func.func @shared_splat(%x: tensor<?xf64>, %y: tensor<?xf64>, %n: index) -> (ten
     linalg.yield %half : f64
   } -> tensor<?xf64>
   // CHECK: linalg.generic
-  // CHECK: ^bb0(%[[S:.*]]: f64, %[[X:.*]]: f64, %{{.*}}: f64):
+  // CHECK: ^bb0(%[[X:.*]]: f64, %{{.*}}: f64):
   // CHECK-NEXT: arith.mulf %[[HALF]], %[[X]] : f64
   // BUF-COUNT-2: memref.alloc
   // BUF-NOT: memref.alloc
@@ -31,7 +31,7 @@ func.func @shared_splat(%x: tensor<?xf64>, %y: tensor<?xf64>, %n: index) -> (ten
     linalg.yield %m : f64
   } -> tensor<?xf64>
   // CHECK: linalg.generic
-  // CHECK: ^bb0(%{{.*}}: f64, %[[Y:.*]]: f64, %{{.*}}: f64):
+  // CHECK: ^bb0(%[[Y:.*]]: f64, %{{.*}}: f64):
   // CHECK-NEXT: arith.mulf %[[HALF]], %[[Y]] : f64
   %b = linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel"]}
       ins(%splat, %y : tensor<?xf64>, tensor<?xf64>) outs(%e : tensor<?xf64>) {
@@ -47,7 +47,7 @@ func.func @shared_splat(%x: tensor<?xf64>, %y: tensor<?xf64>, %n: index) -> (ten
 func.func @fill(%x: tensor<?xf64>, %c: f64, %n: index) -> tensor<?xf64> {
   %e = tensor.empty(%n) : tensor<?xf64>
   %splat = linalg.fill ins(%c : f64) outs(%e : tensor<?xf64>) -> tensor<?xf64>
-  // CHECK: ^bb0(%{{.*}}: f64, %[[X:.*]]: f64, %{{.*}}: f64):
+  // CHECK: ^bb0(%[[X:.*]]: f64, %{{.*}}: f64):
   // CHECK-NEXT: arith.addf %arg1, %[[X]] : f64
   %a = linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel"]}
       ins(%splat, %x : tensor<?xf64>, tensor<?xf64>) outs(%e : tensor<?xf64>) {
@@ -94,7 +94,7 @@ func.func @rank0_operands(%x: tensor<?xf64>, %lo: tensor<f64>, %hi: f64, %n: ind
   %hi_t = tensor.from_elements %hi : tensor<f64>
   // CHECK: %[[LO:.*]] = tensor.extract %arg1[] : tensor<f64>
   // CHECK: linalg.generic
-  // CHECK-NEXT: ^bb0(%{{.*}}: f64, %{{.*}}: f64):
+  // CHECK-NEXT: ^bb0(%{{.*}}: f64):
   // CHECK-NEXT: linalg.yield %[[LO]] : f64
   %b = linalg.generic {indexing_maps = [#scalar, #id], iterator_types = ["parallel"]}
       ins(%lo : tensor<f64>) outs(%e : tensor<?xf64>) {
@@ -103,7 +103,7 @@ func.func @rank0_operands(%x: tensor<?xf64>, %lo: tensor<f64>, %hi: f64, %n: ind
   } -> tensor<?xf64>
   // CHECK: %[[LO2:.*]] = tensor.extract %arg1[] : tensor<f64>
   // CHECK: linalg.generic
-  // CHECK-NEXT: ^bb0(%[[X:.*]]: f64, %{{.*}}: f64, %{{.*}}: f64, %{{.*}}: f64, %{{.*}}: f64):
+  // CHECK-NEXT: ^bb0(%[[X:.*]]: f64, %{{.*}}: f64):
   // CHECK-NEXT: %[[W:.*]] = arith.subf %arg2, %[[LO2]] : f64
   // CHECK-NEXT: %[[D:.*]] = arith.subf %[[X]], %[[LO]] : f64
   // CHECK-NEXT: arith.divf %[[D]], %[[W]] : f64
