@@ -150,6 +150,7 @@ DEFAULT_PIPELINE: Pipeline = [
         "kiln-refine-if-layouts",
         "canonicalize",
         "cse",
+        "kiln-dedup-checks",
         "kiln-hoist-loop-checks",
         "kiln-version-small-dims",
         "kiln-block-rows",

@@ -208,14 +208,22 @@ def _group_siblings(ops: list[ir.Operation]) -> list[list[ir.Operation]]:
     `_may_sit_between` ops between them and row-local accesses, form one
     group (blocked together); others are groups of one."""
     groups: list[list[ir.Operation]] = []
+    # Each block's ops and their positions, listed once: listing the block
+    # for each nest was quadratic (channel_flow's function block: 236 nests).
+    blocks: dict = {}
+
+    def siblings_of(block: ir.Block) -> tuple[list, dict]:
+        if block not in blocks:
+            siblings = list(block.operations)
+            blocks[block] = (siblings, {o.operation: i for i, o in enumerate(siblings)})
+        return blocks[block]
+
     for op in ops:
         if groups:
             last = groups[-1][-1]
             if last.block == op.block and _same_rows(groups[-1][0], op):
-                siblings = list(op.block.operations)
-                start = next(i for i, o in enumerate(siblings) if o.operation == last.operation)
-                stop = next(i for i, o in enumerate(siblings) if o.operation == op.operation)
-                between = siblings[start + 1:stop]
+                siblings, position = siblings_of(op.block)
+                between = siblings[position[last.operation] + 1:position[op.operation]]
                 if all(_may_sit_between(o.operation) for o in between) and _row_local(groups[-1] + [op]):
                     groups[-1].append(op)
                     continue

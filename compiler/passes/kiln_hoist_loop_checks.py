@@ -15,8 +15,7 @@ from __future__ import annotations
 from kiln.compiler.mlir import arith, ir
 from kiln.compiler.passes import ModulePass, register_pass
 from kiln.compiler.passes._util import clone_ops, collect_ops
-
-FAILURE_CALLEE = "kiln_check_failed"
+from kiln.compiler.passes.kiln_lower_checks import is_check
 
 # Side-effect-free ops that are safe to run even when the loop runs zero
 # times (no division: a zero divisor is undefined behaviour in LLVM).
@@ -33,16 +32,6 @@ def _hoistable_pure(op: ir.Operation) -> bool:
     if len(op.regions) != 0 or op.name in _UNSAFE:
         return False
     return op.name in _PURE_OPS or op.name.startswith(_PURE_PREFIXES)
-
-
-def _is_check(op: ir.Operation) -> bool:
-    """`scf.if %bad { func.call @kiln_check_failed(...) }` with no else and no results."""
-    if op.name != "scf.if" or len(op.results) != 0 or len(op.regions[1].blocks) != 0:
-        return False
-    calls = [o for o in op.regions[0].blocks[0].operations if o.name == "func.call"]
-    return len(calls) == 1 and ir.FlatSymbolRefAttr(calls[0].attributes["callee"]).value == FAILURE_CALLEE and \
-        all(o.name in ("func.call", "scf.yield", "arith.constant", "llvm.mlir.addressof", "llvm.mlir.zero")
-            for o in op.regions[0].blocks[0].operations)
 
 
 def _inside(value: ir.Value, loop: ir.Operation) -> bool:
@@ -122,7 +111,7 @@ class KilnHoistLoopChecks(ModulePass):
             if _hoistable_pure(op) and _uses_only_outside(op, loop):
                 op.move_before(loop)
                 continue
-            if not blocked and _is_check(op) and _uses_only_outside(op, loop):
+            if not blocked and is_check(op) and _uses_only_outside(op, loop):
                 if runs is None:
                     with ir.InsertionPoint(loop), loop.location:
                         runs = _runs_once(loop)

@@ -49,6 +49,18 @@ def report_failure(kind_code: int, message: ir.Value, values: list[ir.Value]) ->
     func.CallOp([], ir.FlatSymbolRefAttr.get(FAILURE_CALLEE), [arith.constant(i64, kind_code), message, *values])
 
 
+def is_check(op: ir.Operation) -> bool:
+    """`scf.if %bad { func.call @kiln_check_failed(...) }` with no else and no
+    results (the then block holds only the call, its constant operands and
+    the yield): the form this pass lowers a check to."""
+    if op.name != "scf.if" or len(op.results) != 0 or len(op.regions[1].blocks) != 0:
+        return False
+    calls = [o for o in op.regions[0].blocks[0].operations if o.name == "func.call"]
+    return len(calls) == 1 and ir.FlatSymbolRefAttr(calls[0].attributes["callee"]).value == FAILURE_CALLEE and \
+        all(o.name in ("func.call", "scf.yield", "arith.constant", "llvm.mlir.addressof", "llvm.mlir.zero")
+            for o in op.regions[0].blocks[0].operations)
+
+
 def _message_text(op: ir.Operation) -> str:
     """The check's message, naming the user's source line when its location has one."""
     message = ir.StringAttr(op.attributes["message"]).value

@@ -61,7 +61,7 @@ from __future__ import annotations
 
 from kiln.compiler.mlir import arith, func, ir, llvm, scf
 from kiln.compiler.passes import ModulePass, option, register_pass
-from kiln.compiler.passes._util import ancestors, collect_ops, constant_int
+from kiln.compiler.passes._util import ancestors, collect_ops, constant_int, remap_operands
 
 RUNTIME_CALLEE = "kiln_parallel_for"
 # Work below this many iterations (KILN_PARALLEL_MIN_WORK; no limit with
@@ -129,6 +129,8 @@ class _Nest:
         self.captures: list[ir.Value] = []
         # Ops recomputed in the body (constants, views, index arithmetic), operands first.
         self.sunk: list[ir.Operation] = []
+        # The captures and the results of `sunk`, for constant-time lookups.
+        self.known: set = set()
         if self.serial_reason is None:
             op.walk(self._visit_operands, ir.WalkOrder.PRE_ORDER)
 
@@ -154,12 +156,8 @@ class _Nest:
             self._capture(value)
         return ir.WalkResult.ADVANCE
 
-    def _known(self, value: ir.Value) -> bool:
-        return any(value == v for v in self.captures) or any(
-            value == r for op in self.sunk for r in op.results)
-
     def _capture(self, value: ir.Value) -> None:
-        if self._defined_inside(value) or self._known(value):
+        if self._defined_inside(value) or value in self.known:
             return
         owner = value.owner
         if not isinstance(owner, ir.Block) and owner.name in _SINKABLE_OPS:
@@ -167,12 +165,14 @@ class _Nest:
             # their base pointer visible to LLVM (interleaved accesses).
             for operand in owner.operands:
                 self._capture(operand)
-            if not self._known(value):
+            if value not in self.known:
                 self.sunk.append(owner)
+                self.known.update(owner.results)
         elif _storage_type(value.type) is None:
             self.serial_reason = f"a captured value of type {value.type}"
         else:
             self.captures.append(value)
+            self.known.add(value)
 
     def trip_count(self, lower: ir.Value, upper: ir.Value) -> ir.Value | None:
         """`upper - lower` when both come from outside; for a block
@@ -336,7 +336,7 @@ def _outline(module: ir.Module, nest: _Nest, name: str, min_works: dict) -> None
             scf.YieldOp([])
 
     # Body: reload the captures, run the nest over [lo, hi).
-    replacements = []
+    replacements: dict = {}
     with ir.InsertionPoint(ret), op.location:
         for i, value in enumerate(nest.captures):
             loaded = ir.Operation.create("llvm.load", results=[fields[i]],
@@ -345,23 +345,17 @@ def _outline(module: ir.Module, nest: _Nest, name: str, min_works: dict) -> None
                 loaded = _cast(loaded, value.type)
             elif isinstance(value.type, ir.IndexType):
                 loaded = arith.index_cast(index, loaded)
-            replacements.append((value, loaded))
+            replacements[value] = loaded
         for sunk in nest.sunk:
             clone = sunk.clone(ip=ir.InsertionPoint(ret))
-            for i, operand in enumerate(clone.operands):
-                for old, new in replacements:
-                    if operand == old:
-                        clone.operands[i] = new
-                        break
-            replacements.extend(zip(sunk.results, clone.results))
+            remap_operands(clone, replacements)
+            replacements.update(zip(sunk.results, clone.results))
         lo = arith.index_cast(index, lo_arg)
         hi = arith.index_cast(index, hi_arg)
-    # Find every use first: rewriting an operand changes how the bindings
-    # identify its op.
-    rewrites = [(use.owner, use.operand_number, new) for old, new in replacements
-                for use in old.uses if use.owner.operation in nest.inner]
-    for owner, number, new in rewrites:
-        owner.operands[number] = new
+    # The nest's own operands, not the uses of each replaced value: a
+    # constant or an argument has uses all over the function, and walking
+    # them for each of channel_flow's 132 nests took 1.6 s.
+    remap_operands(op, replacements)
     op.operands[0] = lo
     op.operands[n_dims] = hi
     op.move_before(ret)

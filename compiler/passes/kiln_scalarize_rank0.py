@@ -123,7 +123,8 @@ def _hoist_read(op: ir.Operation) -> None:
     source = op.operands[0]
     owner = source.owner
     if isinstance(owner, ir.Block):
-        op.move_before(list(owner.operations)[0])
+        # The block's first op (listing every op of a function's block per read was quadratic).
+        op.move_before(owner.operations[0])
     else:
         op.move_after(owner)
 
