@@ -54,6 +54,22 @@ typedef struct {
   int64_t offset, sizes[1], strides[1];
 } kiln_memref1;
 
+/* The merge path's binary search (the body of a function returning it): how many of the first k
+ * values of the stable merge of runs a (na values) and b (nb) come from a, ties from a; A_LE_B is
+ * an expression in i_ and j_ that says a[i_] <= b[j_]. */
+#define KILN_CORANK(na, nb, k, A_LE_B)                                                                 \
+  do {                                                                                                 \
+    int64_t lo_ = (k) > (nb) ? (k) - (nb) : 0, hi_ = (k) < (na) ? (k) : (na);                          \
+    while (lo_ < hi_) {                                                                                \
+      int64_t i_ = lo_ + (hi_ - lo_) / 2, j_ = (k) - i_ - 1;                                           \
+      if (A_LE_B)                                                                                      \
+        lo_ = i_ + 1;                                                                                  \
+      else                                                                                             \
+        hi_ = i_;                                                                                      \
+    }                                                                                                  \
+    return lo_;                                                                                        \
+  } while (0)
+
 /* Small scratch buffers are tracked like the compiled code's (freed if a call unwinds). */
 static void *kiln_sort_alloc(size_t bytes) { return _mlir_memref_to_llvm_alloc(bytes ? bytes : 1); }
 
@@ -885,15 +901,7 @@ __attribute__((constructor)) static void kiln_sort_init(void) {
   }                                                                                                    \
   /* How many of the first k values of the merge of a and b come from a (ties from a). */              \
   static int64_t kiln_vcorank_##NAME(const T *a, int64_t na, const T *b, int64_t nb, int64_t k) {      \
-    int64_t lo = k > nb ? k - nb : 0, hi = k < na ? k : na;                                            \
-    while (lo < hi) {                                                                                  \
-      int64_t i = lo + (hi - lo) / 2;                                                                  \
-      if (a[i] <= b[k - i - 1])                                                                        \
-        lo = i + 1;                                                                                    \
-      else                                                                                             \
-        hi = i;                                                                                        \
-    }                                                                                                  \
-    return lo;                                                                                         \
+    KILN_CORANK(na, nb, k, a[i_] <= b[j_]);                                                            \
   }                                                                                                    \
   /* One round of pairwise merges of the runs src[b[r]:b[r+1]] (r < k; b[k] = m) into dst, as          \
    * KILN_SORT_PIECES pieces of the output, each found by two binary searches (the merge path). */     \
@@ -2072,16 +2080,9 @@ static const int kiln_avx2 = 0; /* the portable code only */
   /* How many of the first k positions of the stable merge of runs a and b come from a. */             \
   static int64_t kiln_poscorank_##NAME(const T *row, int64_t stride, const kiln_posrun *a,             \
                                        const kiln_posrun *b, int64_t k) {                              \
-    int64_t lo = k > b->n ? k - b->n : 0, hi = k < a->n ? k : a->n;                                    \
-    while (lo < hi) {                                                                                  \
-      int64_t i = lo + (hi - lo) / 2;                                                                  \
-      if (kiln_poskey_##NAME(row, stride, kiln_posrun_at(a, i)) <=                                     \
-          kiln_poskey_##NAME(row, stride, kiln_posrun_at(b, k - i - 1)))                               \
-        lo = i + 1;                                                                                    \
-      else                                                                                             \
-        hi = i;                                                                                        \
-    }                                                                                                  \
-    return lo;                                                                                         \
+    KILN_CORANK(a->n, b->n, k,                                                                         \
+                kiln_poskey_##NAME(row, stride, kiln_posrun_at(a, i_)) <=                              \
+                    kiln_poskey_##NAME(row, stride, kiln_posrun_at(b, j_)));                           \
   }                                                                                                    \
   /* The stable merge of a[ia:ia+na] and b[ib:ib+nb] into dst (ties from a); `stored`: both runs are  \
    * stored positions, else both runs of the row (a constant once inlined). */                         \
