@@ -102,6 +102,9 @@ DEFAULT_PIPELINE: Pipeline = [
         "canonicalize",
         "cse",
         "canonicalize",
+        # A loop of column-by-columns products (`data[:, i] @ data[:, i:]`)
+        # reads rows of one matrix product computed before the loop.
+        "kiln-lift-matvec-loops",
         "kiln-collapse-batch-matmul",
         "kiln-pair-matvecs",
         "kiln-fold-into-gemm",

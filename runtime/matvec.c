@@ -214,3 +214,23 @@ static int kiln_matvec_has_avx2(void) {
 
 KILN_MATVEC_ENTRY(double, f64)
 KILN_MATVEC_ENTRY(float, f32)
+
+/* The strictly lower triangle of the n x n row-major matrix `c` (rows `ld`
+ * apart) copied from its upper triangle, in 32 x 32 tiles so that the
+ * column reads stay in cache: a BLAS syrk computes one triangle of the
+ * symmetric product `X.T @ X`, kiln-linalg-to-blas calls this for the other. */
+#define KILN_MIRROR_UPPER(T, SUFFIX)                                                                             \
+  void kiln_mirror_upper_##SUFFIX(T *c, int64_t n, int64_t ld) {                                                 \
+    for (int64_t ib = 0; ib < n; ib += 32) {                                                                     \
+      int64_t i_end = ib + 32 < n ? ib + 32 : n;                                                                 \
+      for (int64_t jb = 0; jb <= ib; jb += 32)                                                                   \
+        for (int64_t i = ib; i < i_end; i++) {                                                                   \
+          int64_t j_end = jb + 32 < i ? jb + 32 : i;                                                             \
+          for (int64_t j = jb; j < j_end; j++)                                                                   \
+            c[i * ld + j] = c[j * ld + i];                                                                       \
+        }                                                                                                        \
+    }                                                                                                            \
+  }
+
+KILN_MIRROR_UPPER(double, f64)
+KILN_MIRROR_UPPER(float, f32)

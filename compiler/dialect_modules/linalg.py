@@ -1,6 +1,6 @@
 """The `linalg` dialect's Python module for kiln: the generated op and enum
-classes, and builders for the three named ops kiln creates (fill, copy,
-matmul), without the OpDSL definitions the provider's package imports.
+classes, and builders for the named ops kiln creates (fill, copy, matmul,
+transpose), without the OpDSL definitions the provider's package imports.
 
 The bindings import this module when they first wrap a linalg op (the
 dialect search path starts with kiln.compiler.dialect_modules); every
@@ -48,3 +48,12 @@ def copy(source, *, outs):
 def matmul(lhs, rhs, *, outs):
     """`linalg.matmul ins(lhs, rhs) outs(outs[0])` (default indexing maps)."""
     return _named(MatmulOp, [lhs, rhs], outs)  # noqa: F405
+
+
+def transpose(source, *, outs, permutation):
+    """`linalg.transpose ins(source) outs(outs[0]) permutation = [...]`."""
+    source, init = get_op_result_or_value(source), get_op_result_or_value(outs[0])
+    results = [init.type] if isinstance(init.type, RankedTensorType) else []
+    op = TransposeOp(results, source, init, permutation)  # noqa: F405
+    fill_builtin_region(op.operation)
+    return op.result if results else op

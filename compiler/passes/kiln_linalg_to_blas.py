@@ -11,6 +11,15 @@ OpenBLAS's gemm with one column is several times slower than its gemv. Matmuls o
 other layouts or dtypes, and every matmul when no BLAS library is found,
 stay as they are and lower to loops.
 
+A transposed operand (`x.T @ y`, `x @ y.T`: a fresh buffer that a
+`linalg.transpose`, or the generic that reads its input transposed, filled
+only for this product, with nothing writing `x` in between) is read in
+place with gemm's transpose flag, and the copy is dropped. `x.T @ x` and
+`x @ x.T` into a fresh zero-filled result call `syrk` instead (half the
+flops of gemm, as NumPy does) for the upper triangle, and runtime/matvec.c's
+`kiln_mirror_upper_<f32|f64>` copies it to the lower one: the result is
+exactly symmetric.
+
 gemm's factors (kiln-fold-into-gemm leaves them next to the matmul): a
 fresh buffer filled with `s * X` right before the matmul and read only by
 it becomes alpha = s on `X` itself, and `C = s * C` in place right before
@@ -35,6 +44,9 @@ NO_TRANS = 111
 TRANS = 112
 GEMM_SYMBOLS = {"f32": "scipy_cblas_sgemm64_", "f64": "scipy_cblas_dgemm64_"}
 GEMV_SYMBOLS = {"f32": "scipy_cblas_sgemv64_", "f64": "scipy_cblas_dgemv64_"}
+SYRK_SYMBOLS = {"f32": "scipy_cblas_ssyrk64_", "f64": "scipy_cblas_dsyrk64_"}
+MIRROR_SYMBOLS = {"f32": "kiln_mirror_upper_f32", "f64": "kiln_mirror_upper_f64"}
+UPPER = 121  # CblasUpper
 # Ops between a fill and its matmul that touch no memory.
 _PURE_BETWEEN = {"memref.dim", "arith.constant", "arith.index_cast"}
 
@@ -57,7 +69,8 @@ def blas_library() -> str | None:
 
 
 def uses_blas(module_text: str) -> bool:
-    return any(symbol in module_text for symbol in (*GEMM_SYMBOLS.values(), *GEMV_SYMBOLS.values()))
+    return any(symbol in module_text
+               for symbol in (*GEMM_SYMBOLS.values(), *GEMV_SYMBOLS.values(), *SYRK_SYMBOLS.values()))
 
 
 def _rows_contiguous(t: ir.MemRefType) -> bool:
@@ -93,6 +106,12 @@ def _declare(module: ir.Module, symbol: str, float_type: ir.Type) -> None:
     if symbol in GEMV_SYMBOLS.values():
         # order, trans, M, N, alpha, A, lda, x, incx, beta, y, incy
         inputs = [i32, i32, i64, i64, float_type, ptr, i64, ptr, i64, float_type, ptr, i64]
+    elif symbol in SYRK_SYMBOLS.values():
+        # order, uplo, trans, N, K, alpha, A, lda, beta, C, ldc
+        inputs = [i32, i32, i32, i64, i64, float_type, ptr, i64, float_type, ptr, i64]
+    elif symbol in MIRROR_SYMBOLS.values():
+        # C, n, ldc (runtime/matvec.c)
+        inputs = [ptr, i64, i64]
     else:
         inputs = [i32, i32, i32, i64, i64, i64, float_type, ptr, i64, ptr, i64, float_type, ptr, i64]
     with ir.InsertionPoint.at_block_begin(module.body):
@@ -228,6 +247,90 @@ def _only_when_zero(op: ir.Operation, scalar: ir.Value) -> ir.Value:
     return factor
 
 
+_TRANSPOSED_2D = "affine_map<(d0, d1) -> (d1, d0)>"
+# Ops that write no memory a transposed copy's source could be (between
+# the copy and its matmul).
+_NO_WRITES = _PURE_BETWEEN | {"memref.alloc", "memref.extract_strided_metadata",
+                              "memref.extract_aligned_pointer_as_index", "llvm.inttoptr", "llvm.mlir.addressof",
+                              "llvm.mlir.zero", "memref.subview", "memref.cast"}
+
+
+def _is_transpose_copy(op: ir.Operation) -> bool:
+    """`linalg.transpose` of a 2-d memref, or the `linalg.generic` that reads
+    its one input transposed and yields it."""
+    if op.name == "linalg.transpose":
+        return list(ir.DenseI64ArrayAttr(op.attributes["permutation"])) == [1, 0]
+    if op.name != "linalg.generic" or len(op.operands) != 2 or len(op.results):
+        return False
+    maps = [str(m) for m in op.attributes["indexing_maps"]]
+    body = [o.operation for o in op.regions[0].blocks[0].operations]
+    return maps == [_TRANSPOSED_2D, _IDENTITY_2D] and len(body) == 1 and \
+        list(body[0].operands) == [op.regions[0].blocks[0].arguments[0]]
+
+
+def _harmless(op: ir.Operation, fresh: set) -> bool:
+    """Whether `op` writes no memory but fresh buffers (`fresh`): pure index
+    arithmetic, allocations, fills and copies into fresh buffers, failed-check
+    branches (they never return)."""
+    if op.name in _NO_WRITES or (op.name.startswith("arith.") and not op.regions):
+        return True
+    if op.name in ("linalg.fill", "linalg.generic", "linalg.transpose") and not op.results:
+        outputs = list(op.operands)[-1:]
+        return all(v in fresh for v in outputs)
+    if op.name == "scf.if" and not op.results:
+        for region in op.regions:
+            for block in region.blocks:
+                for inner in block.operations:
+                    inner = inner.operation
+                    if inner.name == "scf.yield" or inner.name.startswith("arith."):
+                        continue
+                    if inner.name != "func.call" or \
+                            ir.FlatSymbolRefAttr(inner.attributes["callee"]).value != "kiln_check_failed":
+                        return False
+        return True
+    return False
+
+
+def _transposed_source(op: ir.Operation, operand: ir.Value) -> tuple[ir.Operation, ir.Value] | None:
+    """(copy, source) when `operand` is a fresh buffer that a transpose copy
+    of `source` (row-major) filled before `op`, with nothing between them
+    writing `source`, and that only the copy, `op` and its deallocs use
+    (`x.T @ y`: the product can read `x` with BLAS's transpose flag)."""
+    alloc = operand.owner
+    if isinstance(alloc, ir.Block) or alloc.operation.name != "memref.alloc":
+        return None
+    uses = [u.owner.operation for u in operand.uses]
+    copies = [u for u in uses if _is_transpose_copy(u) and list(u.operands)[-1] == operand]
+    if len(copies) != 1 or not all(u in (copies[0], op.operation) or u.name == "memref.dealloc" for u in uses):
+        return None
+    copy = copies[0]
+    source = copy.operands[0]
+    if copy.block != op.block or not _rows_contiguous(source.type) or \
+            str(source.type.element_type) != str(operand.type.element_type):
+        return None
+    block_ops = [o.operation for o in op.block.operations]
+    here, start = block_ops.index(op.operation), block_ops.index(copy)
+    if start > here:
+        return None
+    between = block_ops[start + 1:here]
+    fresh = {o.result for o in between if o.name == "memref.alloc"}
+    if not all(_harmless(o, fresh) for o in between):
+        return None
+    return copy, source
+
+
+def _drop_copy(copy: ir.Operation, buffer: ir.Value) -> None:
+    """Erase a transpose copy the call no longer reads, and its buffer when
+    only deallocs are left."""
+    copy.erase()
+    uses = [u.owner.operation for u in buffer.uses]
+    if all(u.name == "memref.dealloc" for u in uses):
+        for u in uses:
+            u.erase()
+        buffer.owner.operation.erase()
+
+
+
 def _previous(op: ir.Operation) -> ir.Operation | None:
     block_ops = list(op.block.operations)
     for i, candidate in enumerate(block_ops):
@@ -254,7 +357,6 @@ class KilnLinalgToBlas(ModulePass):
             rows_of_a, columns_of_b = ir.MemRefType(a.type).shape[0], ir.MemRefType(b.type).shape[1]
             vector_product = columns_of_b == 1 or rows_of_a == 1
             symbol = (GEMV_SYMBOLS if vector_product else GEMM_SYMBOLS)[str(float_type)]
-            _declare(module, symbol, float_type)
             # `alpha * A` (or `* B`) computed just before: the call scales instead.
             scalings = {}
             if not vector_product:
@@ -270,6 +372,25 @@ class KilnLinalgToBlas(ModulePass):
             # `C = beta * C` in place just before: the call scales C instead.
             in_place = _scale_in_place_before(op, c) if fill is None and not vector_product else None
             beta_factor = _only_when_zero(*in_place) if in_place is not None else None
+            # `x.T` copied just before (and only for this product): the call
+            # reads `x` with the transpose flag; `x.T @ x` (or `x @ x.T`) into
+            # a fresh zero-filled result is a syrk and a mirror of its triangle.
+            transposed = {}
+            if not vector_product:
+                for position, operand in ((0, a), (1, b)):
+                    if position not in scalings:
+                        found = _transposed_source(op, operand)
+                        if found is not None:
+                            transposed[position] = found
+            if len(transposed) == 1 and not scalings and fill is not None and in_place is None:
+                (position, (copy, source)), = transposed.items()
+                if source == (b, a)[position]:
+                    self._syrk(module, op, source, c, position == 0, float_type)
+                    _drop_copy(copy, (a, b)[position])
+                    op.erase()
+                    fill.erase()
+                    continue
+            _declare(module, symbol, float_type)
             factors = []
             for position, (scaling, source, scalar) in sorted(scalings.items()):
                 # Back before the call, run only for a factor of 0; the call
@@ -285,10 +406,22 @@ class KilnLinalgToBlas(ModulePass):
                     is_zero = arith.cmpf(arith.CmpFPredicate.OEQ, scalar, arith.constant(scalar.type, 0.0))
                     operands[position] = (arith.select(is_zero, scaled_pointer, pointer), rows,
                                           arith.select(is_zero, scaled_lead, lead))
-                pa, m, lda = operands[0] if 0 in scalings else _matrix(a)
-                pb, k, ldb = operands[1] if 1 in scalings else _matrix(b)
+                trans_a = trans_b = None
+                if 0 in transposed:  # a = x.T: gemm reads x, (k, m)
+                    pa, _, lda = _matrix(transposed[0][1])
+                    m = memref.dim(transposed[0][1], index_value(1))
+                    trans_a = arith.constant(i32, TRANS)
+                else:
+                    pa, m, lda = operands[0] if 0 in scalings else _matrix(a)
+                if 1 in transposed:  # b = y.T: gemm reads y, (n, k)
+                    pb, _, ldb = _matrix(transposed[1][1])
+                    k = memref.dim(transposed[1][1], index_value(1))
+                    n = memref.dim(transposed[1][1], index_value(0))
+                    trans_b = arith.constant(i32, TRANS)
+                else:
+                    pb, k, ldb = operands[1] if 1 in scalings else _matrix(b)
+                    n = memref.dim(b, index_value(1))
                 pc, _, ldc = _matrix(c)
-                n = memref.dim(b, index_value(1))
                 order = arith.constant(i32, ROW_MAJOR)
                 trans = arith.constant(i32, TRANS if rows_of_a == 1 and columns_of_b != 1 else NO_TRANS)
                 applied = [factor for _, _, factor in factors]
@@ -305,10 +438,33 @@ class KilnLinalgToBlas(ModulePass):
                     one = arith.constant(i64, 1)
                     arguments = [trans, k, n, alpha, pb, ldb, pa, one, beta, pc, one]
                 else:
-                    arguments = [trans, trans, m, n, k, alpha, pa, lda, pb, ldb, beta, pc, ldc]
+                    arguments = [trans_a or trans, trans_b or trans, m, n, k, alpha, pa, lda, pb, ldb, beta, pc, ldc]
                 arguments = [arith.index_cast(i64, v) if isinstance(v.type, ir.IndexType) else v for v in arguments]
                 func.CallOp([], ir.FlatSymbolRefAttr.get(symbol), [order, *arguments])
             op.erase()
             if fill is not None:
                 fill.erase()
+            for position, (copy, _) in transposed.items():
+                _drop_copy(copy, (a, b)[position])
+
+    @staticmethod
+    def _syrk(module: ir.Module, op: ir.Operation, source: ir.Value, c: ir.Value, transposed_left: bool,
+              float_type: ir.Type) -> None:
+        """`c = source.T @ source` (`transposed_left`) or `source @ source.T`:
+        syrk writes the upper triangle, runtime/matvec.c mirrors it."""
+        i32, i64 = ir.IntegerType.get_signless(32), ir.IntegerType.get_signless(64)
+        symbol, mirror = SYRK_SYMBOLS[str(float_type)], MIRROR_SYMBOLS[str(float_type)]
+        _declare(module, symbol, float_type)
+        _declare(module, mirror, float_type)
+        with ir.InsertionPoint(op), op.location:
+            pointer, rows, lead = _matrix(source)
+            columns = memref.dim(source, index_value(1))
+            n, k = (columns, rows) if transposed_left else (rows, columns)
+            pc, _, ldc = _matrix(c)
+            n, k = arith.index_cast(i64, n), arith.index_cast(i64, k)
+            arguments = [arith.constant(i32, ROW_MAJOR), arith.constant(i32, UPPER),
+                         arith.constant(i32, TRANS if transposed_left else NO_TRANS), n, k,
+                         arith.constant(float_type, 1.0), pointer, lead, arith.constant(float_type, 0.0), pc, ldc]
+            func.CallOp([], ir.FlatSymbolRefAttr.get(symbol), arguments)
+            func.CallOp([], ir.FlatSymbolRefAttr.get(mirror), [pc, n, ldc])
 

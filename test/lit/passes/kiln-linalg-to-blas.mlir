@@ -108,3 +108,85 @@ func.func @scaled(%alpha: f64, %beta: f64, %a: memref<?x?xf64>, %b: memref<?x?xf
   memref.dealloc %sa : memref<?x?xf64>
   return
 }
+
+// `x.T @ y`: the transposed copy of x (made only for this product) is
+// dropped, with its buffer; gemm reads x with CblasTrans (112).
+
+#tr = affine_map<(d0, d1) -> (d1, d0)>
+
+// CHECK-LABEL: func.func @transposed_left
+// CHECK-SAME: (%[[X:.*]]: memref<?x?xf64>, %[[Y:.*]]: memref<?x?xf64>)
+// CHECK-NOT: linalg.generic
+// CHECK: memref.alloc(%{{.*}}, %{{.*}}) {alignment = 64 : i64}
+// CHECK: memref.extract_strided_metadata %[[X]]
+// CHECK: %[[T:.*]] = arith.constant 112 : i32
+// CHECK: %[[NT:.*]] = arith.constant 111 : i32
+// CHECK: call @scipy_cblas_dgemm64_(%{{.*}}, %[[T]], %[[NT]], %{{.*}}
+// CHECK-NOT: memref.dealloc
+func.func @transposed_left(%x: memref<?x?xf64>, %y: memref<?x?xf64>) -> memref<?x?xf64> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %zero = arith.constant 0.0 : f64
+  %r = memref.dim %x, %c0 : memref<?x?xf64>
+  %n = memref.dim %x, %c1 : memref<?x?xf64>
+  %k = memref.dim %y, %c1 : memref<?x?xf64>
+  %xt = memref.alloc(%n, %r) : memref<?x?xf64>
+  linalg.generic {indexing_maps = [#tr, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]}
+      ins(%x : memref<?x?xf64>) outs(%xt : memref<?x?xf64>) {
+  ^bb0(%in: f64, %o: f64):
+    linalg.yield %in : f64
+  }
+  %c = memref.alloc(%n, %k) {alignment = 64 : i64} : memref<?x?xf64>
+  linalg.fill ins(%zero : f64) outs(%c : memref<?x?xf64>)
+  linalg.matmul ins(%xt, %y : memref<?x?xf64>, memref<?x?xf64>) outs(%c : memref<?x?xf64>)
+  memref.dealloc %xt : memref<?x?xf64>
+  return %c : memref<?x?xf64>
+}
+
+// `x.T @ x` into a fresh zero-filled result: syrk (upper triangle, trans)
+// and runtime/matvec.c's mirror of the triangle; no gemm, no copy.
+
+// CHECK-LABEL: func.func @gram
+// CHECK-SAME: (%[[X:.*]]: memref<?x?xf32>)
+// CHECK-NOT: linalg.transpose
+// CHECK-NOT: linalg.fill
+// CHECK: call @scipy_cblas_ssyrk64_(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[C:.*]], %[[LD:.*]]) : (i32, i32, i32, i64, i64, f32, !llvm.ptr, i64, f32, !llvm.ptr, i64) -> ()
+// CHECK-NEXT: call @kiln_mirror_upper_f32(%[[C]], %{{.*}}, %[[LD]])
+// CHECK-NOT: gemm
+func.func @gram(%x: memref<?x?xf32>) -> memref<?x?xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %zero = arith.constant 0.0 : f32
+  %r = memref.dim %x, %c0 : memref<?x?xf32>
+  %n = memref.dim %x, %c1 : memref<?x?xf32>
+  %xt = memref.alloc(%n, %r) : memref<?x?xf32>
+  linalg.transpose ins(%x : memref<?x?xf32>) outs(%xt : memref<?x?xf32>) permutation = [1, 0]
+  %c = memref.alloc(%n, %n) : memref<?x?xf32>
+  linalg.fill ins(%zero : f32) outs(%c : memref<?x?xf32>)
+  linalg.matmul ins(%xt, %x : memref<?x?xf32>, memref<?x?xf32>) outs(%c : memref<?x?xf32>)
+  memref.dealloc %xt : memref<?x?xf32>
+  return %c : memref<?x?xf32>
+}
+
+// x is written between its transposed copy and the product: the copy stays.
+
+// CHECK-LABEL: func.func @written_between
+// CHECK: linalg.transpose
+// CHECK: linalg.fill
+// CHECK: call @scipy_cblas_dgemm64_(%{{.*}}, %[[NT:.*]], %[[NT]],
+func.func @written_between(%x: memref<?x?xf64>) -> memref<?x?xf64> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %zero = arith.constant 0.0 : f64
+  %one = arith.constant 1.0 : f64
+  %r = memref.dim %x, %c0 : memref<?x?xf64>
+  %n = memref.dim %x, %c1 : memref<?x?xf64>
+  %xt = memref.alloc(%n, %r) : memref<?x?xf64>
+  linalg.transpose ins(%x : memref<?x?xf64>) outs(%xt : memref<?x?xf64>) permutation = [1, 0]
+  linalg.fill ins(%one : f64) outs(%x : memref<?x?xf64>)
+  %c = memref.alloc(%n, %n) : memref<?x?xf64>
+  linalg.fill ins(%zero : f64) outs(%c : memref<?x?xf64>)
+  linalg.matmul ins(%xt, %x : memref<?x?xf64>, memref<?x?xf64>) outs(%c : memref<?x?xf64>)
+  memref.dealloc %xt : memref<?x?xf64>
+  return %c : memref<?x?xf64>
+}
