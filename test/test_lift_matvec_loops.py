@@ -132,6 +132,14 @@ def test_short_loops_over_wide_matrices():
         _check(f, few_columns, x, k)
 
 
+def test_short_wide_matrix():
+    # G would be 3000 x 3000 for a 4 x 3000 matrix: the loop keeps its own
+    # products (the estimate refuses a G much larger than its operands).
+    f = kiln.qjit(cross_products)
+    x = np.random.default_rng(10).random((4, 3000))
+    _check(f, cross_products, x, x)
+
+
 def test_out_of_bounds_column_raises_index_error():
     f = kiln.qjit(past_the_end)
     x = np.random.default_rng(6).random((8, 6))

@@ -22,7 +22,10 @@ block width at the first and last iterations (the width's index
 arithmetic, cloned with the counter replaced; a width computed by anything
 but side-effect-free scalar ops leaves the loop alone):
 `T * (K_first + K_last) * 4 >= cols(X) * cols(Y)`, i.e. the loop reads at
-least an eighth of the product's column pairs. Both ways stay in the code:
+least an eighth of the product's column pairs; and `G` must not be much
+larger than its operands (`cols(X) * cols(Y) <= 4 * R * (cols(X) +
+cols(Y)) + 2**20`: a short, very wide `X` would give a `G` of squared size,
+memory the loop never needs). Both ways stay in the code:
 `G` is computed under `scf.if` (an empty tensor otherwise) and each
 iteration takes the row of `G` or runs its own product, on that one
 loop-invariant flag. The results agree up to the summation order of the
@@ -51,6 +54,8 @@ _UNSAFE = {"arith.divsi", "arith.divui", "arith.remsi", "arith.remui", "arith.ce
            "index.ceildivu", "index.floordivs"}
 _SCALAR_OPS = {"tensor.dim", "tensor.extract"}
 _SLT = 2  # arith.cmpi predicate "slt"
+# G's elements that are always acceptable, whatever its operands' sizes.
+_SMALL_PRODUCT = 1 << 20
 _PLAIN_MAPS = ("affine_map<(d0, d1, d2) -> (d0, d2)>", "affine_map<(d0, d1, d2) -> (d2, d1)>",
                "affine_map<(d0, d1, d2) -> (d0, d1)>")
 
@@ -197,10 +202,12 @@ def _clone_with_counter(value: ir.Value, loop: _Counted, counter: ir.Value, cach
     if value in cache:
         return cache[value]
     op = value.owner
+    if not isinstance(op, ir.Block):
+        op = op.operation
     if isinstance(op, ir.Block) or len(op.regions) != 0 or op.name in _UNSAFE or \
             not (op.name.startswith(_SCALAR_PREFIXES) or op.name in _SCALAR_OPS):
         return None
-    if op.parent != loop.body.owner and not _inside_block(op, loop.body):
+    if op.block != loop.body:
         return None
     operands = []
     for operand in op.operands:
@@ -214,11 +221,6 @@ def _clone_with_counter(value: ir.Value, loop: _Counted, counter: ir.Value, cach
     for old, new in zip(op.results, copy.results):
         cache[old] = new
     return cache[value]
-
-
-def _inside_block(op: ir.Operation, block: ir.Block) -> bool:
-    """Whether `op` is directly in `block` (not nested deeper)."""
-    return op.block == block
 
 
 def _as_index(v) -> ir.Value:
@@ -312,7 +314,13 @@ def _rewrite(candidate: _Candidate) -> bool:
         product_pairs = arith.muli(_as_i64(x_cols), _as_i64(y_cols))
         loop_pairs = arith.muli(arith.muli(trips, arith.addi(widths[0], widths[1])),
                                 arith.constant(trips.type, 4))
-        worth = arith.andi(arith.cmpi(arith.CmpIPredicate.sge, loop_pairs, product_pairs),
+        # G no larger than a few times its operands (a short, very wide X
+        # would make a G of squared size that the loop never holds at once).
+        operands = arith.muli(_as_i64(_as_index(candidate.rows)), arith.addi(_as_i64(x_cols), _as_i64(y_cols)))
+        bound = arith.addi(arith.muli(operands, arith.constant(trips.type, 4)),
+                           arith.constant(trips.type, _SMALL_PRODUCT))
+        worth = arith.andi(arith.andi(arith.cmpi(arith.CmpIPredicate.sge, loop_pairs, product_pairs),
+                                      arith.cmpi(arith.CmpIPredicate.sle, product_pairs, bound)),
                            arith.cmpi(arith.CmpIPredicate.sgt, trips, arith.constant(trips.type, 1)))
         g_type = ir.RankedTensorType.get([dynamic, dynamic], element)
         branch = scf.IfOp(worth, [g_type], has_else=True)

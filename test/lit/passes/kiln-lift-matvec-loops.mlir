@@ -2,14 +2,17 @@
 
 // covariance: `for i in range(n): out[i, i:] = x[:, i] @ x[:, i:]`. The
 // product `x.T @ x` is computed once before the loop, under the estimate
-// "the loop reads at least an eighth of its column pairs"; each iteration
+// "the loop reads at least an eighth of its column pairs" (and the product
+// is not much larger than its operands); each iteration
 // reads its row of it, or computes its own product when the estimate says no.
 
 // CHECK-LABEL: func.func @triangle
 // CHECK-SAME: (%[[X:.*]]: tensor<?x?xf64>, %[[N:.*]]: i64)
 // CHECK: %[[TRIPS:.*]] = arith.maxsi
+// CHECK: arith.cmpi sle
+// CHECK: arith.andi
 // CHECK: %[[WORTH:.*]] = arith.andi
-// CHECK: %[[G:.*]] = scf.if %[[WORTH]] -> (tensor<?x?xf64>) {
+// CHECK-NEXT: %[[G:.*]] = scf.if %[[WORTH]] -> (tensor<?x?xf64>) {
 // CHECK:   %[[XR:.*]] = tensor.extract_slice %[[X]][%{{.*}}, 0]
 // CHECK:   %[[T:.*]] = linalg.transpose ins(%[[XR]] : tensor<?x?xf64>)
 // CHECK:   %[[P:.*]] = linalg.matmul ins(%[[T]], %{{.*}} : tensor<?x?xf64>, tensor<?x?xf64>)
