@@ -52,6 +52,30 @@ def clone_ops(operations, mapping: dict) -> None:
             mapping[old] = new
 
 
+# Integer divisions and remainders: undefined behaviour in LLVM for a zero
+# divisor, so never computed speculatively (e.g. before a loop that may not run).
+UNSAFE_TO_SPECULATE = frozenset({
+    "arith.divsi", "arith.divui", "arith.remsi", "arith.remui", "arith.ceildivsi", "arith.ceildivui",
+    "arith.floordivsi", "index.divs", "index.divu", "index.rems", "index.remu", "index.ceildivs",
+    "index.ceildivu", "index.floordivs"})
+
+
+def mixed_slice_values(op: ir.Operation, static_name: str, first_operand: int) -> tuple[list, int]:
+    """A slice op's offsets, sizes or strides (`static_name` its attribute):
+    ints where static, operand Values where dynamic; and the index of the
+    next dynamic operand (start with the first offset operand's index)."""
+    dynamic = ir.ShapedType.get_dynamic_size()
+    values, k = [], first_operand
+    operands = list(op.operands)
+    for s in ir.DenseI64ArrayAttr(op.attributes[static_name]):
+        if s == dynamic:
+            values.append(operands[k])
+            k += 1
+        else:
+            values.append(s)
+    return values, k
+
+
 def constant_int(value: ir.Value) -> int | None:
     """The integer of an `arith.constant` value, else None."""
     owner = value.owner

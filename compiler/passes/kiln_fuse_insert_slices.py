@@ -27,30 +27,12 @@ from __future__ import annotations
 
 from kiln.compiler.mlir import arith, ir, linalg, scf, tensor
 from kiln.compiler.passes import ModulePass, register_pass
-from kiln.compiler.passes._util import all_parallel, collect_ops, index_value
+from kiln.compiler.passes._util import all_parallel, collect_ops, index_value, mixed_slice_values
 from kiln.compiler.passes.kiln_simplify_shapes import _resolve_dim, _same_dim_value
-
-def _dynamic() -> int:
-    return ir.ShapedType.get_dynamic_size()
-
 
 
 def _readers(value: ir.Value) -> list:
     return [use for use in value.uses if use.owner.operation.name != "tensor.dim"]
-
-
-def _mixed(op: ir.Operation, static_name: str, first_operand: int) -> tuple[list, int]:
-    """Static ints / dynamic Values of an offsets/sizes/strides list, and the
-    index of the next dynamic operand."""
-    values, k = [], first_operand
-    operands = list(op.operands)
-    for s in ir.DenseI64ArrayAttr(op.attributes[static_name]):
-        if s == _dynamic():
-            values.append(operands[k])
-            k += 1
-        else:
-            values.append(s)
-    return values, k
 
 
 def _slice_geometry(insert: ir.Operation):
@@ -60,9 +42,9 @@ def _slice_geometry(insert: ir.Operation):
     src_type, dest_type = ir.RankedTensorType(source.type), ir.RankedTensorType(dest.type)
     if src_type.rank != dest_type.rank:
         return None
-    offsets, k = _mixed(insert, "static_offsets", 2)
-    sizes, k = _mixed(insert, "static_sizes", k)
-    strides, _ = _mixed(insert, "static_strides", k)
+    offsets, k = mixed_slice_values(insert, "static_offsets", 2)
+    sizes, k = mixed_slice_values(insert, "static_sizes", k)
+    strides, _ = mixed_slice_values(insert, "static_strides", k)
     if any(s != 1 for s in strides):
         return None
     return source, dest, offsets, sizes

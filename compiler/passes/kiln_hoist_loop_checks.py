@@ -14,22 +14,19 @@ from __future__ import annotations
 
 from kiln.compiler.mlir import arith, ir
 from kiln.compiler.passes import ModulePass, register_pass
-from kiln.compiler.passes._util import clone_ops, collect_ops
+from kiln.compiler.passes._util import UNSAFE_TO_SPECULATE, clone_ops, collect_ops
 from kiln.compiler.passes.kiln_lower_checks import is_check
 
 # Side-effect-free ops that are safe to run even when the loop runs zero
 # times (no division: a zero divisor is undefined behaviour in LLVM).
 _PURE_PREFIXES = ("arith.", "index.", "math.")
-_UNSAFE = {"arith.divsi", "arith.divui", "arith.remsi", "arith.remui", "arith.ceildivsi", "arith.ceildivui",
-           "arith.floordivsi", "index.divs", "index.divu", "index.rems", "index.remu", "index.ceildivs",
-           "index.ceildivu", "index.floordivs"}
 _PURE_OPS = {"memref.dim", "memref.subview", "memref.cast", "memref.expand_shape", "memref.collapse_shape",
              "memref.reinterpret_cast", "llvm.mlir.addressof", "llvm.mlir.constant", "llvm.mlir.zero",
              "affine.apply", "affine.min", "affine.max"}
 
 
 def _hoistable_pure(op: ir.Operation) -> bool:
-    if len(op.regions) != 0 or op.name in _UNSAFE:
+    if len(op.regions) != 0 or op.name in UNSAFE_TO_SPECULATE:
         return False
     return op.name in _PURE_OPS or op.name.startswith(_PURE_PREFIXES)
 

@@ -42,16 +42,15 @@ from __future__ import annotations
 
 from kiln.compiler.mlir import arith, ir, linalg, scf, tensor
 from kiln.compiler.passes import ModulePass, register_pass
-from kiln.compiler.passes._util import collect_ops, constant_int, index_value, zero_fill
+from kiln.compiler.passes._tensorssa import defined_inside
+from kiln.compiler.passes._util import (UNSAFE_TO_SPECULATE, collect_ops, constant_int, index_value,
+                                       mixed_slice_values, zero_fill)
 
 _FLOATS = ("f32", "f64")
 # Scalar ops the block width may be computed with (cloned before the loop
 # with the counter replaced): side-effect free and defined for any input
 # (no division, whose zero divisor would be undefined behaviour).
 _SCALAR_PREFIXES = ("arith.", "index.")
-_UNSAFE = {"arith.divsi", "arith.divui", "arith.remsi", "arith.remui", "arith.ceildivsi", "arith.ceildivui",
-           "arith.floordivsi", "index.divs", "index.divu", "index.rems", "index.remu", "index.ceildivs",
-           "index.ceildivu", "index.floordivs"}
 _SCALAR_OPS = {"tensor.dim", "tensor.extract"}
 _SLT = 2  # arith.cmpi predicate "slt"
 # G's elements that are always acceptable, whatever its operands' sizes.
@@ -61,30 +60,7 @@ _PLAIN_MAPS = ("affine_map<(d0, d1, d2) -> (d0, d2)>", "affine_map<(d0, d1, d2) 
 
 
 def _defined_outside(value: ir.Value, loop: ir.Operation) -> bool:
-    """Whether `value` is defined outside every region of `loop`."""
-    owner = value.owner
-    parent = owner.owner if isinstance(owner, ir.Block) else owner.parent
-    while parent is not None:
-        if parent == loop:
-            return False
-        parent = parent.parent
-    return True
-
-
-def _mixed(op: ir.Operation, name: str, first: int) -> tuple[list, int]:
-    """Offsets/sizes/strides of a slice op: ints (static) or index values;
-    and the index of the next dynamic operand."""
-    dynamic = ir.ShapedType.get_dynamic_size()
-    operands = list(op.operands)
-    values = []
-    k = first
-    for s in ir.DenseI64ArrayAttr(op.attributes[name]):
-        if s == dynamic:
-            values.append(operands[k])
-            k += 1
-        else:
-            values.append(s)
-    return values, k
+    return not defined_inside(value, loop)
 
 
 def _slice(value: ir.Value):
@@ -95,9 +71,9 @@ def _slice(value: ir.Value):
     source = op.operands[0]
     if ir.RankedTensorType(source.type).rank != 2:
         return None
-    offsets, k = _mixed(op, "static_offsets", 1)
-    sizes, k = _mixed(op, "static_sizes", k)
-    strides, _ = _mixed(op, "static_strides", k)
+    offsets, k = mixed_slice_values(op, "static_offsets", 1)
+    sizes, k = mixed_slice_values(op, "static_sizes", k)
+    strides, _ = mixed_slice_values(op, "static_strides", k)
     if any(s != 1 for s in strides):
         return None
     return source, offsets, sizes
@@ -204,7 +180,7 @@ def _clone_with_counter(value: ir.Value, loop: _Counted, counter: ir.Value, cach
     op = value.owner
     if not isinstance(op, ir.Block):
         op = op.operation
-    if isinstance(op, ir.Block) or len(op.regions) != 0 or op.name in _UNSAFE or \
+    if isinstance(op, ir.Block) or len(op.regions) != 0 or op.name in UNSAFE_TO_SPECULATE or \
             not (op.name.startswith(_SCALAR_PREFIXES) or op.name in _SCALAR_OPS):
         return None
     if op.block != loop.body:
