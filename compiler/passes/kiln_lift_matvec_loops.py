@@ -106,9 +106,7 @@ def _same(a, b) -> bool:
         a = constant_int(a)
     if isinstance(b, ir.Value) and constant_int(b) is not None:
         b = constant_int(b)
-    if isinstance(a, int) or isinstance(b, int):
-        return a == b
-    return a == b
+    return a == b  # equal ints, or the same SSA value
 
 
 def _invariant(v, loop: ir.Operation) -> bool:
