@@ -73,6 +73,38 @@ def past_the_end(x):
     return out
 
 
+def rows_of_product(A, B):
+    C = np.empty((A.shape[0], B.shape[1]), A.dtype)
+    for i in range(A.shape[0]):
+        C[i, :] = A[i, :] @ B
+    return C
+
+
+def columns_of_product(A, B):
+    C = np.zeros((A.shape[0], B.shape[1]), A.dtype)
+    for j in range(B.shape[1]):
+        C[:, j] = A @ B[:, j]
+    return C
+
+
+def rows_on_the_right(A, B):
+    C = np.zeros((A.shape[0], B.shape[0]))
+    for j in range(B.shape[0]):
+        C[:, j] = A @ B[j]
+    return C
+
+
+def into_argument(A, B, C):
+    for i in range(A.shape[0]):
+        C[i] = A[i] @ B
+
+
+def rows_in_place(A, B):
+    for i in range(A.shape[0]):
+        A[i, :] = A[i, :] @ B
+    return A
+
+
 def _check(f, kernel, *args, rtol=1e-11, atol=1e-11):
     mine = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
     theirs = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
@@ -101,6 +133,41 @@ def test_different_matrices_and_dtypes(dtype, rtol):
     for r, n, k in [(9, 7, 7), (40, 33, 50), (1, 5, 5), (6, 1, 3), (0, 4, 4), (300, 120, 130)]:
         x, y = rng.random((r, n)).astype(dtype), rng.random((r, k)).astype(dtype)
         _check(f, cross_products, x, y, rtol=rtol, atol=rtol)
+
+
+@pytest.mark.parametrize("kernel", [rows_of_product, columns_of_product, rows_on_the_right])
+@pytest.mark.parametrize("dtype, rtol", [(np.float64, 1e-11), (np.float32, 2e-4)])
+def test_products_written_row_by_row_or_column_by_column(kernel, dtype, rtol):
+    f = kiln.qjit(kernel)
+    rng = np.random.default_rng(11)
+    for m, k, n in [(7, 5, 6), (40, 33, 50), (1, 5, 5), (6, 1, 3), (0, 4, 4), (4, 0, 3), (3, 4, 0),
+                    (200, 150, 170)]:
+        a = rng.random((m, k)).astype(dtype)
+        b = rng.random((k, n) if kernel is not rows_on_the_right else (n, k)).astype(dtype)
+        _check(f, kernel, a, b, rtol=rtol, atol=rtol * max(1, k))
+
+
+def test_inner_dimensions_that_disagree_raise_numpys_error():
+    f = kiln.qjit(rows_of_product)
+    with pytest.raises(ValueError, match="matmul"):
+        f(np.ones((6, 5)), np.ones((4, 3)))
+    g = kiln.qjit(cross_products)
+    with pytest.raises(ValueError):
+        g(np.ones((6, 5)), np.ones((7, 5)))
+
+
+def test_products_into_an_argument_and_in_place():
+    rng = np.random.default_rng(12)
+    f = kiln.qjit(into_argument)
+    for m, k, n in [(9, 7, 8), (1, 1, 1), (120, 90, 100)]:
+        a, b = rng.random((m, k)), rng.random((k, n))
+        mine, theirs = np.zeros((m, n)), np.zeros((m, n))
+        f(a, b, mine)
+        into_argument(a, b, theirs)
+        np.testing.assert_allclose(mine, theirs, rtol=1e-11, atol=1e-11)
+    g = kiln.qjit(rows_in_place)  # writes the matrix it reads: nothing lifted
+    for m in (5, 1, 60):
+        _check(g, rows_in_place, rng.random((m, m)), rng.random((m, m)))
 
 
 def test_integer_products_are_left_alone():

@@ -1,39 +1,50 @@
 """Pass `kiln-lift-matvec-loops` (stage "linalg", before kiln-collapse-batch-matmul).
 
 In: a counted loop (`scf.while` counting up by a constant step, or
-`scf.for`) whose body multiplies a column of a matrix by a block of columns
-of a matrix, both defined before the loop:
-`X[r:r+R, c] @ Y[r:r+R, s:s+K]` (a `linalg.matmul` of a `(1, R)` row made
-from the column slice and an `(R, K)` slice, into a zero fill), with the
-row range `r, R` the same on both sides and loop-invariant. The columns
-`c, s, K` may change from one iteration to the next: NPBench's covariance
-and correlation run `for i in range(M): C[i, i:M] = data[:, i] @ data[:, i:M]`.
-Out: each iteration's product is a row of one matrix product,
-`G = X[r:r+R, :].T @ Y[r:r+R, :]`, computed once before the loop; the
-body reads `G[c, s:s+K]`. One BLAS gemm (kiln-linalg-to-blas) reads
-each matrix once and runs at the machine's flop rate, where the loop of
-mat-vecs reads `Y` once per iteration and is bound by memory bandwidth
-(covariance at NPBench's preset M: M = 1400 passes over a 20 MB array).
+`scf.for`) whose body multiplies a row or column of a matrix `V` by a block
+of a matrix `B`, both defined before the loop (a `linalg.matmul` into a
+zero fill with a `(1, K)` or `(K, 1)` result):
+- `V[r:r+R, c] @ B[r:r+R, s:s+K]` (a column; NPBench's covariance and
+  correlation: `for i in range(M): C[i, i:M] = data[:, i] @ data[:, i:M]`),
+- `V[c, r:r+R] @ B[r:r+R, s:s+K]` (a row; a matrix product written row by
+  row, `for i in range(n): C[i, :] = A[i, :] @ B`),
+- `B[s:s+K, r:r+R] @ V[r:r+R, c]` and `B[s:s+K, r:r+R] @ V[c, r:r+R]` (column
+  by column, `for j in range(m): C[:, j] = A @ B[:, j]`),
+where a whole matrix counts as a block, the contracted range `r, R` is
+loop-invariant and equal on both sides (checked at run time), and the
+vector's index `c` and the block's free range `s, K` may change from one
+iteration to the next.
+Out: each iteration's product is a row (or column) of one matrix product
+computed once before the loop: `G = V[r:r+R, :].T @ B[r:r+R, :]` (columns),
+`V[:, r:r+R] @ B[r:r+R, :]` (rows), or for the vector on the right
+`B[:, r:r+R] @ V[r:r+R, :]` (or `@ V[:, r:r+R].T`); the body reads
+`G[c, s:s+K]` (or `G[s:s+K, c]`). One BLAS gemm (or syrk for
+`data.T @ data`: kiln-linalg-to-blas reads transposed operands in place)
+reads each matrix once and runs at the machine's flop rate, where the loop
+of mat-vecs reads the block once per iteration and is bound by memory
+bandwidth (covariance at NPBench's preset M: M = 1400 passes over a 20 MB
+array; 1000 rows of a 1000 x 1000 product: 48x).
 
-The product covers every column pair, also those the loop never reads, so
-it pays off only when the loop does a good part of that work. Before the
-loop, the pass estimates the loop's work from its trip count T and the
-block width at the first and last iterations (the width's index
-arithmetic, cloned with the counter replaced; a width computed by anything
-but side-effect-free scalar ops leaves the loop alone):
-`T * (K_first + K_last) * 4 >= cols(X) * cols(Y)`, i.e. the loop reads at
-least an eighth of the product's column pairs; and `G` must not be much
-larger than its operands (`cols(X) * cols(Y) <= 4 * R * (cols(X) +
-cols(Y)) + 2**20`: a short, very wide `X` would give a `G` of squared size,
-memory the loop never needs). Both ways stay in the code:
-`G` is computed under `scf.if` (an empty tensor otherwise) and each
-iteration takes the row of `G` or runs its own product, on that one
-loop-invariant flag. The results agree up to the summation order of the
-two BLAS routines (each rounds like NumPy's per-row gemv, within a few ulp
-of it).
+The product covers every pair of a vector and a block column (row), also
+those the loop never reads, so it pays off only when the loop does a good
+part of that work. Before the loop, the pass estimates the loop's work
+from its trip count T and the block width at the first and last iterations
+(the width's index arithmetic, cloned with the counter replaced; a width
+computed by anything but side-effect-free scalar ops leaves the loop
+alone): `T * (K_first + K_last) * 4 >= rows(G) * cols(G)`, i.e. the loop
+reads at least an eighth of `G`; and `G` must not be much larger than its
+operands (`rows(G) * cols(G) <= 4 * R * (rows(G) + cols(G)) + 2**20`: a
+short, very wide `V` would give a `G` of squared size, memory the loop
+never needs). The two contracted ranges must also be equal: when they are
+not, the product's own shape check raises NumPy's error in the loop, as
+before. Both ways stay in the code: `G` is computed under `scf.if` (an
+empty tensor otherwise) and each iteration takes its part of `G` or runs
+its own product, on that one loop-invariant flag. The results agree up to
+the summation order of the BLAS routines (within a few ulp of NumPy's
+per-iteration gemv).
 
-Only f32/f64 products are lifted (what BLAS runs). Each column slice reads
-the matrix at an index the body has already checked; `G`'s row slice reads
+Only f32/f64 products are lifted (what BLAS runs). The vector's slice reads
+the matrix at an index the body has already checked; `G`'s slice reads
 the same indices, so an out-of-bounds index still raises at its check,
 before any read.
 """
@@ -79,9 +90,17 @@ def _slice(value: ir.Value):
     return source, offsets, sizes
 
 
-def _column(value: ir.Value):
-    """(X, row offset, rows, column) when `value`, a `(1, R)` tensor, is a
-    column slice `X[r:r+R, c]` reshaped to a row (through unit-dim
+class _Vector:
+    """A row or column of `matrix`, `along` the axis it runs on (0: a column
+    `matrix[start:start+size, index]`; 1: a row `matrix[index, start:start+size]`)."""
+
+    def __init__(self, matrix, along, index, start, size):
+        self.matrix, self.along, self.index, self.start, self.size = matrix, along, index, start, size
+
+
+def _vector(value: ir.Value) -> _Vector | None:
+    """The row or column of a matrix that `value`, a `(1, R)` or `(R, 1)`
+    tensor, is (a rank-2 slice with a unit size, through unit-dim
     collapse/expand reshapes); else None."""
     while True:
         op = value.owner
@@ -92,12 +111,25 @@ def _column(value: ir.Value):
             return None
         value = op.operands[0]
     found = _slice(value)
-    if found is None:
+    if found is None or ir.RankedTensorType(value.type).rank != 2:
         return None
     source, offsets, sizes = found
-    if sizes[1] != 1 or ir.RankedTensorType(value.type).rank != 2:
+    if sizes[1] == 1:
+        return _Vector(source, 0, offsets[1], offsets[0], sizes[0])
+    if sizes[0] == 1:
+        return _Vector(source, 1, offsets[0], offsets[1], sizes[1])
+    return None
+
+
+def _block(value: ir.Value):
+    """(matrix, offsets, sizes) of a rank-2 unit-stride slice, or of a whole
+    rank-2 matrix (offsets 0, sizes None: its dims)."""
+    found = _slice(value)
+    if found is not None:
+        return found
+    if ir.RankedTensorType(value.type).rank != 2:
         return None
-    return source, offsets[0], sizes[0], offsets[1]
+    return value, [0, 0], [None, None]
 
 
 def _same(a, b) -> bool:
@@ -215,12 +247,17 @@ def _as_i64(v: ir.Value) -> ir.Value:
 
 
 class _Candidate:
-    """One matmul of a column by a block of columns inside a counted loop."""
+    """One matrix-vector product in a counted loop: the vector, the block,
+    which side the vector is on (`left`: a `(1, K)` result) and the block's
+    free offset and width."""
 
-    def __init__(self, matmul: ir.Operation, loop: _Counted, x, y, row, rows, column, start, width):
-        self.matmul, self.loop = matmul, loop
-        self.x, self.y, self.row, self.rows = x, y, row, rows
-        self.column, self.start, self.width = column, start, width
+    def __init__(self, matmul, loop, vector, block, left):
+        self.matmul, self.loop, self.vector, self.left = matmul, loop, vector, left
+        self.matrix, offsets, sizes = block
+        free, contracted = (1, 0) if left else (0, 1)
+        self.start, self.width = offsets[free], sizes[free]
+        self.block_start, self.block_size = offsets[contracted], sizes[contracted]
+        self.free_axis, self.contracted_axis = free, contracted
 
 
 def _candidate(matmul: ir.Operation) -> _Candidate | None:
@@ -233,17 +270,9 @@ def _candidate(matmul: ir.Operation) -> _Candidate | None:
     if not all(isinstance(v.type, ir.RankedTensorType) for v in (lhs, rhs, init)):
         return None
     result_type = ir.RankedTensorType(init.type)
-    if result_type.shape[0] != 1 or str(result_type.element_type) not in _FLOATS or zero_fill(init) is None:
+    if str(result_type.element_type) not in _FLOATS or zero_fill(init) is None:
         return None
     if any(str(ir.RankedTensorType(v.type).element_type) != str(result_type.element_type) for v in (lhs, rhs)):
-        return None
-    column = _column(lhs)
-    block = _slice(rhs)
-    if column is None or block is None:
-        return None
-    x, row, rows, c = column
-    y, (row_y, start), (rows_y, width) = block
-    if not (_same(row, row_y) and _same(rows, rows_y)):
         return None
     # The nearest enclosing loop, through scf.if only.
     parent = matmul.parent
@@ -256,19 +285,53 @@ def _candidate(matmul: ir.Operation) -> _Candidate | None:
         return None
     if parent.name == "scf.while" and matmul.parent == parent and matmul.block != loop.body:
         return None  # in the condition region
-    if not all(_invariant(v, parent) for v in (x, y, row, rows)):
-        return None
-    return _Candidate(matmul, loop, x, y, row, rows, c, start, width)
+    for left in (True, False):
+        if result_type.shape[0 if left else 1] != 1:
+            continue
+        vector = _vector(lhs if left else rhs)
+        block = _block(rhs if left else lhs)
+        if vector is None or block is None:
+            continue
+        candidate = _Candidate(matmul, loop, vector, block, left)
+        invariant = (vector.matrix, vector.start, vector.size, candidate.matrix, candidate.block_start,
+                     candidate.block_size)
+        if all(v is None or _invariant(v, parent) for v in invariant):
+            return candidate
+    return None
+
+
+def _dim(value: ir.Value, axis: int) -> ir.Value:
+    return tensor.dim(value, index_value(axis))
+
+
+def _rows_or_columns(matrix: ir.Value, axis: int, start: ir.Value, size: ir.Value, element) -> ir.Value:
+    """`matrix[start:start+size, :]` (axis 0) or `matrix[:, start:start+size]` (axis 1)."""
+    dynamic = ir.ShapedType.get_dynamic_size()
+    other = _dim(matrix, 1 - axis)
+    sizes = [size, other] if axis == 0 else [other, size]
+    static_offsets = [dynamic, 0] if axis == 0 else [0, dynamic]
+    return tensor.extract_slice(ir.RankedTensorType.get([dynamic, dynamic], element), matrix, [start], sizes, [],
+                                static_offsets, [dynamic, dynamic], [1, 1])
+
+
+def _transposed(value: ir.Value, element) -> ir.Value:
+    return linalg.transpose(value, outs=[tensor.empty([_dim(value, 1), _dim(value, 0)], element)],
+                            permutation=[1, 0])
 
 
 def _rewrite(candidate: _Candidate) -> bool:
-    """Compute `G` before the loop and read its row in the body; False (and
+    """Compute `G` before the loop and read its part in the body; False (and
     nothing changed but dead scalar ops) when the block width cannot be
     evaluated before the loop."""
-    loop, matmul = candidate.loop, candidate.matmul
+    loop, matmul, vector = candidate.loop, candidate.matmul, candidate.vector
     result_type = ir.RankedTensorType(matmul.results[0].type)
     element = result_type.element_type
     dynamic = ir.ShapedType.get_dynamic_size()
+    i64 = ir.IntegerType.get_signless(64)
+
+    def constant(value: int) -> ir.Value:
+        return arith.constant(i64, value)
+
     with ir.InsertionPoint(loop.loop), loop.loop.location:
         counted = loop.trips()
         first = loop.lower
@@ -277,37 +340,47 @@ def _rewrite(candidate: _Candidate) -> bool:
         widths = []
         for counter in (first, last):
             width = candidate.width
-            if not isinstance(width, int):
+            if width is None:
+                width = _dim(candidate.matrix, candidate.free_axis)
+            elif not isinstance(width, int):
                 width = _clone_with_counter(width, loop, counter, {})
                 if width is None:
                     return False
             widths.append(_as_i64(_as_index(width)))
         trips = _as_i64(counted)
-        x_cols = tensor.dim(candidate.x, index_value(1))
-        y_cols = tensor.dim(candidate.y, index_value(1))
-        product_pairs = arith.muli(_as_i64(x_cols), _as_i64(y_cols))
-        loop_pairs = arith.muli(arith.muli(trips, arith.addi(widths[0], widths[1])),
-                                arith.constant(trips.type, 4))
-        # G no larger than a few times its operands (a short, very wide X
+        # G's rows (columns) are the vectors: V's columns for a column, its rows for a row.
+        vectors = _dim(vector.matrix, 1 - vector.along)
+        free = _dim(candidate.matrix, candidate.free_axis)
+        start, size = _as_index(vector.start), _as_index(vector.size)
+        block_start = index_value(0) if candidate.block_start is None else _as_index(candidate.block_start)
+        block_size = _dim(candidate.matrix, candidate.contracted_axis) if candidate.block_size is None else \
+            _as_index(candidate.block_size)
+        same_range = arith.andi(arith.cmpi(arith.CmpIPredicate.eq, start, block_start),
+                                arith.cmpi(arith.CmpIPredicate.eq, size, block_size))
+        product = arith.muli(_as_i64(vectors), _as_i64(free))
+        reads = arith.muli(arith.muli(trips, arith.addi(widths[0], widths[1])), constant(4))
+        # G no larger than a few times its operands (a short, very wide V
         # would make a G of squared size that the loop never holds at once).
-        operands = arith.muli(_as_i64(_as_index(candidate.rows)), arith.addi(_as_i64(x_cols), _as_i64(y_cols)))
-        bound = arith.addi(arith.muli(operands, arith.constant(trips.type, 4)),
-                           arith.constant(trips.type, _SMALL_PRODUCT))
-        worth = arith.andi(arith.andi(arith.cmpi(arith.CmpIPredicate.sge, loop_pairs, product_pairs),
-                                      arith.cmpi(arith.CmpIPredicate.sle, product_pairs, bound)),
-                           arith.cmpi(arith.CmpIPredicate.sgt, trips, arith.constant(trips.type, 1)))
+        operands = arith.muli(_as_i64(size), arith.addi(_as_i64(vectors), _as_i64(free)))
+        bound = arith.addi(arith.muli(operands, constant(4)), constant(_SMALL_PRODUCT))
+        worth = same_range
+        for condition in (arith.cmpi(arith.CmpIPredicate.sge, reads, product),
+                          arith.cmpi(arith.CmpIPredicate.sle, product, bound),
+                          arith.cmpi(arith.CmpIPredicate.sgt, trips, constant(1))):
+            worth = arith.andi(worth, condition)
         g_type = ir.RankedTensorType.get([dynamic, dynamic], element)
         branch = scf.IfOp(worth, [g_type], has_else=True)
         with ir.InsertionPoint(branch.then_block):
-            rows, row = _as_index(candidate.rows), _as_index(candidate.row)
-            x_rows = tensor.extract_slice(g_type, candidate.x, [row], [rows, x_cols], [],
-                                          [dynamic, 0], [dynamic, dynamic], [1, 1])
-            y_rows = tensor.extract_slice(g_type, candidate.y, [row], [rows, y_cols], [],
-                                          [dynamic, 0], [dynamic, dynamic], [1, 1])
-            transposed = linalg.transpose(x_rows, outs=[tensor.empty([x_cols, rows], element)], permutation=[1, 0])
-            zero = arith.constant(element, 0.0)
-            init = linalg.fill(zero, outs=[tensor.empty([x_cols, y_cols], element)])
-            scf.YieldOp([linalg.matmul(transposed, y_rows, outs=[init])])
+            # The vectors as the rows (left) or columns (right) of one matrix.
+            part = _rows_or_columns(vector.matrix, vector.along, start, size, element)
+            block = _rows_or_columns(candidate.matrix, candidate.contracted_axis, start, size, element)
+            if candidate.left:
+                lhs, rhs = (_transposed(part, element) if vector.along == 0 else part), block
+            else:
+                lhs, rhs = block, (part if vector.along == 0 else _transposed(part, element))
+            init = linalg.fill(arith.constant(element, 0.0),
+                               outs=[tensor.empty([_dim(lhs, 0), _dim(rhs, 1)], element)])
+            scf.YieldOp([linalg.matmul(lhs, rhs, outs=[init])])
         with ir.InsertionPoint(branch.else_block):
             scf.YieldOp([tensor.empty([index_value(0), index_value(0)], element)])
         g = branch.results[0]
@@ -315,11 +388,18 @@ def _rewrite(candidate: _Candidate) -> bool:
     with ir.InsertionPoint(matmul), matmul.location:
         choice = scf.IfOp(worth, [result_type], has_else=True)
         with ir.InsertionPoint(choice.then_block):
-            column, start = _as_index(candidate.column), _as_index(candidate.start)
+            index = _as_index(vector.index)
+            offset = index_value(0) if candidate.start is None else _as_index(candidate.start)
             width = candidate.width
-            sizes = [] if isinstance(width, int) else [_as_index(width)]
-            picked = tensor.extract_slice(result_type, g, [v for v in (column, start)], sizes, [],
-                                          [dynamic, dynamic], [1, width if isinstance(width, int) else dynamic],
+            if width is None:
+                width = _dim(candidate.matrix, candidate.free_axis)
+            free_size = result_type.shape[1 if candidate.left else 0]
+            sizes = [] if free_size != dynamic else [_as_index(width)]
+            if candidate.left:
+                offsets, static_sizes = [index, offset], [1, free_size]
+            else:
+                offsets, static_sizes = [offset, index], [free_size, 1]
+            picked = tensor.extract_slice(result_type, g, offsets, sizes, [], [dynamic, dynamic], static_sizes,
                                           [1, 1])
             scf.YieldOp([picked])
         with ir.InsertionPoint(choice.else_block):

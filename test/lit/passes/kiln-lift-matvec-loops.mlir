@@ -2,17 +2,17 @@
 
 // covariance: `for i in range(n): out[i, i:] = x[:, i] @ x[:, i:]`. The
 // product `x.T @ x` is computed once before the loop, under the estimate
-// "the loop reads at least an eighth of its column pairs" (and the product
-// is not much larger than its operands); each iteration
+// "the contracted ranges agree, the loop reads at least an eighth of the
+// product, and the product is not much larger than its operands"; each iteration
 // reads its row of it, or computes its own product when the estimate says no.
 
 // CHECK-LABEL: func.func @triangle
 // CHECK-SAME: (%[[X:.*]]: tensor<?x?xf64>, %[[N:.*]]: i64)
 // CHECK: %[[TRIPS:.*]] = arith.maxsi
+// CHECK: arith.cmpi eq
+// CHECK: arith.cmpi sge
 // CHECK: arith.cmpi sle
-// CHECK: arith.andi
-// CHECK: %[[WORTH:.*]] = arith.andi
-// CHECK-NEXT: %[[G:.*]] = scf.if %[[WORTH]] -> (tensor<?x?xf64>) {
+// CHECK: %[[G:.*]] = scf.if %[[WORTH:.*]] -> (tensor<?x?xf64>) {
 // CHECK:   %[[XR:.*]] = tensor.extract_slice %[[X]][%{{.*}}, 0]
 // CHECK:   %[[T:.*]] = linalg.transpose ins(%[[XR]] : tensor<?x?xf64>)
 // CHECK:   %[[P:.*]] = linalg.matmul ins(%[[T]], %{{.*}} : tensor<?x?xf64>, tensor<?x?xf64>)
@@ -55,6 +55,83 @@ func.func @triangle(%x: tensor<?x?xf64>, %n: i64) -> tensor<?x?xf64> {
     %next = tensor.insert_slice %p into %out[%ii, %ii] [1, %width] [1, 1] : tensor<1x?xf64> into tensor<?x?xf64>
     %i1 = arith.addi %i, %c1_i64 : i64
     scf.yield %i1, %next : i64, tensor<?x?xf64>
+  }
+  return %r#1 : tensor<?x?xf64>
+}
+
+// A matrix product written row by row, `C[i, :] = A[i, :] @ B` with B
+// whole: G = A @ B (no transpose), row i read in the body.
+
+// CHECK-LABEL: func.func @rows
+// CHECK-SAME: (%[[A:.*]]: tensor<?x?xf32>, %[[B:.*]]: tensor<?x?xf32>
+// CHECK: %[[G:.*]] = scf.if %[[WORTH:.*]] -> (tensor<?x?xf32>) {
+// CHECK-NOT: linalg.transpose
+// CHECK:   %[[AP:.*]] = tensor.extract_slice %[[A]][0, %{{.*}}]
+// CHECK:   %[[BP:.*]] = tensor.extract_slice %[[B]][%{{.*}}, 0]
+// CHECK:   linalg.matmul ins(%[[AP]], %[[BP]] : tensor<?x?xf32>, tensor<?x?xf32>)
+// CHECK: scf.while
+// CHECK: scf.if %[[WORTH]] -> (tensor<1x?xf32>) {
+// CHECK:   tensor.extract_slice %[[G]][%{{.*}}, %{{.*}}] [1, %{{.*}}] [1, 1] : tensor<?x?xf32> to tensor<1x?xf32>
+func.func @rows(%a: tensor<?x?xf32>, %b: tensor<?x?xf32>, %n: i64) -> tensor<?x?xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c0_i64 = arith.constant 0 : i64
+  %c1_i64 = arith.constant 1 : i64
+  %zero = arith.constant 0.0 : f32
+  %inner = tensor.dim %a, %c1 : tensor<?x?xf32>
+  %m = tensor.dim %a, %c0 : tensor<?x?xf32>
+  %k = tensor.dim %b, %c1 : tensor<?x?xf32>
+  %e = tensor.empty(%m, %k) : tensor<?x?xf32>
+  %r:2 = scf.while (%i = %c0_i64, %out = %e) : (i64, tensor<?x?xf32>) -> (i64, tensor<?x?xf32>) {
+    %go = arith.cmpi slt, %i, %n : i64
+    scf.condition(%go) %i, %out : i64, tensor<?x?xf32>
+  } do {
+  ^bb0(%i: i64, %out: tensor<?x?xf32>):
+    %ii = arith.index_cast %i : i64 to index
+    %row = tensor.extract_slice %a[%ii, 0] [1, %inner] [1, 1] : tensor<?x?xf32> to tensor<1x?xf32>
+    %re = tensor.empty(%k) : tensor<1x?xf32>
+    %rf = linalg.fill ins(%zero : f32) outs(%re : tensor<1x?xf32>) -> tensor<1x?xf32>
+    %p = linalg.matmul ins(%row, %b : tensor<1x?xf32>, tensor<?x?xf32>) outs(%rf : tensor<1x?xf32>) -> tensor<1x?xf32>
+    %next = tensor.insert_slice %p into %out[%ii, 0] [1, %k] [1, 1] : tensor<1x?xf32> into tensor<?x?xf32>
+    %i1 = arith.addi %i, %c1_i64 : i64
+    scf.yield %i1, %next : i64, tensor<?x?xf32>
+  }
+  return %r#1 : tensor<?x?xf32>
+}
+
+// Column by column, `C[:, j] = A @ B[:, j]`: the vector on the right;
+// G = A @ B, column j read in the body.
+
+// CHECK-LABEL: func.func @columns
+// CHECK: %[[G:.*]] = scf.if %[[WORTH:.*]] -> (tensor<?x?xf64>) {
+// CHECK-NOT: linalg.transpose
+// CHECK:   linalg.matmul
+// CHECK: scf.while
+// CHECK: scf.if %[[WORTH]] -> (tensor<?x1xf64>) {
+// CHECK:   tensor.extract_slice %[[G]][%{{.*}}, %{{.*}}] [%{{.*}}, 1] [1, 1] : tensor<?x?xf64> to tensor<?x1xf64>
+func.func @columns(%a: tensor<?x?xf64>, %b: tensor<?x?xf64>, %n: i64) -> tensor<?x?xf64> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c0_i64 = arith.constant 0 : i64
+  %c1_i64 = arith.constant 1 : i64
+  %zero = arith.constant 0.0 : f64
+  %m = tensor.dim %a, %c0 : tensor<?x?xf64>
+  %inner = tensor.dim %b, %c0 : tensor<?x?xf64>
+  %k = tensor.dim %b, %c1 : tensor<?x?xf64>
+  %e = tensor.empty(%m, %k) : tensor<?x?xf64>
+  %r:2 = scf.while (%j = %c0_i64, %out = %e) : (i64, tensor<?x?xf64>) -> (i64, tensor<?x?xf64>) {
+    %go = arith.cmpi slt, %j, %n : i64
+    scf.condition(%go) %j, %out : i64, tensor<?x?xf64>
+  } do {
+  ^bb0(%j: i64, %out: tensor<?x?xf64>):
+    %jj = arith.index_cast %j : i64 to index
+    %col = tensor.extract_slice %b[0, %jj] [%inner, 1] [1, 1] : tensor<?x?xf64> to tensor<?x1xf64>
+    %ce = tensor.empty(%m) : tensor<?x1xf64>
+    %cf = linalg.fill ins(%zero : f64) outs(%ce : tensor<?x1xf64>) -> tensor<?x1xf64>
+    %p = linalg.matmul ins(%a, %col : tensor<?x?xf64>, tensor<?x1xf64>) outs(%cf : tensor<?x1xf64>) -> tensor<?x1xf64>
+    %next = tensor.insert_slice %p into %out[0, %jj] [%m, 1] [1, 1] : tensor<?x1xf64> into tensor<?x?xf64>
+    %j1 = arith.addi %j, %c1_i64 : i64
+    scf.yield %j1, %next : i64, tensor<?x?xf64>
   }
   return %r#1 : tensor<?x?xf64>
 }
