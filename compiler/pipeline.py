@@ -95,6 +95,11 @@ DEFAULT_PIPELINE: Pipeline = [
         "kiln-fuse-into-element-loops",
         "kiln-fuse-sibling-loops",
         "kiln-merge-sibling-reductions",
+        # A loop of matrix-vector products (`data[:, i] @ data[:, i:]`,
+        # `A[i, :] @ B`, nested `A[i, :] @ B[:, j]`) reads its part of one
+        # matrix product computed before the loop (before the dots of
+        # vectors become scalar loops).
+        "kiln-lift-matvec-loops",
         "kiln-scalarize-dots",
         # The dot loops kiln-scalarize-dots made read gathered vectors
         # (`vals @ x[cols]`): the gather moves into the loop.
@@ -102,9 +107,6 @@ DEFAULT_PIPELINE: Pipeline = [
         "canonicalize",
         "cse",
         "canonicalize",
-        # A loop of column-by-columns products (`data[:, i] @ data[:, i:]`)
-        # reads rows of one matrix product computed before the loop.
-        "kiln-lift-matvec-loops",
         "kiln-collapse-batch-matmul",
         "kiln-pair-matvecs",
         "kiln-fold-into-gemm",

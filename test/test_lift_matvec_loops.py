@@ -105,6 +105,24 @@ def rows_in_place(A, B):
     return A
 
 
+def triple_loop(A, B):
+    n, m = A.shape[0], B.shape[1]
+    C = np.zeros((n, m))
+    for i in range(n):
+        for j in range(m):
+            C[i, j] = np.dot(A[i, :], B[:, j])
+    return C
+
+
+def upper_triangle_of_gram(X):
+    n = X.shape[1]
+    G = np.zeros((n, n))
+    for i in range(n):
+        for j in range(i, n):
+            G[i, j] = X[:, i] @ X[:, j]
+    return G
+
+
 def _check(f, kernel, *args, rtol=1e-11, atol=1e-11):
     mine = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
     theirs = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
@@ -145,6 +163,19 @@ def test_products_written_row_by_row_or_column_by_column(kernel, dtype, rtol):
         a = rng.random((m, k)).astype(dtype)
         b = rng.random((k, n) if kernel is not rows_on_the_right else (n, k)).astype(dtype)
         _check(f, kernel, a, b, rtol=rtol, atol=rtol * max(1, k))
+
+
+@pytest.mark.parametrize("kernel", [triple_loop, upper_triangle_of_gram])
+def test_nested_loops_of_dot_products(kernel):
+    f = kiln.qjit(kernel)
+    rng = np.random.default_rng(13)
+    shapes = [((7, 5), (5, 6)), ((1, 1), (1, 1)), ((0, 3), (3, 2)), ((3, 0), (0, 4)), ((4, 3), (3, 0)),
+              ((120, 90), (90, 100))]
+    for a_shape, b_shape in shapes:
+        args = (rng.random(a_shape), rng.random(b_shape)) if kernel is triple_loop else (rng.random(a_shape),)
+        _check(f, kernel, *args)
+    text = kiln.get_compilation_stage(f, "linalg")
+    assert text.index("linalg.matmul") < text.index("scf.while"), "one product before the loops"
 
 
 def test_inner_dimensions_that_disagree_raise_numpys_error():

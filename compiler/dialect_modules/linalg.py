@@ -15,7 +15,8 @@ from torch_mlir.dialects._linalg_enum_gen import _iteratortypeenum
 from torch_mlir.dialects._linalg_ops_gen import *  # noqa: F401,F403
 from torch_mlir.dialects._linalg_ops_gen import _Dialect  # noqa: F401
 from torch_mlir.dialects._ods_common import get_op_result_or_value
-from torch_mlir.ir import ArrayAttr, RankedTensorType, register_attribute_builder
+from torch_mlir.ir import (AffineDimExpr, AffineMap, AffineMapAttr, ArrayAttr, RankedTensorType, Value,
+                           register_attribute_builder)
 
 
 @register_attribute_builder("IteratorTypeArrayAttr")
@@ -46,8 +47,15 @@ def copy(source, *, outs):
 
 
 def matmul(lhs, rhs, *, outs):
-    """`linalg.matmul ins(lhs, rhs) outs(outs[0])` (default indexing maps)."""
-    return _named(MatmulOp, [lhs, rhs], outs)  # noqa: F405
+    """`linalg.matmul ins(lhs, rhs) outs(outs[0])` with the default indexing
+    maps set, as a parsed matmul has them (passes read them)."""
+    result = _named(MatmulOp, [lhs, rhs], outs)  # noqa: F405
+    op = result.owner if isinstance(result, Value) else result.operation
+    if "indexing_maps" not in op.attributes:
+        op.attributes["indexing_maps"] = ArrayAttr.get([
+            AffineMapAttr.get(AffineMap.get(3, 0, [AffineDimExpr.get(a), AffineDimExpr.get(b)]))
+            for a, b in ((0, 2), (2, 1), (0, 1))])
+    return result
 
 
 def transpose(source, *, outs, permutation):

@@ -1,4 +1,4 @@
-"""Pass `kiln-lift-matvec-loops` (stage "linalg", before kiln-collapse-batch-matmul).
+"""Pass `kiln-lift-matvec-loops` (stage "linalg", before kiln-scalarize-dots).
 
 In: a counted loop (`scf.while` counting up by a constant step, or
 `scf.for`) whose body multiplies a row or column of a matrix `V` by a block
@@ -10,6 +10,8 @@ zero fill with a `(1, K)` or `(K, 1)` result):
   row, `for i in range(n): C[i, :] = A[i, :] @ B`),
 - `B[s:s+K, r:r+R] @ V[r:r+R, c]` and `B[s:s+K, r:r+R] @ V[c, r:r+R]` (column
   by column, `for j in range(m): C[:, j] = A @ B[:, j]`),
+- and vector-vector dots, `V[c, :] @ B[:, j]` (a `(1, 1)` result: the
+  triple loop `for i: for j: C[i, j] = np.dot(A[i, :], B[:, j])`),
 where a whole matrix counts as a block, the contracted range `r, R` is
 loop-invariant and equal on both sides (checked at run time), and the
 vector's index `c` and the block's free range `s, K` may change from one
@@ -24,6 +26,12 @@ reads each matrix once and runs at the machine's flop rate, where the loop
 of mat-vecs reads the block once per iteration and is bound by memory
 bandwidth (covariance at NPBench's preset M: M = 1400 passes over a 20 MB
 array; 1000 rows of a 1000 x 1000 product: 48x).
+
+`G` is computed before the outermost of the directly nested counted loops
+whose every iteration runs this one with the same matrices and ranges
+(`for i: for j:` above: before the `i` loop), the loop's work multiplied
+by theirs; an inner loop whose bounds depend on the loop around it (`for j
+in range(i, n)`) counts its trips at that loop's first and last iterations.
 
 The product covers every pair of a vector and a block column (row), also
 those the loop never reads, so it pays off only when the loop does a good
@@ -62,7 +70,10 @@ _FLOATS = ("f32", "f64")
 # with the counter replaced): side-effect free and defined for any input
 # (no division, whose zero divisor would be undefined behaviour).
 _SCALAR_PREFIXES = ("arith.", "index.")
-_SCALAR_OPS = {"tensor.dim", "tensor.extract"}
+_SCALAR_OPS = {"tensor.dim", "tensor.extract", "tensor.from_elements"}
+# What a counted `scf.while`'s condition region may hold (before
+# canonicalization, scalars pass through 0-d tensors).
+_CONDITION_OPS = {"tensor.from_elements", "tensor.extract", "arith.cmpi", "scf.condition"}
 _SLT = 2  # arith.cmpi predicate "slt"
 # G's elements that are always acceptable, whatever its operands' sizes.
 _SMALL_PRODUCT = 1 << 20
@@ -72,6 +83,18 @@ _PLAIN_MAPS = ("affine_map<(d0, d1, d2) -> (d0, d2)>", "affine_map<(d0, d1, d2) 
 
 def _defined_outside(value: ir.Value, loop: ir.Operation) -> bool:
     return not defined_inside(value, loop)
+
+
+def _scalar(value: ir.Value) -> ir.Value:
+    """`x` for `tensor.extract (tensor.from_elements x)[]` (a scalar passed
+    through a 0-d tensor, before canonicalization), else `value`."""
+    owner = value.owner
+    if not isinstance(owner, ir.Block) and owner.name == "tensor.extract" and len(owner.operands) == 1:
+        source = owner.operands[0].owner
+        if not isinstance(source, ir.Block) and source.name == "tensor.from_elements" and \
+                len(source.operands) == 1:
+            return source.operands[0]
+    return value
 
 
 def _slice(value: ir.Value):
@@ -163,22 +186,24 @@ class _Counted:
             return
         before, after = loop.regions[0].blocks[0], loop.regions[1].blocks[0]
         operations = list(before.operations)
-        if len(operations) != 2:
+        if any(o.name not in _CONDITION_OPS for o in operations):
             return
-        compare, condition = operations
-        forwarded = list(condition.operands)[1:]
+        condition = operations[-1]
+        forwarded = [_scalar(v) for v in list(condition.operands)[1:]]
         if len(forwarded) != len(before.arguments) or any(v != a for v, a in zip(forwarded, before.arguments)):
             return
-        if compare.name != "arith.cmpi" or condition.operands[0] != compare.result or \
+        compare = condition.operands[0].owner
+        if isinstance(compare, ir.Block) or compare.name != "arith.cmpi" or \
                 ir.IntegerAttr(compare.attributes["predicate"]).value != _SLT:
             return
-        counter, upper = compare.operands
+        counter, upper = (_scalar(v) for v in compare.operands)
         if not isinstance(counter.owner, ir.Block) or counter.owner != before or not _defined_outside(upper, loop):
             return
         position = ir.BlockArgument(counter).arg_number
-        yielded = after.operations[len(after.operations) - 1].operands[position]
+        yielded = _scalar(after.operations[len(after.operations) - 1].operands[position])
         add = yielded.owner
-        if isinstance(add, ir.Block) or add.name != "arith.addi" or add.operands[0] != after.arguments[position]:
+        if isinstance(add, ir.Block) or add.name != "arith.addi" or \
+                _scalar(add.operands[0]) != after.arguments[position]:
             return
         step = constant_int(add.operands[1])
         if step is None or step <= 0:
@@ -189,22 +214,28 @@ class _Counted:
 
     def trips(self) -> ir.Value:
         """The trip count (at the insertion point, before the loop)."""
-        span = arith.subi(self.upper, self.lower)
-        if self.step != 1:
-            step = arith.constant(span.type, self.step)
-            span = arith.divsi(arith.addi(span, arith.constant(span.type, self.step - 1)), step)
-        return arith.maxsi(span, arith.constant(span.type, 0))
+        return _trips(self.lower, self.upper, self.step)
 
 
-def _clone_with_counter(value: ir.Value, loop: _Counted, counter: ir.Value, cache: dict) -> ir.Value | None:
+def _trips(lower: ir.Value, upper: ir.Value, step: int) -> ir.Value:
+    """How many times a loop from `lower` to `upper` by `step` (> 0) runs."""
+    span = arith.subi(upper, lower)
+    if step != 1:
+        span = arith.divsi(arith.addi(span, arith.constant(span.type, step - 1)), arith.constant(span.type, step))
+    return arith.maxsi(span, arith.constant(span.type, 0))
+
+
+def _clone_with_counter(value: ir.Value, loop: _Counted, counter: ir.Value | None, cache: dict,
+                        placement: ir.Operation | None = None) -> ir.Value | None:
     """`value` (a scalar computed in the loop body) recomputed at the
     insertion point with the loop counter replaced by `counter`; None when
     it depends on anything but side-effect-free scalar ops, the counter and
-    values from before the loop."""
+    values from before `placement` (an enclosing loop; default: the loop).
+    With `counter` None, only whether it could be (nothing is created)."""
     if _defined_outside(value, loop.loop):
-        return value
-    if value == loop.counter:
-        return counter
+        return value if _defined_outside(value, placement or loop.loop) else None
+    if _scalar(value) == loop.counter:
+        return counter if counter is not None else value
     if value in cache:
         return cache[value]
     op = value.owner
@@ -217,10 +248,13 @@ def _clone_with_counter(value: ir.Value, loop: _Counted, counter: ir.Value, cach
         return None
     operands = []
     for operand in op.operands:
-        clone = _clone_with_counter(operand, loop, counter, cache)
+        clone = _clone_with_counter(operand, loop, counter, cache, placement)
         if clone is None:
             return None
         operands.append(clone)
+    if counter is None:
+        cache[value] = value
+        return value
     copy = op.clone()
     for i, operand in enumerate(operands):
         copy.operands[i] = operand
@@ -319,6 +353,55 @@ def _transposed(value: ir.Value, element) -> ir.Value:
                             permutation=[1, 0])
 
 
+def _last(first: ir.Value, trips: ir.Value, step: int) -> ir.Value:
+    """The counter's value at the last of `trips` iterations."""
+    return arith.addi(first, arith.muli(arith.subi(trips, arith.constant(first.type, 1)),
+                                        arith.constant(first.type, step)))
+
+
+def _placement(candidate: _Candidate) -> tuple[list[_Counted], bool] | None:
+    """The counted loops around the candidate's loop, innermost first, out
+    of which `G` can be computed as well: each holds the one inside directly
+    in its body, and the matrices, the contracted ranges, the inner loops'
+    bounds and the block width's inputs are all defined before it; and
+    whether the candidate's loop bounds depend on the one loop around it
+    (a triangular nest, `for j in range(i, n)`: its trip counts at the outer
+    loop's first and last iterations are computed instead). None when the
+    width cannot be evaluated even before the candidate's own loop."""
+    loop = candidate.loop
+    if not _width_computable(candidate, loop.loop):
+        return None
+    levels: list[_Counted] = []
+    inner = loop
+    needed = [candidate.vector.matrix, candidate.vector.start, candidate.vector.size, candidate.matrix,
+              candidate.block_start, candidate.block_size]
+    while True:
+        parent = inner.loop.parent
+        if parent is None or parent.name not in ("scf.while", "scf.for"):
+            return levels, False
+        outer = _Counted(parent)
+        if outer.body is None or inner.loop.block != outer.body:
+            return levels, False
+        if not all(v is None or isinstance(v, int) or _defined_outside(v, parent) for v in needed) or \
+                not _width_computable(candidate, parent):
+            return levels, False
+        bounds = [level.lower for level in [loop, *levels]] + [level.upper for level in [loop, *levels]]
+        if all(_defined_outside(v, parent) for v in bounds):
+            levels.append(outer)
+            inner = outer
+            continue
+        # The candidate's own bounds computed from this loop's counter.
+        if not levels and all(_clone_with_counter(v, outer, None, {}) is not None for v in (loop.lower, loop.upper)):
+            return [outer], True
+        return levels, False
+
+
+def _width_computable(candidate: _Candidate, placement: ir.Operation) -> bool:
+    width = candidate.width
+    return width is None or isinstance(width, int) or \
+        _clone_with_counter(width, candidate.loop, None, {}, placement) is not None
+
+
 def _rewrite(candidate: _Candidate) -> bool:
     """Compute `G` before the loop and read its part in the body; False (and
     nothing changed but dead scalar ops) when the block width cannot be
@@ -332,22 +415,38 @@ def _rewrite(candidate: _Candidate) -> bool:
     def constant(value: int) -> ir.Value:
         return arith.constant(i64, value)
 
-    with ir.InsertionPoint(loop.loop), loop.loop.location:
-        counted = loop.trips()
-        first = loop.lower
-        step = arith.constant(first.type, loop.step)
-        last = arith.addi(first, arith.muli(arith.subi(counted, arith.constant(first.type, 1)), step))
+    found = _placement(candidate)
+    if found is None:
+        return False
+    outer, triangular = found
+    placement = outer[-1].loop if outer else loop.loop
+    with ir.InsertionPoint(placement), placement.location:
+        if triangular:
+            # Twice the iterations of the nest: the outer trips times the
+            # inner ones at its first and last iterations.
+            around = outer[0]
+            around_trips = around.trips()
+            around_last = _last(around.lower, around_trips, around.step)
+            ends = [[_clone_with_counter(v, around, counter, {}) for v in (loop.lower, loop.upper)]
+                    for counter in (around.lower, around_last)]
+            inner_trips = [_trips(lower, upper, loop.step) for lower, upper in ends]
+            iterations2 = arith.muli(_as_i64(around_trips),
+                                     arith.addi(_as_i64(inner_trips[0]), _as_i64(inner_trips[1])))
+            first, last = ends[0][0], _last(ends[1][0], inner_trips[1], loop.step)
+        else:
+            counted = loop.trips()
+            iterations2 = arith.muli(_as_i64(counted), constant(2))
+            for level in outer:  # every iteration of the enclosing loops runs this one
+                iterations2 = arith.muli(iterations2, _as_i64(level.trips()))
+            first, last = loop.lower, _last(loop.lower, counted, loop.step)
         widths = []
         for counter in (first, last):
             width = candidate.width
             if width is None:
                 width = _dim(candidate.matrix, candidate.free_axis)
             elif not isinstance(width, int):
-                width = _clone_with_counter(width, loop, counter, {})
-                if width is None:
-                    return False
+                width = _clone_with_counter(width, loop, counter, {}, placement)
             widths.append(_as_i64(_as_index(width)))
-        trips = _as_i64(counted)
         # G's rows (columns) are the vectors: V's columns for a column, its rows for a row.
         vectors = _dim(vector.matrix, 1 - vector.along)
         free = _dim(candidate.matrix, candidate.free_axis)
@@ -358,7 +457,7 @@ def _rewrite(candidate: _Candidate) -> bool:
         same_range = arith.andi(arith.cmpi(arith.CmpIPredicate.eq, start, block_start),
                                 arith.cmpi(arith.CmpIPredicate.eq, size, block_size))
         product = arith.muli(_as_i64(vectors), _as_i64(free))
-        reads = arith.muli(arith.muli(trips, arith.addi(widths[0], widths[1])), constant(4))
+        reads = arith.muli(arith.muli(iterations2, arith.addi(widths[0], widths[1])), constant(2))
         # G no larger than a few times its operands (a short, very wide V
         # would make a G of squared size that the loop never holds at once).
         operands = arith.muli(_as_i64(size), arith.addi(_as_i64(vectors), _as_i64(free)))
@@ -366,7 +465,7 @@ def _rewrite(candidate: _Candidate) -> bool:
         worth = same_range
         for condition in (arith.cmpi(arith.CmpIPredicate.sge, reads, product),
                           arith.cmpi(arith.CmpIPredicate.sle, product, bound),
-                          arith.cmpi(arith.CmpIPredicate.sgt, trips, constant(1))):
+                          arith.cmpi(arith.CmpIPredicate.sgt, iterations2, constant(2))):
             worth = arith.andi(worth, condition)
         g_type = ir.RankedTensorType.get([dynamic, dynamic], element)
         branch = scf.IfOp(worth, [g_type], has_else=True)
