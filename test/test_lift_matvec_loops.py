@@ -123,6 +123,29 @@ def upper_triangle_of_gram(X):
     return G
 
 
+def every_other_row(A, B):
+    C = np.zeros((A.shape[0], B.shape[1]))
+    for i in range(1, A.shape[0], 2):
+        C[i] = A[i] @ B
+    return C
+
+
+def backwards(A, B):
+    C = np.zeros((A.shape[0], B.shape[1]))
+    for i in range(A.shape[0] - 1, -1, -1):
+        C[i] = A[i] @ B
+    return C
+
+
+def until_small(A, B):
+    C = np.zeros((A.shape[0], B.shape[1]))
+    i = 0
+    while i < A.shape[0] and A[i, 0] > 0.05:
+        C[i] = A[i] @ B
+        i += 1
+    return C
+
+
 def _check(f, kernel, *args, rtol=1e-11, atol=1e-11):
     mine = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
     theirs = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
@@ -176,6 +199,14 @@ def test_nested_loops_of_dot_products(kernel):
         _check(f, kernel, *args)
     text = kiln.get_compilation_stage(f, "linalg")
     assert text.index("linalg.matmul") < text.index("scf.while"), "one product before the loops"
+
+
+@pytest.mark.parametrize("kernel", [every_other_row, backwards, until_small])
+def test_other_loop_shapes(kernel):
+    f = kiln.qjit(kernel)
+    rng = np.random.default_rng(14)
+    for m, k, n in [(9, 7, 8), (1, 3, 2), (0, 2, 2), (2, 5, 1), (150, 120, 130)]:
+        _check(f, kernel, rng.random((m, k)), rng.random((k, n)))
 
 
 def test_inner_dimensions_that_disagree_raise_numpys_error():

@@ -203,3 +203,48 @@ func.func @integers(%x: tensor<?x?xi64>, %n: i64, %acc: tensor<1x?xi64>) -> tens
   }
   return %r#1 : tensor<1x?xi64>
 }
+
+// The triple loop `for i: for j: C[i, j] = np.dot(A[i, :], B[:, j])`: the
+// (1, 1) dot in the inner loop reads G = A @ B, computed before the outer
+// loop (the inner bounds and both matrices are invariant in it).
+
+// CHECK-LABEL: func.func @nest
+// CHECK: %[[G:.*]] = scf.if %[[WORTH:.*]] -> (tensor<?x?xf64>) {
+// CHECK:   linalg.matmul
+// CHECK: scf.while
+// CHECK: scf.while
+// CHECK: scf.if %[[WORTH]] -> (tensor<1x1xf64>) {
+// CHECK:   tensor.extract_slice %[[G]][%{{.*}}, %{{.*}}] [1, 1] [1, 1] : tensor<?x?xf64> to tensor<1x1xf64>
+func.func @nest(%a: tensor<?x?xf64>, %b: tensor<?x?xf64>, %n: i64, %m: i64, %c: tensor<?x?xf64>) -> tensor<?x?xf64> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c0_i64 = arith.constant 0 : i64
+  %c1_i64 = arith.constant 1 : i64
+  %zero = arith.constant 0.0 : f64
+  %inner = tensor.dim %a, %c1 : tensor<?x?xf64>
+  %r:2 = scf.while (%i = %c0_i64, %out = %c) : (i64, tensor<?x?xf64>) -> (i64, tensor<?x?xf64>) {
+    %go = arith.cmpi slt, %i, %n : i64
+    scf.condition(%go) %i, %out : i64, tensor<?x?xf64>
+  } do {
+  ^bb0(%i: i64, %out: tensor<?x?xf64>):
+    %ii = arith.index_cast %i : i64 to index
+    %row = tensor.extract_slice %a[%ii, 0] [1, %inner] [1, 1] : tensor<?x?xf64> to tensor<1x?xf64>
+    %s:2 = scf.while (%j = %c0_i64, %o = %out) : (i64, tensor<?x?xf64>) -> (i64, tensor<?x?xf64>) {
+      %go = arith.cmpi slt, %j, %m : i64
+      scf.condition(%go) %j, %o : i64, tensor<?x?xf64>
+    } do {
+    ^bb0(%j: i64, %o: tensor<?x?xf64>):
+      %jj = arith.index_cast %j : i64 to index
+      %col = tensor.extract_slice %b[0, %jj] [%inner, 1] [1, 1] : tensor<?x?xf64> to tensor<?x1xf64>
+      %e = tensor.empty() : tensor<1x1xf64>
+      %f = linalg.fill ins(%zero : f64) outs(%e : tensor<1x1xf64>) -> tensor<1x1xf64>
+      %p = linalg.matmul ins(%row, %col : tensor<1x?xf64>, tensor<?x1xf64>) outs(%f : tensor<1x1xf64>) -> tensor<1x1xf64>
+      %next = tensor.insert_slice %p into %o[%ii, %jj] [1, 1] [1, 1] : tensor<1x1xf64> into tensor<?x?xf64>
+      %j1 = arith.addi %j, %c1_i64 : i64
+      scf.yield %j1, %next : i64, tensor<?x?xf64>
+    }
+    %i1 = arith.addi %i, %c1_i64 : i64
+    scf.yield %i1, %s#1 : i64, tensor<?x?xf64>
+  }
+  return %r#1 : tensor<?x?xf64>
+}
