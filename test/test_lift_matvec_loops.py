@@ -318,6 +318,24 @@ def test_symmetric_products(kernel, dtype, rtol):
         np.testing.assert_array_equal(r, r.T)  # exactly symmetric, as NumPy's syrk result
 
 
+def overlapping_views(x):
+    return x[:, :5].T @ x[:, 3:]
+
+
+def gram_of_transposed(z):
+    y = z.T
+    return y.T @ y
+
+
+def test_aliasing_views_of_one_buffer():
+    rng = np.random.default_rng(15)
+    f, g = kiln.qjit(overlapping_views), kiln.qjit(gram_of_transposed)
+    for shape in [(9, 8), (1, 6), (0, 7), (130, 140)]:
+        x = rng.random(shape)
+        np.testing.assert_allclose(f(x), overlapping_views(x), rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(g(x), gram_of_transposed(x), rtol=1e-12, atol=1e-12)
+
+
 def test_symmetric_product_propagates_nan_and_inf():
     f = kiln.qjit(gram)
     x = np.ones((4, 3))
