@@ -98,6 +98,22 @@ def _layout(lines: list[str]) -> tuple[list[tuple[int, int]], dict[str, _Functio
     return spans, functions
 
 
+_DECLARED_GLOBAL = re.compile(rf"^  llvm\.mlir\.global external (?:\w+ )*@{_SYMBOL}\(\) ")
+
+
+def _copyable(line: str) -> bool:
+    """Whether a top-level op other than a function definition may be copied
+    into every part: a function declaration, a private or internal global,
+    or an external global without a value (defined by the runtime). Any
+    other op (a global the module defines for others, constructors) would
+    then be defined or run once per part, so such a module is not cut."""
+    if line.startswith("  llvm.func ") and not line.endswith("{"):
+        return True
+    if line.startswith(("  llvm.mlir.global private ", "  llvm.mlir.global internal ")):
+        return True
+    return bool(_DECLARED_GLOBAL.match(line)) and not line.endswith("{")
+
+
 def _declaration(name: str, function_type: str) -> str:
     return (f'  "llvm.func"() <{{CConv = #llvm.cconv<ccc>, function_type = {function_type}, '
             f'linkage = #llvm.linkage<external>, sym_name = "{name}", unnamed_addr = 0 : i64, '
@@ -132,6 +148,8 @@ def split_module(text: str, entries: list[str], function_types: dict[str, str], 
         return None
     in_functions = {f.start for f in functions.values()}
     shared = [line for a, b in spans if a not in in_functions for line in lines[a:b]]  # globals, declarations
+    if not all(_copyable(lines[a]) for a, _ in spans if a not in in_functions):
+        return None
     result = []
     for k in used:
         defines = [n for n in functions if owner[n] == k]
