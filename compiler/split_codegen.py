@@ -137,7 +137,10 @@ def split_module(text: str, entries: list[str], function_types: dict[str, str], 
     # Largest body first into the least loaded part; part 0 starts with everything that stays.
     # A line of a body (vectorized loops) costs LLVM ~3x a line of the entry (channel_flow:
     # 0.33 against 0.12 ms of CPU).
-    load = [sum(f.end - f.start for n, f in functions.items() if n not in movable)] + [0] * (parts - 1)
+    stays = sum(f.end - f.start for n, f in functions.items() if n not in movable)
+    weight = stays + BODY_LINE_COST * sum(functions[n].end - functions[n].start for n in movable)
+    parts = min(parts, max(2, weight // MIN_SPLIT_LINES))  # many cores: no part too small to pay for itself
+    load = [stays] + [0] * (parts - 1)
     owner = {n: 0 for n in functions if n not in movable}
     for name in sorted(movable, key=lambda n: (functions[n].start - functions[n].end, n)):
         k = min(range(parts), key=lambda p: (load[p], p))
