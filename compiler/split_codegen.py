@@ -31,8 +31,10 @@ from kiln.compiler.mlir import _capi_library, ir
 # Below this many lines of function text one module is compiled whole: a
 # part costs a parse and an engine (~10-20 ms), a line ~0.15 ms of LLVM.
 MIN_SPLIT_LINES = 2000
-THREADS_ENV = "KILN_COMPILE_THREADS"
+# A part is worth its engine above ~2,000 weighted lines (a body's line weighs BODY_LINE_COST).
+MIN_PART_WEIGHT = 2000
 BODY_LINE_COST = 3
+THREADS_ENV = "KILN_COMPILE_THREADS"
 
 _SYMBOL = r"[\w$.\-]+"
 _DEFINITION = re.compile(rf"^  llvm\.func (?:\w+ )*@({_SYMBOL})\(")
@@ -139,7 +141,7 @@ def split_module(text: str, entries: list[str], function_types: dict[str, str], 
     # 0.33 against 0.12 ms of CPU).
     stays = sum(f.end - f.start for n, f in functions.items() if n not in movable)
     weight = stays + BODY_LINE_COST * sum(functions[n].end - functions[n].start for n in movable)
-    parts = min(parts, max(2, weight // MIN_SPLIT_LINES))  # many cores: no part too small to pay for itself
+    parts = min(parts, max(2, weight // MIN_PART_WEIGHT))  # many cores: no part too small to pay for itself
     load = [stays] + [0] * (parts - 1)
     owner = {n: 0 for n in functions if n not in movable}
     for name in sorted(movable, key=lambda n: (functions[n].start - functions[n].end, n)):
