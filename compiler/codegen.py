@@ -11,6 +11,7 @@ import os
 import sys
 from typing import Sequence
 
+from kiln.compiler import split_codegen
 from kiln.compiler.mlir import ExecutionEngine, ir, translate_to_llvmir
 from kiln.compiler.passes.kiln_linalg_to_blas import blas_library, uses_blas
 from kiln.compiler.passes.kiln_lower_random import METHOD_PREFIX as RANDOM_PREFIX
@@ -72,6 +73,34 @@ def internalize_functions(module: ir.Module) -> list[str]:
     return [ir.StringAttr(op.attributes["sym_name"]).value for op in entries]
 
 
+def emit_objects(module: ir.Module, folder: str, name: str, libraries: list[str] = (),
+                 text: str | None = None) -> tuple[list[str], list[str]]:
+    """LLVM codegen of `module` into object files in `folder`: one, or for a
+    large module with outlined parallel bodies one per part compiled at the
+    same time (split_codegen.py; `text`: the module's printed text when the
+    caller has it). Returns the objects and the names the library must not
+    export (those that link the parts)."""
+    threads = split_codegen.compile_threads() if sys.platform.startswith("linux") else 1
+    if threads > 1:
+        text = text if text is not None else str(module)
+        entries = internalize_functions(module)
+        types = {}
+        for op in module.body.operations:
+            op = op.operation
+            if op.name == "llvm.func" and op.regions[0].blocks:
+                types[ir.StringAttr(op.attributes["sym_name"]).value] = str(op.attributes["function_type"])
+        parts = split_codegen.split_module(text, entries, types, threads)
+        if parts is not None:
+            objects = split_codegen.compile_parts(parts, entries, _runtime_libraries(module) + list(libraries),
+                                                  folder)
+            return objects, split_codegen.hidden_names(parts)
+    return [emit_object(module, os.path.join(folder, f"{name}.o"), libraries=libraries)], []
+
+
+def _runtime_libraries(module: ir.Module) -> list[str]:
+    return [toolchain.support_library()] + ([toolchain.random_library()] if uses_random(module) else [])
+
+
 def emit_object(module: ir.Module, path: str, opt_level: int = 3, libraries: list[str] = ()) -> str:
     """LLVM codegen of `module` into an object file at `path`; the JIT
     resolves external symbols in kiln's support library (and random-number
@@ -79,7 +108,7 @@ def emit_object(module: ir.Module, path: str, opt_level: int = 3, libraries: lis
     entry points stay exported (`internalize_functions`)."""
     if os.path.exists(path):
         os.unlink(path)
-    runtime = [toolchain.support_library()] + ([toolchain.random_library()] if uses_random(module) else [])
+    runtime = _runtime_libraries(module)
     entries = internalize_functions(module)
     engine = ExecutionEngine(module, opt_level=opt_level, shared_libs=[*runtime, *libraries],
                              enable_pic=True)
@@ -99,16 +128,23 @@ def emit_object(module: ir.Module, path: str, opt_level: int = 3, libraries: lis
 
 def emit_shared_library(module: ir.Module, workdir: str, name: str, extra_objects: Sequence[str] = (),
                         output: str | None = None, bundle_into: str | None = None,
-                        soname: str | None = None) -> tuple[str, list[str]]:
+                        soname: str | None = None, text: str | None = None) -> tuple[str, list[str]]:
     """Object code of `module` linked with `extra_objects` (and kiln's
     support code) into `output` (default: `lib<name>.so` in `workdir`).
     With `bundle_into`, the external libraries and their dependencies are
     copied into that folder and found relative to the library. `soname`:
-    the name the library gives itself (default: its file name). Returns the
+    the name the library gives itself (default: its file name). `text`:
+    the module's printed text, when the caller has it. Returns the
     library's path and the file names bundled."""
     libraries = external_libraries(module)
-    obj = emit_object(module, os.path.join(workdir, f"{name}.o"), libraries=libraries)
-    link_inputs = [obj, *extra_objects]
+    objects, hidden = emit_objects(module, workdir, name, libraries, text)
+    link_inputs = [*objects, *extra_objects]
+    if hidden:
+        # The functions that link the parts stay inside the library, as internal ones would.
+        script = os.path.join(workdir, f"{name}.map")
+        with open(script, "w") as f:
+            f.write("{ local:\n" + "".join(f"  {n};\n" for n in hidden) + "};\n")
+        link_inputs.append(f"-Wl,--version-script={script}")
     if uses_random(module):
         # Static: the library carries its random numbers (and NumPy's distributions) itself.
         link_inputs += toolchain.random_objects()

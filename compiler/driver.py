@@ -248,7 +248,10 @@ def compile_module(module: Any, symbol: str, args: list[ValueSpec], results: lis
         with module.context:
             run_pipeline(module, pipeline, record)
             start = time.perf_counter()
-            built, _ = codegen.emit_shared_library(module, build_dir, symbol)
+            # The last stage's text is the module codegen gets (printed once, reused to split it).
+            last = list(record.texts)[-1] if record.texts else None
+            built, _ = codegen.emit_shared_library(module, build_dir, symbol,
+                                                   text=record.texts[last] if last == "llvm" else None)
             record.texts["llvmir"] = codegen.llvm_ir(module)
             record.seconds["llvmir"] = time.perf_counter() - start
             log_stage("llvmir", record.texts["llvmir"])

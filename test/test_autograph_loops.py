@@ -353,3 +353,83 @@ def test_functions_without_source_compile_as_plain_python():
     x = np.random.rand(3)
     np.testing.assert_allclose(kiln.qjit(namespace["f"])(x), x * 2.0)
     np.testing.assert_allclose(kiln.qjit(lambda v: v + 1.0)(x), x + 1.0)
+
+
+# --------------------------------------------------------------------------
+# deep loop nests: liveness is linear in the depth (scattering_self_energies)
+
+
+def _nest_source(depth: int) -> str:
+    lines = ["def f(a, n, m):"]
+    for d in range(depth):
+        lines.append("    " * (d + 1) + f"for i{d} in range(n):")
+    inner = "    " * (depth + 1)
+    lines += [inner + "if i0 > m:", inner + "    break",
+              inner + "if i1 > 1:", inner + "    a[i0] += a[i1] * 2", inner + "    continue",
+              inner + "while m > 100:", inner + "    m = m - 1",
+              inner + f"a[i{depth - 1}] -= m"]
+    lines.append("    return a")
+    return "\n".join(lines)
+
+
+def _annotations(fn) -> list:
+    import ast
+
+    found = []
+    for node in ast.walk(fn):
+        for name in ("kiln_live_out", "kiln_live_head", "kiln_exposed"):
+            if hasattr(node, name):
+                found.append((type(node).__name__, node.lineno, name, sorted(getattr(node, name))))
+    return found
+
+
+def test_liveness_of_nested_loops_analyses_each_loop_a_bounded_number_of_times(monkeypatch):
+    import ast
+
+    import kiln.autograph.analysis as analysis
+
+    class Unmemoized(analysis.Liveness):
+        """The plain fixpoint (exponential in the depth), as the reference."""
+
+        def head(self, s, live):
+            return self._fixpoint(s, live)
+
+        def loaded(self, node):
+            return analysis.loaded_names(node)
+
+    for depth in (2, 3, 5):
+        reference, memoized = ast.parse(_nest_source(depth)).body[0], ast.parse(_nest_source(depth)).body[0]
+        Unmemoized(annotate=True).block(reference.body, set())
+        analysis.Liveness(annotate=True).block(memoized.body, set())
+        assert _annotations(memoized) == _annotations(reference)
+
+    calls = []
+    original = analysis.Liveness._fixpoint
+    monkeypatch.setattr(analysis.Liveness, "_fixpoint",
+                        lambda self, s, live: calls.append(s) or original(self, s, live))
+    depth = 14
+    analysis.Liveness(annotate=True).block(ast.parse(_nest_source(depth)).body[0].body, set())
+    # The plain fixpoint analysed the innermost body 3**depth times.
+    assert len(calls) <= 4 * (depth + 1)
+
+
+def test_eight_nested_loops_match_numpy():
+    def nest(a, w):
+        out = np.zeros(a.shape[0])
+        for k in range(a.shape[0]):
+            for e in range(w.shape[0]):
+                for q in range(w.shape[1]):
+                    for r in range(2):
+                        for i in range(2):
+                            for j in range(2):
+                                for s in range(2):
+                                    for t in range(2):
+                                        if e - q >= 0:
+                                            out[k] += a[k] * w[e, q] * (r + i - j + s * t)
+        return out
+
+    f = kiln.qjit(nest)
+    for n in SIZES[:3]:
+        a, w = np.linspace(-1.0, 1.0, n), np.arange(12.0).reshape(3, 4)
+        np.testing.assert_allclose(f(a, w), nest(a, w))
+    assert f.num_compiles <= 2  # size 1 is its own signature

@@ -310,3 +310,93 @@ def test_dialects_without_python_modules_are_found_once():
 
     assert "kiln.dialects" in _mlir_globals.dialect_search_modules
     assert "kiln.dialects.stablehlo" in sys.modules  # imported by the bindings when they wrapped the add
+
+
+def _stencil_steps(a, b, steps):
+    for _ in range(steps):
+        b[1:-1] = 0.5 * (a[2:] + a[:-2]) - np.sin(a[1:-1])
+        a[1:-1] = np.cos(b[1:-1]) * 0.25 + b[2:]
+        b[:] = b * 1.5 - a
+    return a.sum() + b.sum(), a * b
+
+
+def test_large_module_compiles_in_parts_on_threads(tmp_path, monkeypatch, seed_toolchain):
+    """A module with outlined parallel bodies is cut into parts that LLVM
+    compiles at the same time (KILN_COMPILE_THREADS, split_codegen.py): the
+    library computes what NumPy does, mutated arguments included, and
+    exports only the entry wrappers (the functions linking the parts stay
+    local)."""
+    from kiln.compiler import split_codegen
+
+    monkeypatch.setenv("KILN_CACHE_DIR", str(seed_toolchain(tmp_path / "cache")))
+    monkeypatch.setenv("KILN_COMPILE_THREADS", "3")
+    monkeypatch.setattr(split_codegen, "MIN_SPLIT_LINES", 0)
+    counts = []
+    compile_parts = split_codegen.compile_parts
+    monkeypatch.setattr(split_codegen, "compile_parts",
+                        lambda parts, *a, **k: counts.append(len(parts)) or compile_parts(parts, *a, **k))
+    f = kiln.qjit(_stencil_steps)
+    for n in (0, 1, 7, 20000):
+        a, b = np.linspace(-1.0, 1.0, n), np.linspace(2.0, 3.0, n)
+        a2, b2 = a.copy(), b.copy()
+        total, product = f(a, b, 3)
+        want_total, want_product = _stencil_steps(a2, b2, 3)
+        np.testing.assert_allclose(total, want_total)
+        np.testing.assert_allclose(product, want_product)
+        np.testing.assert_allclose(a, a2)
+        np.testing.assert_allclose(b, b2)
+    assert f.num_compiles == 2  # size 1 is its own signature
+    assert counts and min(counts) >= 2, counts
+    library = f.last.executable.library
+    exported = {s for s in _defined_symbols(library) if "_stencil_steps" in s}
+    assert exported == {"_mlir_ciface__stencil_steps", "_mlir__mlir_ciface__stencil_steps"}
+
+
+def test_unresolved_symbol_in_a_part_is_a_pipeline_error(tmp_path, monkeypatch):
+    """A body compiled in a part of its own that calls a function nothing
+    defines fails as the whole module does (PipelineError, no object)."""
+    from kiln.compiler import codegen, split_codegen
+    from kiln.compiler.mlir import ir
+    from kiln.compiler.pipeline import PipelineError
+    from kiln.dialects import new_context
+
+    monkeypatch.setenv("KILN_COMPILE_THREADS", "2")
+    monkeypatch.setattr(split_codegen, "MIN_SPLIT_LINES", 0)
+    text = textwrap.dedent("""
+        llvm.func @kiln_test_symbol_nobody_defines(i64) -> i64
+        llvm.func @kiln_parallel_for(!llvm.ptr, !llvm.ptr, i64, i64, i64)
+        llvm.func @g_parallel0(%ctx: !llvm.ptr, %lo: i64, %hi: i64) {
+          %r = llvm.call @kiln_test_symbol_nobody_defines(%lo) : (i64) -> i64
+          llvm.return
+        }
+        llvm.func @g(%a: i64) -> i64 {
+          %body = llvm.mlir.addressof @g_parallel0 : !llvm.ptr
+          %null = llvm.mlir.zero : !llvm.ptr
+          llvm.call @kiln_parallel_for(%body, %null, %a, %a, %a) : (!llvm.ptr, !llvm.ptr, i64, i64, i64) -> ()
+          llvm.return %a : i64
+        }
+        llvm.func @_mlir_ciface_g(%a: i64) -> i64 attributes {llvm.emit_c_interface} {
+          %r = llvm.call @g(%a) : (i64) -> i64
+          llvm.return %r : i64
+        }
+    """)
+    parts = []
+    compile_parts = split_codegen.compile_parts
+    monkeypatch.setattr(split_codegen, "compile_parts",
+                        lambda p, *a, **k: parts.append(len(p)) or compile_parts(p, *a, **k))
+    with new_context() as ctx:
+        module = ir.Module.parse(text, ctx)
+        with pytest.raises(PipelineError, match="could not link"):
+            codegen.emit_objects(module, str(tmp_path), "g")
+    assert parts == [2]
+    assert not (tmp_path / "part1.o").exists()
+
+
+def test_compile_threads_setting_is_checked(monkeypatch):
+    from kiln.compiler import split_codegen
+
+    monkeypatch.setenv("KILN_COMPILE_THREADS", "two")
+    with pytest.raises(ValueError, match="KILN_COMPILE_THREADS='two': expected a whole number"):
+        split_codegen.compile_threads()
+    monkeypatch.setenv("KILN_COMPILE_THREADS", "1")
+    assert split_codegen.compile_threads() == 1

@@ -79,6 +79,33 @@ class Liveness:
     def __init__(self, annotate: bool):
         self.annotate = annotate
         self.loops: list = []  # (live after the loop, live at its head)
+        # A loop's fixpoint analyses its body two or three times, so nested
+        # loops multiplied: 8 nested loops (scattering_self_energies) ran the
+        # innermost body 3**8 times, ~2 s of tracing. A loop's head depends
+        # only on the names live after it (its own break and continue
+        # targets are pushed inside), so an analysis without annotations
+        # computes it once per such set; the annotating analysis asks it
+        # for each loop's head and then walks every statement once.
+        self._heads: dict = {}
+        self._loaded: dict = {}
+        self._quiet: Liveness | None = None
+
+    def _analysis(self) -> "Liveness":
+        """The non-annotating analysis whose loop heads this one reuses."""
+        if not self.annotate:
+            return self
+        if self._quiet is None:
+            self._quiet = type(self)(annotate=False)
+        return self._quiet
+
+    def loaded(self, node: ast.AST | None) -> set:
+        """`loaded_names(node)`, computed once per node."""
+        if node is None:
+            return set()
+        found = self._loaded.get(id(node))
+        if found is None:
+            found = self._loaded[id(node)] = frozenset(loaded_names(node))
+        return set(found)
 
     def block(self, stmts: Sequence[ast.stmt], live_out: set) -> set:
         live = set(live_out)
@@ -90,9 +117,9 @@ class Liveness:
         if isinstance(s, ast.If):
             if self.annotate:
                 s.kiln_live_out = set(live)
-                quiet = Liveness(annotate=False)
+                quiet = self._analysis()
                 s.kiln_exposed = quiet.block(s.body, set()) | quiet.block(s.orelse, set())
-            return loaded_names(s.test) | self.block(s.body, live) | self.block(s.orelse, live)
+            return self.loaded(s.test) | self.block(s.body, live) | self.block(s.orelse, live)
         if isinstance(s, (ast.For, ast.While)):
             return self.loop(s, live)
         if isinstance(s, ast.Break):
@@ -100,26 +127,46 @@ class Liveness:
         if isinstance(s, ast.Continue):
             return set(self.loops[-1][1]) if self.loops else set(live)
         if isinstance(s, (ast.Return, ast.Raise)):
-            return loaded_names(s)
+            return self.loaded(s)
         if isinstance(s, ast.Try):
             final = self.block(s.finalbody, live)
             handlers = set()
             for h in s.handlers:
-                handlers |= self.block(h.body, final) | loaded_names(h.type)
+                handlers |= self.block(h.body, final) | self.loaded(h.type)
             body = self.block(s.body, self.block(s.orelse, final) | handlers)
             return body | handlers
         if isinstance(s, (ast.With, ast.AsyncWith)):
             inner = self.block(s.body, live) - stored_names([i.optional_vars for i in s.items if i.optional_vars])
-            return inner | set().union(*(loaded_names(i.context_expr) for i in s.items))
+            return inner | set().union(*(self.loaded(i.context_expr) for i in s.items))
         if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            return (live - {s.name}) | loaded_names(s)
-        return (live - _kills(s)) | loaded_names(s)
+            return (live - {s.name}) | self.loaded(s)
+        return (live - _kills(s)) | self.loaded(s)
 
     def loop(self, s: ast.For | ast.While, live: set) -> set:
+        head = self._analysis().head(s, live)
+        if self.annotate:
+            s.kiln_live_out = set(live)
+            s.kiln_live_head = set(head)
+            # Once with the final head, so nested statements carry it.
+            self.loops.append((live, head))
+            self.block(s.body, head)
+            self.loops.pop()
+        return head | (self.loaded(s.iter) if isinstance(s, ast.For) else set())
+
+    def head(self, s: ast.For | ast.While, live: set) -> set:
+        """Names live at the top of each iteration of `s` when `live` are
+        live after it: the loop's fixpoint, computed once per `live`."""
+        key = (id(s), frozenset(live))
+        head = self._heads.get(key)
+        if head is None:
+            head = self._heads[key] = frozenset(self._fixpoint(s, live))
+        return set(head)
+
+    def _fixpoint(self, s: ast.For | ast.While, live: set) -> set:
         exit_live = self.block(s.orelse, live) | live
         head = set(exit_live)
         if isinstance(s, ast.While):
-            head |= loaded_names(s.test)
+            head |= self.loaded(s.test)
         if getattr(s, "kiln_break_flag", None):
             head.add(s.kiln_break_flag)  # read by for_stmt after every iteration
         while True:
@@ -127,19 +174,11 @@ class Liveness:
             body_in = self.block(s.body, head)
             self.loops.pop()
             if isinstance(s, ast.For):
-                body_in = (body_in - stored_names([s.target])) | loaded_names(s.target)
+                body_in = (body_in - stored_names([s.target])) | self.loaded(s.target)
             new_head = head | body_in
             if new_head == head:
-                break
+                return head
             head = new_head
-        if self.annotate:
-            s.kiln_live_out = set(live)
-            s.kiln_live_head = set(head)
-            # Re-run once with the final head so nested statements carry it.
-            self.loops.append((live, head))
-            self.block(s.body, head)
-            self.loops.pop()
-        return head | (loaded_names(s.iter) if isinstance(s, ast.For) else set())
 
 
 def definitely_assigned(s: ast.stmt) -> set:
