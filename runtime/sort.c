@@ -443,6 +443,66 @@ static int kiln_depth_limit(int64_t n) {
 KILN_LSD(uint32_t, 32)
 KILN_LSD(uint64_t, 64)
 
+/* ---- packed positions: a (key, position) pair in one 64-bit word ----------
+ *
+ * A stable argsort orders (key, position) pairs lexicographically. When the
+ * keys' range (max - min) takes kbits bits and the positions pbits, with
+ * kbits + pbits <= 64, the word (key - min) << pbits | position orders the
+ * same way: the pairs become 8-byte words (half the 16 bytes of a
+ * kiln_pair_64, or of a padded kiln_pair_32), and an LSD radix sort of their
+ * key bits alone sorts them stably (the positions start in order). The
+ * histograms of every pass are counted while the words are made (one read
+ * of the row), digits have at most KILN_PACK_DIGIT bits, a pass whose digit
+ * every word shares is skipped, and the last pass stores the positions
+ * themselves into the output. */
+#define KILN_PACK_MIN 1024     /* shorter rows: (key, position) pairs, MSD radix */
+#define KILN_PACK_DIGIT 11
+#define KILN_PACK_COUNT ((size_t)KILN_LSD_MAX_PASSES << KILN_PACK_DIGIT) /* int64 of histograms */
+/* The passes of kbits key bits; *digit: the bits of each. */
+static int kiln_pack_plan(int kbits, int *digit) {
+  int passes = (kbits + KILN_PACK_DIGIT - 1) / KILN_PACK_DIGIT;
+  *digit = (kbits + passes - 1) / passes;
+  return passes;
+}
+/* The words w[0:n] (their digits counted in count[p << digit ...]) sorted by their key bits; the
+ * positions (the low pbits bits) end in dst. `other`: n words of scratch; w is dst itself or
+ * `other` (then the first pass reads it; a scatter never writes the buffer it reads). */
+static void kiln_lsd_words(uint64_t *w, uint64_t *other, int64_t *dst, int64_t n, int pbits, int passes, int digit,
+                           int64_t *count) {
+  const uint64_t mask = ((uint64_t)1 << digit) - 1, pmask = ((uint64_t)1 << pbits) - 1;
+  const int64_t buckets = (int64_t)1 << digit;
+  int live[KILN_LSD_MAX_PASSES], nlive = 0;
+  for (int p = 0; p < passes; p++) /* the passes that move something */
+    if (count[p * buckets + (int64_t)((w[0] >> (pbits + p * digit)) & mask)] != n)
+      live[nlive++] = p;
+  uint64_t *src = w;
+  for (int q = 0; q < nlive; q++) {
+    int64_t *c = count + live[q] * buckets, sum = 0;
+    const int shift = pbits + live[q] * digit;
+    for (int64_t b = 0; b < buckets; b++) {
+      int64_t t = c[b];
+      c[b] = sum;
+      sum += t;
+    }
+    if (q == nlive - 1 && src != (uint64_t *)dst) { /* the last pass: the positions, into dst */
+      for (int64_t i = 0; i < n; i++) {
+        uint64_t v = src[i];
+        dst[c[(v >> shift) & mask]++] = (int64_t)(v & pmask);
+      }
+      return;
+    }
+    for (int64_t i = 0; i < n; i++) {
+      uint64_t v = src[i];
+      other[c[(v >> shift) & mask]++] = v;
+    }
+    uint64_t *t = src;
+    src = other;
+    other = t;
+  }
+  for (int64_t i = 0; i < n; i++) /* the words ended in dst's buffer (in place) or in the scratch */
+    dst[i] = (int64_t)(src[i] & pmask);
+}
+
 /* Sorting keys of any width: the LSD radix sort for 32 and 64 bits, the MSD
  * one (in place of the keys) below. */
 static uint8_t *kiln_sortkeys_8(uint8_t *k, uint8_t *tmp, int64_t n, uint8_t lo, uint8_t hi) {
@@ -2035,6 +2095,62 @@ static const int kiln_avx2 = 0; /* the portable code only */
     memcpy(&bits, &v, sizeof v);                                                                       \
     return POS_KEY(bits);                                                                              \
   }                                                                                                    \
+  /* Stable positions by packed words (see "packed positions" above): one read for the keys' range,     \
+   * one that makes the words (into dst or tmp: where the passes make the last one read tmp) and       \
+   * counts their digits, then the LSD passes. 0: not done (a short row, a range of keys too wide for  \
+   * the positions, e.g. float64 keys). `tmp`: n words of scratch; `count`: KILN_PACK_COUNT int64. */  \
+  static int kiln_argpack_##NAME(const T *row, int64_t stride, int64_t n, int64_t *dst, uint64_t *tmp,  \
+                                 int64_t *count) {                                                     \
+    if (n < KILN_PACK_MIN)                                                                             \
+      return 0;                                                                                        \
+    U lo = (U)~(U)0, hi = 0;                                                                           \
+    for (int64_t i = 0; i < n; i++) {                                                                  \
+      U key = kiln_poskey_##NAME(row, stride, i);                                                      \
+      lo = key < lo ? key : lo;                                                                        \
+      hi = key > hi ? key : hi;                                                                        \
+    }                                                                                                  \
+    uint64_t range = (uint64_t)(U)(hi - lo);                                                           \
+    int pbits = 64 - __builtin_clzll((unsigned long long)(n - 1));                                     \
+    int kbits = range ? 64 - __builtin_clzll((unsigned long long)range) : 0;                           \
+    if (kbits == 0 || kbits + pbits > 64)                                                              \
+      return 0;                                                                                        \
+    int digit, passes = kiln_pack_plan(kbits, &digit);                                                 \
+    const int64_t buckets = (int64_t)1 << digit;                                                       \
+    const uint64_t mask = (uint64_t)buckets - 1;                                                       \
+    memset(count, 0, (size_t)passes * (size_t)buckets * sizeof *count);                                \
+    uint64_t *w = passes % 2 ? tmp : (uint64_t *)dst;                                                  \
+    if (passes == 1) {                                                                                 \
+      for (int64_t i = 0; i < n; i++) {                                                                \
+        uint64_t k = (uint64_t)(U)(kiln_poskey_##NAME(row, stride, i) - lo);                           \
+        w[i] = k << pbits | (uint64_t)i;                                                               \
+        count[k]++;                                                                                    \
+      }                                                                                                \
+    } else if (passes == 2) {                                                                          \
+      for (int64_t i = 0; i < n; i++) {                                                                \
+        uint64_t k = (uint64_t)(U)(kiln_poskey_##NAME(row, stride, i) - lo);                           \
+        w[i] = k << pbits | (uint64_t)i;                                                               \
+        count[k & mask]++;                                                                             \
+        count[buckets + (int64_t)(k >> digit)]++;                                                      \
+      }                                                                                                \
+    } else if (passes == 3) {                                                                          \
+      for (int64_t i = 0; i < n; i++) {                                                                \
+        uint64_t k = (uint64_t)(U)(kiln_poskey_##NAME(row, stride, i) - lo);                           \
+        w[i] = k << pbits | (uint64_t)i;                                                               \
+        count[k & mask]++;                                                                             \
+        count[buckets + (int64_t)((k >> digit) & mask)]++;                                             \
+        count[2 * buckets + (int64_t)(k >> 2 * digit)]++;                                              \
+      }                                                                                                \
+    } else {                                                                                           \
+      for (int64_t i = 0; i < n; i++) {                                                                \
+        uint64_t k = (uint64_t)(U)(kiln_poskey_##NAME(row, stride, i) - lo);                           \
+        w[i] = k << pbits | (uint64_t)i;                                                               \
+        for (int p = 0; p < passes; p++)                                                               \
+          count[p * buckets + (int64_t)((k >> (p * digit)) & mask)]++;                                 \
+      }                                                                                                \
+    }                                                                                                  \
+    kiln_lsd_words(w, w == tmp ? (uint64_t *)dst : tmp, dst, n, pbits, passes, digit, count);          \
+    return 1;                                                                                          \
+  }                                                                                                    \
   /* Whether the keys of row[lo-1:hi] descend somewhere (bit 0) and rise or stay somewhere (bit 1), in  \
    * pieces on the pool (the positions of a row in order or strictly decreasing are then written      \
    * without sorting). */                                                                              \
@@ -2265,7 +2381,9 @@ static const int kiln_avx2 = 0; /* the portable code only */
       return;                                                                                            \
     const T *base = (const T *)in->aligned + in->offset;                                                 \
     const int64_t *ks = (const int64_t *)kth->aligned + kth->offset;                                     \
-    kiln_pair_##BITS *p = (kiln_pair_##BITS *)kiln_sort_scratch((kcount ? 3 : 2) * (size_t)n * sizeof *p); \
+    size_t pair_bytes = (kcount ? 3 : 2) * (size_t)n * sizeof(kiln_pair_##BITS);                          \
+    kiln_pair_##BITS *p = (kiln_pair_##BITS *)kiln_sort_scratch(pair_bytes + KILN_PACK_COUNT * sizeof(int64_t)); \
+    int64_t *count = (int64_t *)((char *)p + pair_bytes);                                                \
     for (int64_t r = 0; r < rows; r++) {                                                                 \
       const T *row = base + r * in->strides[0];                                                          \
       int64_t *dst = (int64_t *)out->aligned + out->offset + r * out->strides[0];                        \
@@ -2281,7 +2399,8 @@ static const int kiln_avx2 = 0; /* the portable code only */
           continue;                                                                                      \
       }                                                                                                  \
       if (kcount == 0 && (kiln_argcount_##NAME(row, in->strides[1], n, dst, (int64_t *)p) ||             \
-                          kiln_argrank_##NAME(row, in->strides[1], n, dst, (uint8_t *)p)))               \
+                          kiln_argrank_##NAME(row, in->strides[1], n, dst, (uint8_t *)p) ||              \
+                          kiln_argpack_##NAME(row, in->strides[1], n, dst, (uint64_t *)p, count)))       \
         continue;                                                                                        \
       int64_t descents = 0, rises = 0; /* key < previous; key >= previous */                             \
       U kor = 0, kand = (U)~(U)0; /* the bits set in some key; in every key */                          \
