@@ -696,6 +696,7 @@ __attribute__((constructor)) static void kiln_sort_init(void) {
 #define KILN_VQS_SHORT_f32 64
 #define KILN_BUCKETS 2048
 #define KILN_BUCKET_MIN 65536
+#define KILN_RUNSIN_MIN 256 /* rows from this long: runs merged straight from the row (kiln_vrunsin) */
 /* The median of three values (no NaNs). */
 #define KILN_MED3(a, b, c)                                                                             \
   ({                                                                                                   \
@@ -706,6 +707,17 @@ __attribute__((constructor)) static void kiln_sort_init(void) {
 #define KILN_VQS_SHORT_f64 32
 #define KILN_VQS_SHORT_i64 32
 #define KILN_AVX2 __attribute__((target("avx2,popcnt")))
+
+/* A float value's zero sign noted (poszero: +0.0 seen, negzero: -0.0); nothing for integers. */
+#define KILN_ZSIGN(v, poszero, negzero)                                                                \
+  do {                                                                                                 \
+    __typeof__(v) z_ = (v);                                                                            \
+    if ((__typeof__(z_))0.5 != 0 && z_ == 0) {                                                         \
+      unsigned char top_ = 0; /* the sign bit (x86: the last byte's top) */                            \
+      memcpy(&top_, (const unsigned char *)&z_ + sizeof z_ - 1, 1);                                    \
+      poszero |= !(top_ >> 7), negzero |= top_ >> 7;                                                   \
+    }                                                                                                  \
+  } while (0)
 
 /* VT: the vector type; LANES; LOADV/STOREV; SPLAT; LTMASK(v, p): bit i set
  * when lane i of v is less than p; PERM(v, m): v permuted by table entry m;
@@ -950,27 +962,16 @@ __attribute__((constructor)) static void kiln_sort_init(void) {
     kiln_parallel_for(kiln_vleaf_##NAME, &h, 0, 4, m);                                                 \
     return 1;                                                                                          \
   }                                                                                                    \
-  /* Merging two sorted runs a[0:na], b[0:nb] (either may be empty) into dst. */                       \
-  static void kiln_vmergep_##NAME(const T *a, int64_t na, const T *b, int64_t nb, T *dst) {            \
-    if (na == 0)                                                                                       \
-      memcpy(dst, b, (size_t)nb * sizeof(T));                                                          \
-    else if (nb == 0)                                                                                  \
-      memcpy(dst, a, (size_t)na * sizeof(T));                                                          \
-    else                                                                                               \
-      kiln_vmerge_##NAME(a, na, b, nb, dst);                                                           \
-  }                                                                                                    \
-  /* How many of the first k values of the merge of a and b come from a (ties from a). */              \
-  static int64_t kiln_vcorank_##NAME(const T *a, int64_t na, const T *b, int64_t nb, int64_t k) {      \
-    KILN_CORANK(na, nb, k, a[i_] <= b[j_]);                                                            \
-  }                                                                                                    \
   /* One round of pairwise merges of the runs src[b[r]:b[r+1]] (r < k; b[k] = m) into dst, as          \
-   * KILN_SORT_PIECES pieces of the output, each found by two binary searches (the merge path). */     \
+   * KILN_SORT_PIECES pieces of the output, each found by two binary searches (the merge path). A run  \
+   * r is read backwards when dir[r] (the first round, straight from the row; dir NULL: none is). */   \
   typedef struct {                                                                                     \
     const T *src;                                                                                      \
     T *dst;                                                                                            \
     const int64_t *b;                                                                                  \
     int k;                                                                                             \
     int64_t m;                                                                                         \
+    const unsigned char *dir;                                                                          \
   } kiln_vround_##NAME##_job;                                                                          \
   static void kiln_vround_##NAME(void *ctx, int64_t lo, int64_t hi) {                                  \
     kiln_vround_##NAME##_job *j = ctx;                                                                 \
@@ -980,14 +981,17 @@ __attribute__((constructor)) static void kiln_sort_init(void) {
       int64_t s = s0 > o ? s0 : o, e = e0 < end ? e0 : end;                                            \
       if (s >= e)                                                                                      \
         continue;                                                                                      \
-      if (r + 1 == j->k) {                                                                             \
-        memcpy(j->dst + s, j->src + s, (size_t)(e - s) * sizeof(T));                                   \
-        continue;                                                                                      \
-      }                                                                                                \
       const T *a = j->src + o, *bb = j->src + mid;                                                     \
       int64_t na = mid - o, nb = end - mid;                                                            \
-      int64_t i0 = kiln_vcorank_##NAME(a, na, bb, nb, s - o), i1 = kiln_vcorank_##NAME(a, na, bb, nb, e - o); \
-      kiln_vmergep_##NAME(a + i0, i1 - i0, bb + (s - o - i0), (e - o - i1) - (s - o - i0), j->dst + s); \
+      int da = j->dir ? j->dir[r] : 0, db = j->dir && r + 1 < j->k ? j->dir[r + 1] : 0;                \
+      if (r + 1 == j->k) { /* the odd run out: its values s - o .. e - o - 1 */                        \
+        kiln_vruncopy_##NAME(da ? a + (na - (e - o)) : a + (s - o), e - s, da, j->dst + s);             \
+        continue;                                                                                      \
+      }                                                                                                \
+      int64_t i0 = kiln_vcorank_##NAME(a, na, da, bb, nb, db, s - o);                                  \
+      int64_t i1 = kiln_vcorank_##NAME(a, na, da, bb, nb, db, e - o), j0 = s - o - i0, j1 = e - o - i1; \
+      kiln_vmergedir_##NAME(da ? a + (na - i1) : a + i0, i1 - i0, da, db ? bb + (nb - j1) : bb + j0, j1 - j0, \
+                            db, j->dst + s);                                                           \
     }                                                                                                  \
   }                                                                                                    \
   /* Rows made of at most KILN_RUNS monotone runs (organ pipes, sorted blocks): the non-increasing  \
@@ -1039,7 +1043,7 @@ __attribute__((constructor)) static void kiln_sort_init(void) {
       return 1;                                                                                        \
     }                                                                                                  \
     while (k > 1) {                                                                                    \
-      kiln_vround_##NAME##_job job = {src, dst, b, k, m};                                              \
+      kiln_vround_##NAME##_job job = {src, dst, b, k, m, NULL};                                        \
       if (par)                                                                                         \
         kiln_parallel_for(kiln_vround_##NAME, &job, 0, KILN_SORT_PIECES, m);                           \
       else                                                                                             \
@@ -1055,6 +1059,91 @@ __attribute__((constructor)) static void kiln_sort_init(void) {
     }                                                                                                  \
     if (src != x)                                                                                      \
       kiln_sort_copy(x, src, m, sizeof(T));                                                            \
+    return 1;                                                                                          \
+  }                                                                                                    \
+  /* A contiguous row of at most KILN_RUNS monotone runs without NaNs (organ pipes, sorted blocks,      \
+   * sorted or reversed rows) sorted into outp straight from the row: one read finds the runs (a       \
+   * vector at a time), the first round of merges reads them from the row (the non-increasing ones     \
+   * backwards), the rounds alternate between tmp and outp so that the last writes outp; long rows     \
+   * merge in pieces on the pool. *zerosp: the row holds zeros of both signs (their order to fix).     \
+   * 0: not done (more runs, found within a few dozen values of a random row; a NaN). */              \
+  KILN_AVX2 static int kiln_vrunsin_##NAME(const T *row, T *outp, T *tmp, int64_t m, int *zerosp) {    \
+    int64_t b[KILN_RUNS + 1];                                                                          \
+    unsigned char dir[KILN_RUNS];                                                                      \
+    int k = 0, nan = row[0] != row[0], poszero = 0, negzero = 0, stored = 0;                           \
+    __m256i pzv = _mm256_setzero_si256(), nzv = pzv;                                                   \
+    b[0] = 0;                                                                                          \
+    KILN_ZSIGN(row[0], poszero, negzero);                                                              \
+    for (int64_t i = 0; i < m;) {                                                                      \
+      if (k == KILN_RUNS || nan)                                                                       \
+        return 0;                                                                                      \
+      int64_t j = i + 1;                                                                               \
+      int desc = j < m && row[j] < row[i];                                                             \
+      /* the first run is stored where it goes when it looks like the whole row (9 values of the row  \
+       * in its order): sorted and reversed rows are then done */                                      \
+      int store = i == 0;                                                                              \
+      for (int q = 1; q <= 8 && store; q++) {                                                          \
+        T u = row[(m - 1) * (q - 1) / 8], w = row[(m - 1) * q / 8];                                    \
+        store = desc ? w <= u : w >= u;                                                                \
+      }                                                                                                \
+      if (store)                                                                                       \
+        outp[desc ? m - 1 : 0] = row[0];                                                               \
+      for (; m - j >= LANES; j += LANES) { /* while no lane rises (desc) / descends */                 \
+        VT v = LOADV(row + j), pv = LOADV(row + j - 1);                                                \
+        __m256i bad = desc ? KILN_LTV_##NAME(pv, v) : KILN_LTV_##NAME(v, pv);                           \
+        nan |= KILN_NANMASK_##NAME(v);                                                                 \
+        pzv = _mm256_or_si256(pzv, KILN_POSZV_##NAME(v));                                              \
+        nzv = _mm256_or_si256(nzv, KILN_NEGZV_##NAME(v));                                              \
+        if (!_mm256_testz_si256(bad, bad))                                                             \
+          break;                                                                                       \
+        if (store && desc)                                                                             \
+          STOREV(outp + m - j - LANES, KILN_REV_##NAME(v));                                               \
+        else if (store)                                                                                \
+          STOREV(outp + j, v);                                                                         \
+      }                                                                                                \
+      for (; j < m; j++) { /* every value is seen here or in a vector above */                         \
+        T v = row[j];                                                                                  \
+        nan |= v != v;                                                                                 \
+        KILN_ZSIGN(v, poszero, negzero);                                                               \
+        if (desc ? !(v <= row[j - 1]) : !(v >= row[j - 1]))                                            \
+          break;                                                                                       \
+        if (store)                                                                                     \
+          outp[desc ? m - 1 - j : j] = v;                                                              \
+      }                                                                                                \
+      dir[k] = (unsigned char)desc;                                                                    \
+      stored |= store;                                                                                 \
+      b[++k] = i = j;                                                                                  \
+    }                                                                                                  \
+    if (nan)                                                                                           \
+      return 0;                                                                                        \
+    poszero |= !_mm256_testz_si256(pzv, pzv);                                                          \
+    negzero |= !_mm256_testz_si256(nzv, nzv);                                                          \
+    *zerosp = poszero && negzero;                                                                      \
+    if (k == 1) { /* in order, or non-increasing: stored by the scan, or copied now */                 \
+      if (!stored)                                                                                     \
+        kiln_vruncopy_##NAME(row, m, dir[0], outp);                                                    \
+      return 1;                                                                                        \
+    }                                                                                                  \
+    int rounds = 0;                                                                                    \
+    while ((1 << rounds) < k)                                                                          \
+      rounds++;                                                                                        \
+    int par = kiln_sort_parallel(m);                                                                   \
+    const T *src = row;                                                                                \
+    T *dst = rounds % 2 ? outp : tmp;                                                                  \
+    for (int first = 1; k > 1; first = 0) {                                                            \
+      kiln_vround_##NAME##_job job = {src, dst, b, k, m, first ? dir : NULL};                          \
+      if (par)                                                                                         \
+        kiln_parallel_for(kiln_vround_##NAME, &job, 0, KILN_SORT_PIECES, m);                           \
+      else                                                                                             \
+        kiln_vround_##NAME(&job, 0, KILN_SORT_PIECES);                                                 \
+      int nk = 0;                                                                                      \
+      for (int r = 0; r < k; r += 2)                                                                   \
+        b[nk++] = b[r];                                                                                \
+      b[nk] = m;                                                                                       \
+      k = nk;                                                                                          \
+      src = dst;                                                                                       \
+      dst = dst == outp ? tmp : outp;                                                                  \
+    }                                                                                                  \
     return 1;                                                                                          \
   }                                                                                                    \
   /* The row's values sorted into outp (NaNs last, as they are), tmp: n values of scratch. */           \
@@ -1129,8 +1218,14 @@ __attribute__((constructor)) static void kiln_sort_init(void) {
   static int kiln_vsortrow_##NAME(const T *row, int64_t stride, T *outp, T *tmp, int64_t n) {          \
     if (!kiln_avx2)                                                                                    \
       return 0;                                                                                        \
+    int zeros;                                                                                         \
+    if (stride == 1 && n >= KILN_RUNSIN_MIN && kiln_vrunsin_##NAME(row, outp, tmp, n, &zeros)) {       \
+      if (zeros)                                                                                       \
+        kiln_fixzeros_##NAME(row, stride, outp, n);                                                    \
+      return 1;                                                                                        \
+    }                                                                                                  \
     int64_t nans;                                                                                      \
-    int descents, ascents, zeros;                                                                      \
+    int descents, ascents;                                                                             \
     T vmin, vmax;                                                                                      \
     int64_t m = kiln_vscan_##NAME(row, stride, outp, tmp, n, &nans, &vmin, &vmax, &descents, &ascents, \
                                   &zeros);                                                             \
@@ -1180,8 +1275,11 @@ __attribute__((constructor)) static void kiln_sort_init(void) {
 #define KILN_MAXV_f64(a, b) _mm256_max_pd(a, b)
 #define KILN_MINV_i32(a, b) _mm256_min_epi32(a, b)
 #define KILN_MAXV_i32(a, b) _mm256_max_epi32(a, b)
-#define KILN_MINV_i64(a, b) _mm256_blendv_epi8(a, b, _mm256_cmpgt_epi64(a, b))
-#define KILN_MAXV_i64(a, b) _mm256_blendv_epi8(a, b, _mm256_cmpgt_epi64(b, a))
+/* (blendv_pd on 64-bit lanes: GCC turns blendv_epi8 into a byte compare more, on the critical path) */
+#define KILN_BLENDV_I64(a, b, m)                                                                       \
+  _mm256_castpd_si256(_mm256_blendv_pd(_mm256_castsi256_pd(a), _mm256_castsi256_pd(b), _mm256_castsi256_pd(m)))
+#define KILN_MINV_i64(a, b) KILN_BLENDV_I64(a, b, _mm256_cmpgt_epi64(a, b))
+#define KILN_MAXV_i64(a, b) KILN_BLENDV_I64(a, b, _mm256_cmpgt_epi64(b, a))
 #define KILN_LOAD_PS(p) _mm256_loadu_ps(p)
 #define KILN_STORE_PS(p, v) _mm256_storeu_ps(p, v)
 #define KILN_LT_PS(v, p) _mm256_movemask_ps(_mm256_cmp_ps(v, p, _CMP_LT_OQ))
@@ -1239,8 +1337,8 @@ static const int32_t kiln_rev32[8] = {7, 6, 5, 4, 3, 2, 1, 0}, kiln_rev64[8] = {
 #define KILN_MINMAX_EPI64(a, b, mn, mx)                                                                \
   do {                                                                                                 \
     __m256i a__ = (a), b__ = (b), gt__ = _mm256_cmpgt_epi64(a__, b__);                                 \
-    mn = _mm256_blendv_epi8(a__, b__, gt__);                                                           \
-    mx = _mm256_blendv_epi8(b__, a__, gt__);                                                           \
+    mn = KILN_BLENDV_I64(a__, b__, gt__);                                                              \
+    mx = KILN_BLENDV_I64(b__, a__, gt__);                                                              \
   } while (0)
 /* The blend immediates: lane i takes the greater value when bit lj of i differs from bit lk (8 lanes:
  * 0x66 for (0, 1), 0x3C (1, 2), 0x5A (0, 2), then the bit lj alone; 4 lanes: 0x6, then 0xC / 0xA). */
@@ -1438,26 +1536,124 @@ KILN_AVX2 static inline void kiln_transpose4(__m256d *r, int s) {
     *hi = mx;                                                                                          \
     return mn;                                                                                         \
   }                                                                                                    \
-  KILN_AVX2 static void kiln_vmerge_##NAME(const T *a, int64_t na, const T *b, int64_t nb, T *dst) {   \
-    int64_t i = LANES, j = 0, o = 0, total = na + nb;                                                  \
-    VT hi = KILN_MLOAD_##NAME(a, na);                                                                  \
-    while (i < na || j < nb) {                                                                         \
-      VT v, mn;                                                                                        \
-      if (j < nb && (i >= na || b[j] < a[i])) { /* masked loads and stores only at the ends: slow */   \
-        v = nb - j >= LANES ? LOADV(b + j) : KILN_MLOAD_##NAME(b + j, nb - j);                        \
-        j += LANES;                                                                                    \
-      } else {                                                                                         \
-        v = na - i >= LANES ? LOADV(a + i) : KILN_MLOAD_##NAME(a + i, na - i);                        \
-        i += LANES;                                                                                    \
-      }                                                                                                \
-      mn = kiln_vmerge_step_##NAME(&hi, v);                                                            \
-      if (total - o >= LANES)                                                                          \
-        STOREV(dst + o, mn);                                                                           \
-      else                                                                                             \
-        KILN_MSTORE_##NAME(dst + o, total - o, mn);                                                    \
-      o += LANES;                                                                                      \
+  /* A run of the merges: p[0:n], read backwards when d (a non-increasing run of the row itself). */  \
+  static inline __attribute__((always_inline)) T kiln_vrunat_##NAME(const T *p, int64_t n, int d, int64_t i) { \
+    return d ? p[n - 1 - i] : p[i];                                                                    \
+  }                                                                                                    \
+  /* The run's values i, i+1, ... as a vector (past its end: the greatest value). */                   \
+  KILN_AVX2 static inline __attribute__((always_inline)) VT kiln_vrunload_##NAME(const T *p, int64_t n, int d, \
+                                                                                 int64_t i) {          \
+    if (n - i >= LANES) /* masked loads and stores only at the ends: slow */                           \
+      return d ? PERMI(LOADV(p + n - i - LANES), KILN_IDX(REVT)) : LOADV(p + i);                       \
+    T t[LANES];                                                                                        \
+    for (int64_t q = 0; q < n - i; q++)                                                                \
+      t[q] = kiln_vrunat_##NAME(p, n, d, i + q);                                                       \
+    return KILN_MLOAD_##NAME(t, n - i);                                                                \
+  }                                                                                                    \
+  /* One merge in progress: runs a (na values, i read) and b (nb, j read) into dst (o written of      \
+   * total), hi: the held vector of the greatest values so far. */                                     \
+  typedef struct {                                                                                     \
+    const T *a, *b;                                                                                    \
+    T *dst;                                                                                            \
+    int64_t na, nb, i, j, o, total;                                                                    \
+    VT hi;                                                                                             \
+  } kiln_vms_##NAME;                                                                                   \
+  KILN_AVX2 static inline __attribute__((always_inline)) void kiln_vms_start_##NAME(                   \
+      kiln_vms_##NAME *s, const T *a, int64_t na, const int da, const T *b, int64_t nb, T *dst) {      \
+    s->a = a, s->b = b, s->dst = dst, s->na = na, s->nb = nb, s->i = LANES, s->j = 0, s->o = 0;        \
+    s->total = na + nb;                                                                                \
+    s->hi = kiln_vrunload_##NAME(a, na, da, 0);                                                        \
+  }                                                                                                    \
+  /* One step: the next vector of the run whose next value is less, merged with hi; the lesser half   \
+   * stored. */                                                                                        \
+  KILN_AVX2 static inline __attribute__((always_inline)) void kiln_vms_step_##NAME(kiln_vms_##NAME *s, \
+                                                                                   const int da, const int db) { \
+    VT v;                                                                                              \
+    if (s->j < s->nb &&                                                                                \
+        (s->i >= s->na || kiln_vrunat_##NAME(s->b, s->nb, db, s->j) < kiln_vrunat_##NAME(s->a, s->na, da, s->i))) { \
+      v = kiln_vrunload_##NAME(s->b, s->nb, db, s->j);                                                 \
+      s->j += LANES;                                                                                   \
+    } else {                                                                                           \
+      v = kiln_vrunload_##NAME(s->a, s->na, da, s->i);                                                 \
+      s->i += LANES;                                                                                   \
     }                                                                                                  \
-    KILN_MSTORE_##NAME(dst + o, total - o, hi);                                                        \
+    VT mn = kiln_vmerge_step_##NAME(&s->hi, v);                                                        \
+    if (s->total - s->o >= LANES)                                                                      \
+      STOREV(s->dst + s->o, mn);                                                                       \
+    else                                                                                               \
+      KILN_MSTORE_##NAME(s->dst + s->o, s->total - s->o, mn);                                          \
+    s->o += LANES;                                                                                     \
+  }                                                                                                    \
+  KILN_AVX2 static inline __attribute__((always_inline)) int kiln_vms_more_##NAME(const kiln_vms_##NAME *s) { \
+    return s->i < s->na || s->j < s->nb;                                                               \
+  }                                                                                                    \
+  KILN_AVX2 static inline __attribute__((always_inline)) void kiln_vms_end_##NAME(kiln_vms_##NAME *s) { \
+    KILN_MSTORE_##NAME(s->dst + s->o, s->total - s->o, s->hi);                                         \
+  }                                                                                                    \
+  /* How many of the first k values of the merge of runs a and b (backwards when da, db) come from a   \
+   * (ties from a): the merge path's binary search. */                                                 \
+  static int64_t kiln_vcorank_##NAME(const T *a, int64_t na, int da, const T *b, int64_t nb, int db, int64_t k) { \
+    KILN_CORANK(na, nb, k, kiln_vrunat_##NAME(a, na, da, i_) <= kiln_vrunat_##NAME(b, nb, db, j_));    \
+  }                                                                                                    \
+  /* The merge of a (na >= 1 values) and b into dst. A step waits for the one before it (the held      \
+   * vector), so long merges run as two halves (split by the merge path) whose steps alternate: two    \
+   * chains of dependent steps in flight instead of one. */                                            \
+  KILN_AVX2 static inline __attribute__((always_inline)) void kiln_vmerge_body_##NAME(                 \
+      const T *a, int64_t na, const int da, const T *b, int64_t nb, const int db, T *dst) {            \
+    int64_t total = na + nb, h = total / 2;                                                            \
+    int64_t ia = total >= 32 * LANES ? kiln_vcorank_##NAME(a, na, da, b, nb, db, h) : 0, jb = h - ia;  \
+    if (ia == 0 || ia == na || jb == 0 || jb == nb) { /* short, or a half is a copy: one chain */       \
+      kiln_vms_##NAME s;                                                                               \
+      kiln_vms_start_##NAME(&s, a, na, da, b, nb, dst);                                                \
+      while (kiln_vms_more_##NAME(&s))                                                                 \
+        kiln_vms_step_##NAME(&s, da, db);                                                              \
+      kiln_vms_end_##NAME(&s);                                                                         \
+      return;                                                                                          \
+    }                                                                                                  \
+    kiln_vms_##NAME s0, s1; /* the values 0..h-1 and h..total-1 */                                     \
+    kiln_vms_start_##NAME(&s0, da ? a + (na - ia) : a, ia, da, db ? b + (nb - jb) : b, jb, dst);         \
+    kiln_vms_start_##NAME(&s1, da ? a : a + ia, na - ia, da, db ? b : b + jb, nb - jb, dst + h);       \
+    while (kiln_vms_more_##NAME(&s0) && kiln_vms_more_##NAME(&s1)) {                                   \
+      kiln_vms_step_##NAME(&s0, da, db);                                                               \
+      kiln_vms_step_##NAME(&s1, da, db);                                                               \
+    }                                                                                                  \
+    while (kiln_vms_more_##NAME(&s0))                                                                  \
+      kiln_vms_step_##NAME(&s0, da, db);                                                               \
+    while (kiln_vms_more_##NAME(&s1))                                                                  \
+      kiln_vms_step_##NAME(&s1, da, db);                                                               \
+    kiln_vms_end_##NAME(&s0);                                                                          \
+    kiln_vms_end_##NAME(&s1);                                                                          \
+  }                                                                                                    \
+  KILN_AVX2 static void kiln_vmerge_##NAME(const T *a, int64_t na, const T *b, int64_t nb, T *dst) {   \
+    kiln_vmerge_body_##NAME(a, na, 0, b, nb, 0, dst);                                                  \
+  }                                                                                                    \
+  /* A run copied into dst in its order (a reversed copy when d). */                                   \
+  KILN_AVX2 static void kiln_vruncopy_##NAME(const T *p, int64_t n, int d, T *dst) {                   \
+    if (!d) {                                                                                          \
+      memcpy(dst, p, (size_t)n * sizeof(T));                                                           \
+      return;                                                                                          \
+    }                                                                                                  \
+    int64_t i = 0;                                                                                     \
+    for (; n - i >= LANES; i += LANES)                                                                 \
+      STOREV(dst + i, PERMI(LOADV(p + n - i - LANES), KILN_IDX(REVT)));                                \
+    for (; i < n; i++)                                                                                 \
+      dst[i] = p[n - 1 - i];                                                                           \
+  }                                                                                                    \
+  /* The runs a (na values, backwards when da) and b merged into dst; either may be empty. */          \
+  KILN_AVX2 static void kiln_vmergedir_##NAME(const T *a, int64_t na, int da, const T *b, int64_t nb, int db, \
+                                              T *dst) {                                                \
+    if (na == 0)                                                                                       \
+      kiln_vruncopy_##NAME(b, nb, db, dst);                                                            \
+    else if (nb == 0)                                                                                  \
+      kiln_vruncopy_##NAME(a, na, da, dst);                                                            \
+    else if (!da && !db)                                                                               \
+      kiln_vmerge_body_##NAME(a, na, 0, b, nb, 0, dst);                                                \
+    else if (!da)                                                                                      \
+      kiln_vmerge_body_##NAME(a, na, 0, b, nb, 1, dst);                                                \
+    else if (!db)                                                                                      \
+      kiln_vmerge_body_##NAME(a, na, 1, b, nb, 0, dst);                                                \
+    else                                                                                               \
+      kiln_vmerge_body_##NAME(a, na, 1, b, nb, 1, dst);                                                \
   }                                                                                                    \
   /* a[0:na] (a buffer apart) merged with x[na:m] (sorted, in place) into x[0:m]: no copy back. While \
    * both runs have a full vector left, the vector merge (a store ends at most where the unread part   \
