@@ -696,6 +696,20 @@ __attribute__((constructor)) static void kiln_sort_init(void) {
 #define KILN_VQS_SHORT_f32 64
 #define KILN_BUCKETS 2048
 #define KILN_BUCKET_MIN 65536
+#define KILN_FEW 16         /* rows of at most this many distinct values: counted (kiln_vfew) */
+#define KILN_FEW_MIN 2048
+/* The bits of a 4- or 8-byte value in every lane. */
+#define KILN_SPLATBITS(v)                                                                              \
+  ({                                                                                                   \
+    __typeof__(v) v_ = (v);                                                                            \
+    uint32_t b32_ = 0;                                                                                 \
+    uint64_t b64_ = 0;                                                                                 \
+    if (sizeof v_ == 4)                                                                                \
+      memcpy(&b32_, &v_, 4);                                                                           \
+    else                                                                                               \
+      memcpy(&b64_, &v_, 8);                                                                           \
+    sizeof v_ == 4 ? _mm256_set1_epi32((int)b32_) : _mm256_set1_epi64x((long long)b64_);               \
+  })
 #define KILN_RUNSIN_MIN 256 /* rows from this long: runs merged straight from the row (kiln_vrunsin) */
 /* The median of three values (no NaNs). */
 #define KILN_MED3(a, b, c)                                                                             \
@@ -1061,6 +1075,91 @@ __attribute__((constructor)) static void kiln_sort_init(void) {
       kiln_sort_copy(x, src, m, sizeof(T));                                                            \
     return 1;                                                                                          \
   }                                                                                                    \
+  /* Rows of few distinct values (at most KILN_FEW in a sample of 256, compared bit for bit; no NaN):  \
+   * each value's count (one read of src, a vector compare per distinct value), then the values        \
+   * written out to dst in order, each as many times as it was counted (src may be dst). *zerosp: both  \
+   * +0.0 and -0.0 were counted (their order to fix). 0: not done (more distinct values in the sample, \
+   * a NaN in it, or a value the sample missed: the counts fall short; a short row). */               \
+  KILN_AVX2 static int kiln_vfew_##NAME(const T *src, T *dst, int64_t m, int *zerosp) {                \
+    if (m < KILN_FEW_MIN)                                                                              \
+      return 0;                                                                                        \
+    T t[KILN_FEW];                                                                                     \
+    int d = 0;                                                                                         \
+    for (int64_t q = 0; q < 256; q++) {                                                                \
+      T v = src[(m / 256) * q + m / 512];                                                              \
+      int j = 0;                                                                                       \
+      while (j < d && memcmp(&t[j], &v, sizeof v) != 0)                                                \
+        j++;                                                                                           \
+      if (j == d) {                                                                                    \
+        if (d == KILN_FEW || v != v)                                                                   \
+          return 0;                                                                                    \
+        t[d++] = v;                                                                                    \
+      }                                                                                                \
+    }                                                                                                  \
+    for (int a = 1; a < d; a++) { /* the values in order (-0.0 and +0.0 in either) */                  \
+      T v = t[a];                                                                                      \
+      int b = a;                                                                                       \
+      for (; b > 0 && v < t[b - 1]; b--)                                                               \
+        t[b] = t[b - 1];                                                                               \
+      t[b] = v;                                                                                        \
+    }                                                                                                  \
+    /* counts per lane (at most m / LANES), in registers: groups of 8 values over blocks of the row   \
+     * that stay in L1 (the entries past d repeat t[0]; their counts are not read) */                  \
+    __m256i tv[KILN_FEW], cnt[KILN_FEW];                                                               \
+    for (int j = 0; j < KILN_FEW; j++) {                                                               \
+      tv[j] = KILN_SPLATBITS(t[j < d ? j : 0]);                                                        \
+      cnt[j] = _mm256_setzero_si256();                                                                 \
+    }                                                                                                  \
+    int64_t full = m - m % LANES;                                                                      \
+    for (int64_t base = 0; base < full; base += 2048) {                                                \
+      int64_t end = full - base > 2048 ? base + 2048 : full;                                           \
+      for (int g = 0; g < d; g += 8) {                                                                 \
+        __m256i c_[8], t_[8];                                                                          \
+        _Pragma("GCC unroll 8") for (int q = 0; q < 8; q++) c_[q] = cnt[g + q], t_[q] = tv[g + q];     \
+        for (int64_t i = base; i < end; i += LANES) {                                                  \
+          __m256i v = _mm256_loadu_si256((const __m256i *)(src + i));                                  \
+          _Pragma("GCC unroll 8") for (int q = 0; q < 8; q++)                                          \
+            c_[q] = sizeof(T) == 4 ? _mm256_sub_epi32(c_[q], _mm256_cmpeq_epi32(v, t_[q]))             \
+                                   : _mm256_sub_epi64(c_[q], _mm256_cmpeq_epi64(v, t_[q]));            \
+        }                                                                                              \
+        _Pragma("GCC unroll 8") for (int q = 0; q < 8; q++) cnt[g + q] = c_[q];                        \
+      }                                                                                                \
+    }                                                                                                  \
+    int64_t c[KILN_FEW] = {0}, total = 0;                                                              \
+    for (int j = 0; j < d; j++) {                                                                      \
+      if (sizeof(T) == 4) {                                                                            \
+        uint32_t l[8];                                                                                 \
+        _mm256_storeu_si256((__m256i *)l, cnt[j]);                                                     \
+        for (int q = 0; q < 8; q++)                                                                    \
+          c[j] += l[q];                                                                                \
+      } else {                                                                                         \
+        int64_t l[4];                                                                                  \
+        _mm256_storeu_si256((__m256i *)l, cnt[j]);                                                     \
+        c[j] = l[0] + l[1] + l[2] + l[3];                                                              \
+      }                                                                                                \
+    }                                                                                                  \
+    for (int64_t i = full; i < m; i++)                                                                 \
+      for (int j = 0; j < d; j++)                                                                      \
+        c[j] += memcmp(&t[j], &src[i], sizeof(T)) == 0;                                                \
+    int poszero = 0, negzero = 0;                                                                      \
+    for (int j = 0; j < d; j++) {                                                                      \
+      total += c[j];                                                                                   \
+      if (c[j])                                                                                        \
+        KILN_ZSIGN(t[j], poszero, negzero);                                                            \
+    }                                                                                                  \
+    if (total != m)                                                                                    \
+      return 0;                                                                                        \
+    *zerosp = poszero && negzero;                                                                      \
+    int64_t o = 0;                                                                                     \
+    for (int j = 0; j < d; j++) {                                                                      \
+      int64_t e = o + c[j];                                                                            \
+      for (; e - o >= LANES; o += LANES)                                                               \
+        _mm256_storeu_si256((__m256i *)(dst + o), tv[j]);                                              \
+      for (; o < e; o++)                                                                               \
+        dst[o] = t[j];                                                                                 \
+    }                                                                                                  \
+    return 1;                                                                                          \
+  }                                                                                                    \
   /* A contiguous row of at most KILN_RUNS monotone runs without NaNs (organ pipes, sorted blocks,      \
    * sorted or reversed rows) sorted into outp straight from the row: one read finds the runs (a       \
    * vector at a time), the first round of merges reads them from the row (the non-increasing ones     \
@@ -1218,8 +1317,9 @@ __attribute__((constructor)) static void kiln_sort_init(void) {
   static int kiln_vsortrow_##NAME(const T *row, int64_t stride, T *outp, T *tmp, int64_t n) {          \
     if (!kiln_avx2)                                                                                    \
       return 0;                                                                                        \
-    int zeros;                                                                                         \
-    if (stride == 1 && n >= KILN_RUNSIN_MIN && kiln_vrunsin_##NAME(row, outp, tmp, n, &zeros)) {       \
+    int zeros, few0;                                                                                   \
+    if (stride == 1 && n >= KILN_RUNSIN_MIN &&                                                         \
+        (kiln_vrunsin_##NAME(row, outp, tmp, n, &zeros) || kiln_vfew_##NAME(row, outp, n, &zeros))) {   \
       if (zeros)                                                                                       \
         kiln_fixzeros_##NAME(row, stride, outp, n);                                                    \
       return 1;                                                                                        \
@@ -1236,7 +1336,7 @@ __attribute__((constructor)) static void kiln_sort_init(void) {
         outp[i] = outp[j];                                                                             \
         outp[j] = t;                                                                                   \
       }                                                                                                \
-    } else if (descents > 0 && !kiln_vruns_##NAME(outp, tmp, m) &&                                     \
+    } else if (descents > 0 && !kiln_vruns_##NAME(outp, tmp, m) && !kiln_vfew_##NAME(outp, outp, m, &few0) && \
                !kiln_vsplit_##NAME(outp, tmp, m, vmin, vmax) &&                                        \
                !kiln_vbuckets_##NAME(outp, tmp, m, vmin, vmax, 0)) {                                   \
       kiln_vqs_##NAME(outp, tmp, m, 1, kiln_depth_limit(m));                                           \
@@ -1768,6 +1868,11 @@ KILN_NET(i64, int64_t, __m256i, 4, 2, KILN_LOAD_SI, KILN_STORE_SI, KILN_MINMAX_E
     *mcount = m;                                                                                       \
     return l;                                                                                          \
   }
+/* Lanes equal (all ones), as NumPy compares: -0.0 equals +0.0, a NaN nothing. */
+#define KILN_EQV_f32(a, b) _mm256_castps_si256(_mm256_cmp_ps(a, b, _CMP_EQ_OQ))
+#define KILN_EQV_f64(a, b) _mm256_castpd_si256(_mm256_cmp_pd(a, b, _CMP_EQ_OQ))
+#define KILN_EQV_i32(a, b) _mm256_cmpeq_epi32(a, b)
+#define KILN_EQV_i64(a, b) _mm256_cmpeq_epi64(a, b)
 #define KILN_GT_PS(v, p) _mm256_movemask_ps(_mm256_cmp_ps(v, p, _CMP_NLE_UQ))
 #define KILN_GT_PD(v, p) _mm256_movemask_pd(_mm256_cmp_pd(v, p, _CMP_NLE_UQ))
 #define KILN_GT_EPI32(v, p) _mm256_movemask_ps(_mm256_castsi256_ps(_mm256_cmpgt_epi32(v, p)))
@@ -1780,6 +1885,91 @@ KILN_NET(i64, int64_t, __m256i, 4, 2, KILN_LOAD_SI, KILN_STORE_SI, KILN_MINMAX_E
 #define KILN_VARGPASS(NAME, T, VT, LANES, LOADV, SPLAT, LTMASK, GTMASK, PERM, STOREV, IDX0, IDXSTEP, IDXADD,  \
                       STOREIDX)                                                                        \
   static const int kiln_has_vargpass_##NAME = 1;                                                       \
+  /* Stable positions of a contiguous row of few distinct values (at most 16 in a sample of 256, none  \
+   * a NaN; -0.0 equals +0.0): each value's rank among them, a vector at a time (a compare per value, \
+   * tagging the lanes equal to it), as a byte per element; then the ranks counted and the positions   \
+   * scattered in input order. 0: not done (more values, a NaN, a value the sample missed: a lane      \
+   * left untagged; a short row). `ids`: scratch of n bytes. */                                        \
+  KILN_AVX2 static int kiln_vargfew_##NAME(const T *row, int64_t n, int64_t *dst, uint8_t *ids) {      \
+    if (!kiln_avx2 || n < 4096)                                                                        \
+      return 0;                                                                                        \
+    T t[16];                                                                                           \
+    int d = 0;                                                                                         \
+    for (int64_t q = 0; q < 256; q++) {                                                                \
+      T v = row[(n / 256) * q + n / 512];                                                              \
+      int j = 0;                                                                                       \
+      while (j < d && !(t[j] == v))                                                                    \
+        j++;                                                                                           \
+      if (j == d) {                                                                                    \
+        if (d == 16 || v != v)                                                                         \
+          return 0;                                                                                    \
+        t[d++] = v;                                                                                    \
+      }                                                                                                \
+    }                                                                                                  \
+    for (int a = 1; a < d; a++) {                                                                      \
+      T v = t[a];                                                                                      \
+      int b = a;                                                                                       \
+      for (; b > 0 && v < t[b - 1]; b--)                                                               \
+        t[b] = t[b - 1];                                                                               \
+      t[b] = v;                                                                                        \
+    }                                                                                                  \
+    VT tv[16];                                                                                         \
+    __m256i tag[16], bad = _mm256_setzero_si256(), zero = bad;                                         \
+    for (int j = 0; j < 16; j++) { /* rank j tagged j + 1; the entries past d tag nothing */           \
+      tv[j] = SPLAT(t[j < d ? j : 0]);                                                                 \
+      tag[j] = sizeof(T) == 4 ? _mm256_set1_epi32(j < d ? j + 1 : 0) : _mm256_set1_epi64x(j < d ? j + 1 : 0); \
+    }                                                                                                  \
+    /* each lane's tag to byte 0 of its 128-bit half (4-byte lanes: 4 bytes there; 8-byte: 2, the high \
+     * half's at bytes 2-3), then the halves' first words side by side */                              \
+    const __m256i pick = sizeof(T) == 4                                                                \
+        ? _mm256_setr_epi8(0, 4, 8, 12, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,                \
+                           0, 4, 8, 12, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1)                \
+        : _mm256_setr_epi8(0, 8, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,                \
+                           -1, -1, 0, 8, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1);              \
+    int64_t i = 0;                                                                                     \
+    for (; n - i >= LANES; i += LANES) {                                                               \
+      VT v = LOADV(row + i);                                                                           \
+      __m256i id = zero;                                                                               \
+      if (d <= 8) {                                                                                    \
+        _Pragma("GCC unroll 8") for (int j = 0; j < 8; j++)                                            \
+          id = _mm256_or_si256(id, _mm256_and_si256(KILN_EQV_##NAME(v, tv[j]), tag[j]));               \
+      } else {                                                                                         \
+        _Pragma("GCC unroll 16") for (int j = 0; j < 16; j++)                                          \
+          id = _mm256_or_si256(id, _mm256_and_si256(KILN_EQV_##NAME(v, tv[j]), tag[j]));               \
+      }                                                                                                \
+      bad = _mm256_or_si256(bad, sizeof(T) == 4 ? _mm256_cmpeq_epi32(id, zero) : _mm256_cmpeq_epi64(id, zero)); \
+      __m256i by = _mm256_shuffle_epi8(id, pick);                                                      \
+      __m128i lo = _mm256_castsi256_si128(by), hi = _mm256_extracti128_si256(by, 1);                   \
+      if (sizeof(T) == 4)                                                                              \
+        _mm_storel_epi64((__m128i *)(ids + i), _mm_unpacklo_epi32(lo, hi));                            \
+      else {                                                                                           \
+        int w = _mm_cvtsi128_si32(_mm_or_si128(lo, hi));                                               \
+        memcpy(ids + i, &w, 4);                                                                        \
+      }                                                                                                \
+    }                                                                                                  \
+    if (!_mm256_testz_si256(bad, bad))                                                                 \
+      return 0;                                                                                        \
+    for (; i < n; i++) {                                                                               \
+      int j = 0;                                                                                       \
+      while (j < d && !(t[j] == row[i]))                                                               \
+        j++;                                                                                           \
+      if (j == d)                                                                                      \
+        return 0;                                                                                      \
+      ids[i] = (uint8_t)(j + 1);                                                                       \
+    }                                                                                                  \
+    int64_t c4[4][17] = {{0}}, start[17], sum = 0;                                                     \
+    for (i = 0; n - i >= 4; i += 4)                                                                    \
+      c4[0][ids[i]]++, c4[1][ids[i + 1]]++, c4[2][ids[i + 2]]++, c4[3][ids[i + 3]]++;                  \
+    for (; i < n; i++)                                                                                 \
+      c4[0][ids[i]]++;                                                                                 \
+    for (int j = 1; j <= d; j++) {                                                                     \
+      start[j] = sum;                                                                                  \
+      sum += c4[0][j] + c4[1][j] + c4[2][j] + c4[3][j];                                                \
+    }                                                                                                  \
+    for (i = 0; i < n; i++)                                                                            \
+      dst[start[ids[i]]++] = i;                                                                        \
+    return 1;                                                                                          \
+  }                                                                                                    \
   KILN_AVX2 static int64_t kiln_vargpass_##NAME(const T *src, int64_t n, int64_t *dst, T *midv, int64_t *midi, \
                                                 T p1, T p2, int64_t *mcount) {                         \
     VT a = SPLAT(p1), b = SPLAT(p2);                                                                   \
@@ -1897,6 +2087,10 @@ static const int kiln_avx2 = 0; /* the portable code only */
   }
 #define KILN_VEC_NONE_ARGPASS(NAME, T)                                                                 \
   static const int kiln_has_vargpass_##NAME = 0;                                                       \
+  static int kiln_vargfew_##NAME(const T *row, int64_t n, int64_t *dst, uint8_t *ids) {                \
+    (void)row, (void)n, (void)dst, (void)ids;                                                          \
+    return 0;                                                                                          \
+  }                                                                                                    \
   static int64_t kiln_vargpass_##NAME(const T *src, int64_t n, int64_t *dst, T *midv, int64_t *midi, T p1, \
                                       T p2, int64_t *mc) {                                             \
     (void)src, (void)n, (void)dst, (void)midv, (void)midi, (void)p1, (void)p2, (void)mc;               \
@@ -2595,6 +2789,7 @@ static const int kiln_avx2 = 0; /* the portable code only */
           continue;                                                                                      \
       }                                                                                                  \
       if (kcount == 0 && (kiln_argcount_##NAME(row, in->strides[1], n, dst, (int64_t *)p) ||             \
+                          (in->strides[1] == 1 && kiln_vargfew_##NAME(row, n, dst, (uint8_t *)p)) ||     \
                           kiln_argrank_##NAME(row, in->strides[1], n, dst, (uint8_t *)p) ||              \
                           kiln_argpack_##NAME(row, in->strides[1], n, dst, (uint64_t *)p, count)))       \
         continue;                                                                                        \
