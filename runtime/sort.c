@@ -641,6 +641,10 @@ KILN_FR(kiln_frpairs_64, kiln_pair_64, KILN_PAIR_LESS, kiln_radix_pairs_64, KILN
 #define KILN_ZERO_KILN_FLOAT_NAN(BITS, b) kiln_iszero_##BITS(b)
 #define KILN_ZERO_KILN_NEVER_NAN(BITS, b) 0
 
+/* Rows of at most KILN_FEW distinct values (in a sample) are counted (kiln_vfewcount). */
+#define KILN_FEW 16
+#define KILN_FEW_MIN 2048
+
 /* ---- AVX2 quicksort of values (x86-64 with AVX2, checked at run time) -----
  *
  * For int32, int64, float32 and float64 rows without NaNs (moved to the end
@@ -696,8 +700,6 @@ __attribute__((constructor)) static void kiln_sort_init(void) {
 #define KILN_VQS_SHORT_f32 64
 #define KILN_BUCKETS 2048
 #define KILN_BUCKET_MIN 65536
-#define KILN_FEW 16         /* rows of at most this many distinct values: counted (kiln_vfew) */
-#define KILN_FEW_MIN 2048
 /* The bits of a 4- or 8-byte value in every lane. */
 #define KILN_SPLATBITS(v)                                                                              \
   ({                                                                                                   \
@@ -1075,15 +1077,13 @@ __attribute__((constructor)) static void kiln_sort_init(void) {
       kiln_sort_copy(x, src, m, sizeof(T));                                                            \
     return 1;                                                                                          \
   }                                                                                                    \
-  /* Rows of few distinct values (at most KILN_FEW in a sample of 256, compared bit for bit; no NaN):  \
-   * each value's count (one read of src, a vector compare per distinct value), then the values        \
-   * written out to dst in order, each as many times as it was counted (src may be dst). *zerosp: both  \
-   * +0.0 and -0.0 were counted (their order to fix). 0: not done (more distinct values in the sample, \
-   * a NaN in it, or a value the sample missed: the counts fall short; a short row). */               \
-  KILN_AVX2 static int kiln_vfew_##NAME(const T *src, T *dst, int64_t m, int *zerosp) {                \
-    if (m < KILN_FEW_MIN)                                                                              \
+  /* Rows of few distinct values: t[0:d] <- the distinct values of src[0:m] in order (at most KILN_FEW  \
+   * in a sample of 256, compared bit for bit; no NaN), c[0:d] <- their counts (one read, a vector      \
+   * compare per value); returns d, or 0: not few (more distinct values in the sample, a NaN in it, or  \
+   * a value the sample missed: the counts fall short; a short row). */                               \
+  KILN_AVX2 static int kiln_vfewcount_##NAME(const T *src, int64_t m, T *t, int64_t *c) {               \
+    if (!kiln_avx2 || m < KILN_FEW_MIN)                                                                \
       return 0;                                                                                        \
-    T t[KILN_FEW];                                                                                     \
     int d = 0;                                                                                         \
     for (int64_t q = 0; q < 256; q++) {                                                                \
       T v = src[(m / 256) * q + m / 512];                                                              \
@@ -1110,7 +1110,7 @@ __attribute__((constructor)) static void kiln_sort_init(void) {
       tv[j] = KILN_SPLATBITS(t[j < d ? j : 0]);                                                        \
       cnt[j] = _mm256_setzero_si256();                                                                 \
     }                                                                                                  \
-    int64_t full = m - m % LANES;                                                                      \
+    int64_t full = m - m % LANES, total = 0;                                                           \
     for (int64_t base = 0; base < full; base += 2048) {                                                \
       int64_t end = full - base > 2048 ? base + 2048 : full;                                           \
       for (int g = 0; g < d; g += 8) {                                                                 \
@@ -1125,8 +1125,8 @@ __attribute__((constructor)) static void kiln_sort_init(void) {
         _Pragma("GCC unroll 8") for (int q = 0; q < 8; q++) cnt[g + q] = c_[q];                        \
       }                                                                                                \
     }                                                                                                  \
-    int64_t c[KILN_FEW] = {0}, total = 0;                                                              \
     for (int j = 0; j < d; j++) {                                                                      \
+      c[j] = 0;                                                                                        \
       if (sizeof(T) == 4) {                                                                            \
         uint32_t l[8];                                                                                 \
         _mm256_storeu_si256((__m256i *)l, cnt[j]);                                                     \
@@ -1141,20 +1141,29 @@ __attribute__((constructor)) static void kiln_sort_init(void) {
     for (int64_t i = full; i < m; i++)                                                                 \
       for (int j = 0; j < d; j++)                                                                      \
         c[j] += memcmp(&t[j], &src[i], sizeof(T)) == 0;                                                \
-    int poszero = 0, negzero = 0;                                                                      \
-    for (int j = 0; j < d; j++) {                                                                      \
+    for (int j = 0; j < d; j++)                                                                        \
       total += c[j];                                                                                   \
+    return total == m ? d : 0;                                                                         \
+  }                                                                                                    \
+  /* Rows of few distinct values (kiln_vfewcount) sorted from src into dst (src may be dst): each      \
+   * value written out as many times as it was counted. *zerosp: both +0.0 and -0.0 were counted      \
+   * (their order to fix). 0: not done (not few). */                                                  \
+  KILN_AVX2 static int kiln_vfew_##NAME(const T *src, T *dst, int64_t m, int *zerosp) {                \
+    T t[KILN_FEW];                                                                                     \
+    int64_t c[KILN_FEW];                                                                               \
+    int d = kiln_vfewcount_##NAME(src, m, t, c), poszero = 0, negzero = 0;                             \
+    if (d == 0)                                                                                        \
+      return 0;                                                                                        \
+    for (int j = 0; j < d; j++)                                                                        \
       if (c[j])                                                                                        \
         KILN_ZSIGN(t[j], poszero, negzero);                                                            \
-    }                                                                                                  \
-    if (total != m)                                                                                    \
-      return 0;                                                                                        \
     *zerosp = poszero && negzero;                                                                      \
     int64_t o = 0;                                                                                     \
     for (int j = 0; j < d; j++) {                                                                      \
+      __m256i v = KILN_SPLATBITS(t[j]);                                                                \
       int64_t e = o + c[j];                                                                            \
       for (; e - o >= LANES; o += LANES)                                                               \
-        _mm256_storeu_si256((__m256i *)(dst + o), tv[j]);                                              \
+        _mm256_storeu_si256((__m256i *)(dst + o), v);                                                  \
       for (; o < e; o++)                                                                               \
         dst[o] = t[j];                                                                                 \
     }                                                                                                  \
@@ -2075,6 +2084,10 @@ KILN_NET(i64, int64_t, __m256i, 4, 2, KILN_LOAD_SI, KILN_STORE_SI, KILN_MINMAX_E
 static const int kiln_avx2 = 0; /* the portable code only */
 #endif
 #define KILN_VEC_NONE_SORT(NAME, T)                                                                    \
+  static int kiln_vfewcount_##NAME(const T *src, int64_t m, T *t, int64_t *c) {                        \
+    (void)src, (void)m, (void)t, (void)c;                                                              \
+    return 0;                                                                                          \
+  }                                                                                                    \
   static int kiln_vsortrow_##NAME(const T *row, int64_t stride, T *outp, T *tmp, int64_t n) {          \
     (void)row, (void)stride, (void)outp, (void)tmp, (void)n;                                           \
     return 0;                                                                                          \
@@ -2287,6 +2300,23 @@ static const int kiln_avx2 = 0; /* the portable code only */
 #define KILN_SORT_ENTRIES(NAME, T, U, BITS, TO_KEY, FROM_KEY, POS_KEY, ISNAN, PART, LESS, VEC)             \
   KILN_SORT_ROW(NAME, T, U, BITS, TO_KEY, FROM_KEY, ISNAN)                                                  \
   VEC(PASS, NAME, T)                                                                                        \
+  static int kiln_vfewcount_##NAME(const T *src, int64_t m, T *t, int64_t *c);                              \
+  /* A selection's pivots when the row has few distinct values (kiln_vfewcount): *p1, *p2 <- the values   \
+   * at the first and the last kth, exactly, so the first three-way pass leaves every kth in the        \
+   * middle part, and when they are equal the middle part is all that value (done). 0: not few. */     \
+  static int kiln_fewpivots_##NAME(const T *row, int64_t n, const int64_t *ks, int64_t kc, T *p1, T *p2) { \
+    T t[KILN_FEW];                                                                                          \
+    int64_t c[KILN_FEW], below = 0;                                                                         \
+    int d = kiln_vfewcount_##NAME(row, n, t, c), got = 0;                                                   \
+    for (int j = 0; j < d && got < 2; j++) {                                                                \
+      below += c[j]; /* the values up to t[j] hold ranks below `below` */                                   \
+      if (got == 0 && ks[0] < below)                                                                        \
+        *p1 = t[j], got = 1;                                                                                \
+      if (got == 1 && ks[kc - 1] < below)                                                                   \
+        *p2 = t[j], got = 2;                                                                                \
+    }                                                                                                       \
+    return got == 2;                                                                                        \
+  }                                                                                                         \
   PART(NAME, T, U, BITS, TO_KEY, FROM_KEY, ISNAN, LESS)                                                     \
   VEC(SORT, NAME, T)                                                                                        \
   void kiln_sort_##NAME(KILN_MEMREF2_ARGS(i), KILN_MEMREF2_ARGS(o), KILN_MEMREF1_ARGS(k)) {            \
@@ -2319,19 +2349,22 @@ static const int kiln_avx2 = 0; /* the portable code only */
                                   int64_t kc, kiln_pair_##BITS *p) {                                   \
     if (!kiln_has_vargpass_##NAME || !kiln_avx2 || stride != 1 || n < 4096 || n > INT32_MAX)           \
       return 0;                                                                                        \
-    T s[255];                                                                                          \
-    int64_t ns = 255, step = n / ns;                                                                   \
-    for (int64_t i = 0; i < ns; i++) {                                                                 \
-      T v = row[i * step + step / 2];                                                                  \
-      int64_t j = i;                                                                                   \
-      while (j > 0 && LESS(v, s[j - 1])) {                                                             \
-        s[j] = s[j - 1];                                                                               \
-        j--;                                                                                           \
+    T p1, p2;                                                                                          \
+    if (!kiln_fewpivots_##NAME(row, n, ks, kc, &p1, &p2)) {                                            \
+      T s[255];                                                                                        \
+      int64_t ns = 255, step = n / ns;                                                                 \
+      for (int64_t i = 0; i < ns; i++) {                                                               \
+        T v = row[i * step + step / 2];                                                                \
+        int64_t j = i;                                                                                 \
+        while (j > 0 && LESS(v, s[j - 1])) {                                                           \
+          s[j] = s[j - 1];                                                                             \
+          j--;                                                                                         \
+        }                                                                                              \
+        s[j] = v;                                                                                      \
       }                                                                                                \
-      s[j] = v;                                                                                        \
+      int64_t j = ks[kc / 2] * ns / n;                                                                 \
+      p1 = s[j - 20 < 0 ? 0 : j - 20], p2 = s[j + 20 >= ns ? ns - 1 : j + 20];                         \
     }                                                                                                  \
-    int64_t j = ks[kc / 2] * ns / n;                                                                   \
-    T p1 = s[j - 20 < 0 ? 0 : j - 20], p2 = s[j + 20 >= ns ? ns - 1 : j + 20];                         \
     if (p1 != p1 || p2 != p2)                                                                          \
       return 0;                                                                                        \
     kiln_pair_##BITS *P = p, *D = p + n, *S = p + 2 * n;                                               \
