@@ -1174,8 +1174,8 @@ __attribute__((constructor)) static void kiln_sort_init(void) {
    * vector at a time), the first round of merges reads them from the row (the non-increasing ones     \
    * backwards), the rounds alternate between tmp and outp so that the last writes outp; long rows     \
    * merge in pieces on the pool. *zerosp: the row holds zeros of both signs (their order to fix).     \
-   * 0: not done (more runs, found within a few dozen values of a random row; a NaN). */              \
-  KILN_AVX2 static int kiln_vrunsin_##NAME(const T *row, T *outp, T *tmp, int64_t m, int *zerosp) {    \
+   * 0: not done (more than maxruns runs, found within a few dozen values of a random row; a NaN). */ \
+  KILN_AVX2 static int kiln_vrunsin_##NAME(const T *row, T *outp, T *tmp, int64_t m, int maxruns, int *zerosp) { \
     int64_t b[KILN_RUNS + 1];                                                                          \
     unsigned char dir[KILN_RUNS];                                                                      \
     int k = 0, nan = row[0] != row[0], poszero = 0, negzero = 0, stored = 0;                           \
@@ -1183,7 +1183,7 @@ __attribute__((constructor)) static void kiln_sort_init(void) {
     b[0] = 0;                                                                                          \
     KILN_ZSIGN(row[0], poszero, negzero);                                                              \
     for (int64_t i = 0; i < m;) {                                                                      \
-      if (k == KILN_RUNS || nan)                                                                       \
+      if (k == maxruns || nan)                                                                         \
         return 0;                                                                                      \
       int64_t j = i + 1;                                                                               \
       int desc = j < m && row[j] < row[i];                                                             \
@@ -1322,13 +1322,29 @@ __attribute__((constructor)) static void kiln_sort_init(void) {
     *zerosp = poszero && negzero && (T)0.5 != 0; /* both signs: their order matters */                \
     return m;                                                                                          \
   }                                                                                                    \
+  /* A contiguous row in order or non-increasing (no NaN), sorted into outp: one read, the values     \
+   * stored as they are read (a partition's answer too). 0: not done (not one run). */                \
+  static int kiln_vmonorow_##NAME(const T *row, int64_t stride, T *outp, int64_t n) {                  \
+    int zeros, up = 1, down = 1;                                                                       \
+    if (!kiln_avx2 || stride != 1 || n < KILN_RUNSIN_MIN)                                              \
+      return 0;                                                                                        \
+    for (int q = 1; q <= 8; q++) { /* 9 values of the row first: in order, or not (organ pipes) */     \
+      T u = row[(n - 1) * (q - 1) / 8], w = row[(n - 1) * q / 8];                                      \
+      up &= w >= u, down &= w <= u;                                                                    \
+    }                                                                                                  \
+    if (!(up | down) || !kiln_vrunsin_##NAME(row, outp, NULL, n, 1, &zeros))                           \
+      return 0;                                                                                        \
+    if (zeros)                                                                                         \
+      kiln_fixzeros_##NAME(row, stride, outp, n);                                                      \
+    return 1;                                                                                          \
+  }                                                                                                    \
   /* The row's values sorted into outp (NaNs last, as they are), tmp: n values of scratch. */           \
   static int kiln_vsortrow_##NAME(const T *row, int64_t stride, T *outp, T *tmp, int64_t n) {          \
     if (!kiln_avx2)                                                                                    \
       return 0;                                                                                        \
     int zeros, few0;                                                                                   \
     if (stride == 1 && n >= KILN_RUNSIN_MIN &&                                                         \
-        (kiln_vrunsin_##NAME(row, outp, tmp, n, &zeros) || kiln_vfew_##NAME(row, outp, n, &zeros))) {   \
+        (kiln_vrunsin_##NAME(row, outp, tmp, n, KILN_RUNS, &zeros) || kiln_vfew_##NAME(row, outp, n, &zeros))) { \
       if (zeros)                                                                                       \
         kiln_fixzeros_##NAME(row, stride, outp, n);                                                    \
       return 1;                                                                                        \
@@ -2084,6 +2100,10 @@ KILN_NET(i64, int64_t, __m256i, 4, 2, KILN_LOAD_SI, KILN_STORE_SI, KILN_MINMAX_E
 static const int kiln_avx2 = 0; /* the portable code only */
 #endif
 #define KILN_VEC_NONE_SORT(NAME, T)                                                                    \
+  static int kiln_vmonorow_##NAME(const T *row, int64_t stride, T *outp, int64_t n) {                  \
+    (void)row, (void)stride, (void)outp, (void)n;                                                      \
+    return 0;                                                                                          \
+  }                                                                                                    \
   static int kiln_vfewcount_##NAME(const T *src, int64_t m, T *t, int64_t *c) {                        \
     (void)src, (void)m, (void)t, (void)c;                                                              \
     return 0;                                                                                          \
@@ -2335,7 +2355,7 @@ static const int kiln_avx2 = 0; /* the portable code only */
       if (kcount == 0) {                                                                                 \
         if (!kiln_vsortrow_##NAME(row, in->strides[1], dst, a, n))                                       \
           kiln_sortrow_##NAME(row, in->strides[1], dst, (U *)a, n);                                      \
-      } else                                                                                             \
+      } else if (!kiln_vmonorow_##NAME(row, in->strides[1], dst, n)) /* in order: partitioned */          \
         kiln_partrow_##NAME(row, in->strides[1], dst, n, ks, kcount, a, b);                              \
     }                                                                                                    \
     kiln_sort_release(a);                                                                                \
@@ -2602,6 +2622,15 @@ static const int kiln_avx2 = 0; /* the portable code only */
       atomic_fetch_or_explicit(&j->flags, kiln_argmono_range_##NAME(j->row, j->stride, a, b),         \
                                memory_order_relaxed);                                                  \
   }                                                                                                    \
+  /* Whether 9 keys of the row, evenly spaced, are in order or in reverse order (a hint). */          \
+  static int kiln_argmono9_##NAME(const T *row, int64_t stride, int64_t n) {                           \
+    int up = 1, down = 1;                                                                              \
+    for (int q = 1; q <= 8; q++) {                                                                     \
+      U u = kiln_poskey_##NAME(row, stride, (n - 1) * (q - 1) / 8), w = kiln_poskey_##NAME(row, stride, (n - 1) * q / 8); \
+      up &= w >= u, down &= w <= u;                                                                    \
+    }                                                                                                  \
+    return up | down;                                                                                  \
+  }                                                                                                    \
   /* 0: the row's keys rise and descend; 1: in order (non-decreasing); 2: strictly decreasing. */      \
   static int kiln_argmono_##NAME(const T *row, int64_t stride, int64_t n) {                            \
     int64_t head = n < 4096 ? n : 4096;                                                                \
@@ -2810,6 +2839,14 @@ static const int kiln_avx2 = 0; /* the portable code only */
     for (int64_t r = 0; r < rows; r++) {                                                                 \
       const T *row = base + r * in->strides[0];                                                          \
       int64_t *dst = (int64_t *)out->aligned + out->offset + r * out->strides[0];                        \
+      if (kcount > 0 && n >= 4096 && kiln_argmono9_##NAME(row, in->strides[1], n)) {                    \
+        /* in order, or strictly decreasing: the stable positions partition */                           \
+        int mono = kiln_argmono_##NAME(row, in->strides[1], n);                                          \
+        if (mono) {                                                                                      \
+          kiln_sort_iota(dst, n, mono == 2);                                                             \
+          continue;                                                                                      \
+        }                                                                                                \
+      }                                                                                                  \
       if (kcount > 0 && kiln_vargpart_##NAME(row, in->strides[1], n, dst, ks, kcount, p))                \
         continue;                                                                                        \
       if (kcount == 0 && n > 1) { /* in order, or strictly decreasing: positions without pairs */       \
