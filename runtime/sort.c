@@ -70,9 +70,6 @@ typedef struct {
     return lo_;                                                                                        \
   } while (0)
 
-/* Small scratch buffers are tracked like the compiled code's (freed if a call unwinds). */
-static void *kiln_sort_alloc(size_t bytes) { return _mlir_memref_to_llvm_alloc(bytes ? bytes : 1); }
-
 /* The row-sized scratch of one call: a buffer kept per thread between calls
  * (up to KILN_SORT_KEEP bytes), since touching fresh pages costs more than a
  * radix pass (the first touch of a page is a fault: ~1 ms per MB here).
@@ -392,7 +389,13 @@ static int kiln_depth_limit(int64_t n) {
     int passes = (width + 10) / 11, digit = (width + passes - 1) / passes;                             \
     int64_t buckets = (int64_t)1 << digit;                                                             \
     U mask = (U)(buckets - 1);                                                                         \
-    int64_t *count = (int64_t *)kiln_sort_alloc((size_t)passes * (size_t)buckets * sizeof(int64_t));   \
+    /* ~100 KB of histograms: a plain malloc (this runs on pool workers too, where a failed tracked    \
+     * allocation could not unwind); when it fails, the MSD radix sort, which needs only the stack */  \
+    int64_t *count = (int64_t *)malloc((size_t)passes * (size_t)buckets * sizeof(int64_t));            \
+    if (count == NULL) {                                                                               \
+      kiln_msd_##BITS(k, tmp, n, BITS, 0);                                                             \
+      return k;                                                                                        \
+    }                                                                                                  \
     memset(count, 0, (size_t)passes * (size_t)buckets * sizeof(int64_t));                              \
     if (passes == 1) {                                                                                 \
       for (int64_t i = 0; i < n; i++)                                                                  \
@@ -437,7 +440,7 @@ static int kiln_depth_limit(int64_t n) {
       src = dst;                                                                                       \
       dst = t;                                                                                         \
     }                                                                                                  \
-    _mlir_memref_to_llvm_free(count);                                                                  \
+    free(count);                                                                                       \
     return src;                                                                                        \
   }
 KILN_LSD(uint32_t, 32)
