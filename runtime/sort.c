@@ -2604,6 +2604,8 @@ static const int kiln_avx2 = 0; /* the portable code only */
     const T *row;                                                                                      \
     int64_t stride, n;                                                                                 \
     _Atomic int flags;                                                                                 \
+    int64_t *dst; /* when not NULL: the positions written as each piece is checked */                  \
+    int down;                                                                                          \
   } kiln_argmono_##NAME##_job;                                                                         \
   static int kiln_argmono_range_##NAME(const T *row, int64_t stride, int64_t lo, int64_t hi) {         \
     int down = 0, up = 0, f = stride == 1 ? kiln_vmono_##NAME(row, lo, hi) : -1;                        \
@@ -2620,33 +2622,53 @@ static const int kiln_avx2 = 0; /* the portable code only */
   }                                                                                                    \
   static void kiln_argmono_piece_##NAME(void *ctx, int64_t lo, int64_t hi) {                           \
     kiln_argmono_##NAME##_job *j = ctx;                                                                \
-    int64_t a = 1 + (j->n - 1) * lo / KILN_SORT_PIECES, b = 1 + (j->n - 1) * hi / KILN_SORT_PIECES;    \
-    if (a < b && atomic_load_explicit(&j->flags, memory_order_relaxed) != 3)                           \
+    for (int64_t t = lo; t < hi; t++) {                                                                \
+      int64_t a = 1 + (j->n - 1) * t / KILN_SORT_PIECES, b = 1 + (j->n - 1) * (t + 1) / KILN_SORT_PIECES; \
+      if (a >= b || atomic_load_explicit(&j->flags, memory_order_relaxed) == 3)                        \
+        continue;                                                                                      \
       atomic_fetch_or_explicit(&j->flags, kiln_argmono_range_##NAME(j->row, j->stride, a, b),         \
                                memory_order_relaxed);                                                  \
+      if (j->dst && j->down)                                                                           \
+        for (int64_t i = a; i < b; i++)                                                                \
+          j->dst[i] = j->n - 1 - i;                                                                    \
+      else if (j->dst)                                                                                 \
+        for (int64_t i = a; i < b; i++)                                                                \
+          j->dst[i] = i;                                                                               \
+    }                                                                                                  \
   }                                                                                                    \
-  /* Whether 9 keys of the row, evenly spaced, are in order or in reverse order (a hint). */          \
+  /* Whether 9 keys of the row, evenly spaced, are in order (1) or in reverse order (2), both (3: all   \
+   * equal) or neither (0): a hint. */                                                                 \
   static int kiln_argmono9_##NAME(const T *row, int64_t stride, int64_t n) {                           \
     int up = 1, down = 1;                                                                              \
     for (int q = 1; q <= 8; q++) {                                                                     \
       U u = kiln_poskey_##NAME(row, stride, (n - 1) * (q - 1) / 8), w = kiln_poskey_##NAME(row, stride, (n - 1) * q / 8); \
       up &= w >= u, down &= w <= u;                                                                    \
     }                                                                                                  \
-    return up | down;                                                                                  \
+    return up | down << 1;                                                                             \
   }                                                                                                    \
-  /* 0: the row's keys rise and descend; 1: in order (non-decreasing); 2: strictly decreasing. */      \
-  static int kiln_argmono_##NAME(const T *row, int64_t stride, int64_t n) {                            \
+  /* 0: the row's keys rise and descend; 1: in order (non-decreasing); 2: strictly decreasing. When    \
+   * dst is not NULL and 9 keys of the row say which, the positions for that answer are written into   \
+   * dst as the row is checked (one pass for a row in order or reversed); *written: they were, and    \
+   * they are the answer. */                                                                           \
+  static int kiln_argmono_##NAME(const T *row, int64_t stride, int64_t n, int64_t *dst, int *written) { \
     int64_t head = n < 4096 ? n : 4096;                                                                \
-    int f = kiln_argmono_range_##NAME(row, stride, 1, head);                                           \
+    int f = kiln_argmono_range_##NAME(row, stride, 1, head), hint = 0;                                 \
+    *written = 0;                                                                                      \
     if (f != 3 && head < n) {                                                                          \
-      kiln_argmono_##NAME##_job j = {row, stride, n, f};                                               \
+      hint = dst ? kiln_argmono9_##NAME(row, stride, n) : 0;                                           \
+      kiln_argmono_##NAME##_job j = {row, stride, n, f, hint ? dst : NULL, hint == 2};                 \
       if (kiln_sort_parallel(n))                                                                       \
         kiln_parallel_for(kiln_argmono_piece_##NAME, &j, 0, KILN_SORT_PIECES, n);                      \
       else                                                                                             \
-        f |= kiln_argmono_range_##NAME(row, stride, head, n);                                          \
+        kiln_argmono_piece_##NAME(&j, 0, KILN_SORT_PIECES);                                            \
       f |= atomic_load_explicit(&j.flags, memory_order_relaxed);                                       \
     }                                                                                                  \
-    return f == 3 ? 0 : f & 1 ? 2 : 1;                                                                 \
+    int mono = f == 3 ? 0 : f & 1 ? 2 : 1;                                                             \
+    if (hint && mono == (hint == 2 ? 2 : 1)) {                                                         \
+      dst[0] = mono == 2 ? n - 1 : 0;                                                                  \
+      *written = 1;                                                                                    \
+    }                                                                                                  \
+    return mono;                                                                                       \
   }                                                                                                    \
   /* How many of the first k positions of the stable merge of runs a and b come from a. */             \
   static int64_t kiln_poscorank_##NAME(const T *row, int64_t stride, const kiln_posrun *a,             \
@@ -2844,18 +2866,20 @@ static const int kiln_avx2 = 0; /* the portable code only */
       int64_t *dst = (int64_t *)out->aligned + out->offset + r * out->strides[0];                        \
       if (kcount > 0 && n >= 4096 && kiln_argmono9_##NAME(row, in->strides[1], n)) {                    \
         /* in order, or strictly decreasing: the stable positions partition */                           \
-        int mono = kiln_argmono_##NAME(row, in->strides[1], n);                                          \
+        int written, mono = kiln_argmono_##NAME(row, in->strides[1], n, dst, &written);                  \
         if (mono) {                                                                                      \
-          kiln_sort_iota(dst, n, mono == 2);                                                             \
+          if (!written)                                                                                  \
+            kiln_sort_iota(dst, n, mono == 2);                                                           \
           continue;                                                                                      \
         }                                                                                                \
       }                                                                                                  \
       if (kcount > 0 && kiln_vargpart_##NAME(row, in->strides[1], n, dst, ks, kcount, p))                \
         continue;                                                                                        \
       if (kcount == 0 && n > 1) { /* in order, or strictly decreasing: positions without pairs */       \
-        int mono = kiln_argmono_##NAME(row, in->strides[1], n);                                          \
+        int written, mono = kiln_argmono_##NAME(row, in->strides[1], n, dst, &written);                  \
         if (mono) {                                                                                      \
-          kiln_sort_iota(dst, n, mono == 2);                                                             \
+          if (!written)                                                                                  \
+            kiln_sort_iota(dst, n, mono == 2);                                                           \
           continue;                                                                                      \
         }                                                                                                \
         if (kiln_argruns_##NAME(row, in->strides[1], n, dst, (int64_t *)p))                              \
