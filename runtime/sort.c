@@ -154,13 +154,13 @@ typedef struct {
 } kiln_iota_job;
 static void kiln_iota_piece(void *ctx, int64_t lo, int64_t hi) {
   kiln_iota_job *j = ctx;
-  int64_t a = j->n * lo / KILN_SORT_PIECES, b = j->n * hi / KILN_SORT_PIECES;
+  int64_t a = j->n * lo / KILN_SORT_PIECES, b = j->n * hi / KILN_SORT_PIECES, *d = j->dst, last = j->n - 1;
   if (j->down)
     for (int64_t i = a; i < b; i++)
-      j->dst[i] = j->n - 1 - i;
+      d[i] = last - i;
   else
     for (int64_t i = a; i < b; i++)
-      j->dst[i] = i;
+      d[i] = i;
 }
 static void kiln_sort_iota(int64_t *dst, int64_t n, int down) {
   kiln_iota_job j = {dst, n, down};
@@ -2654,12 +2654,13 @@ static const int kiln_avx2 = 0; /* the portable code only */
         continue;                                                                                      \
       atomic_fetch_or_explicit(&j->flags, kiln_argmono_range_##NAME(j->row, j->stride, a, b),         \
                                memory_order_relaxed);                                                  \
-      if (j->dst && j->down)                                                                           \
+      int64_t *d = j->dst, last = j->n - 1; /* locals: stores through d cannot change them */         \
+      if (d && j->down)                                                                                \
         for (int64_t i = a; i < b; i++)                                                                \
-          j->dst[i] = j->n - 1 - i;                                                                    \
-      else if (j->dst)                                                                                 \
+          d[i] = last - i;                                                                             \
+      else if (d)                                                                                      \
         for (int64_t i = a; i < b; i++)                                                                \
-          j->dst[i] = i;                                                                               \
+          d[i] = i;                                                                                    \
     }                                                                                                  \
   }                                                                                                    \
   /* Whether 9 keys of the row, evenly spaced, are in order (1) or in reverse order (2), both (3: all   \
