@@ -573,21 +573,12 @@ static uint16_t *kiln_sortkeys_16(uint16_t *k, uint16_t *tmp, int64_t n, uint16_
     *mcount = m;                                                                                       \
     return l;                                                                                          \
   }                                                                                                    \
-  static void NAME(const E *src, E *dst, E *scratch, E *spare, int64_t n, const int64_t *kth, int64_t kc, \
-                   int64_t off, int depth, int stalled) {                                              \
-    if (kc == 0 || n <= KILN_FR_SMALL || depth <= 0) {                                                 \
-      if (src != dst)                                                                                  \
-        memcpy(dst, src, (size_t)n * sizeof(E));                                                       \
-      if (kc == 0)                                                                                     \
-        return;                                                                                        \
-      if (n <= KILN_FR_SMALL)                                                                          \
-        NAME##_insertion(dst, n);                                                                      \
-      else                                                                                             \
-        SORT(dst, scratch, n);                                                                         \
-      return;                                                                                          \
-    }                                                                                                  \
-    /* the sample: 1023 (shell sorted, Ciura's gaps) from 2^18 elements, 255 from 16384, else 31; the \
-     * pivots 2.5 sigma of the kth's sample rank apart (~8%, ~16%, ~32% of the part between them) */   \
+  /* The pivots around rank k of src[0:n]: a sample of 1023 (shell sorted, Ciura's gaps) from 2^18  \
+   * elements, 255 from 16384, else 31; p1, p2 2.5 sigma of the kth's sample rank apart (~8%, ~16%,  \
+   * ~32% of the part between them), equal when stalled. Not inlined: the sample is off the stack    \
+   * before the selection recurses. */                                                                \
+  static __attribute__((noinline)) void NAME##_pivots(const E *src, int64_t n, int64_t k, int stalled, E *p1, \
+                                                      E *p2) {                                         \
     E sample[1023];                                                                                    \
     int64_t ns = n >= 262144 ? 1023 : n >= 16384 ? 255 : 31, step = n / ns;                           \
     int64_t spread = ns == 1023 ? 40 : ns == 255 ? 20 : 5;                                             \
@@ -603,8 +594,24 @@ static uint16_t *kiln_sortkeys_16(uint16_t *k, uint16_t *tmp, int64_t n, uint16_
         sample[q] = v;                                                                                 \
       }                                                                                                \
     NAME##_insertion(sample, ns);                                                                      \
-    int64_t j = (kth[kc / 2] - off) * ns / n, d = stalled ? 0 : spread;                                \
-    E p1 = sample[j - d < 0 ? 0 : j - d], p2 = sample[j + d >= ns ? ns - 1 : j + d];                   \
+    int64_t j = k * ns / n, d = stalled ? 0 : spread;                                                  \
+    *p1 = sample[j - d < 0 ? 0 : j - d], *p2 = sample[j + d >= ns ? ns - 1 : j + d];                   \
+  }                                                                                                    \
+  static void NAME(const E *src, E *dst, E *scratch, E *spare, int64_t n, const int64_t *kth, int64_t kc, \
+                   int64_t off, int depth, int stalled) {                                              \
+    if (kc == 0 || n <= KILN_FR_SMALL || depth <= 0) {                                                 \
+      if (src != dst)                                                                                  \
+        memcpy(dst, src, (size_t)n * sizeof(E));                                                       \
+      if (kc == 0)                                                                                     \
+        return;                                                                                        \
+      if (n <= KILN_FR_SMALL)                                                                          \
+        NAME##_insertion(dst, n);                                                                      \
+      else                                                                                             \
+        SORT(dst, scratch, n);                                                                         \
+      return;                                                                                          \
+    }                                                                                                  \
+    E p1, p2;                                                                                          \
+    NAME##_pivots(src, n, (kth[kc / 2] - off), stalled, &p1, &p2);                                     \
     int64_t m, l = NAME##_pass(src, n, dst, scratch, p1, p2, &m), r = l + m;                           \
     int64_t a = 0, b;                                                                                  \
     while (a < kc && kth[a] - off < l)                                                                 \
@@ -1741,6 +1748,37 @@ KILN_AVX2 static inline void kiln_transpose4(__m256d *r, int s) {
   KILN_AVX2 static inline __attribute__((always_inline)) void kiln_vmerge_body_##NAME(                 \
       const T *a, int64_t na, const int da, const T *b, int64_t nb, const int db, T *dst) {            \
     int64_t total = na + nb, h = total / 2;                                                            \
+    if (total >= 1024 * LANES) { /* long: four quarters, four chains (when none is a copy) */           \
+      int64_t off[5], ix[5], ok = 1;                                                                   \
+      for (int k = 0; k <= 4; k++)                                                                     \
+        off[k] = total / 4 * k + (k == 4 ? total % 4 : 0);                                             \
+      ix[0] = 0, ix[4] = na;                                                                           \
+      for (int k = 1; k < 4; k++)                                                                      \
+        ix[k] = kiln_vcorank_##NAME(a, na, da, b, nb, db, off[k]);                                     \
+      for (int k = 0; k < 4; k++)                                                                      \
+        ok &= ix[k + 1] > ix[k] && off[k + 1] - ix[k + 1] > off[k] - ix[k];                            \
+      if (ok) {                                                                                        \
+        kiln_vms_##NAME q[4];                                                                          \
+        _Pragma("GCC unroll 4") for (int k = 0; k < 4; k++) {                                          \
+          int64_t x0 = ix[k], x1 = ix[k + 1], y0 = off[k] - ix[k], y1 = off[k + 1] - ix[k + 1];        \
+          kiln_vms_start_##NAME(&q[k], da ? a + (na - x1) : a + x0, x1 - x0, da, db ? b + (nb - y1) : b + y0, \
+                                y1 - y0, dst + off[k]);                                                \
+        }                                                                                              \
+        while (kiln_vms_more_##NAME(&q[0]) && kiln_vms_more_##NAME(&q[1]) && kiln_vms_more_##NAME(&q[2]) && \
+               kiln_vms_more_##NAME(&q[3])) {                                                          \
+          kiln_vms_step_##NAME(&q[0], da, db);                                                         \
+          kiln_vms_step_##NAME(&q[1], da, db);                                                         \
+          kiln_vms_step_##NAME(&q[2], da, db);                                                         \
+          kiln_vms_step_##NAME(&q[3], da, db);                                                         \
+        }                                                                                              \
+        _Pragma("GCC unroll 4") for (int k = 0; k < 4; k++) {                                          \
+          while (kiln_vms_more_##NAME(&q[k]))                                                          \
+            kiln_vms_step_##NAME(&q[k], da, db);                                                       \
+          kiln_vms_end_##NAME(&q[k]);                                                                  \
+        }                                                                                              \
+        return;                                                                                        \
+      }                                                                                                \
+    }                                                                                                  \
     int64_t ia = total >= 32 * LANES ? kiln_vcorank_##NAME(a, na, da, b, nb, db, h) : 0, jb = h - ia;  \
     if (ia == 0 || ia == na || jb == 0 || jb == nb) { /* short, or a half is a copy: one chain */       \
       kiln_vms_##NAME s;                                                                               \
