@@ -11,8 +11,11 @@
  * greater-or-equal ones after.
  *
  * Values of int32/int64/float32/float64 on a CPU with AVX2 (checked at
- * load time): a vectorized first pass (NaNs moved to the end, rows in
- * order or reversed answered at once), rows of at most KILN_RUNS monotone
+ * load time): contiguous rows of at most KILN_RUNS monotone runs merged
+ * straight from the row (sorted / reversed rows stored by the scan), rows
+ * of at most KILN_FEW distinct values counted by vector compares; else a
+ * vectorized first pass (NaNs moved to the end, rows in order or reversed
+ * answered at once), rows of at most KILN_RUNS monotone
  * runs merged, long 64-bit rows scattered into value buckets, then an
  * out-of-place vectorized quicksort (permutation-table partitions that
  * track the maximum, sampled pivots, bitonic networks of 1-8 vectors at
@@ -20,8 +23,10 @@
  * its width whose order is NumPy's (signed: flip the sign bit; floats: flip
  * all bits of negatives, the sign bit of the others), sorted by an LSD radix
  * sort (32/64 bits: range-relative keys, <= 11-bit digits) or an MSD one
- * (8/16 bits). Positions: stable MSD radix sort of (key, position) pairs,
- * or a stable merge of the runs when there are at most KILN_RUNS.
+ * (8/16 bits). Positions: an LSD radix sort of (key - min) << bits | position
+ * words when the keys' range and the positions fit in 64 bits, else a
+ * stable MSD radix sort of (key, position) pairs; a stable merge of the
+ * runs when there are at most KILN_RUNS; counting sorts of few values.
  * Selection: Floyd-Rivest (sampled pivot pair, one three-way out-of-place
  * pass per level, AVX2 for the four dtypes above); the 8- and 16-bit
  * values use a quickselect on keys. Sorted values are NumPy's kind='stable'
@@ -1801,9 +1806,6 @@ KILN_AVX2 static inline void kiln_transpose4(__m256d *r, int s) {
       kiln_vms_step_##NAME(&s1, da, db);                                                               \
     kiln_vms_end_##NAME(&s0);                                                                          \
     kiln_vms_end_##NAME(&s1);                                                                          \
-  }                                                                                                    \
-  KILN_AVX2 static void kiln_vmerge_##NAME(const T *a, int64_t na, const T *b, int64_t nb, T *dst) {   \
-    kiln_vmerge_body_##NAME(a, na, 0, b, nb, 0, dst);                                                  \
   }                                                                                                    \
   /* A run copied into dst in its order (a reversed copy when d). */                                   \
   KILN_AVX2 static void kiln_vruncopy_##NAME(const T *p, int64_t n, int d, T *dst) {                   \
