@@ -11,8 +11,11 @@
  * greater-or-equal ones after.
  *
  * Values of int32/int64/float32/float64 on a CPU with AVX2 (checked at
- * load time): a vectorized first pass (NaNs moved to the end, rows in
- * order or reversed answered at once), rows of at most KILN_RUNS monotone
+ * load time): contiguous rows of at most KILN_RUNS monotone runs merged
+ * straight from the row (sorted / reversed rows stored by the scan), rows
+ * of at most KILN_FEW distinct values counted by vector compares; else a
+ * vectorized first pass (NaNs moved to the end, rows in order or reversed
+ * answered at once), rows of at most KILN_RUNS monotone
  * runs merged, long 64-bit rows scattered into value buckets, then an
  * out-of-place vectorized quicksort (permutation-table partitions that
  * track the maximum, sampled pivots, bitonic networks of 1-8 vectors at
@@ -20,8 +23,10 @@
  * its width whose order is NumPy's (signed: flip the sign bit; floats: flip
  * all bits of negatives, the sign bit of the others), sorted by an LSD radix
  * sort (32/64 bits: range-relative keys, <= 11-bit digits) or an MSD one
- * (8/16 bits). Positions: stable MSD radix sort of (key, position) pairs,
- * or a stable merge of the runs when there are at most KILN_RUNS.
+ * (8/16 bits). Positions: an LSD radix sort of (key - min) << bits | position
+ * words when the keys' range and the positions fit in 64 bits, else a
+ * stable MSD radix sort of (key, position) pairs; a stable merge of the
+ * runs when there are at most KILN_RUNS; counting sorts of few values.
  * Selection: Floyd-Rivest (sampled pivot pair, one three-way out-of-place
  * pass per level, AVX2 for the four dtypes above); the 8- and 16-bit
  * values use a quickselect on keys. Sorted values are NumPy's kind='stable'
@@ -69,9 +74,6 @@ typedef struct {
     }                                                                                                  \
     return lo_;                                                                                        \
   } while (0)
-
-/* Small scratch buffers are tracked like the compiled code's (freed if a call unwinds). */
-static void *kiln_sort_alloc(size_t bytes) { return _mlir_memref_to_llvm_alloc(bytes ? bytes : 1); }
 
 /* The row-sized scratch of one call: a buffer kept per thread between calls
  * (up to KILN_SORT_KEEP bytes), since touching fresh pages costs more than a
@@ -157,13 +159,13 @@ typedef struct {
 } kiln_iota_job;
 static void kiln_iota_piece(void *ctx, int64_t lo, int64_t hi) {
   kiln_iota_job *j = ctx;
-  int64_t a = j->n * lo / KILN_SORT_PIECES, b = j->n * hi / KILN_SORT_PIECES;
+  int64_t a = j->n * lo / KILN_SORT_PIECES, b = j->n * hi / KILN_SORT_PIECES, *d = j->dst, last = j->n - 1;
   if (j->down)
     for (int64_t i = a; i < b; i++)
-      j->dst[i] = j->n - 1 - i;
+      d[i] = last - i;
   else
     for (int64_t i = a; i < b; i++)
-      j->dst[i] = i;
+      d[i] = i;
 }
 static void kiln_sort_iota(int64_t *dst, int64_t n, int down) {
   kiln_iota_job j = {dst, n, down};
@@ -392,7 +394,13 @@ static int kiln_depth_limit(int64_t n) {
     int passes = (width + 10) / 11, digit = (width + passes - 1) / passes;                             \
     int64_t buckets = (int64_t)1 << digit;                                                             \
     U mask = (U)(buckets - 1);                                                                         \
-    int64_t *count = (int64_t *)kiln_sort_alloc((size_t)passes * (size_t)buckets * sizeof(int64_t));   \
+    /* ~100 KB of histograms: a plain malloc (this runs on pool workers too, where a failed tracked    \
+     * allocation could not unwind); when it fails, the MSD radix sort, which needs only the stack */  \
+    int64_t *count = (int64_t *)malloc((size_t)passes * (size_t)buckets * sizeof(int64_t));            \
+    if (count == NULL) {                                                                               \
+      kiln_msd_##BITS(k, tmp, n, BITS, 0);                                                             \
+      return k;                                                                                        \
+    }                                                                                                  \
     memset(count, 0, (size_t)passes * (size_t)buckets * sizeof(int64_t));                              \
     if (passes == 1) {                                                                                 \
       for (int64_t i = 0; i < n; i++)                                                                  \
@@ -437,11 +445,71 @@ static int kiln_depth_limit(int64_t n) {
       src = dst;                                                                                       \
       dst = t;                                                                                         \
     }                                                                                                  \
-    _mlir_memref_to_llvm_free(count);                                                                  \
+    free(count);                                                                                       \
     return src;                                                                                        \
   }
 KILN_LSD(uint32_t, 32)
 KILN_LSD(uint64_t, 64)
+
+/* ---- packed positions: a (key, position) pair in one 64-bit word ----------
+ *
+ * A stable argsort orders (key, position) pairs lexicographically. When the
+ * keys' range (max - min) takes kbits bits and the positions pbits, with
+ * kbits + pbits <= 64, the word (key - min) << pbits | position orders the
+ * same way: the pairs become 8-byte words (half the 16 bytes of a
+ * kiln_pair_64, or of a padded kiln_pair_32), and an LSD radix sort of their
+ * key bits alone sorts them stably (the positions start in order). The
+ * histograms of every pass are counted while the words are made (one read
+ * of the row), digits have at most KILN_PACK_DIGIT bits, a pass whose digit
+ * every word shares is skipped, and the last pass stores the positions
+ * themselves into the output. */
+#define KILN_PACK_MIN 1024     /* shorter rows: (key, position) pairs, MSD radix */
+#define KILN_PACK_DIGIT 11
+#define KILN_PACK_COUNT ((size_t)KILN_LSD_MAX_PASSES << KILN_PACK_DIGIT) /* int64 of histograms */
+/* The passes of kbits key bits; *digit: the bits of each. */
+static int kiln_pack_plan(int kbits, int *digit) {
+  int passes = (kbits + KILN_PACK_DIGIT - 1) / KILN_PACK_DIGIT;
+  *digit = (kbits + passes - 1) / passes;
+  return passes;
+}
+/* The words w[0:n] (their digits counted in count[p << digit ...]) sorted by their key bits; the
+ * positions (the low pbits bits) end in dst. `other`: n words of scratch; w is dst itself or
+ * `other` (then the first pass reads it; a scatter never writes the buffer it reads). */
+static void kiln_lsd_words(uint64_t *w, uint64_t *other, int64_t *dst, int64_t n, int pbits, int passes, int digit,
+                           int64_t *count) {
+  const uint64_t mask = ((uint64_t)1 << digit) - 1, pmask = ((uint64_t)1 << pbits) - 1;
+  const int64_t buckets = (int64_t)1 << digit;
+  int live[KILN_LSD_MAX_PASSES], nlive = 0;
+  for (int p = 0; p < passes; p++) /* the passes that move something */
+    if (count[p * buckets + (int64_t)((w[0] >> (pbits + p * digit)) & mask)] != n)
+      live[nlive++] = p;
+  uint64_t *src = w;
+  for (int q = 0; q < nlive; q++) {
+    int64_t *c = count + live[q] * buckets, sum = 0;
+    const int shift = pbits + live[q] * digit;
+    for (int64_t b = 0; b < buckets; b++) {
+      int64_t t = c[b];
+      c[b] = sum;
+      sum += t;
+    }
+    if (q == nlive - 1 && src != (uint64_t *)dst) { /* the last pass: the positions, into dst */
+      for (int64_t i = 0; i < n; i++) {
+        uint64_t v = src[i];
+        dst[c[(v >> shift) & mask]++] = (int64_t)(v & pmask);
+      }
+      return;
+    }
+    for (int64_t i = 0; i < n; i++) {
+      uint64_t v = src[i];
+      other[c[(v >> shift) & mask]++] = v;
+    }
+    uint64_t *t = src;
+    src = other;
+    other = t;
+  }
+  for (int64_t i = 0; i < n; i++) /* the words ended in dst's buffer (in place) or in the scratch */
+    dst[i] = (int64_t)(src[i] & pmask);
+}
 
 /* Sorting keys of any width: the LSD radix sort for 32 and 64 bits, the MSD
  * one (in place of the keys) below. */
@@ -510,6 +578,30 @@ static uint16_t *kiln_sortkeys_16(uint16_t *k, uint16_t *tmp, int64_t n, uint16_
     *mcount = m;                                                                                       \
     return l;                                                                                          \
   }                                                                                                    \
+  /* The pivots around rank k of src[0:n]: a sample of 1023 (shell sorted, Ciura's gaps) from 2^18  \
+   * elements, 255 from 16384, else 31; p1, p2 2.5 sigma of the kth's sample rank apart (~8%, ~16%,  \
+   * ~32% of the part between them), equal when stalled. Not inlined: the sample is off the stack    \
+   * before the selection recurses. */                                                                \
+  static __attribute__((noinline)) void NAME##_pivots(const E *src, int64_t n, int64_t k, int stalled, E *p1, \
+                                                      E *p2) {                                         \
+    E sample[1023];                                                                                    \
+    int64_t ns = n >= 262144 ? 1023 : n >= 16384 ? 255 : 31, step = n / ns;                           \
+    int64_t spread = ns == 1023 ? 40 : ns == 255 ? 20 : 5;                                             \
+    for (int64_t i = 0; i < ns; i++)                                                                   \
+      sample[i] = src[i * step + step / 2];                                                            \
+    static const int gaps_[] = {701, 301, 132, 57, 23, 10, 4};                                         \
+    for (int g = 0; g < 7 && ns == 1023; g++)                                                          \
+      for (int64_t i = gaps_[g]; i < ns; i++) {                                                        \
+        E v = sample[i];                                                                               \
+        int64_t q = i;                                                                                 \
+        for (; q >= gaps_[g] && LESS(v, sample[q - gaps_[g]]); q -= gaps_[g])                          \
+          sample[q] = sample[q - gaps_[g]];                                                            \
+        sample[q] = v;                                                                                 \
+      }                                                                                                \
+    NAME##_insertion(sample, ns);                                                                      \
+    int64_t j = k * ns / n, d = stalled ? 0 : spread;                                                  \
+    *p1 = sample[j - d < 0 ? 0 : j - d], *p2 = sample[j + d >= ns ? ns - 1 : j + d];                   \
+  }                                                                                                    \
   static void NAME(const E *src, E *dst, E *scratch, E *spare, int64_t n, const int64_t *kth, int64_t kc, \
                    int64_t off, int depth, int stalled) {                                              \
     if (kc == 0 || n <= KILN_FR_SMALL || depth <= 0) {                                                 \
@@ -523,13 +615,8 @@ static uint16_t *kiln_sortkeys_16(uint16_t *k, uint16_t *tmp, int64_t n, uint16_
         SORT(dst, scratch, n);                                                                         \
       return;                                                                                          \
     }                                                                                                  \
-    E sample[255];                                                                                     \
-    int64_t ns = n >= 16384 ? 255 : 31, step = n / ns, spread = ns == 255 ? 20 : 5;                    \
-    for (int64_t i = 0; i < ns; i++)                                                                   \
-      sample[i] = src[i * step + step / 2];                                                            \
-    NAME##_insertion(sample, ns);                                                                      \
-    int64_t j = (kth[kc / 2] - off) * ns / n, d = stalled ? 0 : spread;                                \
-    E p1 = sample[j - d < 0 ? 0 : j - d], p2 = sample[j + d >= ns ? ns - 1 : j + d];                   \
+    E p1, p2;                                                                                          \
+    NAME##_pivots(src, n, (kth[kc / 2] - off), stalled, &p1, &p2);                                     \
     int64_t m, l = NAME##_pass(src, n, dst, scratch, p1, p2, &m), r = l + m;                           \
     int64_t a = 0, b;                                                                                  \
     while (a < kc && kth[a] - off < l)                                                                 \
@@ -580,6 +667,10 @@ KILN_FR(kiln_frpairs_64, kiln_pair_64, KILN_PAIR_LESS, kiln_radix_pairs_64, KILN
 /* Zeros of either sign (floats). */
 #define KILN_ZERO_KILN_FLOAT_NAN(BITS, b) kiln_iszero_##BITS(b)
 #define KILN_ZERO_KILN_NEVER_NAN(BITS, b) 0
+
+/* Rows of at most KILN_FEW distinct values (in a sample) are counted (kiln_vfewcount). */
+#define KILN_FEW 16
+#define KILN_FEW_MIN 2048
 
 /* ---- AVX2 quicksort of values (x86-64 with AVX2, checked at run time) -----
  *
@@ -636,6 +727,19 @@ __attribute__((constructor)) static void kiln_sort_init(void) {
 #define KILN_VQS_SHORT_f32 64
 #define KILN_BUCKETS 2048
 #define KILN_BUCKET_MIN 65536
+/* The bits of a 4- or 8-byte value in every lane. */
+#define KILN_SPLATBITS(v)                                                                              \
+  ({                                                                                                   \
+    __typeof__(v) v_ = (v);                                                                            \
+    uint32_t b32_ = 0;                                                                                 \
+    uint64_t b64_ = 0;                                                                                 \
+    if (sizeof v_ == 4)                                                                                \
+      memcpy(&b32_, &v_, 4);                                                                           \
+    else                                                                                               \
+      memcpy(&b64_, &v_, 8);                                                                           \
+    sizeof v_ == 4 ? _mm256_set1_epi32((int)b32_) : _mm256_set1_epi64x((long long)b64_);               \
+  })
+#define KILN_RUNSIN_MIN 256 /* rows from this long: runs merged straight from the row (kiln_vrunsin) */
 /* The median of three values (no NaNs). */
 #define KILN_MED3(a, b, c)                                                                             \
   ({                                                                                                   \
@@ -646,6 +750,17 @@ __attribute__((constructor)) static void kiln_sort_init(void) {
 #define KILN_VQS_SHORT_f64 32
 #define KILN_VQS_SHORT_i64 32
 #define KILN_AVX2 __attribute__((target("avx2,popcnt")))
+
+/* A float value's zero sign noted (poszero: +0.0 seen, negzero: -0.0); nothing for integers. */
+#define KILN_ZSIGN(v, poszero, negzero)                                                                \
+  do {                                                                                                 \
+    __typeof__(v) z_ = (v);                                                                            \
+    if ((__typeof__(z_))0.5 != 0 && z_ == 0) {                                                         \
+      unsigned char top_ = 0; /* the sign bit (x86: the last byte's top) */                            \
+      memcpy(&top_, (const unsigned char *)&z_ + sizeof z_ - 1, 1);                                    \
+      poszero |= !(top_ >> 7), negzero |= top_ >> 7;                                                   \
+    }                                                                                                  \
+  } while (0)
 
 /* VT: the vector type; LANES; LOADV/STOREV; SPLAT; LTMASK(v, p): bit i set
  * when lane i of v is less than p; PERM(v, m): v permuted by table entry m;
@@ -890,27 +1005,16 @@ __attribute__((constructor)) static void kiln_sort_init(void) {
     kiln_parallel_for(kiln_vleaf_##NAME, &h, 0, 4, m);                                                 \
     return 1;                                                                                          \
   }                                                                                                    \
-  /* Merging two sorted runs a[0:na], b[0:nb] (either may be empty) into dst. */                       \
-  static void kiln_vmergep_##NAME(const T *a, int64_t na, const T *b, int64_t nb, T *dst) {            \
-    if (na == 0)                                                                                       \
-      memcpy(dst, b, (size_t)nb * sizeof(T));                                                          \
-    else if (nb == 0)                                                                                  \
-      memcpy(dst, a, (size_t)na * sizeof(T));                                                          \
-    else                                                                                               \
-      kiln_vmerge_##NAME(a, na, b, nb, dst);                                                           \
-  }                                                                                                    \
-  /* How many of the first k values of the merge of a and b come from a (ties from a). */              \
-  static int64_t kiln_vcorank_##NAME(const T *a, int64_t na, const T *b, int64_t nb, int64_t k) {      \
-    KILN_CORANK(na, nb, k, a[i_] <= b[j_]);                                                            \
-  }                                                                                                    \
   /* One round of pairwise merges of the runs src[b[r]:b[r+1]] (r < k; b[k] = m) into dst, as          \
-   * KILN_SORT_PIECES pieces of the output, each found by two binary searches (the merge path). */     \
+   * KILN_SORT_PIECES pieces of the output, each found by two binary searches (the merge path). A run  \
+   * r is read backwards when dir[r] (the first round, straight from the row; dir NULL: none is). */   \
   typedef struct {                                                                                     \
     const T *src;                                                                                      \
     T *dst;                                                                                            \
     const int64_t *b;                                                                                  \
     int k;                                                                                             \
     int64_t m;                                                                                         \
+    const unsigned char *dir;                                                                          \
   } kiln_vround_##NAME##_job;                                                                          \
   static void kiln_vround_##NAME(void *ctx, int64_t lo, int64_t hi) {                                  \
     kiln_vround_##NAME##_job *j = ctx;                                                                 \
@@ -920,14 +1024,17 @@ __attribute__((constructor)) static void kiln_sort_init(void) {
       int64_t s = s0 > o ? s0 : o, e = e0 < end ? e0 : end;                                            \
       if (s >= e)                                                                                      \
         continue;                                                                                      \
-      if (r + 1 == j->k) {                                                                             \
-        memcpy(j->dst + s, j->src + s, (size_t)(e - s) * sizeof(T));                                   \
-        continue;                                                                                      \
-      }                                                                                                \
       const T *a = j->src + o, *bb = j->src + mid;                                                     \
       int64_t na = mid - o, nb = end - mid;                                                            \
-      int64_t i0 = kiln_vcorank_##NAME(a, na, bb, nb, s - o), i1 = kiln_vcorank_##NAME(a, na, bb, nb, e - o); \
-      kiln_vmergep_##NAME(a + i0, i1 - i0, bb + (s - o - i0), (e - o - i1) - (s - o - i0), j->dst + s); \
+      int da = j->dir ? j->dir[r] : 0, db = j->dir && r + 1 < j->k ? j->dir[r + 1] : 0;                \
+      if (r + 1 == j->k) { /* the odd run out: its values s - o .. e - o - 1 */                        \
+        kiln_vruncopy_##NAME(da ? a + (na - (e - o)) : a + (s - o), e - s, da, j->dst + s);             \
+        continue;                                                                                      \
+      }                                                                                                \
+      int64_t i0 = kiln_vcorank_##NAME(a, na, da, bb, nb, db, s - o);                                  \
+      int64_t i1 = kiln_vcorank_##NAME(a, na, da, bb, nb, db, e - o), j0 = s - o - i0, j1 = e - o - i1; \
+      kiln_vmergedir_##NAME(da ? a + (na - i1) : a + i0, i1 - i0, da, db ? bb + (nb - j1) : bb + j0, j1 - j0, \
+                            db, j->dst + s);                                                           \
     }                                                                                                  \
   }                                                                                                    \
   /* Rows made of at most KILN_RUNS monotone runs (organ pipes, sorted blocks): the non-increasing  \
@@ -979,7 +1086,7 @@ __attribute__((constructor)) static void kiln_sort_init(void) {
       return 1;                                                                                        \
     }                                                                                                  \
     while (k > 1) {                                                                                    \
-      kiln_vround_##NAME##_job job = {src, dst, b, k, m};                                              \
+      kiln_vround_##NAME##_job job = {src, dst, b, k, m, NULL};                                        \
       if (par)                                                                                         \
         kiln_parallel_for(kiln_vround_##NAME, &job, 0, KILN_SORT_PIECES, m);                           \
       else                                                                                             \
@@ -995,6 +1102,183 @@ __attribute__((constructor)) static void kiln_sort_init(void) {
     }                                                                                                  \
     if (src != x)                                                                                      \
       kiln_sort_copy(x, src, m, sizeof(T));                                                            \
+    return 1;                                                                                          \
+  }                                                                                                    \
+  /* Rows of few distinct values: t[0:d] <- the distinct values of src[0:m] in order (at most KILN_FEW  \
+   * in a sample of 256, compared bit for bit; no NaN), c[0:d] <- their counts (one read, a vector      \
+   * compare per value); returns d, or 0: not few (more distinct values in the sample, a NaN in it, or  \
+   * a value the sample missed: the counts fall short; a short row). */                               \
+  KILN_AVX2 static int kiln_vfewcount_##NAME(const T *src, int64_t m, T *t, int64_t *c) {               \
+    if (!kiln_avx2 || m < KILN_FEW_MIN)                                                                \
+      return 0;                                                                                        \
+    int d = 0;                                                                                         \
+    for (int64_t q = 0; q < 256; q++) {                                                                \
+      T v = src[(m / 256) * q + m / 512];                                                              \
+      int j = 0;                                                                                       \
+      while (j < d && memcmp(&t[j], &v, sizeof v) != 0)                                                \
+        j++;                                                                                           \
+      if (j == d) {                                                                                    \
+        if (d == KILN_FEW || v != v)                                                                   \
+          return 0;                                                                                    \
+        t[d++] = v;                                                                                    \
+      }                                                                                                \
+    }                                                                                                  \
+    for (int a = 1; a < d; a++) { /* the values in order (-0.0 and +0.0 in either) */                  \
+      T v = t[a];                                                                                      \
+      int b = a;                                                                                       \
+      for (; b > 0 && v < t[b - 1]; b--)                                                               \
+        t[b] = t[b - 1];                                                                               \
+      t[b] = v;                                                                                        \
+    }                                                                                                  \
+    /* counts per lane (at most m / LANES), in registers: groups of 8 values over blocks of the row   \
+     * that stay in L1 (the entries past d repeat t[0]; their counts are not read) */                  \
+    __m256i tv[KILN_FEW], cnt[KILN_FEW];                                                               \
+    for (int j = 0; j < KILN_FEW; j++) {                                                               \
+      tv[j] = KILN_SPLATBITS(t[j < d ? j : 0]);                                                        \
+      cnt[j] = _mm256_setzero_si256();                                                                 \
+    }                                                                                                  \
+    int64_t full = m - m % LANES, total = 0;                                                           \
+    for (int64_t base = 0; base < full; base += 2048) {                                                \
+      int64_t end = full - base > 2048 ? base + 2048 : full;                                           \
+      for (int g = 0; g < d; g += 8) {                                                                 \
+        __m256i c_[8], t_[8];                                                                          \
+        _Pragma("GCC unroll 8") for (int q = 0; q < 8; q++) c_[q] = cnt[g + q], t_[q] = tv[g + q];     \
+        for (int64_t i = base; i < end; i += LANES) {                                                  \
+          __m256i v = _mm256_loadu_si256((const __m256i *)(src + i));                                  \
+          _Pragma("GCC unroll 8") for (int q = 0; q < 8; q++)                                          \
+            c_[q] = sizeof(T) == 4 ? _mm256_sub_epi32(c_[q], _mm256_cmpeq_epi32(v, t_[q]))             \
+                                   : _mm256_sub_epi64(c_[q], _mm256_cmpeq_epi64(v, t_[q]));            \
+        }                                                                                              \
+        _Pragma("GCC unroll 8") for (int q = 0; q < 8; q++) cnt[g + q] = c_[q];                        \
+      }                                                                                                \
+    }                                                                                                  \
+    for (int j = 0; j < d; j++) {                                                                      \
+      c[j] = 0;                                                                                        \
+      if (sizeof(T) == 4) {                                                                            \
+        uint32_t l[8];                                                                                 \
+        _mm256_storeu_si256((__m256i *)l, cnt[j]);                                                     \
+        for (int q = 0; q < 8; q++)                                                                    \
+          c[j] += l[q];                                                                                \
+      } else {                                                                                         \
+        int64_t l[4];                                                                                  \
+        _mm256_storeu_si256((__m256i *)l, cnt[j]);                                                     \
+        c[j] = l[0] + l[1] + l[2] + l[3];                                                              \
+      }                                                                                                \
+    }                                                                                                  \
+    for (int64_t i = full; i < m; i++)                                                                 \
+      for (int j = 0; j < d; j++)                                                                      \
+        c[j] += memcmp(&t[j], &src[i], sizeof(T)) == 0;                                                \
+    for (int j = 0; j < d; j++)                                                                        \
+      total += c[j];                                                                                   \
+    return total == m ? d : 0;                                                                         \
+  }                                                                                                    \
+  /* Rows of few distinct values (kiln_vfewcount) sorted from src into dst (src may be dst): each      \
+   * value written out as many times as it was counted. *zerosp: both +0.0 and -0.0 were counted      \
+   * (their order to fix). 0: not done (not few). */                                                  \
+  KILN_AVX2 static int kiln_vfew_##NAME(const T *src, T *dst, int64_t m, int *zerosp) {                \
+    T t[KILN_FEW];                                                                                     \
+    int64_t c[KILN_FEW];                                                                               \
+    int d = kiln_vfewcount_##NAME(src, m, t, c), poszero = 0, negzero = 0;                             \
+    if (d == 0)                                                                                        \
+      return 0;                                                                                        \
+    for (int j = 0; j < d; j++)                                                                        \
+      if (c[j])                                                                                        \
+        KILN_ZSIGN(t[j], poszero, negzero);                                                            \
+    *zerosp = poszero && negzero;                                                                      \
+    int64_t o = 0;                                                                                     \
+    for (int j = 0; j < d; j++) {                                                                      \
+      __m256i v = KILN_SPLATBITS(t[j]);                                                                \
+      int64_t e = o + c[j];                                                                            \
+      for (; e - o >= LANES; o += LANES)                                                               \
+        _mm256_storeu_si256((__m256i *)(dst + o), v);                                                  \
+      for (; o < e; o++)                                                                               \
+        dst[o] = t[j];                                                                                 \
+    }                                                                                                  \
+    return 1;                                                                                          \
+  }                                                                                                    \
+  /* A contiguous row of at most KILN_RUNS monotone runs without NaNs (organ pipes, sorted blocks,      \
+   * sorted or reversed rows) sorted into outp straight from the row: one read finds the runs (a       \
+   * vector at a time), the first round of merges reads them from the row (the non-increasing ones     \
+   * backwards), the rounds alternate between tmp and outp so that the last writes outp; long rows     \
+   * merge in pieces on the pool. *zerosp: the row holds zeros of both signs (their order to fix).     \
+   * 0: not done (more than maxruns runs, found within a few dozen values of a random row; a NaN). */ \
+  KILN_AVX2 static int kiln_vrunsin_##NAME(const T *row, T *outp, T *tmp, int64_t m, int maxruns, int *zerosp) { \
+    int64_t b[KILN_RUNS + 1];                                                                          \
+    unsigned char dir[KILN_RUNS];                                                                      \
+    int k = 0, nan = row[0] != row[0], poszero = 0, negzero = 0, stored = 0;                           \
+    __m256i pzv = _mm256_setzero_si256(), nzv = pzv;                                                   \
+    b[0] = 0;                                                                                          \
+    KILN_ZSIGN(row[0], poszero, negzero);                                                              \
+    for (int64_t i = 0; i < m;) {                                                                      \
+      if (k == maxruns || nan)                                                                         \
+        return 0;                                                                                      \
+      int64_t j = i + 1;                                                                               \
+      int desc = j < m && row[j] < row[i];                                                             \
+      /* the first run is stored where it goes when it looks like the whole row (9 values of the row  \
+       * in its order): sorted and reversed rows are then done */                                      \
+      int store = i == 0;                                                                              \
+      for (int q = 1; q <= 8 && store; q++) {                                                          \
+        T u = row[(m - 1) * (q - 1) / 8], w = row[(m - 1) * q / 8];                                    \
+        store = desc ? w <= u : w >= u;                                                                \
+      }                                                                                                \
+      if (store)                                                                                       \
+        outp[desc ? m - 1 : 0] = row[0];                                                               \
+      for (; m - j >= LANES; j += LANES) { /* while no lane rises (desc) / descends */                 \
+        VT v = LOADV(row + j), pv = LOADV(row + j - 1);                                                \
+        __m256i bad = desc ? KILN_LTV_##NAME(pv, v) : KILN_LTV_##NAME(v, pv);                           \
+        nan |= KILN_NANMASK_##NAME(v);                                                                 \
+        pzv = _mm256_or_si256(pzv, KILN_POSZV_##NAME(v));                                              \
+        nzv = _mm256_or_si256(nzv, KILN_NEGZV_##NAME(v));                                              \
+        if (!_mm256_testz_si256(bad, bad))                                                             \
+          break;                                                                                       \
+        if (store && desc)                                                                             \
+          STOREV(outp + m - j - LANES, KILN_REV_##NAME(v));                                               \
+        else if (store)                                                                                \
+          STOREV(outp + j, v);                                                                         \
+      }                                                                                                \
+      for (; j < m; j++) { /* every value is seen here or in a vector above */                         \
+        T v = row[j];                                                                                  \
+        nan |= v != v;                                                                                 \
+        KILN_ZSIGN(v, poszero, negzero);                                                               \
+        if (desc ? !(v <= row[j - 1]) : !(v >= row[j - 1]))                                            \
+          break;                                                                                       \
+        if (store)                                                                                     \
+          outp[desc ? m - 1 - j : j] = v;                                                              \
+      }                                                                                                \
+      dir[k] = (unsigned char)desc;                                                                    \
+      stored |= store;                                                                                 \
+      b[++k] = i = j;                                                                                  \
+    }                                                                                                  \
+    if (nan)                                                                                           \
+      return 0;                                                                                        \
+    poszero |= !_mm256_testz_si256(pzv, pzv);                                                          \
+    negzero |= !_mm256_testz_si256(nzv, nzv);                                                          \
+    *zerosp = poszero && negzero;                                                                      \
+    if (k == 1) { /* in order, or non-increasing: stored by the scan, or copied now */                 \
+      if (!stored)                                                                                     \
+        kiln_vruncopy_##NAME(row, m, dir[0], outp);                                                    \
+      return 1;                                                                                        \
+    }                                                                                                  \
+    int rounds = 0;                                                                                    \
+    while ((1 << rounds) < k)                                                                          \
+      rounds++;                                                                                        \
+    int par = kiln_sort_parallel(m);                                                                   \
+    const T *src = row;                                                                                \
+    T *dst = rounds % 2 ? outp : tmp;                                                                  \
+    for (int first = 1; k > 1; first = 0) {                                                            \
+      kiln_vround_##NAME##_job job = {src, dst, b, k, m, first ? dir : NULL};                          \
+      if (par)                                                                                         \
+        kiln_parallel_for(kiln_vround_##NAME, &job, 0, KILN_SORT_PIECES, m);                           \
+      else                                                                                             \
+        kiln_vround_##NAME(&job, 0, KILN_SORT_PIECES);                                                 \
+      int nk = 0;                                                                                      \
+      for (int r = 0; r < k; r += 2)                                                                   \
+        b[nk++] = b[r];                                                                                \
+      b[nk] = m;                                                                                       \
+      k = nk;                                                                                          \
+      src = dst;                                                                                       \
+      dst = dst == outp ? tmp : outp;                                                                  \
+    }                                                                                                  \
     return 1;                                                                                          \
   }                                                                                                    \
   /* The row's values sorted into outp (NaNs last, as they are), tmp: n values of scratch. */           \
@@ -1065,12 +1349,35 @@ __attribute__((constructor)) static void kiln_sort_init(void) {
     *zerosp = poszero && negzero && (T)0.5 != 0; /* both signs: their order matters */                \
     return m;                                                                                          \
   }                                                                                                    \
+  /* A contiguous row in order or non-increasing (no NaN), sorted into outp: one read, the values     \
+   * stored as they are read (a partition's answer too). 0: not done (not one run). */                \
+  static int kiln_vmonorow_##NAME(const T *row, int64_t stride, T *outp, int64_t n) {                  \
+    int zeros, up = 1, down = 1;                                                                       \
+    if (!kiln_avx2 || stride != 1 || n < KILN_RUNSIN_MIN)                                              \
+      return 0;                                                                                        \
+    for (int q = 1; q <= 8; q++) { /* 9 values of the row first: in order, or not (organ pipes) */     \
+      T u = row[(n - 1) * (q - 1) / 8], w = row[(n - 1) * q / 8];                                      \
+      up &= w >= u, down &= w <= u;                                                                    \
+    }                                                                                                  \
+    if (!(up | down) || !kiln_vrunsin_##NAME(row, outp, NULL, n, 1, &zeros))                           \
+      return 0;                                                                                        \
+    if (zeros)                                                                                         \
+      kiln_fixzeros_##NAME(row, stride, outp, n);                                                      \
+    return 1;                                                                                          \
+  }                                                                                                    \
   /* The row's values sorted into outp (NaNs last, as they are), tmp: n values of scratch. */           \
   static int kiln_vsortrow_##NAME(const T *row, int64_t stride, T *outp, T *tmp, int64_t n) {          \
     if (!kiln_avx2)                                                                                    \
       return 0;                                                                                        \
+    int zeros, few0;                                                                                   \
+    if (stride == 1 && n >= KILN_RUNSIN_MIN &&                                                         \
+        (kiln_vrunsin_##NAME(row, outp, tmp, n, KILN_RUNS, &zeros) || kiln_vfew_##NAME(row, outp, n, &zeros))) { \
+      if (zeros)                                                                                       \
+        kiln_fixzeros_##NAME(row, stride, outp, n);                                                    \
+      return 1;                                                                                        \
+    }                                                                                                  \
     int64_t nans;                                                                                      \
-    int descents, ascents, zeros;                                                                      \
+    int descents, ascents;                                                                             \
     T vmin, vmax;                                                                                      \
     int64_t m = kiln_vscan_##NAME(row, stride, outp, tmp, n, &nans, &vmin, &vmax, &descents, &ascents, \
                                   &zeros);                                                             \
@@ -1081,7 +1388,7 @@ __attribute__((constructor)) static void kiln_sort_init(void) {
         outp[i] = outp[j];                                                                             \
         outp[j] = t;                                                                                   \
       }                                                                                                \
-    } else if (descents > 0 && !kiln_vruns_##NAME(outp, tmp, m) &&                                     \
+    } else if (descents > 0 && !kiln_vruns_##NAME(outp, tmp, m) && !kiln_vfew_##NAME(outp, outp, m, &few0) && \
                !kiln_vsplit_##NAME(outp, tmp, m, vmin, vmax) &&                                        \
                !kiln_vbuckets_##NAME(outp, tmp, m, vmin, vmax, 0)) {                                   \
       kiln_vqs_##NAME(outp, tmp, m, 1, kiln_depth_limit(m));                                           \
@@ -1120,8 +1427,11 @@ __attribute__((constructor)) static void kiln_sort_init(void) {
 #define KILN_MAXV_f64(a, b) _mm256_max_pd(a, b)
 #define KILN_MINV_i32(a, b) _mm256_min_epi32(a, b)
 #define KILN_MAXV_i32(a, b) _mm256_max_epi32(a, b)
-#define KILN_MINV_i64(a, b) _mm256_blendv_epi8(a, b, _mm256_cmpgt_epi64(a, b))
-#define KILN_MAXV_i64(a, b) _mm256_blendv_epi8(a, b, _mm256_cmpgt_epi64(b, a))
+/* (blendv_pd on 64-bit lanes: GCC turns blendv_epi8 into a byte compare more, on the critical path) */
+#define KILN_BLENDV_I64(a, b, m)                                                                       \
+  _mm256_castpd_si256(_mm256_blendv_pd(_mm256_castsi256_pd(a), _mm256_castsi256_pd(b), _mm256_castsi256_pd(m)))
+#define KILN_MINV_i64(a, b) KILN_BLENDV_I64(a, b, _mm256_cmpgt_epi64(a, b))
+#define KILN_MAXV_i64(a, b) KILN_BLENDV_I64(a, b, _mm256_cmpgt_epi64(b, a))
 #define KILN_LOAD_PS(p) _mm256_loadu_ps(p)
 #define KILN_STORE_PS(p, v) _mm256_storeu_ps(p, v)
 #define KILN_LT_PS(v, p) _mm256_movemask_ps(_mm256_cmp_ps(v, p, _CMP_LT_OQ))
@@ -1179,8 +1489,8 @@ static const int32_t kiln_rev32[8] = {7, 6, 5, 4, 3, 2, 1, 0}, kiln_rev64[8] = {
 #define KILN_MINMAX_EPI64(a, b, mn, mx)                                                                \
   do {                                                                                                 \
     __m256i a__ = (a), b__ = (b), gt__ = _mm256_cmpgt_epi64(a__, b__);                                 \
-    mn = _mm256_blendv_epi8(a__, b__, gt__);                                                           \
-    mx = _mm256_blendv_epi8(b__, a__, gt__);                                                           \
+    mn = KILN_BLENDV_I64(a__, b__, gt__);                                                              \
+    mx = KILN_BLENDV_I64(b__, a__, gt__);                                                              \
   } while (0)
 /* The blend immediates: lane i takes the greater value when bit lj of i differs from bit lk (8 lanes:
  * 0x66 for (0, 1), 0x3C (1, 2), 0x5A (0, 2), then the bit lj alone; 4 lanes: 0x6, then 0xC / 0xA). */
@@ -1378,26 +1688,152 @@ KILN_AVX2 static inline void kiln_transpose4(__m256d *r, int s) {
     *hi = mx;                                                                                          \
     return mn;                                                                                         \
   }                                                                                                    \
-  KILN_AVX2 static void kiln_vmerge_##NAME(const T *a, int64_t na, const T *b, int64_t nb, T *dst) {   \
-    int64_t i = LANES, j = 0, o = 0, total = na + nb;                                                  \
-    VT hi = KILN_MLOAD_##NAME(a, na);                                                                  \
-    while (i < na || j < nb) {                                                                         \
-      VT v, mn;                                                                                        \
-      if (j < nb && (i >= na || b[j] < a[i])) { /* masked loads and stores only at the ends: slow */   \
-        v = nb - j >= LANES ? LOADV(b + j) : KILN_MLOAD_##NAME(b + j, nb - j);                        \
-        j += LANES;                                                                                    \
-      } else {                                                                                         \
-        v = na - i >= LANES ? LOADV(a + i) : KILN_MLOAD_##NAME(a + i, na - i);                        \
-        i += LANES;                                                                                    \
-      }                                                                                                \
-      mn = kiln_vmerge_step_##NAME(&hi, v);                                                            \
-      if (total - o >= LANES)                                                                          \
-        STOREV(dst + o, mn);                                                                           \
-      else                                                                                             \
-        KILN_MSTORE_##NAME(dst + o, total - o, mn);                                                    \
-      o += LANES;                                                                                      \
+  /* A run of the merges: p[0:n], read backwards when d (a non-increasing run of the row itself). */  \
+  static inline __attribute__((always_inline)) T kiln_vrunat_##NAME(const T *p, int64_t n, int d, int64_t i) { \
+    return d ? p[n - 1 - i] : p[i];                                                                    \
+  }                                                                                                    \
+  /* The run's values i, i+1, ... as a vector (past its end: the greatest value). */                   \
+  KILN_AVX2 static inline __attribute__((always_inline)) VT kiln_vrunload_##NAME(const T *p, int64_t n, int d, \
+                                                                                 int64_t i) {          \
+    if (n - i >= LANES) /* masked loads and stores only at the ends: slow */                           \
+      return d ? PERMI(LOADV(p + n - i - LANES), KILN_IDX(REVT)) : LOADV(p + i);                       \
+    T t[LANES];                                                                                        \
+    for (int64_t q = 0; q < n - i; q++)                                                                \
+      t[q] = kiln_vrunat_##NAME(p, n, d, i + q);                                                       \
+    return KILN_MLOAD_##NAME(t, n - i);                                                                \
+  }                                                                                                    \
+  /* One merge in progress: runs a (na values, i read) and b (nb, j read) into dst (o written of      \
+   * total), hi: the held vector of the greatest values so far. */                                     \
+  typedef struct {                                                                                     \
+    const T *a, *b;                                                                                    \
+    T *dst;                                                                                            \
+    int64_t na, nb, i, j, o, total;                                                                    \
+    VT hi;                                                                                             \
+  } kiln_vms_##NAME;                                                                                   \
+  KILN_AVX2 static inline __attribute__((always_inline)) void kiln_vms_start_##NAME(                   \
+      kiln_vms_##NAME *s, const T *a, int64_t na, const int da, const T *b, int64_t nb, T *dst) {      \
+    s->a = a, s->b = b, s->dst = dst, s->na = na, s->nb = nb, s->i = LANES, s->j = 0, s->o = 0;        \
+    s->total = na + nb;                                                                                \
+    s->hi = kiln_vrunload_##NAME(a, na, da, 0);                                                        \
+  }                                                                                                    \
+  /* One step: the next vector of the run whose next value is less, merged with hi; the lesser half   \
+   * stored. */                                                                                        \
+  KILN_AVX2 static inline __attribute__((always_inline)) void kiln_vms_step_##NAME(kiln_vms_##NAME *s, \
+                                                                                   const int da, const int db) { \
+    VT v;                                                                                              \
+    if (s->j < s->nb &&                                                                                \
+        (s->i >= s->na || kiln_vrunat_##NAME(s->b, s->nb, db, s->j) < kiln_vrunat_##NAME(s->a, s->na, da, s->i))) { \
+      v = kiln_vrunload_##NAME(s->b, s->nb, db, s->j);                                                 \
+      s->j += LANES;                                                                                   \
+    } else {                                                                                           \
+      v = kiln_vrunload_##NAME(s->a, s->na, da, s->i);                                                 \
+      s->i += LANES;                                                                                   \
     }                                                                                                  \
-    KILN_MSTORE_##NAME(dst + o, total - o, hi);                                                        \
+    VT mn = kiln_vmerge_step_##NAME(&s->hi, v);                                                        \
+    if (s->total - s->o >= LANES)                                                                      \
+      STOREV(s->dst + s->o, mn);                                                                       \
+    else                                                                                               \
+      KILN_MSTORE_##NAME(s->dst + s->o, s->total - s->o, mn);                                          \
+    s->o += LANES;                                                                                     \
+  }                                                                                                    \
+  KILN_AVX2 static inline __attribute__((always_inline)) int kiln_vms_more_##NAME(const kiln_vms_##NAME *s) { \
+    return s->i < s->na || s->j < s->nb;                                                               \
+  }                                                                                                    \
+  KILN_AVX2 static inline __attribute__((always_inline)) void kiln_vms_end_##NAME(kiln_vms_##NAME *s) { \
+    KILN_MSTORE_##NAME(s->dst + s->o, s->total - s->o, s->hi);                                         \
+  }                                                                                                    \
+  /* How many of the first k values of the merge of runs a and b (backwards when da, db) come from a   \
+   * (ties from a): the merge path's binary search. */                                                 \
+  static int64_t kiln_vcorank_##NAME(const T *a, int64_t na, int da, const T *b, int64_t nb, int db, int64_t k) { \
+    KILN_CORANK(na, nb, k, kiln_vrunat_##NAME(a, na, da, i_) <= kiln_vrunat_##NAME(b, nb, db, j_));    \
+  }                                                                                                    \
+  /* The merge of a (na >= 1 values) and b into dst. A step waits for the one before it (the held      \
+   * vector), so long merges run as two halves (split by the merge path) whose steps alternate: two    \
+   * chains of dependent steps in flight instead of one. */                                            \
+  KILN_AVX2 static inline __attribute__((always_inline)) void kiln_vmerge_body_##NAME(                 \
+      const T *a, int64_t na, const int da, const T *b, int64_t nb, const int db, T *dst) {            \
+    int64_t total = na + nb, h = total / 2;                                                            \
+    if (total >= 1024 * LANES) { /* long: four quarters, four chains (when none is a copy) */           \
+      int64_t off[5], ix[5], ok = 1;                                                                   \
+      for (int k = 0; k <= 4; k++)                                                                     \
+        off[k] = total / 4 * k + (k == 4 ? total % 4 : 0);                                             \
+      ix[0] = 0, ix[4] = na;                                                                           \
+      for (int k = 1; k < 4; k++)                                                                      \
+        ix[k] = kiln_vcorank_##NAME(a, na, da, b, nb, db, off[k]);                                     \
+      for (int k = 0; k < 4; k++)                                                                      \
+        ok &= ix[k + 1] > ix[k] && off[k + 1] - ix[k + 1] > off[k] - ix[k];                            \
+      if (ok) {                                                                                        \
+        kiln_vms_##NAME q[4];                                                                          \
+        _Pragma("GCC unroll 4") for (int k = 0; k < 4; k++) {                                          \
+          int64_t x0 = ix[k], x1 = ix[k + 1], y0 = off[k] - ix[k], y1 = off[k + 1] - ix[k + 1];        \
+          kiln_vms_start_##NAME(&q[k], da ? a + (na - x1) : a + x0, x1 - x0, da, db ? b + (nb - y1) : b + y0, \
+                                y1 - y0, dst + off[k]);                                                \
+        }                                                                                              \
+        while (kiln_vms_more_##NAME(&q[0]) && kiln_vms_more_##NAME(&q[1]) && kiln_vms_more_##NAME(&q[2]) && \
+               kiln_vms_more_##NAME(&q[3])) {                                                          \
+          kiln_vms_step_##NAME(&q[0], da, db);                                                         \
+          kiln_vms_step_##NAME(&q[1], da, db);                                                         \
+          kiln_vms_step_##NAME(&q[2], da, db);                                                         \
+          kiln_vms_step_##NAME(&q[3], da, db);                                                         \
+        }                                                                                              \
+        _Pragma("GCC unroll 4") for (int k = 0; k < 4; k++) {                                          \
+          while (kiln_vms_more_##NAME(&q[k]))                                                          \
+            kiln_vms_step_##NAME(&q[k], da, db);                                                       \
+          kiln_vms_end_##NAME(&q[k]);                                                                  \
+        }                                                                                              \
+        return;                                                                                        \
+      }                                                                                                \
+    }                                                                                                  \
+    int64_t ia = total >= 32 * LANES ? kiln_vcorank_##NAME(a, na, da, b, nb, db, h) : 0, jb = h - ia;  \
+    if (ia == 0 || ia == na || jb == 0 || jb == nb) { /* short, or a half is a copy: one chain */       \
+      kiln_vms_##NAME s;                                                                               \
+      kiln_vms_start_##NAME(&s, a, na, da, b, nb, dst);                                                \
+      while (kiln_vms_more_##NAME(&s))                                                                 \
+        kiln_vms_step_##NAME(&s, da, db);                                                              \
+      kiln_vms_end_##NAME(&s);                                                                         \
+      return;                                                                                          \
+    }                                                                                                  \
+    kiln_vms_##NAME s0, s1; /* the values 0..h-1 and h..total-1 */                                     \
+    kiln_vms_start_##NAME(&s0, da ? a + (na - ia) : a, ia, da, db ? b + (nb - jb) : b, jb, dst);         \
+    kiln_vms_start_##NAME(&s1, da ? a : a + ia, na - ia, da, db ? b : b + jb, nb - jb, dst + h);       \
+    while (kiln_vms_more_##NAME(&s0) && kiln_vms_more_##NAME(&s1)) {                                   \
+      kiln_vms_step_##NAME(&s0, da, db);                                                               \
+      kiln_vms_step_##NAME(&s1, da, db);                                                               \
+    }                                                                                                  \
+    while (kiln_vms_more_##NAME(&s0))                                                                  \
+      kiln_vms_step_##NAME(&s0, da, db);                                                               \
+    while (kiln_vms_more_##NAME(&s1))                                                                  \
+      kiln_vms_step_##NAME(&s1, da, db);                                                               \
+    kiln_vms_end_##NAME(&s0);                                                                          \
+    kiln_vms_end_##NAME(&s1);                                                                          \
+  }                                                                                                    \
+  /* A run copied into dst in its order (a reversed copy when d). */                                   \
+  KILN_AVX2 static void kiln_vruncopy_##NAME(const T *p, int64_t n, int d, T *dst) {                   \
+    if (!d) {                                                                                          \
+      memcpy(dst, p, (size_t)n * sizeof(T));                                                           \
+      return;                                                                                          \
+    }                                                                                                  \
+    int64_t i = 0;                                                                                     \
+    for (; n - i >= LANES; i += LANES)                                                                 \
+      STOREV(dst + i, PERMI(LOADV(p + n - i - LANES), KILN_IDX(REVT)));                                \
+    for (; i < n; i++)                                                                                 \
+      dst[i] = p[n - 1 - i];                                                                           \
+  }                                                                                                    \
+  /* The runs a (na values, backwards when da) and b merged into dst; either may be empty. */          \
+  KILN_AVX2 static void kiln_vmergedir_##NAME(const T *a, int64_t na, int da, const T *b, int64_t nb, int db, \
+                                              T *dst) {                                                \
+    if (na == 0)                                                                                       \
+      kiln_vruncopy_##NAME(b, nb, db, dst);                                                            \
+    else if (nb == 0)                                                                                  \
+      kiln_vruncopy_##NAME(a, na, da, dst);                                                            \
+    else if (!da && !db)                                                                               \
+      kiln_vmerge_body_##NAME(a, na, 0, b, nb, 0, dst);                                                \
+    else if (!da)                                                                                      \
+      kiln_vmerge_body_##NAME(a, na, 0, b, nb, 1, dst);                                                \
+    else if (!db)                                                                                      \
+      kiln_vmerge_body_##NAME(a, na, 1, b, nb, 0, dst);                                                \
+    else                                                                                               \
+      kiln_vmerge_body_##NAME(a, na, 1, b, nb, 1, dst);                                                \
   }                                                                                                    \
   /* a[0:na] (a buffer apart) merged with x[na:m] (sorted, in place) into x[0:m]: no copy back. While \
    * both runs have a full vector left, the vector merge (a store ends at most where the unread part   \
@@ -1512,6 +1948,11 @@ KILN_NET(i64, int64_t, __m256i, 4, 2, KILN_LOAD_SI, KILN_STORE_SI, KILN_MINMAX_E
     *mcount = m;                                                                                       \
     return l;                                                                                          \
   }
+/* Lanes equal (all ones), as NumPy compares: -0.0 equals +0.0, a NaN nothing. */
+#define KILN_EQV_f32(a, b) _mm256_castps_si256(_mm256_cmp_ps(a, b, _CMP_EQ_OQ))
+#define KILN_EQV_f64(a, b) _mm256_castpd_si256(_mm256_cmp_pd(a, b, _CMP_EQ_OQ))
+#define KILN_EQV_i32(a, b) _mm256_cmpeq_epi32(a, b)
+#define KILN_EQV_i64(a, b) _mm256_cmpeq_epi64(a, b)
 #define KILN_GT_PS(v, p) _mm256_movemask_ps(_mm256_cmp_ps(v, p, _CMP_NLE_UQ))
 #define KILN_GT_PD(v, p) _mm256_movemask_pd(_mm256_cmp_pd(v, p, _CMP_NLE_UQ))
 #define KILN_GT_EPI32(v, p) _mm256_movemask_ps(_mm256_castsi256_ps(_mm256_cmpgt_epi32(v, p)))
@@ -1524,6 +1965,91 @@ KILN_NET(i64, int64_t, __m256i, 4, 2, KILN_LOAD_SI, KILN_STORE_SI, KILN_MINMAX_E
 #define KILN_VARGPASS(NAME, T, VT, LANES, LOADV, SPLAT, LTMASK, GTMASK, PERM, STOREV, IDX0, IDXSTEP, IDXADD,  \
                       STOREIDX)                                                                        \
   static const int kiln_has_vargpass_##NAME = 1;                                                       \
+  /* Stable positions of a contiguous row of few distinct values (at most 16 in a sample of 256, none  \
+   * a NaN; -0.0 equals +0.0): each value's rank among them, a vector at a time (a compare per value, \
+   * tagging the lanes equal to it), as a byte per element; then the ranks counted and the positions   \
+   * scattered in input order. 0: not done (more values, a NaN, a value the sample missed: a lane      \
+   * left untagged; a short row). `ids`: scratch of n bytes. */                                        \
+  KILN_AVX2 static int kiln_vargfew_##NAME(const T *row, int64_t n, int64_t *dst, uint8_t *ids) {      \
+    if (!kiln_avx2 || n < 4096)                                                                        \
+      return 0;                                                                                        \
+    T t[16];                                                                                           \
+    int d = 0;                                                                                         \
+    for (int64_t q = 0; q < 256; q++) {                                                                \
+      T v = row[(n / 256) * q + n / 512];                                                              \
+      int j = 0;                                                                                       \
+      while (j < d && !(t[j] == v))                                                                    \
+        j++;                                                                                           \
+      if (j == d) {                                                                                    \
+        if (d == 16 || v != v)                                                                         \
+          return 0;                                                                                    \
+        t[d++] = v;                                                                                    \
+      }                                                                                                \
+    }                                                                                                  \
+    for (int a = 1; a < d; a++) {                                                                      \
+      T v = t[a];                                                                                      \
+      int b = a;                                                                                       \
+      for (; b > 0 && v < t[b - 1]; b--)                                                               \
+        t[b] = t[b - 1];                                                                               \
+      t[b] = v;                                                                                        \
+    }                                                                                                  \
+    VT tv[16];                                                                                         \
+    __m256i tag[16], bad = _mm256_setzero_si256(), zero = bad;                                         \
+    for (int j = 0; j < 16; j++) { /* rank j tagged j + 1; the entries past d tag nothing */           \
+      tv[j] = SPLAT(t[j < d ? j : 0]);                                                                 \
+      tag[j] = sizeof(T) == 4 ? _mm256_set1_epi32(j < d ? j + 1 : 0) : _mm256_set1_epi64x(j < d ? j + 1 : 0); \
+    }                                                                                                  \
+    /* each lane's tag to byte 0 of its 128-bit half (4-byte lanes: 4 bytes there; 8-byte: 2, the high \
+     * half's at bytes 2-3), then the halves' first words side by side */                              \
+    const __m256i pick = sizeof(T) == 4                                                                \
+        ? _mm256_setr_epi8(0, 4, 8, 12, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,                \
+                           0, 4, 8, 12, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1)                \
+        : _mm256_setr_epi8(0, 8, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,                \
+                           -1, -1, 0, 8, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1);              \
+    int64_t i = 0;                                                                                     \
+    for (; n - i >= LANES; i += LANES) {                                                               \
+      VT v = LOADV(row + i);                                                                           \
+      __m256i id = zero;                                                                               \
+      if (d <= 8) {                                                                                    \
+        _Pragma("GCC unroll 8") for (int j = 0; j < 8; j++)                                            \
+          id = _mm256_or_si256(id, _mm256_and_si256(KILN_EQV_##NAME(v, tv[j]), tag[j]));               \
+      } else {                                                                                         \
+        _Pragma("GCC unroll 16") for (int j = 0; j < 16; j++)                                          \
+          id = _mm256_or_si256(id, _mm256_and_si256(KILN_EQV_##NAME(v, tv[j]), tag[j]));               \
+      }                                                                                                \
+      bad = _mm256_or_si256(bad, sizeof(T) == 4 ? _mm256_cmpeq_epi32(id, zero) : _mm256_cmpeq_epi64(id, zero)); \
+      __m256i by = _mm256_shuffle_epi8(id, pick);                                                      \
+      __m128i lo = _mm256_castsi256_si128(by), hi = _mm256_extracti128_si256(by, 1);                   \
+      if (sizeof(T) == 4)                                                                              \
+        _mm_storel_epi64((__m128i *)(ids + i), _mm_unpacklo_epi32(lo, hi));                            \
+      else {                                                                                           \
+        int w = _mm_cvtsi128_si32(_mm_or_si128(lo, hi));                                               \
+        memcpy(ids + i, &w, 4);                                                                        \
+      }                                                                                                \
+    }                                                                                                  \
+    if (!_mm256_testz_si256(bad, bad))                                                                 \
+      return 0;                                                                                        \
+    for (; i < n; i++) {                                                                               \
+      int j = 0;                                                                                       \
+      while (j < d && !(t[j] == row[i]))                                                               \
+        j++;                                                                                           \
+      if (j == d)                                                                                      \
+        return 0;                                                                                      \
+      ids[i] = (uint8_t)(j + 1);                                                                       \
+    }                                                                                                  \
+    int64_t c4[4][17] = {{0}}, start[17], sum = 0;                                                     \
+    for (i = 0; n - i >= 4; i += 4)                                                                    \
+      c4[0][ids[i]]++, c4[1][ids[i + 1]]++, c4[2][ids[i + 2]]++, c4[3][ids[i + 3]]++;                  \
+    for (; i < n; i++)                                                                                 \
+      c4[0][ids[i]]++;                                                                                 \
+    for (int j = 1; j <= d; j++) {                                                                     \
+      start[j] = sum;                                                                                  \
+      sum += c4[0][j] + c4[1][j] + c4[2][j] + c4[3][j];                                                \
+    }                                                                                                  \
+    for (i = 0; i < n; i++)                                                                            \
+      dst[start[ids[i]]++] = i;                                                                        \
+    return 1;                                                                                          \
+  }                                                                                                    \
   KILN_AVX2 static int64_t kiln_vargpass_##NAME(const T *src, int64_t n, int64_t *dst, T *midv, int64_t *midi, \
                                                 T p1, T p2, int64_t *mcount) {                         \
     VT a = SPLAT(p1), b = SPLAT(p2);                                                                   \
@@ -1629,6 +2155,14 @@ KILN_NET(i64, int64_t, __m256i, 4, 2, KILN_LOAD_SI, KILN_STORE_SI, KILN_MINMAX_E
 static const int kiln_avx2 = 0; /* the portable code only */
 #endif
 #define KILN_VEC_NONE_SORT(NAME, T)                                                                    \
+  static int kiln_vmonorow_##NAME(const T *row, int64_t stride, T *outp, int64_t n) {                  \
+    (void)row, (void)stride, (void)outp, (void)n;                                                      \
+    return 0;                                                                                          \
+  }                                                                                                    \
+  static int kiln_vfewcount_##NAME(const T *src, int64_t m, T *t, int64_t *c) {                        \
+    (void)src, (void)m, (void)t, (void)c;                                                              \
+    return 0;                                                                                          \
+  }                                                                                                    \
   static int kiln_vsortrow_##NAME(const T *row, int64_t stride, T *outp, T *tmp, int64_t n) {          \
     (void)row, (void)stride, (void)outp, (void)tmp, (void)n;                                           \
     return 0;                                                                                          \
@@ -1641,6 +2175,10 @@ static const int kiln_avx2 = 0; /* the portable code only */
   }
 #define KILN_VEC_NONE_ARGPASS(NAME, T)                                                                 \
   static const int kiln_has_vargpass_##NAME = 0;                                                       \
+  static int kiln_vargfew_##NAME(const T *row, int64_t n, int64_t *dst, uint8_t *ids) {                \
+    (void)row, (void)n, (void)dst, (void)ids;                                                          \
+    return 0;                                                                                          \
+  }                                                                                                    \
   static int64_t kiln_vargpass_##NAME(const T *src, int64_t n, int64_t *dst, T *midv, int64_t *midi, T p1, \
                                       T p2, int64_t *mc) {                                             \
     (void)src, (void)n, (void)dst, (void)midv, (void)midi, (void)p1, (void)p2, (void)mc;               \
@@ -1837,6 +2375,23 @@ static const int kiln_avx2 = 0; /* the portable code only */
 #define KILN_SORT_ENTRIES(NAME, T, U, BITS, TO_KEY, FROM_KEY, POS_KEY, ISNAN, PART, LESS, VEC)             \
   KILN_SORT_ROW(NAME, T, U, BITS, TO_KEY, FROM_KEY, ISNAN)                                                  \
   VEC(PASS, NAME, T)                                                                                        \
+  static int kiln_vfewcount_##NAME(const T *src, int64_t m, T *t, int64_t *c);                              \
+  /* A selection's pivots when the row has few distinct values (kiln_vfewcount): *p1, *p2 <- the values   \
+   * at the first and the last kth, exactly, so the first three-way pass leaves every kth in the        \
+   * middle part, and when they are equal the middle part is all that value (done). 0: not few. */     \
+  static int kiln_fewpivots_##NAME(const T *row, int64_t n, const int64_t *ks, int64_t kc, T *p1, T *p2) { \
+    T t[KILN_FEW];                                                                                          \
+    int64_t c[KILN_FEW], below = 0;                                                                         \
+    int d = kiln_vfewcount_##NAME(row, n, t, c), got = 0;                                                   \
+    for (int j = 0; j < d && got < 2; j++) {                                                                \
+      below += c[j]; /* the values up to t[j] hold ranks below `below` */                                   \
+      if (got == 0 && ks[0] < below)                                                                        \
+        *p1 = t[j], got = 1;                                                                                \
+      if (got == 1 && ks[kc - 1] < below)                                                                   \
+        *p2 = t[j], got = 2;                                                                                \
+    }                                                                                                       \
+    return got == 2;                                                                                        \
+  }                                                                                                         \
   PART(NAME, T, U, BITS, TO_KEY, FROM_KEY, ISNAN, LESS)                                                     \
   VEC(SORT, NAME, T)                                                                                        \
   void kiln_sort_##NAME(KILN_MEMREF2_ARGS(i), KILN_MEMREF2_ARGS(o), KILN_MEMREF1_ARGS(k)) {            \
@@ -1855,7 +2410,7 @@ static const int kiln_avx2 = 0; /* the portable code only */
       if (kcount == 0) {                                                                                 \
         if (!kiln_vsortrow_##NAME(row, in->strides[1], dst, a, n))                                       \
           kiln_sortrow_##NAME(row, in->strides[1], dst, (U *)a, n);                                      \
-      } else                                                                                             \
+      } else if (!kiln_vmonorow_##NAME(row, in->strides[1], dst, n)) /* in order: partitioned */          \
         kiln_partrow_##NAME(row, in->strides[1], dst, n, ks, kcount, a, b);                              \
     }                                                                                                    \
     kiln_sort_release(a);                                                                                \
@@ -1869,19 +2424,26 @@ static const int kiln_avx2 = 0; /* the portable code only */
                                   int64_t kc, kiln_pair_##BITS *p) {                                   \
     if (!kiln_has_vargpass_##NAME || !kiln_avx2 || stride != 1 || n < 4096 || n > INT32_MAX)           \
       return 0;                                                                                        \
-    T s[255];                                                                                          \
-    int64_t ns = 255, step = n / ns;                                                                   \
-    for (int64_t i = 0; i < ns; i++) {                                                                 \
-      T v = row[i * step + step / 2];                                                                  \
-      int64_t j = i;                                                                                   \
-      while (j > 0 && LESS(v, s[j - 1])) {                                                             \
-        s[j] = s[j - 1];                                                                               \
-        j--;                                                                                           \
-      }                                                                                                \
-      s[j] = v;                                                                                        \
+    T p1, p2;                                                                                          \
+    if (!kiln_fewpivots_##NAME(row, n, ks, kc, &p1, &p2)) {                                            \
+      /* a sample of 1023, shell sorted (Ciura's gaps): the pivots 40 apart around the kth's rank hold \
+       * the kth between them almost surely (2.5 sigma) and ~8% of the row (255, 20 apart: ~16%) */    \
+      T s[1023];                                                                                       \
+      static const int gaps[] = {701, 301, 132, 57, 23, 10, 4, 1};                                     \
+      int64_t ns = 1023, step = n / ns;                                                                \
+      for (int64_t i = 0; i < ns; i++)                                                                 \
+        s[i] = row[i * step + step / 2];                                                               \
+      for (int g = 0; g < 8; g++)                                                                      \
+        for (int64_t i = gaps[g]; i < ns; i++) {                                                       \
+          T v = s[i];                                                                                  \
+          int64_t j = i;                                                                               \
+          for (; j >= gaps[g] && LESS(v, s[j - gaps[g]]); j -= gaps[g])                                \
+            s[j] = s[j - gaps[g]];                                                                     \
+          s[j] = v;                                                                                    \
+        }                                                                                              \
+      int64_t j = ks[kc / 2] * ns / n;                                                                 \
+      p1 = s[j - 40 < 0 ? 0 : j - 40], p2 = s[j + 40 >= ns ? ns - 1 : j + 40];                         \
     }                                                                                                  \
-    int64_t j = ks[kc / 2] * ns / n;                                                                   \
-    T p1 = s[j - 20 < 0 ? 0 : j - 20], p2 = s[j + 20 >= ns ? ns - 1 : j + 20];                         \
     if (p1 != p1 || p2 != p2)                                                                          \
       return 0;                                                                                        \
     kiln_pair_##BITS *P = p, *D = p + n, *S = p + 2 * n;                                               \
@@ -2035,6 +2597,72 @@ static const int kiln_avx2 = 0; /* the portable code only */
     memcpy(&bits, &v, sizeof v);                                                                       \
     return POS_KEY(bits);                                                                              \
   }                                                                                                    \
+  /* Stable positions by packed words (see "packed positions" above): one read for the keys' range,     \
+   * one that makes the words (into dst or tmp: where the passes make the last one read tmp) and       \
+   * counts their digits, then the LSD passes. 0: not done (a short row, a range of keys too wide for  \
+   * the positions, e.g. float64 keys). `tmp`: n words of scratch; `count`: KILN_PACK_COUNT int64. */  \
+  static int kiln_argpack_##NAME(const T *row, int64_t stride, int64_t n, int64_t *dst, uint64_t *tmp,  \
+                                 int64_t *count) {                                                     \
+    if (n < KILN_PACK_MIN)                                                                             \
+      return 0;                                                                                        \
+    int pbits = 64 - __builtin_clzll((unsigned long long)(n - 1));                                     \
+    U lo = (U)~(U)0, hi = 0;                                                                           \
+    if (sizeof(U) * 8 + pbits > 64) { /* 64-bit keys: a sample's range too wide already gives up */    \
+      for (int64_t q = 0; q < 64; q++) {                                                               \
+        U key = kiln_poskey_##NAME(row, stride, (n / 64) * q);                                         \
+        lo = key < lo ? key : lo;                                                                      \
+        hi = key > hi ? key : hi;                                                                      \
+      }                                                                                                \
+      uint64_t r = (uint64_t)(U)(hi - lo);                                                             \
+      if (r && 64 - __builtin_clzll((unsigned long long)r) + pbits > 64)                               \
+        return 0;                                                                                      \
+    }                                                                                                  \
+    for (int64_t i = 0; i < n; i++) {                                                                  \
+      U key = kiln_poskey_##NAME(row, stride, i);                                                      \
+      lo = key < lo ? key : lo;                                                                        \
+      hi = key > hi ? key : hi;                                                                        \
+    }                                                                                                  \
+    uint64_t range = (uint64_t)(U)(hi - lo);                                                           \
+    int kbits = range ? 64 - __builtin_clzll((unsigned long long)range) : 0;                           \
+    if (kbits == 0 || kbits + pbits > 64)                                                              \
+      return 0;                                                                                        \
+    int digit, passes = kiln_pack_plan(kbits, &digit);                                                 \
+    const int64_t buckets = (int64_t)1 << digit;                                                       \
+    const uint64_t mask = (uint64_t)buckets - 1;                                                       \
+    memset(count, 0, (size_t)passes * (size_t)buckets * sizeof *count);                                \
+    uint64_t *w = passes % 2 ? tmp : (uint64_t *)dst;                                                  \
+    if (passes == 1) {                                                                                 \
+      for (int64_t i = 0; i < n; i++) {                                                                \
+        uint64_t k = (uint64_t)(U)(kiln_poskey_##NAME(row, stride, i) - lo);                           \
+        w[i] = k << pbits | (uint64_t)i;                                                               \
+        count[k]++;                                                                                    \
+      }                                                                                                \
+    } else if (passes == 2) {                                                                          \
+      for (int64_t i = 0; i < n; i++) {                                                                \
+        uint64_t k = (uint64_t)(U)(kiln_poskey_##NAME(row, stride, i) - lo);                           \
+        w[i] = k << pbits | (uint64_t)i;                                                               \
+        count[k & mask]++;                                                                             \
+        count[buckets + (int64_t)(k >> digit)]++;                                                      \
+      }                                                                                                \
+    } else if (passes == 3) {                                                                          \
+      for (int64_t i = 0; i < n; i++) {                                                                \
+        uint64_t k = (uint64_t)(U)(kiln_poskey_##NAME(row, stride, i) - lo);                           \
+        w[i] = k << pbits | (uint64_t)i;                                                               \
+        count[k & mask]++;                                                                             \
+        count[buckets + (int64_t)((k >> digit) & mask)]++;                                             \
+        count[2 * buckets + (int64_t)(k >> 2 * digit)]++;                                              \
+      }                                                                                                \
+    } else {                                                                                           \
+      for (int64_t i = 0; i < n; i++) {                                                                \
+        uint64_t k = (uint64_t)(U)(kiln_poskey_##NAME(row, stride, i) - lo);                           \
+        w[i] = k << pbits | (uint64_t)i;                                                               \
+        for (int p = 0; p < passes; p++)                                                               \
+          count[p * buckets + (int64_t)((k >> (p * digit)) & mask)]++;                                 \
+      }                                                                                                \
+    }                                                                                                  \
+    kiln_lsd_words(w, w == tmp ? (uint64_t *)dst : tmp, dst, n, pbits, passes, digit, count);          \
+    return 1;                                                                                          \
+  }                                                                                                    \
   /* Whether the keys of row[lo-1:hi] descend somewhere (bit 0) and rise or stay somewhere (bit 1), in  \
    * pieces on the pool (the positions of a row in order or strictly decreasing are then written      \
    * without sorting). */                                                                              \
@@ -2042,6 +2670,8 @@ static const int kiln_avx2 = 0; /* the portable code only */
     const T *row;                                                                                      \
     int64_t stride, n;                                                                                 \
     _Atomic int flags;                                                                                 \
+    int64_t *dst; /* when not NULL: the positions written as each piece is checked */                  \
+    int down;                                                                                          \
   } kiln_argmono_##NAME##_job;                                                                         \
   static int kiln_argmono_range_##NAME(const T *row, int64_t stride, int64_t lo, int64_t hi) {         \
     int down = 0, up = 0, f = stride == 1 ? kiln_vmono_##NAME(row, lo, hi) : -1;                        \
@@ -2058,24 +2688,54 @@ static const int kiln_avx2 = 0; /* the portable code only */
   }                                                                                                    \
   static void kiln_argmono_piece_##NAME(void *ctx, int64_t lo, int64_t hi) {                           \
     kiln_argmono_##NAME##_job *j = ctx;                                                                \
-    int64_t a = 1 + (j->n - 1) * lo / KILN_SORT_PIECES, b = 1 + (j->n - 1) * hi / KILN_SORT_PIECES;    \
-    if (a < b && atomic_load_explicit(&j->flags, memory_order_relaxed) != 3)                           \
+    for (int64_t t = lo; t < hi; t++) {                                                                \
+      int64_t a = 1 + (j->n - 1) * t / KILN_SORT_PIECES, b = 1 + (j->n - 1) * (t + 1) / KILN_SORT_PIECES; \
+      if (a >= b || atomic_load_explicit(&j->flags, memory_order_relaxed) == 3)                        \
+        continue;                                                                                      \
       atomic_fetch_or_explicit(&j->flags, kiln_argmono_range_##NAME(j->row, j->stride, a, b),         \
                                memory_order_relaxed);                                                  \
+      int64_t *d = j->dst, last = j->n - 1; /* locals: stores through d cannot change them */         \
+      if (d && j->down)                                                                                \
+        for (int64_t i = a; i < b; i++)                                                                \
+          d[i] = last - i;                                                                             \
+      else if (d)                                                                                      \
+        for (int64_t i = a; i < b; i++)                                                                \
+          d[i] = i;                                                                                    \
+    }                                                                                                  \
   }                                                                                                    \
-  /* 0: the row's keys rise and descend; 1: in order (non-decreasing); 2: strictly decreasing. */      \
-  static int kiln_argmono_##NAME(const T *row, int64_t stride, int64_t n) {                            \
+  /* Whether 9 keys of the row, evenly spaced, are in order (1) or in reverse order (2), both (3: all   \
+   * equal) or neither (0): a hint. */                                                                 \
+  static int kiln_argmono9_##NAME(const T *row, int64_t stride, int64_t n) {                           \
+    int up = 1, down = 1;                                                                              \
+    for (int q = 1; q <= 8; q++) {                                                                     \
+      U u = kiln_poskey_##NAME(row, stride, (n - 1) * (q - 1) / 8), w = kiln_poskey_##NAME(row, stride, (n - 1) * q / 8); \
+      up &= w >= u, down &= w <= u;                                                                    \
+    }                                                                                                  \
+    return up | down << 1;                                                                             \
+  }                                                                                                    \
+  /* 0: the row's keys rise and descend; 1: in order (non-decreasing); 2: strictly decreasing. When    \
+   * dst is not NULL and 9 keys of the row say which, the positions for that answer are written into   \
+   * dst as the row is checked (one pass for a row in order or reversed); *written: they were, and    \
+   * they are the answer. */                                                                           \
+  static int kiln_argmono_##NAME(const T *row, int64_t stride, int64_t n, int64_t *dst, int *written) { \
     int64_t head = n < 4096 ? n : 4096;                                                                \
-    int f = kiln_argmono_range_##NAME(row, stride, 1, head);                                           \
+    int f = kiln_argmono_range_##NAME(row, stride, 1, head), hint = 0;                                 \
+    *written = 0;                                                                                      \
     if (f != 3 && head < n) {                                                                          \
-      kiln_argmono_##NAME##_job j = {row, stride, n, f};                                               \
+      hint = dst ? kiln_argmono9_##NAME(row, stride, n) : 0;                                           \
+      kiln_argmono_##NAME##_job j = {row, stride, n, f, hint ? dst : NULL, hint == 2};                 \
       if (kiln_sort_parallel(n))                                                                       \
         kiln_parallel_for(kiln_argmono_piece_##NAME, &j, 0, KILN_SORT_PIECES, n);                      \
       else                                                                                             \
-        f |= kiln_argmono_range_##NAME(row, stride, head, n);                                          \
+        kiln_argmono_piece_##NAME(&j, 0, KILN_SORT_PIECES);                                            \
       f |= atomic_load_explicit(&j.flags, memory_order_relaxed);                                       \
     }                                                                                                  \
-    return f == 3 ? 0 : f & 1 ? 2 : 1;                                                                 \
+    int mono = f == 3 ? 0 : f & 1 ? 2 : 1;                                                             \
+    if (hint && mono == (hint == 2 ? 2 : 1)) {                                                         \
+      dst[0] = mono == 2 ? n - 1 : 0;                                                                  \
+      *written = 1;                                                                                    \
+    }                                                                                                  \
+    return mono;                                                                                       \
   }                                                                                                    \
   /* How many of the first k positions of the stable merge of runs a and b come from a. */             \
   static int64_t kiln_poscorank_##NAME(const T *row, int64_t stride, const kiln_posrun *a,             \
@@ -2265,23 +2925,37 @@ static const int kiln_avx2 = 0; /* the portable code only */
       return;                                                                                            \
     const T *base = (const T *)in->aligned + in->offset;                                                 \
     const int64_t *ks = (const int64_t *)kth->aligned + kth->offset;                                     \
-    kiln_pair_##BITS *p = (kiln_pair_##BITS *)kiln_sort_scratch((kcount ? 3 : 2) * (size_t)n * sizeof *p); \
+    size_t pair_bytes = (kcount ? 3 : 2) * (size_t)n * sizeof(kiln_pair_##BITS);                          \
+    kiln_pair_##BITS *p = (kiln_pair_##BITS *)kiln_sort_scratch(pair_bytes + KILN_PACK_COUNT * sizeof(int64_t)); \
+    int64_t *count = (int64_t *)((char *)p + pair_bytes);                                                \
     for (int64_t r = 0; r < rows; r++) {                                                                 \
       const T *row = base + r * in->strides[0];                                                          \
       int64_t *dst = (int64_t *)out->aligned + out->offset + r * out->strides[0];                        \
+      if (kcount > 0 && n >= 4096 && kiln_argmono9_##NAME(row, in->strides[1], n)) {                    \
+        /* in order, or strictly decreasing: the stable positions partition */                           \
+        int written, mono = kiln_argmono_##NAME(row, in->strides[1], n, dst, &written);                  \
+        if (mono) {                                                                                      \
+          if (!written)                                                                                  \
+            kiln_sort_iota(dst, n, mono == 2);                                                           \
+          continue;                                                                                      \
+        }                                                                                                \
+      }                                                                                                  \
       if (kcount > 0 && kiln_vargpart_##NAME(row, in->strides[1], n, dst, ks, kcount, p))                \
         continue;                                                                                        \
       if (kcount == 0 && n > 1) { /* in order, or strictly decreasing: positions without pairs */       \
-        int mono = kiln_argmono_##NAME(row, in->strides[1], n);                                          \
+        int written, mono = kiln_argmono_##NAME(row, in->strides[1], n, dst, &written);                  \
         if (mono) {                                                                                      \
-          kiln_sort_iota(dst, n, mono == 2);                                                             \
+          if (!written)                                                                                  \
+            kiln_sort_iota(dst, n, mono == 2);                                                           \
           continue;                                                                                      \
         }                                                                                                \
         if (kiln_argruns_##NAME(row, in->strides[1], n, dst, (int64_t *)p))                              \
           continue;                                                                                      \
       }                                                                                                  \
       if (kcount == 0 && (kiln_argcount_##NAME(row, in->strides[1], n, dst, (int64_t *)p) ||             \
-                          kiln_argrank_##NAME(row, in->strides[1], n, dst, (uint8_t *)p)))               \
+                          (in->strides[1] == 1 && kiln_vargfew_##NAME(row, n, dst, (uint8_t *)p)) ||     \
+                          kiln_argrank_##NAME(row, in->strides[1], n, dst, (uint8_t *)p) ||              \
+                          kiln_argpack_##NAME(row, in->strides[1], n, dst, (uint64_t *)p, count)))       \
         continue;                                                                                        \
       int64_t descents = 0, rises = 0; /* key < previous; key >= previous */                             \
       U kor = 0, kand = (U)~(U)0; /* the bits set in some key; in every key */                          \
