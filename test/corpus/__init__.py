@@ -112,10 +112,13 @@ def _collect() -> list[Program]:
                         epidemiology, finance, geometry, geoscience, graphics, graphs, image,
                         machine_learning, operations_research, optimization, physics, quality_control,
                         signal_processing, simulation, statistics)
+    from corpus import (genomics, hydrology, neuroscience, pharmacokinetics, power_systems, queueing,
+                        robotics, sports)
     fields = (signal_processing, image, statistics, simulation, graphs, optimization,
               dynamic_programming, bioinformatics, geoscience, audio, graphics, finance, physics,
               machine_learning, control, epidemiology, astronomy, chemistry, operations_research, geometry,
-              ecology, quality_control)
+              ecology, quality_control, robotics, pharmacokinetics, power_systems, neuroscience, genomics,
+              sports, hydrology, queueing)
     return [program for field in fields for program in field.PROGRAMS]
 
 
