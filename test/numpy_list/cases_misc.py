@@ -125,6 +125,10 @@ def _polyval_args(n, rng):
     return floats(rng, n), floats(rng, 7)
 
 
+def polyfit(x, y):
+    return np.polyfit(x, y, 2), np.polyfit(x, y, 1, w=np.abs(x) + 1.0)
+
+
 def heaviside(a):
     return np.heaviside(a, 0.5), np.heaviside(a, a)
 
@@ -264,6 +268,8 @@ CASES = [
     _case("numpy.dot", dot, lambda n, rng: (floats(rng, n, 3), floats(rng, n, 3)), rtol=1e-10),
     _case("ndarray.__matmul__", matmul_op, lambda n, rng: (floats(rng, n, 3), floats(rng, n, 3)), rtol=1e-10),
     _add("numpy.polyval", polyval, _polyval_args, rtol=1e-10),
+    _add("numpy.polyfit", polyfit, two_vecs(), rtol=1e-9,
+         note="`deg` a Python int; `cov=` refused; no RankWarning for a rank-deficient fit"),
     _add("numpy.heaviside", heaviside, lambda n, rng: (np.round(floats(rng, n)),)),
     _case("numpy.logaddexp", logaddexp, two_vecs()),
     _case("numpy.logaddexp2", logaddexp, two_vecs()),
