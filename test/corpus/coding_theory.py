@@ -1,5 +1,5 @@
 """Coding theory on integer arrays: Hamming(7,4) encode with single-error correction, a CRC-8
-bit loop, run-length encoding grown with lists, and a Luhn checksum over digit rows."""
+bit loop, and a Luhn checksum over digit rows."""
 
 import numpy as np
 
@@ -39,21 +39,6 @@ def crc8(message, poly):
     return crc
 
 
-def run_length(x):
-    values = []
-    lengths = []
-    i = 0
-    n = len(x)
-    while i < n:
-        j = i + 1
-        while j < n and x[j] == x[i]:
-            j += 1
-        values.append(x[i])
-        lengths.append(j - i)
-        i = j
-    return np.array(values, dtype=x.dtype), np.array(lengths, dtype=np.int64)
-
-
 def luhn_valid(digits):
     # one card number per row, rightmost digit is the check digit
     n, m = digits.shape
@@ -74,6 +59,5 @@ def luhn_valid(digits):
 PROGRAMS = [
     Program(hamming74, lambda n, rng: (rng.integers(0, 2, (n, 4)), rng.integers(-1, 7, n))),
     Program(crc8, lambda n, rng: (rng.integers(0, 256, 5 * n), 0x07)),
-    Program(run_length, lambda n, rng: (np.repeat(rng.integers(0, 4, n), rng.integers(1, 4, n)),)),
     Program(luhn_valid, lambda n, rng: (rng.integers(0, 10, (4 * n, 16)),)),
 ]

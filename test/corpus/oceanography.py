@@ -64,6 +64,6 @@ PROGRAMS = [
     Program(mixed_layer_depth, _profiles),
     Program(buoyancy_frequency, lambda n, rng: (np.sort(rng.uniform(0, 500, n)) + np.arange(n), 1025.0 + np.sort(rng.uniform(0, 2, n))),
             rtol=1e-9, atol=1e-12),
-    Program(tidal_fit, lambda n, rng: (np.arange(8 * n) * 0.5, np.cos(2 * np.pi * np.arange(8 * n) * 0.5 / 12.42) + rng.normal(0, 0.1, 8 * n),
-                                       np.array([12.42, 12.0, 25.82])), rtol=1e-6, atol=1e-8),
+    Program(tidal_fit, lambda n, rng: (np.arange(30 * n) * 1.0, np.cos(2 * np.pi * np.arange(30 * n) / 12.42) + rng.normal(0, 0.1, 30 * n),
+                                       np.array([12.42, 25.82])), rtol=1e-8, atol=1e-10),
 ]

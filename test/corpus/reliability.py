@@ -1,34 +1,9 @@
-"""Reliability engineering: Kaplan-Meier survival with censoring (lists grown in a loop and
-turned into arrays), a Weibull fit by median-rank regression, MTBF from failure logs by
+"""Reliability engineering: a Weibull fit by median-rank regression, MTBF from failure logs by
 machine with np.unique, and a Markov availability model solved with np.linalg.solve."""
 
 import numpy as np
 
 from corpus import Program
-
-
-def kaplan_meier(times, failed):
-    order = np.argsort(times, kind="stable")
-    t = times[order]
-    d = failed[order]
-    at_risk = len(t)
-    s = 1.0
-    out_t = []
-    out_s = []
-    i = 0
-    while i < len(t):
-        j = i
-        deaths = 0
-        while j < len(t) and t[j] == t[i]:
-            deaths += d[j]
-            j += 1
-        if deaths > 0:
-            s *= 1.0 - deaths / at_risk
-            out_t.append(t[i])
-            out_s.append(s)
-        at_risk -= j - i
-        i = j
-    return np.array(out_t, dtype=np.float64), np.array(out_s, dtype=np.float64)
 
 
 def weibull_mrr(failure_times):
@@ -73,7 +48,6 @@ def markov_availability(fail_rates, repair_rates):
 
 
 PROGRAMS = [
-    Program(kaplan_meier, lambda n, rng: (rng.integers(1, 3 * n + 2, 4 * n).astype(np.float64), rng.integers(0, 2, 4 * n))),
     Program(weibull_mrr, lambda n, rng: (rng.weibull(1.7, n) * 500.0,), rtol=1e-9),
     Program(mtbf_by_machine, lambda n, rng: (rng.integers(0, n + 1, 3 * n), rng.uniform(10, 200, 3 * n))),
     Program(markov_availability, lambda n, rng: (rng.uniform(0.001, 0.01, n), rng.uniform(0.1, 0.5, n)),
