@@ -1,19 +1,10 @@
-"""Survey statistics and economics: weighted means by group with np.bincount, a Gini
-coefficient from a sorted income vector, a cross-tabulation with np.add.at, and raking
-(iterative proportional fitting) of a table to two margins until it converges."""
+"""Survey statistics and economics: a Gini coefficient from a sorted income vector, a
+cross-tabulation with np.add.at, and raking (iterative proportional fitting) of a table to
+two margins until it converges."""
 
 import numpy as np
 
 from corpus import Program
-
-
-def weighted_group_means(group, value, weight, n_groups):
-    wsum = np.bincount(group, weights=weight, minlength=n_groups)
-    vsum = np.bincount(group, weights=weight * value, minlength=n_groups)
-    means = np.full(n_groups, np.nan)
-    has = wsum > 0
-    means[has] = vsum[has] / wsum[has]
-    return means, wsum
 
 
 def gini(income):
@@ -66,7 +57,6 @@ def _rake_inputs(n, rng):
 
 
 PROGRAMS = [
-    Program(weighted_group_means, lambda n, rng: (rng.integers(0, 5, 3 * n), rng.normal(50, 10, 3 * n), rng.uniform(0.5, 2, 3 * n), 5)),
     Program(gini, lambda n, rng: (rng.lognormal(10, 0.7, n),)),
     Program(crosstab, lambda n, rng: (rng.integers(0, 3, 4 * n), rng.integers(0, 4, 4 * n), 3, 4)),
     Program(rake, _rake_inputs, rtol=1e-8, atol=1e-9),
