@@ -65,7 +65,7 @@ class ToolchainError(KilnError, RuntimeError):
 # the failure record of runtime/support.c.
 CHECK_ERRORS = {"ValueError": KilnValueError, "IndexError": KilnIndexError, "OverflowError": KilnOverflowError,
                 "UnboundLocalError": KilnUnboundLocalError, "LinAlgError": KilnLinAlgError,
-                "ZeroDivisionError": KilnZeroDivisionError}
+                "ZeroDivisionError": KilnZeroDivisionError, "TypeError": KilnTypeError}
 # The warnings a run-time check emits instead (the call goes on; the runtime
 # warns once per call and message after it returns, as a NumPy ufunc does).
 CHECK_WARNINGS = {"RuntimeWarning": RuntimeWarning}

@@ -833,3 +833,61 @@ def test_autograph_include_converts_library_functions():
     f = kiln.qjit(call_it, autograph=True, autograph_include=["numpy.kiln_test_helpers"])
     for x in (np.random.rand(3), -np.random.rand(3)):
         np.testing.assert_allclose(f(x), np.abs(x))
+
+
+def _kaplan_meier_style(t, d):
+    # a list grown in a while loop with a traced condition (corpus reliability.kaplan_meier)
+    out = []
+    i = 0
+    while i < len(t):
+        if d[i] > 0:
+            out.append(t[i])
+        i += 1
+    return np.array(out)
+
+
+def _count_positive_by_list(x):
+    hits = []
+    i = 0
+    while i < len(x):
+        if x[i] > 0:
+            hits.append(i)
+        i += 1
+    return len(hits)  # kiln used to return 1 here (the append ran once, at trace time)
+
+
+def _append_over_traced_range(x):
+    out = []
+    for i in range(len(x)):
+        out.append(x[i] * 2)
+    return np.array(out)
+
+
+def _append_in_static_loop(x):
+    out = []
+    for i in range(3):
+        out.append(x[i] * 2)
+    return np.array(out)
+
+
+def _np_add_in_traced_loop(x):
+    acc = np.zeros(2)
+    for i in range(len(x)):
+        acc = np.add(acc, x[i])  # `.add` of a module, not of a container: compiles
+    return acc
+
+
+@pytest.mark.parametrize("fn, line, loop_offset", [(_kaplan_meier_style, "out.append", 4),
+                                                   (_count_positive_by_list, "hits.append", 3),
+                                                   (_append_over_traced_range, "out.append", 2)])
+def test_python_container_mutated_in_a_compiled_loop_is_refused_naming_the_loop(fn, line, loop_offset):
+    lineno = fn.__code__.co_firstlineno + loop_offset
+    with pytest.raises(kiln.errors.KilnTypeError,
+                       match=rf"test_autograph.py:{lineno}: this loop .* calls {line}\(\) on a Python container.*np.append"):
+        kiln.qjit(fn)(np.arange(-2.0, 5.0), *((np.ones(7),) if fn is _kaplan_meier_style else ()))
+
+
+def test_container_appends_in_unrolled_loops_and_module_calls_still_compile():
+    x = np.arange(5.0)
+    np.testing.assert_array_equal(kiln.qjit(_append_in_static_loop)(x), _append_in_static_loop(x))
+    np.testing.assert_array_equal(kiln.qjit(_np_add_in_traced_loop)(x), _np_add_in_traced_loop(x))

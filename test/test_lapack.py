@@ -231,6 +231,43 @@ def test_roots_strip_zeros_at_run_time_and_match_numpy():
         kiln.qjit(lambda p: np.roots(p))(np.ones((2, 2)))
 
 
+
+def polyfit_quadratic(x, y):
+    return np.polyfit(x, y, 2)
+
+
+def polyfit_weighted_full(x, y, w):
+    return np.polyfit(x, y, 1, w=w, full=True)
+
+
+def test_polyfit_matches_numpy_at_every_size_and_raises_numpys_type_errors():
+    f, g = kiln.qjit(polyfit_quadratic), kiln.qjit(polyfit_weighted_full)
+    rng = np.random.default_rng(11)
+    for n in (1, 2, 7, 60):
+        x, y, Y, w = rng.normal(size=n), rng.normal(size=n), rng.normal(size=(n, 3)), rng.uniform(0.5, 1, n)
+        x0 = x.copy()
+        for args in ((x, y), (x, Y), (np.arange(1, n + 1), np.arange(1, n + 1) ** 2)):
+            got, want = f(*args), np.polyfit(*args, 2)
+            assert got.dtype == want.dtype and got.shape == want.shape
+            np.testing.assert_allclose(got, want, rtol=1e-9, atol=1e-12)
+        for got, want in zip(g(x, y, w), np.polyfit(x, y, 1, w=w, full=True)):
+            assert np.asarray(got).dtype == np.asarray(want).dtype
+            np.testing.assert_allclose(got, want, rtol=1e-9, atol=1e-12)
+        np.testing.assert_array_equal(x, x0)
+    compiles = f.num_compiles
+    f(rng.normal(size=13), rng.normal(size=13))  # another size: no new compile
+    assert f.num_compiles == compiles
+    assert f(np.ones(3, np.float32), np.ones(3, np.float32)).dtype == np.float64  # as NumPy
+    with pytest.raises(TypeError, match="expected non-empty vector for x"):
+        f(np.zeros(0), np.zeros(0))
+    with pytest.raises(TypeError, match="expected x and y to have same length"):
+        f(np.zeros(3), np.zeros(4))
+    with pytest.raises(np.linalg.LinAlgError):  # a zero column scaled to NaN: NumPy's LinAlgError too
+        f(np.zeros(1), np.zeros(1))
+    with pytest.raises(TypeError, match="cov= is not supported"):
+        kiln.qjit(lambda x, y: np.polyfit(x, y, 1, cov=True))(np.ones(3), np.ones(3))
+
+
 def test_operands_are_read_in_place_without_a_copy_and_writes_stay_ordered():
     """kiln-lower-lapack hands LAPACK calls the operand's own buffer (no
     copy): views (transposed, strided), a loop that writes the matrix after

@@ -280,3 +280,37 @@ def test_loops_with_return_inside_traced_branches_skip_the_rest_of_the_branch(ex
            (np.arange(6.0), 0, 1), (np.zeros(0), 1, 1))
     A = np.array([[1.0, -1.0, 2.0], [1.0, -5.0, 0.5], [0.0, 9.0, 1.0]])
     _check(two_loops_in_a_branch_in_a_loop, (A, 3), (A, 1), (A, 0), (A[:0], 2), (A[:, :1], 3))
+
+
+def first_crossing_after_guard(strain, stress):
+    # An early-return guard on a traced size, then loops that return: both branches of the
+    # guard return (found by the user corpus, materials.offset_yield).
+    n = len(strain)
+    if n < 2:
+        return -1.0, 0.0
+    area = 0.0
+    for i in range(1, n):
+        area += 0.5 * (stress[i] + stress[i - 1]) * (strain[i] - strain[i - 1])
+    for i in range(1, n):
+        if stress[i - 1] > 0 and stress[i] <= 0:
+            return strain[i], area
+    return -1.0, area
+
+
+def guard_in_a_branch_then_loop(x, a):
+    if a > 0:
+        if len(x) == 0:
+            return -2
+        for i in range(len(x)):
+            if x[i] < 0:
+                return i
+        return -1
+    return a
+
+
+def test_loop_return_after_an_early_return_guard_on_a_traced_condition(execution):
+    x = np.linspace(0.0, 1.0, 7)
+    _check(first_crossing_after_guard, (x, np.array([3.0, 2.0, 1.0, -1.0, 2.0, -3.0, 1.0])), (x, np.ones(7)),
+           (x[:1], np.ones(1)), (x[:0], np.ones(0)), (x[:2], np.array([1.0, -1.0])))
+    _check(guard_in_a_branch_then_loop, (np.array([1.0, -1.0, 2.0]), 1), (np.ones(3), 1), (np.zeros(0), 1),
+           (np.array([-1.0]), 0), (np.zeros(0), 0))

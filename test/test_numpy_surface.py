@@ -882,3 +882,19 @@ def test_bool_reductions_and_cumsum():
         b = rand(shape, np.bool_)
         compare(f, lambda b: (b.sum(), np.sum(b, axis=0), b.mean(), np.cumsum(b), b.any(axis=1), b.all(),
                               b.max(initial=False)), b)
+
+
+def test_float_floor_divide_and_remainder_give_numpys_signed_zeros():
+    # found by the user corpus (ufunc.at case): -1.0 // -1.99 is 0.0 in NumPy, kiln gave -0.0,
+    # and a following division by zero then gave -inf where NumPy gives inf.
+    vals = [-2.0, -1.0, -0.5, -0.0, 0.0, 0.5, 1.0, 3.0, np.inf, -np.inf, np.nan, 1e300, -1e-300]
+    a = np.repeat(vals, len(vals))
+    b = np.tile(vals, len(vals))
+    for dtype in (np.float64, np.float32):
+        x, y = a.astype(dtype), b.astype(dtype)
+        got = kiln.qjit(lambda x, y: (np.floor_divide(x, y), np.remainder(x, y), x // y, x % y))(x, y)
+        with np.errstate(all="ignore"):
+            want = (np.floor_divide(x, y), np.remainder(x, y), x // y, x % y)
+        for g, w in zip(got, want):
+            np.testing.assert_array_equal(g, w)
+            np.testing.assert_array_equal(np.signbit(g), np.signbit(w))

@@ -44,7 +44,8 @@ def _loop_result(out: Any, count: int) -> tuple:
 
 
 def for_stmt(iterable: Any, body: Callable, init: tuple, names: tuple, where: str,
-             break_flag: int | None = None, target: str | None = None, python_reason: str | None = None) -> tuple:
+             break_flag: int | None = None, target: str | None = None, python_reason: str | None = None,
+             container_effect: str | None = None) -> tuple:
     """A converted `for`: kiln.for_loop over traced ranges and arrays (a
     kiln.while_loop when the body can `break`), and over a Python `range`
     too unless the body needs Python values per iteration (`python_reason`,
@@ -75,7 +76,18 @@ def for_stmt(iterable: Any, body: Callable, init: tuple, names: tuple, where: st
             if break_flag is not None and not _is_traced(state[break_flag]) and state[break_flag]:
                 break
         return state
+    _refuse_container_effect(container_effect, where, "runs over a traced range or array")
     return _compiled_for(iterable, body, init, names, where, break_flag, target, static_length=None)
+
+
+def _refuse_container_effect(effect: str | None, where: str, why: str) -> None:
+    """A loop that must compile (its range or condition is traced) cannot change a Python
+    list/dict/set once per iteration: refuse it, naming the loop and the fix."""
+    if effect is not None:
+        raise KilnTypeError(f"{where}: this loop {why}, so it runs as one compiled loop, but {effect}: that "
+                            "would happen once, while the loop is traced, not once per iteration. Grow an "
+                            "array instead (`a = np.append(a, v)` or np.concatenate), or preallocate one "
+                            "(np.zeros) and fill it by index; see docs/autograph.md.")
 
 
 def _compiles(iterable: range, init: tuple, names: tuple, target: str | None) -> bool:
@@ -188,7 +200,8 @@ def _probe(cond: Callable, state: tuple) -> Any:
         return cond(*state)
 
 
-def while_stmt(cond: Callable, body: Callable, init: tuple, names: tuple, where: str) -> tuple:
+def while_stmt(cond: Callable, body: Callable, init: tuple, names: tuple, where: str,
+               container_effect: str | None = None) -> tuple:
     """A converted `while`: a Python loop while the condition is a Python
     value, kiln.while_loop from the first time it is traced."""
     state = tuple(init)
@@ -200,6 +213,7 @@ def while_stmt(cond: Callable, body: Callable, init: tuple, names: tuple, where:
             return state
         state = tuple(body(*state))
     _as_bool(test, where, "the while condition")
+    _refuse_container_effect(container_effect, where, "has a traced condition")
     _carry_check(names, state, where, "while-loop")
     from kiln.control_flow import INFER, while_loop
 

@@ -155,8 +155,11 @@ class Normalizer:
                 exits_by_return_only = _exits_by_return_only(s)
                 before, flag, value = self.returns_to_breaks(s)
                 loop, after = self.loop(s)
-                if flag is not None and branch:
-                    # The block around this `if` branch returns; the rest of the branch is skipped.
+                if flag is not None and branch and not _always_exits(after + stmts[k + 1:]):
+                    # The branch may fall through: the block around this `if` branch returns
+                    # the loop's value, and the rest of the branch is skipped. (A branch that
+                    # returns on every path after the loop checks the flag itself, below, so
+                    # both branches of an `if c: return a` guard before the loop still return.)
                     self.hoisted.append((before, flag, value))
                     out.extend(loop)
                     rest = after + stmts[k + 1:]

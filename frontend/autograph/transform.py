@@ -300,6 +300,7 @@ class Converter:
         effect = python_side_effect(s.body, self.containers)
         if effect is not None:
             call.keywords.append(ast.keyword("python_reason", ast.Constant(effect)))
+        _add_container_effect(call, s, self.containers)
         return [_function(body_name, [item] + carried, body, s), _unpack(carried, call, s)], set(carried)
 
     def while_stmt(self, s: ast.While, defined: set) -> tuple[list, set]:
@@ -322,4 +323,32 @@ class Converter:
         call = _call("while_stmt", ast.Name(cond_name, ast.Load()), ast.Name(body_name, ast.Load()),
                      self.loads(carried, defined, s), _str_tuple(carried), ast.Constant(where))
         ast.copy_location(call, s.test)
+        _add_container_effect(call, s, self.containers)
         return [cond_fn, _function(body_name, carried, body, s), _unpack(carried, call, s)], set(carried)
+
+
+# Methods of list, dict and set that change the container in place.
+_MUTATORS = frozenset({"append", "extend", "insert", "pop", "remove", "clear", "update", "add", "discard",
+                       "setdefault", "popitem"})
+
+
+def _container_effect(body: Sequence[ast.stmt], containers: set) -> str | None:
+    """How a loop body changes one of the function's Python containers (`out.append(v)`,
+    `d[k] = v` on a name bound to a list/dict/set literal), or None: a compiled loop
+    would do that once, while tracing, not once per iteration."""
+    for node in walk_scope(body):
+        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                and isinstance(node.func.value, ast.Name) and node.func.value.id in containers
+                and node.func.attr in _MUTATORS):
+            return f"it calls {node.func.value.id}.{node.func.attr}() on a Python container"
+        if isinstance(node, (ast.Assign, ast.AugAssign)):
+            for t in (node.targets if isinstance(node, ast.Assign) else [node.target]):
+                if isinstance(t, ast.Subscript) and isinstance(t.value, ast.Name) and t.value.id in containers:
+                    return f"it stores into the Python container {t.value.id!r}"
+    return None
+
+
+def _add_container_effect(call: ast.Call, s: ast.stmt, containers: set) -> None:
+    effect = _container_effect(s.body, containers)
+    if effect is not None:
+        call.keywords.append(ast.keyword("container_effect", ast.Constant(effect)))

@@ -1,7 +1,7 @@
 """Stage "jaxpr": NumPy's helpers built from elementwise operations,
 reductions and writes (select, piecewise, nan_to_num, fill_diagonal,
-ediff1d, ptp, polyval, average, isclose / allclose / array_equal, sinc,
-trapezoid).
+ediff1d, ptp, polyval, gradient, average, isclose / allclose / array_equal,
+sinc, trapezoid).
 
 In: traced arrays and static options. Out: tracers; `fill_diagonal` and
 `nan_to_num(copy=False)` write into their argument.
@@ -199,6 +199,96 @@ def polyval(p: Any, x: Any) -> Tracer:
         return y * x + convert(p[i], dtype)
 
     return horner(y0)
+
+
+_TOO_SMALL = ("Shape of array too small to calculate a numerical gradient, at least (edge_order + 1) "
+              "elements are required.")
+
+
+@numpy_function("gradient")
+def gradient(f: Any, *varargs: Any, axis: Any = None, edge_order: int = 1) -> Any:
+    """`np.gradient(f, *varargs, axis=None)`: NumPy's algorithm with edge_order=1:
+    central differences inside, one-sided at both ends, per axis; a spacing is a
+    scalar or a 1-D coordinate array (NumPy's uniform formula when its steps are all
+    equal, checked when the call runs, else the second-order non-uniform one).
+    One array for one axis, else a tuple. Too short an axis raises NumPy's error when
+    the call runs (ValueError; IndexError for a coordinate array of fewer than 2).
+    Not done: edge_order=2 (a TypeError naming it)."""
+    if edge_order > 2:
+        raise KilnValueError("'edge_order' greater than 2 not supported")
+    if edge_order != 1:
+        raise KilnTypeError("np.gradient: edge_order=2 is not supported by kiln (edge_order=1 is); call it "
+                            "outside kiln.qjit or use one-sided second-order differences written out")
+    f = materialize(f)
+    ndim = f.aval.ndim
+    if axis is None:
+        axes = tuple(range(ndim))
+    else:
+        axes = tuple(axis) if isinstance(axis, (tuple, list)) else (axis,)
+        for ax in axes:
+            if not -ndim <= ax < ndim:
+                raise KilnValueError(f"axis {ax} is out of bounds for array of dimension {ndim}")
+        axes = tuple(ax % ndim for ax in axes)
+    if len(varargs) == 0:
+        spacings = [1.0] * len(axes)
+    elif len(varargs) == 1 and np.ndim(varargs[0]) == 0:
+        spacings = list(varargs) * len(axes)
+    elif len(varargs) == len(axes):
+        spacings = list(varargs)
+    else:
+        raise KilnTypeError("invalid number of arguments")
+    otype = f.aval.dtype
+    if otype.kind not in "fc":
+        if otype == np.bool_:
+            raise KilnTypeError("np.gradient of a boolean array: NumPy's boolean subtract is not supported; "
+                                "use .astype(float) first")
+        f = convert(f, np.float64)
+        otype = np.dtype(np.float64)
+    outs = [_gradient_along(f, ax, h, otype) for ax, h in zip(axes, spacings)]
+    return outs[0] if len(outs) == 1 else tuple(outs)
+
+
+def _gradient_along(f: Tracer, axis: int, h: Any, otype: np.dtype) -> Tracer:
+    ndim = f.aval.ndim
+    n = f.aval.shape[axis]
+
+    def part(start: Any, stop: Any) -> Tracer:
+        return f[(slice(None),) * axis + (slice(start, stop),)]
+
+    def along(v: Tracer) -> Tracer:  # a 1-D coefficient broadcast along `axis`
+        return knp.reshape(v, tuple(-1 if d == axis else 1 for d in range(ndim)))
+
+    coordinates = np.ndim(h) != 0
+    if coordinates:
+        x = materialize(h)
+        if x.aval.ndim != 1:
+            raise KilnValueError("distances must be either scalars or 1d")
+        from kiln.numpy._base import require_equal_dims
+        require_equal_dims(x.aval.shape[0], n, "ValueError",
+                           "when 1d, distances must match the length of the corresponding dimension")
+        if x.aval.dtype.kind in "iub":
+            x = convert(x, np.float64)
+        dx = x[1:] - x[:-1]
+        m = dx.aval.shape[0]
+        check(knp.greater(m, 0) if not is_static_dim(m) else int(m) > 0, "IndexError",
+              "index 0 is out of bounds for axis 0 with size 0")
+    check(knp.greater_equal(n, 2) if not is_static_dim(n) else int(n) >= 2, "ValueError", _TOO_SMALL)
+    forward, backward = part(1, 2) - part(0, 1), part(-1, None) - part(-2, -1)
+    if not coordinates:
+        h = operand(h) if isinstance(h, Tracer) else h
+        pieces = [forward / h, (part(2, None) - part(None, -2)) / (2.0 * h), backward / h]
+        return convert(knp.concatenate(pieces, axis=axis), otype)
+    h0 = dx[0]
+    uniform = knp.all(knp.equal(dx, h0))
+    dx1, dx2 = dx[:-1], dx[1:]
+    a = along(-dx2 / (dx1 * (dx1 + dx2)))
+    b = along((dx2 - dx1) / (dx1 * dx2))
+    c = along(dx1 / (dx2 * (dx1 + dx2)))
+    varying = a * part(None, -2) + b * part(1, -1) + c * part(2, None)
+    even = (part(2, None) - part(None, -2)) / (2.0 * h0)
+    inner = knp.where(uniform, even, varying)
+    last = knp.where(uniform, h0, dx[-1])
+    return convert(knp.concatenate([forward / h0, inner, backward / last], axis=axis), otype)
 
 
 @numpy_function("average")

@@ -1,6 +1,7 @@
 """Stage "jaxpr": `np.linalg` functions built on the LAPACK kernels: norm
-(every order), cond, pinv, matrix_rank, matrix_power; and np.roots (the
-eigenvalues of the companion matrix).
+(every order), cond, pinv, matrix_rank, matrix_power; np.roots (the
+eigenvalues of the companion matrix) and np.polyfit (lstsq on the scaled
+Vandermonde matrix).
 
 In: traced arrays and static orders/exponents. Out: compositions of the
 decompositions of kiln/numpy/lapack.py with reductions and matmuls, in the
@@ -16,9 +17,10 @@ import numpy as np
 
 from kiln.core import KilnTypeError, KilnValueError, is_static_dim
 from kiln.errors import KilnLinAlgError
-from kiln.numpy._base import check, convert, operand, require_equal_dims, shape_product
+from kiln.numpy._base import check, convert, dims_equal, operand, require_equal_dims, shape_product
 from kiln.numpy._bindings import knp, numpy_function
-from kiln.numpy.lapack import complex_eigenvalues, inverse, linalg_dtypes, real_dtype, require_stacked, singular_values, svd
+from kiln.numpy.lapack import (complex_eigenvalues, inverse, linalg_dtypes, lstsq, real_dtype, require_stacked,
+                               singular_values, svd)
 from kiln.trace_namespace import replace_in_traced_code
 from kiln.tracing import Tracer
 
@@ -268,3 +270,69 @@ def roots(p: Any) -> Tracer:
 
 # NumPy's np.roots would iterate the traced coefficients before kiln could answer.
 replace_in_traced_code(np.roots, roots)
+
+
+def _same_length(a: Any, b: Any, message: str) -> None:
+    """Dims `a` and `b` are equal, else NumPy's TypeError (at trace time when both are
+    static, else when the call runs)."""
+    if is_static_dim(a) and is_static_dim(b):
+        if int(a) != int(b):
+            raise KilnTypeError(message)
+        return
+    check(dims_equal(a, b), "TypeError", message)
+
+
+@numpy_function("polyfit")
+def polyfit(x: Any, y: Any, deg: Any, rcond: Any = None, full: bool = False, w: Any = None,
+            cov: Any = False) -> Any:
+    """`np.polyfit(x, y, deg, rcond, full, w)`: NumPy's algorithm, least squares
+    (`np.linalg.lstsq`) on the Vandermonde matrix of `x` (weighted rows with `w`)
+    whose columns are scaled to unit norm, the coefficients unscaled after; highest
+    power first. `deg` is a Python int. An empty `x` raises TypeError when the call
+    runs. Not done: `cov=` (a TypeError naming it), and NumPy's RankWarning for a
+    rank-deficient fit (the coefficients are NumPy's).
+
+    >>> np.polyfit(np.array([0.0, 1.0, 2.0]), np.array([1.0, 3.0, 5.0]), 1)  # [2, 1]
+    """
+    if cov is not False:
+        raise KilnTypeError("np.polyfit: cov= is not supported by kiln; compute the covariance from "
+                            "np.linalg.inv of the scaled normal matrix, or call polyfit outside kiln.qjit")
+    if not isinstance(deg, (int, np.integer)):
+        raise KilnTypeError(f"np.polyfit: deg must be a Python int (the number of coefficients fixes the "
+                            f"result's shape); got {type(deg).__name__}. Pass it as a constant or mark it "
+                            "static (static_argnums)")
+    order = int(deg) + 1
+    x = knp.add(operand(x), 0.0)
+    y = knp.add(operand(y), 0.0)
+    if deg < 0:
+        raise KilnValueError("expected deg >= 0")
+    if x.aval.ndim != 1:
+        raise KilnTypeError("expected 1D vector for x")
+    n = x.aval.shape[0]
+    if is_static_dim(n):
+        if int(n) == 0:
+            raise KilnTypeError("expected non-empty vector for x")
+    else:
+        check(knp.greater(n, 0), "TypeError", "expected non-empty vector for x")
+    if y.aval.ndim not in (1, 2):
+        raise KilnTypeError("expected 1D or 2D array for y")
+    _same_length(n, y.aval.shape[0], "expected x and y to have same length")
+    if rcond is None:
+        eps = np.finfo(x.aval.dtype).eps
+        rcond = knp.multiply(n, eps) if not is_static_dim(n) else int(n) * eps
+    lhs = knp.vander(x, order)
+    rhs = y
+    if w is not None:
+        w = knp.add(operand(w), 0.0)
+        if w.aval.ndim != 1:
+            raise KilnTypeError("expected a 1-d array for weights")
+        _same_length(w.aval.shape[0], y.aval.shape[0], "expected w and y to have the same length")
+        lhs = lhs * knp.reshape(w, (-1, 1))
+        rhs = rhs * (knp.reshape(w, (-1, 1)) if rhs.aval.ndim == 2 else w)
+    scale = knp.sqrt(knp.sum(lhs * lhs, axis=0))
+    lhs = lhs / scale
+    c, resids, rank, s = lstsq(lhs, rhs, rcond)
+    c = knp.transpose(knp.transpose(c) / scale)
+    if full:
+        return c, resids, rank, s, rcond
+    return c

@@ -206,9 +206,9 @@ def _at_method(name: str, nin: int) -> Callable[..., Any]:
         entries = list(indices) if isinstance(indices, tuple) else [indices]
         arrays = [k for k, e in enumerate(entries) if isinstance(e, (list, np.ndarray)) or
                   (isinstance(e, Tracer) and e.aval.ndim > 0)]
-        if any(e is Ellipsis for e in entries) or len(arrays) > 1:
-            raise KilnTypeError(f"np.{name}.at: kiln supports slices, integers and one 1-D integer array as the "
-                                "index (no Ellipsis)")
+        if any(e is Ellipsis or e is None for e in entries):
+            raise KilnTypeError(f"np.{name}.at: kiln supports slices, integers and 1-D integer arrays as the "
+                                "index (no Ellipsis or np.newaxis)")
 
         def apply(index: tuple, value: Any) -> None:
             current = target[index]
@@ -218,17 +218,33 @@ def _at_method(name: str, nin: int) -> Callable[..., Any]:
         if not arrays:
             apply(tuple(entries), b)
             return None
-        p = arrays[0]
-        positions = operand(entries[p] if isinstance(entries[p], Tracer) else np.asarray(entries[p]))
-        if positions.aval.ndim != 1 or positions.aval.dtype.kind not in "iu":
-            raise KilnIndexError(f"np.{name}.at: the index array must be 1-D integers")
+        positions = [operand(entries[p] if isinstance(entries[p], Tracer) else np.asarray(entries[p]))
+                     for p in arrays]
+        if any(q.aval.ndim != 1 or q.aval.dtype.kind not in "iu" for q in positions):
+            raise KilnIndexError(f"np.{name}.at: the index arrays must be 1-D integers")
+        if len(positions) > 1:  # several index arrays broadcast together, as NumPy's
+            first = positions[0].aval.shape[0]
+            for q in positions[1:]:
+                d = q.aval.shape[0]
+                if is_static_dim(first) and is_static_dim(d):
+                    fits = int(first) == int(d) or 1 in (int(first), int(d))
+                else:
+                    fits = knp.logical_or(knp.equal(first, d), knp.logical_or(knp.equal(first, 1), knp.equal(d, 1)))
+                check(fits, "IndexError", "shape mismatch: indexing arrays could not be broadcast together with "
+                      "shapes ({},) ({},)", first, d)
+            positions = list(knp.broadcast_arrays(*positions))
         selected = target[tuple(entries)]
         values = None if b is None else broadcast_to(operand(b), selected.aval.shape, f"np.{name}.at")
-        advanced_axis = sum(1 for e in entries[:p] if isinstance(e, slice))
+        # NumPy's place of the indexed dim in `selected`: where the advanced indices
+        # (arrays and integers) are when they are next to each other, else first.
+        advanced = [j for j, e in enumerate(entries) if not isinstance(e, slice)]
+        together = advanced == list(range(advanced[0], advanced[-1] + 1))
+        advanced_axis = advanced[0] if together else 0
+        by_entry = dict(zip(arrays, positions))
 
-        @for_loop(0, positions.aval.shape[0], 1)
+        @for_loop(0, positions[0].aval.shape[0], 1)
         def each(k):
-            index = tuple(positions[k] if j == p else e for j, e in enumerate(entries))
+            index = tuple(by_entry[j][k] if j in by_entry else e for j, e in enumerate(entries))
             apply(index, None if values is None else values[_index(advanced_axis, k)])
 
         each()

@@ -14,7 +14,7 @@ import numpy as np
 
 from kiln.core import Literal, Primitive
 from kiln.numpy._base import broadcast_to, convert, operand
-from kiln.numpy._bindings import FUNCTIONS, UFUNC_METHODS, tracer_method
+from kiln.numpy._bindings import FUNCTIONS, UFUNC_METHODS, knp, tracer_method
 from kiln.numpy._ufunc import UFUNCS, ufunc, ufunc_entry
 from kiln.primitives import elementwise as ew
 from kiln.tracing import Tracer, bind
@@ -90,11 +90,15 @@ def _float_divmod(x, y):
     sign_differs = bind(ew.ne_p, bind(ew.lt_p, y, zero), bind(ew.lt_p, mod, zero))
     fix = bind(ew.and_p, mod_nonzero, sign_differs)
     mod = _select(fix, bind(ew.add_p, mod, y), mod)
+    # A zero remainder takes the divisor's sign (np.remainder(2.0, -1.0) is -0.0).
+    mod = _select(mod_nonzero, mod, knp.copysign(zero, y))
     div = _select(fix, bind(ew.sub_p, div, _const_like(x, 1.0)), div)
     floordiv = bind(ew.floor_p, div)
     floordiv = _select(
         bind(ew.gt_p, bind(ew.sub_p, div, floordiv), _const_like(x, 0.5)),
         bind(ew.add_p, floordiv, _const_like(x, 1.0)), floordiv)
+    # A zero quotient takes the sign of x / y (-1.0 // -2.0 is 0.0, -0.0 // 3.0 is -0.0).
+    floordiv = _select(bind(ew.ne_p, div, zero), floordiv, knp.copysign(zero, bind(ew.div_p, x, y)))
     y_zero = bind(ew.eq_p, y, zero)
     floordiv = _select(y_zero, bind(ew.div_p, x, y), floordiv)
     return floordiv, mod

@@ -3,7 +3,8 @@
 `check` takes a bool scalar (true when all is well) and up to two i64 scalars
 to report; when the predicate is false at run time the compiled function sets
 its status and the runtime raises `kind` (ValueError, IndexError,
-OverflowError, UnboundLocalError or LinAlgError: `kiln.errors.CHECK_ERRORS`) with
+OverflowError, UnboundLocalError, LinAlgError, ZeroDivisionError or TypeError:
+`kiln.errors.CHECK_ERRORS`) with
 `message.format(*values)`; a warning kind (`CHECK_WARNINGS`: RuntimeWarning)
 warns instead, once per call, and the call goes on.
 """

@@ -112,10 +112,17 @@ def _collect() -> list[Program]:
                         epidemiology, finance, geometry, geoscience, graphics, graphs, image,
                         machine_learning, operations_research, optimization, physics, quality_control,
                         signal_processing, simulation, statistics)
+    from corpus import (genomics, hydrology, neuroscience, pharmacokinetics, power_systems, queueing,
+                        robotics, sports)
+    from corpus import acoustics, climate, linguistics, materials, portfolio, seismology, traffic
+    from corpus import agriculture, coding_theory, logistics, oceanography, reliability, sports_physiology, survey
     fields = (signal_processing, image, statistics, simulation, graphs, optimization,
               dynamic_programming, bioinformatics, geoscience, audio, graphics, finance, physics,
               machine_learning, control, epidemiology, astronomy, chemistry, operations_research, geometry,
-              ecology, quality_control)
+              ecology, quality_control, robotics, pharmacokinetics, power_systems, neuroscience, genomics,
+              sports, hydrology, queueing, portfolio, acoustics, climate, materials, linguistics,
+              traffic, seismology, reliability, coding_theory, oceanography,
+              logistics, survey, agriculture, sports_physiology)
     return [program for field in fields for program in field.PROGRAMS]
 
 

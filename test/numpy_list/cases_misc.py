@@ -125,6 +125,22 @@ def _polyval_args(n, rng):
     return floats(rng, n), floats(rng, 7)
 
 
+def polyfit(x, y):
+    return np.polyfit(x, y, 2), np.polyfit(x, y, 1, w=np.abs(x) + 1.0)
+
+
+def gradient(f, x):
+    return np.gradient(f), np.gradient(f, 0.5), np.gradient(f, x), np.gradient(f, np.arange(len(f)) * 0.25)
+
+
+def _gradient_args(n, rng):
+    return floats(rng, n), np.cumsum(rng.uniform(0.1, 1.0, n))
+
+
+def gradient_2d(a):
+    return np.gradient(a), np.gradient(a, 2.0, axis=1), np.gradient(a.astype(np.float32), axis=0)
+
+
 def heaviside(a):
     return np.heaviside(a, 0.5), np.heaviside(a, a)
 
@@ -264,6 +280,11 @@ CASES = [
     _case("numpy.dot", dot, lambda n, rng: (floats(rng, n, 3), floats(rng, n, 3)), rtol=1e-10),
     _case("ndarray.__matmul__", matmul_op, lambda n, rng: (floats(rng, n, 3), floats(rng, n, 3)), rtol=1e-10),
     _add("numpy.polyval", polyval, _polyval_args, rtol=1e-10),
+    _add("numpy.polyfit", polyfit, two_vecs(), rtol=1e-9,
+         note="`deg` a Python int; `cov=` refused; no RankWarning for a rank-deficient fit"),
+    _add("numpy.gradient", gradient, _gradient_args, rtol=1e-10,
+         note="edge_order=1 (edge_order=2 refused); coordinate arrays: uniform steps checked at run time"),
+    _add("numpy.gradient", gradient_2d, lambda n, rng: (floats(rng, n, 3),), rtol=1e-6),
     _add("numpy.heaviside", heaviside, lambda n, rng: (np.round(floats(rng, n)),)),
     _case("numpy.logaddexp", logaddexp, two_vecs()),
     _case("numpy.logaddexp2", logaddexp, two_vecs()),

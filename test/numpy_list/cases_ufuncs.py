@@ -158,6 +158,7 @@ def _method(names: list[str], method: str):
                 x, y = a.copy(), b.copy()
                 u.at(x, [0, 1, 0], y[0])
                 u.at(y, (slice(None), 2), y[:, 0])
+                u.at(x, ([0, 1, 0], [2, -1, 2]), y[1])  # two index arrays: the entries (0, 2), (1, -1), (0, 2)
                 results += [x, y]
         return tuple(results)
     fn.__name__ = f"{method}_{'_'.join(names[:2])}"
