@@ -155,15 +155,6 @@ def _block(value: ir.Value):
     return value, [0, 0], [None, None]
 
 
-def _same(a, b) -> bool:
-    """Two offsets or sizes (ints or values) that are provably equal."""
-    if isinstance(a, ir.Value) and constant_int(a) is not None:
-        a = constant_int(a)
-    if isinstance(b, ir.Value) and constant_int(b) is not None:
-        b = constant_int(b)
-    return a == b  # equal ints, or the same SSA value
-
-
 def _invariant(v, loop: ir.Operation) -> bool:
     return isinstance(v, int) or _defined_outside(v, loop)
 
