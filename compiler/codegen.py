@@ -40,6 +40,18 @@ def external_libraries(module: ir.Module) -> list[str]:
     return [blas_library()] if uses_blas(symbols) or uses_lapack(symbols) else []
 
 
+def sorted_dtypes(module: ir.Module) -> list[str]:
+    """The dtypes whose sorting routines (`kiln_sort_<dtype>` /
+    `kiln_argsort_<dtype>`, runtime/sort.c) `module` calls: their objects
+    are linked into the library, built on first use."""
+    found = set()
+    for name in _external_symbols(module).split("\n"):
+        for prefix in ("@kiln_sort_", "@kiln_argsort_"):
+            if name.startswith(prefix) and name[len(prefix):] in toolchain.SORT_DTYPES:
+                found.add(name[len(prefix):])
+    return sorted(found)
+
+
 def uses_random(module: ir.Module) -> bool:
     """Whether `module` calls the random-number runtime (`kiln-lower-random`)."""
     return f"@{RANDOM_PREFIX}" in _external_symbols(module)
@@ -98,7 +110,8 @@ def emit_objects(module: ir.Module, folder: str, name: str, libraries: list[str]
 
 
 def _runtime_libraries(module: ir.Module) -> list[str]:
-    return [toolchain.support_library()] + ([toolchain.random_library()] if uses_random(module) else [])
+    return ([toolchain.support_library()] + ([toolchain.random_library()] if uses_random(module) else [])
+            + toolchain.sort_libraries(sorted_dtypes(module)))
 
 
 def emit_object(module: ir.Module, path: str, opt_level: int = 3, libraries: list[str] = ()) -> str:
@@ -148,6 +161,8 @@ def emit_shared_library(module: ir.Module, workdir: str, name: str, extra_object
     if uses_random(module):
         # Static: the library carries its random numbers (and NumPy's distributions) itself.
         link_inputs += toolchain.random_objects()
+    # Static too: the sorting routines of the dtypes it sorts.
+    link_inputs += [toolchain.sort_object(dtype) for dtype in sorted_dtypes(module)]
     if libraries and sys.platform.startswith("linux"):
         # runtime/lapack.c reaches LAPACK through weak symbols, which
         # --as-needed (the default of many distributions) does not count.

@@ -62,7 +62,7 @@ def toolchain_fingerprint() -> str:
     # bindings, ~0.3 s that a cache hit does not need).
     dialects = importlib.util.find_spec("kiln.dialects")
     roots = [os.path.dirname(os.path.abspath(__file__)), os.path.dirname(os.path.abspath(dialects.origin))]
-    sources = [*toolchain.SUPPORT_SOURCES, toolchain.LAPACK_SOURCE, toolchain.RANDOM_SOURCE]
+    sources = [*toolchain.SUPPORT_SOURCES, toolchain.SORT_SOURCE, toolchain.LAPACK_SOURCE, toolchain.RANDOM_SOURCE]
     if os.path.isfile(toolchain.NUMPY_RANDOM_LIBRARY):
         sources.append(toolchain.NUMPY_RANDOM_LIBRARY)
     for root in roots:

@@ -1,6 +1,10 @@
 /* kiln runtime: sorting and selection along the last axis, called by the
- * code kiln-lower-sorts emits for `kiln.sort` (included by support.c, so it
- * is part of every compiled library).
+ * code kiln-lower-sorts emits for `kiln.sort`. Compiled on demand, one
+ * object per dtype (`-DKILN_SORT_ONE -DKILN_SORT_ONLY_<dtype>`, see
+ * runtime/toolchain.py `sort_object`): a library that sorts float64 links
+ * only that object, and a library that does not sort links none (all twelve
+ * dtypes in one object were ~26 s of `cc -O2`, 97 % of the support code's
+ * build on a fresh cache). Without KILN_SORT_ONE every dtype is compiled.
  *
  * In: a 2-d strided memref (rows x n) of one dtype, a fresh contiguous output
  * of the same shape (the dtype's values, or int64 positions), and the kth
@@ -38,12 +42,16 @@
  * rows on the thread pool" below), with the same answer bit for bit.
  * docs/numpy.md, "How sorting is compiled", has the details.
  */
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 void *_mlir_memref_to_llvm_alloc(size_t size);
 void _mlir_memref_to_llvm_free(void *p);
+/* support.c's thread pool (linked into every library). */
+void kiln_parallel_for(void (*fn)(void *, int64_t, int64_t), void *ctx, int64_t lo, int64_t hi, int64_t work);
+int kiln_parallel_worth(int64_t work);
 
 /* Rows of at most this many monotone runs are merged, not quicksorted / radix sorted. */
 #define KILN_RUNS 16
@@ -115,12 +123,7 @@ static void kiln_sort_release(void *p) {
 #define KILN_SORT_PARALLEL_MIN ((int64_t)1 << 16)
 #define KILN_SORT_PIECES 8 /* pieces of a parallel merge or copy (4 per thread of 2) */
 static int kiln_sort_parallel(int64_t n) {
-  if (n < KILN_SORT_PARALLEL_MIN || kiln_in_parallel_body || kiln_num_threads() < 2)
-    return 0;
-  pthread_once(&kiln_settings_once, kiln_read_settings);
-  if (n < kiln_settings_min_work)
-    return 0;
-  return kiln_now_ns() >= kiln_pool.serial_until; /* a racy read: a hint */
+  return n >= KILN_SORT_PARALLEL_MIN && kiln_parallel_worth(n);
 }
 
 /* A copy of n elements of `size` bytes in KILN_SORT_PIECES pieces on the pool. */
@@ -3010,15 +3013,39 @@ static const int kiln_avx2 = 0; /* the portable code only */
 #define KILN_FPOS_32(x) KILN_FPOS(32, x)
 #define KILN_FPOS_64(x) KILN_FPOS(64, x)
 
+#if !defined(KILN_SORT_ONE) || defined(KILN_SORT_ONLY_bool)
 KILN_SORT_ENTRIES(bool, uint8_t, uint8_t, 8, KILN_BOOL, KILN_ID, KILN_BOOL, KILN_NEVER_NAN, KILN_PART_KEYS, KILN_LESS_INT, KILN_VEC_NONE)
+#endif
+#if !defined(KILN_SORT_ONE) || defined(KILN_SORT_ONLY_u8)
 KILN_SORT_ENTRIES(u8, uint8_t, uint8_t, 8, KILN_ID, KILN_ID, KILN_ID, KILN_NEVER_NAN, KILN_PART_KEYS, KILN_LESS_INT, KILN_VEC_NONE)
+#endif
+#if !defined(KILN_SORT_ONE) || defined(KILN_SORT_ONLY_u16)
 KILN_SORT_ENTRIES(u16, uint16_t, uint16_t, 16, KILN_ID, KILN_ID, KILN_ID, KILN_NEVER_NAN, KILN_PART_KEYS, KILN_LESS_INT, KILN_VEC_NONE)
+#endif
+#if !defined(KILN_SORT_ONE) || defined(KILN_SORT_ONLY_u32)
 KILN_SORT_ENTRIES(u32, uint32_t, uint32_t, 32, KILN_ID, KILN_ID, KILN_ID, KILN_NEVER_NAN, KILN_PART_FR, KILN_LESS_INT, KILN_VEC_NONE)
+#endif
+#if !defined(KILN_SORT_ONE) || defined(KILN_SORT_ONLY_u64)
 KILN_SORT_ENTRIES(u64, uint64_t, uint64_t, 64, KILN_ID, KILN_ID, KILN_ID, KILN_NEVER_NAN, KILN_PART_FR, KILN_LESS_INT, KILN_VEC_NONE)
+#endif
+#if !defined(KILN_SORT_ONE) || defined(KILN_SORT_ONLY_i8)
 KILN_SORT_ENTRIES(i8, int8_t, uint8_t, 8, KILN_SIGNED_8, KILN_SIGNED_8, KILN_SIGNED_8, KILN_NEVER_NAN, KILN_PART_KEYS, KILN_LESS_INT, KILN_VEC_NONE)
+#endif
+#if !defined(KILN_SORT_ONE) || defined(KILN_SORT_ONLY_i16)
 KILN_SORT_ENTRIES(i16, int16_t, uint16_t, 16, KILN_SIGNED_16, KILN_SIGNED_16, KILN_SIGNED_16, KILN_NEVER_NAN, KILN_PART_KEYS, KILN_LESS_INT, KILN_VEC_NONE)
+#endif
+#if !defined(KILN_SORT_ONE) || defined(KILN_SORT_ONLY_i32)
 KILN_SORT_ENTRIES(i32, int32_t, uint32_t, 32, KILN_SIGNED_32, KILN_SIGNED_32, KILN_SIGNED_32, KILN_NEVER_NAN, KILN_PART_FR, KILN_LESS_INT, KILN_VEC_I32)
+#endif
+#if !defined(KILN_SORT_ONE) || defined(KILN_SORT_ONLY_i64)
 KILN_SORT_ENTRIES(i64, int64_t, uint64_t, 64, KILN_SIGNED_64, KILN_SIGNED_64, KILN_SIGNED_64, KILN_NEVER_NAN, KILN_PART_FR, KILN_LESS_INT, KILN_VEC_I64)
+#endif
+#if !defined(KILN_SORT_ONE) || defined(KILN_SORT_ONLY_f16)
 KILN_SORT_ENTRIES(f16, uint16_t, uint16_t, 16, kiln_fkey_16, kiln_funkey_16, KILN_FPOS_16, KILN_FLOAT_NAN, KILN_PART_KEYS, KILN_LESS_INT, KILN_VEC_NONE)
+#endif
+#if !defined(KILN_SORT_ONE) || defined(KILN_SORT_ONLY_f32)
 KILN_SORT_ENTRIES(f32, float, uint32_t, 32, kiln_fkey_32, kiln_funkey_32, KILN_FPOS_32, KILN_FLOAT_NAN, KILN_PART_FR, KILN_LESS_FLOAT, KILN_VEC_F32)
+#endif
+#if !defined(KILN_SORT_ONE) || defined(KILN_SORT_ONLY_f64)
 KILN_SORT_ENTRIES(f64, double, uint64_t, 64, kiln_fkey_64, kiln_funkey_64, KILN_FPOS_64, KILN_FLOAT_NAN, KILN_PART_FR, KILN_LESS_FLOAT, KILN_VEC_F64)
+#endif

@@ -763,8 +763,22 @@ void kiln_print_emit(const char *text) {
 }
 
 /* ---- Sorting ----------------------------------------------------------------
- * The routines `kiln.sort` lowers to (kiln-lower-sorts) live in sort.c. */
-#include "sort.c"
+ * The routines `kiln.sort` lowers to (kiln-lower-sorts) live in sort.c, which
+ * is not part of this file: it is compiled on demand, one object per dtype,
+ * and linked only into the libraries that sort that dtype (runtime/toolchain.py,
+ * `sort_object`). It reaches the thread pool through kiln_parallel_for and this. */
+
+/* Whether splitting `work` units of a call across the pool is worth it now:
+ * not inside a parallel body, more than one thread, at least the minimum
+ * work, and the pool not backing off under load (a racy read: a hint). */
+int kiln_parallel_worth(int64_t work) {
+  if (kiln_in_parallel_body || kiln_num_threads() < 2)
+    return 0;
+  pthread_once(&kiln_settings_once, kiln_read_settings);
+  if (work < kiln_settings_min_work)
+    return 0;
+  return kiln_now_ns() >= kiln_pool.serial_until;
+}
 
 /* ---- Size-1 broadcasts -------------------------------------------------------
  * The copy the size-1 path of a broadcast calls (kiln-legalize-dynamic)

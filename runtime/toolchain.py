@@ -2,8 +2,9 @@
 
 In: object files produced by LLVM (`compiler/codegen.py`).
 Out: shared libraries (`cc -shared`), linked with kiln's support code
-(`support.c`: entry wrapper, run-time check reporting, prints, threads; `sort.c`: sorting) and libm, and,
-when they draw random numbers, `random.c` with NumPy's `libnpyrandom.a`. The
+(`support.c`: entry wrapper, run-time check reporting, prints, threads) and libm; when they
+sort, the objects of `sort.c` for the dtypes they sort (one per dtype, built on first use); when
+they draw random numbers, `random.c` with NumPy's `libnpyrandom.a`. The
 support code and the fastcall extension are cached and verified by
 `runtime/cache.py`; a missing or failing compiler is a ToolchainError.
 """
@@ -31,11 +32,16 @@ NUMPY_RANDOM_LIBRARY = os.path.join(os.path.dirname(os.path.abspath(np.random.__
 # The LAPACK kernels (its LAPACK symbols are weak: bound only in libraries
 # linked with the OpenBLAS, those that call a kernel).
 LAPACK_SOURCE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "lapack.c")
-# Every file of the support object: support.c includes sort.c (the sorting
-# routines), broadcast.c (the size-1 broadcast copy) and matvec.c (matrix-vector pairs).
-SUPPORT_SOURCES = (SUPPORT_SOURCE, os.path.join(os.path.dirname(SUPPORT_SOURCE), "sort.c"),
-                   os.path.join(os.path.dirname(SUPPORT_SOURCE), "broadcast.c"),
+# Every file of the support object: support.c includes broadcast.c (the
+# size-1 broadcast copy) and matvec.c (matrix-vector pairs).
+SUPPORT_SOURCES = (SUPPORT_SOURCE, os.path.join(os.path.dirname(SUPPORT_SOURCE), "broadcast.c"),
                    os.path.join(os.path.dirname(SUPPORT_SOURCE), "matvec.c"))
+# The sorting routines, an object per dtype, built when a library first
+# sorts that dtype: the twelve in one object were ~26 CPU s of `cc -O2`
+# (97 % of the support code's build), which every fresh cache paid on its
+# first compile, sorting or not; float64 alone is ~6 s, bool ~1.4 s.
+SORT_SOURCE = os.path.join(os.path.dirname(SUPPORT_SOURCE), "sort.c")
+SORT_DTYPES = ("bool", "u8", "u16", "u32", "u64", "i8", "i16", "i32", "i64", "f16", "f32", "f64")
 
 
 def c_compiler() -> str:
@@ -74,6 +80,47 @@ def support_object() -> str:
     """support.c compiled to a PIC object (cached by its hash, verified)."""
     return cache.toolchain_file(f"kiln_support_{_support_key()}.o", lambda out: _run(
         [c_compiler(), "-O2", "-fPIC", "-pthread", "-c", SUPPORT_SOURCE, "-o", out]))
+
+
+def _sort_key() -> str:
+    with open(SORT_SOURCE, "rb") as f:
+        return hashlib.sha256(f.read()).hexdigest()[:16]
+
+
+def _sort_dtype(dtype: str) -> str:
+    if dtype not in SORT_DTYPES:
+        raise ToolchainError(f"no sorting routines for dtype {dtype!r} (runtime/sort.c has {', '.join(SORT_DTYPES)})")
+    return dtype
+
+
+def sort_object(dtype: str) -> str:
+    """sort.c's routines for one dtype (`kiln_sort_<dtype>`,
+    `kiln_argsort_<dtype>`) compiled to a PIC object (cached, verified)."""
+    dtype = _sort_dtype(dtype)
+    return cache.toolchain_file(f"kiln_sort_{dtype}_{_sort_key()}.o", lambda out: _run(
+        [c_compiler(), "-O2", "-fPIC", "-pthread", "-DKILN_SORT_ONE", f"-DKILN_SORT_ONLY_{dtype}", "-c",
+         SORT_SOURCE, "-o", out]))
+
+
+def sort_library(dtype: str) -> str:
+    """One dtype's sorting routines as a shared library, so the JIT can
+    resolve their symbols (with the support code they call, so that it
+    loads on its own)."""
+    dtype = _sort_dtype(dtype)
+    return cache.toolchain_file(f"libkiln_sort_{dtype}_{_sort_key()}_{_support_key()}.so", lambda out: _run(
+        [c_compiler(), "-shared", "-pthread", "-o", out, sort_object(dtype), support_object(), lapack_object(),
+         "-lm"]))
+
+
+def sort_libraries(dtypes: list[str]) -> list[str]:
+    """`sort_library` of each dtype; those not built yet are built at the
+    same time (each is one `cc` process)."""
+    if len(dtypes) < 2:
+        return [sort_library(d) for d in dtypes]
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(max_workers=min(len(dtypes), os.cpu_count() or 1)) as pool:
+        return list(pool.map(sort_library, dtypes))
 
 
 def numpy_random_library() -> str:
