@@ -32,16 +32,22 @@ def describe_signature(signature: tuple) -> str:
     return ", ".join(parts)
 
 
-def log_compile(name: str, signature: tuple, seconds: dict, cache_hit: bool) -> None:
-    """Log one compile of `name` for `signature` (INFO, or WARNING if slow)."""
+def log_compile(name: str, signature: tuple, seconds: dict, cache_hit: bool, toolchain_seconds: float = 0.0) -> None:
+    """Log one compile of `name` for `signature` (INFO, or WARNING if slow).
+    `toolchain_seconds`: the part of it spent building kiln's runtime code
+    for the cache directory (once per directory, not the program's doing)."""
     total = sum(seconds.values())
-    slow = total > SLOW_COMPILE_SECONDS
+    toolchain_seconds = min(max(toolchain_seconds, 0.0), total)
+    slow = total - toolchain_seconds > SLOW_COMPILE_SECONDS
     level = logging.WARNING if slow else logging.INFO
     if not logger.isEnabledFor(level):
         return
     stages = ", ".join(f"{stage} {sec:.3f}" for stage, sec in seconds.items())
     source = "cache hit" if cache_hit else "cache miss"
     message = f"compiled {name}({describe_signature(signature)}) in {total:.3f} s ({source}; seconds per stage: {stages})"
+    if toolchain_seconds >= 0.05:
+        message += (f"; {toolchain_seconds:.1f} s of it built kiln's runtime code into the cache directory "
+                    "(once per directory and dtype: later compiles reuse it)")
     if slow:
         message += (f"; over {SLOW_COMPILE_SECONDS:g} s: f.print_stage_times() shows where the time went (a long "
                     "Python loop unrolls at trace time; kiln.for_loop or autograph=True keeps it a loop)")

@@ -381,7 +381,9 @@ class QJIT:
     def _build(self, key, sig, jaxpr, out_tree, dim_sources, trace_seconds) -> CompiledEntry:
         """Compile a traced signature to a library and remember it under `key`."""
         from kiln.compiler import driver
+        from kiln.runtime import cache as disk_cache
 
+        built_before = disk_cache.toolchain_build_seconds()
         entry = driver.compile_jaxpr(jaxpr, self.__name__, pipelines=self.pipelines,
                                      keep_intermediate=self.keep_intermediate)
         self.workspace = entry.get("workspace")
@@ -392,7 +394,8 @@ class QJIT:
         with self._compiling_lock:
             self.cache[key] = compiled
             self.num_compiles += 1
-        compile_log.log_compile(self.__qualname__, sig, compiled.seconds, compiled.cache_hit)
+        compile_log.log_compile(self.__qualname__, sig, compiled.seconds, compiled.cache_hit,
+                                toolchain_seconds=disk_cache.toolchain_build_seconds() - built_before)
         return compiled
 
     # --- methods, lowering, pickling

@@ -56,6 +56,19 @@ class CacheEntry:
 _STATS = {"hits": 0, "misses": 0, "stores": 0, "rejected": 0, "evicted": 0}
 
 
+# Seconds this process spent building toolchain files (support code, the
+# sorting routines of a dtype, the fastcall extension): a compile that
+# built one is slow once, not because of the program (frontend/compile_log.py).
+_BUILD_SECONDS = [0.0]
+_BUILD_LOCK = threading.Lock()
+_BUILDING = threading.local()  # depth of nested builds on this thread (a library's build builds its objects)
+
+
+def toolchain_build_seconds() -> float:
+    """Seconds spent so far in this process building toolchain files."""
+    return _BUILD_SECONDS[0]
+
+
 def stats() -> dict:
     """Counters of this process: `hits` (libraries loaded from disk),
     `misses` (lookups that found nothing usable), `stores`, `rejected`
@@ -240,9 +253,18 @@ def toolchain_file(name: str, build: Callable[[str], None]) -> str:
             _STATS["rejected"] += 1
         # Built outside the cache: a full cache disk must not look like a compiler error.
         build_dir = tempfile.mkdtemp(prefix="kiln-toolchain-")
+        started = time.perf_counter()
         try:
             built = os.path.join(build_dir, os.path.basename(target))
-            build(built)
+            depth = getattr(_BUILDING, "depth", 0)
+            _BUILDING.depth = depth + 1
+            try:
+                build(built)
+            finally:
+                _BUILDING.depth = depth
+                if depth == 0:
+                    with _BUILD_LOCK:
+                        _BUILD_SECONDS[0] += time.perf_counter() - started
             digest = _sha256(built)
             write_atomically(target, lambda tmp: shutil.copyfile(built, tmp))
             _publish_text(target + ".sha256", digest)

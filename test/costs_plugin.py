@@ -33,12 +33,12 @@ class CostsRecorder:
 
         logged = compile_log.log_compile
 
-        def counting(name, signature, seconds, cache_hit):
+        def counting(name, signature, seconds, cache_hit, **details):
             if self.record is not None:
                 self.record["compiles"] += 1
                 self.record["cache_hits"] += bool(cache_hit)
                 self.record["compile_seconds"] += sum(seconds.values())
-            return logged(name, signature, seconds, cache_hit)
+            return logged(name, signature, seconds, cache_hit, **details)
 
         compile_log.log_compile = counting
 

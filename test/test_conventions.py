@@ -291,6 +291,38 @@ def test_a_slow_compile_is_a_warning(caplog, monkeypatch):
     assert record.levelno == logging.WARNING and "f.print_stage_times()" in record.getMessage()
 
 
+def test_a_compile_that_built_the_runtime_says_so(caplog):
+    """Seconds spent building kiln's runtime code (support code, a dtype's
+    sorting routines) are named in the record and do not make the compile
+    "slow": the program did not cost them."""
+    from kiln import compile_log
+
+    seconds = {"jaxpr": 0.01, "linalg": 0.05, "llvmir": 6.0}
+    with caplog.at_level(logging.INFO, logger="kiln"):
+        compile_log.log_compile("f", (), seconds, False, toolchain_seconds=5.8)
+        compile_log.log_compile("g", (), seconds, False, toolchain_seconds=0.0)
+    built, slow = [r for r in caplog.records if r.name == "kiln"]
+    assert built.levelno == logging.INFO
+    assert "5.8 s of it built kiln's runtime code into the cache directory" in built.getMessage()
+    assert slow.levelno == logging.WARNING and "runtime code" not in slow.getMessage()
+
+
+def test_building_the_runtime_is_counted(monkeypatch, tmp_path):
+    """A compile into an empty cache directory builds the support code, and
+    `cache.toolchain_build_seconds` counts it (once: nested builds are not
+    counted twice)."""
+    from kiln.runtime import cache, toolchain
+
+    monkeypatch.setenv("KILN_CACHE_DIR", str(tmp_path))
+    before = cache.toolchain_build_seconds()
+    toolchain.support_library()  # builds the support and LAPACK objects inside
+    spent = cache.toolchain_build_seconds() - before
+    assert spent > 0
+    again = cache.toolchain_build_seconds()
+    toolchain.support_library()
+    assert cache.toolchain_build_seconds() == again  # verified, not rebuilt
+
+
 @pytest.mark.parametrize("wanted, message", [
     ("1", r"KILN_LOG='1': unknown name '1'; KILN_LOG takes a comma-separated list of: all; stages jaxpr, mlir"),
     ("mlir,stablhlo", r"unknown name 'stablhlo' \(did you mean 'stablehlo'\?\).*kiln passes .*kiln-lower-checks"),
