@@ -400,3 +400,28 @@ def test_compile_threads_setting_is_checked(monkeypatch):
         split_codegen.compile_threads()
     monkeypatch.setenv("KILN_COMPILE_THREADS", "1")
     assert split_codegen.compile_threads() == 1
+
+
+@pytest.mark.parametrize("verify_each", [False, True])
+def test_invalid_ir_from_a_kiln_pass_names_it(monkeypatch, verify_each):
+    """A kiln pass that leaves invalid IR fails with a PipelineError; kiln
+    verifies once per group of kiln passes (naming the group) unless each
+    pass is verified (KILN_VERIFY_EACH_PASS=1, which names the pass)."""
+    from kiln.compiler.mlir import ir
+    from kiln.compiler.passes import parse_pass_spec
+    from kiln.compiler.pipeline import PipelineError, run_passes
+    from kiln.dialects import new_context
+
+    def drop_return(self, module):
+        for op in module.body.operations[0].regions[0].blocks[0].operations:
+            if op.operation.name == "func.return":
+                op.operation.erase()
+
+    monkeypatch.setattr(type(parse_pass_spec("kiln-expand-exp").kiln_pass), "apply", drop_return)
+    with new_context() as ctx:
+        module = ir.Module.parse("func.func @f(%x: f64) -> f64 { return %x : f64 }", ctx)
+        expected = (r"stage 'linalg', pass kiln-expand-exp: the result does not verify" if verify_each else
+                    r"stage 'linalg', one of the passes kiln-expand-exp, kiln-flatten-copies: the result "
+                    r"does not verify \(KILN_VERIFY_EACH_PASS=1")
+        with pytest.raises(PipelineError, match=expected):
+            run_passes(module, ["kiln-expand-exp", "kiln-flatten-copies"], "linalg", verify_each=verify_each)
