@@ -308,15 +308,16 @@ def run_passes(module: ir.Module, specs: Sequence[str], stage: str = "kiln-opt",
     def verify():
         if not unverified:
             return
+        culprit = (f"pass {unverified[0]}" if len(unverified) == 1 else
+                   f"one of the passes {', '.join(unverified)}")
+        hint = "" if len(unverified) == 1 else " (KILN_VERIFY_EACH_PASS=1 verifies after each and names the pass)"
+        failed = f"stage {stage!r}, {culprit}: the result does not verify{hint}"
         try:
-            problem = "" if module.operation.verify() else " (no diagnostic)"
-        except ir.MLIRError as e:
-            problem = f": {e}"
-        if problem:
-            culprit = (f"pass {unverified[0]}" if len(unverified) == 1 else
-                       f"one of the passes {', '.join(unverified)}")
-            hint = "" if len(unverified) == 1 else " (KILN_VERIFY_EACH_PASS=1 verifies after each and names the pass)"
-            raise PipelineError(f"stage {stage!r}, {culprit}: the result does not verify{hint}{problem}")
+            valid = module.operation.verify()
+        except ir.MLIRError as e:  # chained: kiln-opt prints MLIR's diagnostics with their locations
+            raise PipelineError(f"{failed}: {e}") from e
+        if not valid:
+            raise PipelineError(failed)
         unverified.clear()
 
     def flush():
