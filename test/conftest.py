@@ -19,6 +19,9 @@ import pytest
 
 os.environ.setdefault("KILN_CACHE_DIR", tempfile.mkdtemp(prefix="kiln-test-cache-"))
 SESSION_CACHE_DIR = os.environ["KILN_CACHE_DIR"]
+# A kiln pass that leaves invalid IR fails the test naming that pass (the
+# default verifies once per group of kiln passes, docs/debugging.md).
+os.environ.setdefault("KILN_VERIFY_EACH_PASS", "1")
 
 import kiln  # noqa: E402
 

@@ -400,3 +400,77 @@ def test_compile_threads_setting_is_checked(monkeypatch):
         split_codegen.compile_threads()
     monkeypatch.setenv("KILN_COMPILE_THREADS", "1")
     assert split_codegen.compile_threads() == 1
+
+
+@pytest.mark.parametrize("verify_each", [False, True])
+def test_invalid_ir_from_a_kiln_pass_names_it(monkeypatch, verify_each):
+    """A kiln pass that leaves invalid IR fails with a PipelineError; kiln
+    verifies once per group of kiln passes (naming the group) unless each
+    pass is verified (KILN_VERIFY_EACH_PASS=1, which names the pass)."""
+    from kiln.compiler.mlir import ir
+    from kiln.compiler.passes import parse_pass_spec
+    from kiln.compiler.pipeline import PipelineError, run_passes
+    from kiln.dialects import new_context
+
+    def drop_return(self, module):
+        for op in module.body.operations[0].regions[0].blocks[0].operations:
+            if op.operation.name == "func.return":
+                op.operation.erase()
+
+    monkeypatch.setattr(type(parse_pass_spec("kiln-expand-exp").kiln_pass), "apply", drop_return)
+    with new_context() as ctx:
+        module = ir.Module.parse("func.func @f(%x: f64) -> f64 { return %x : f64 }", ctx)
+        expected = (r"stage 'linalg', pass kiln-expand-exp: the result does not verify" if verify_each else
+                    r"stage 'linalg', one of the passes kiln-expand-exp, kiln-flatten-copies: the result "
+                    r"does not verify \(KILN_VERIFY_EACH_PASS=1")
+        with pytest.raises(PipelineError, match=expected):
+            run_passes(module, ["kiln-expand-exp", "kiln-flatten-copies"], "linalg", verify_each=verify_each)
+
+
+def _broadcasts(a, b, c):
+    return a + b[:, None], a * c[:, None] - b[:, None]
+
+
+def test_lowering_builds_one_shape_tensor_per_dims():
+    """The `mlir` stage builds the shape tensor of a block's dims once
+    (`hlo.reusing_shape_tensors`); the values are NumPy's."""
+    import re
+
+    f = kiln.qjit(_broadcasts)
+    for n, m in ((7, 5), (300, 41), (0, 3), (1, 1)):
+        a, b, c = np.arange(n * m, dtype=float).reshape(n, m), np.arange(n, dtype=float), np.ones(n)
+        for got, want in zip(f(a, b, c), _broadcasts(a, b, c)):
+            np.testing.assert_array_equal(got, want)
+        if n == 300:
+            assert f.num_compiles == 1  # a second size does not recompile
+            # Three shape tensors: `a`'s (for the three broadcasts to it),
+            # [len(b), 1] (both reshapes of `b`) and [len(c), 1]; six before.
+            text = f.stage("mlir")
+            assert text.count("stablehlo.dynamic_broadcast_in_dim") == 3
+            assert text.count("stablehlo.dynamic_reshape") == 3
+            assert len(re.findall(r"stablehlo.concatenate", text)) == 3
+
+
+def test_lowering_on_several_threads():
+    """Shape tensors are reused per thread: functions lowered on two threads
+    at once stay correct."""
+    import threading
+
+    results, errors = {}, []
+
+    def compile_and_run(k):
+        try:
+            def g(a, b):
+                return a * float(k) + b[:, None]
+
+            a, b = np.arange(12.0).reshape(4, 3), np.arange(4.0)
+            results[k] = np.array_equal(kiln.qjit(g)(a, b), g(a, b))
+        except Exception as e:  # reported below, in the test's thread
+            errors.append(e)
+
+    threads = [threading.Thread(target=compile_and_run, args=(k,)) for k in (2, 3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors and results == {2: True, 3: True}

@@ -229,7 +229,7 @@ def lower_jaxpr_to_module(jaxpr: Jaxpr, name: str, ctx: ir.Context) -> ir.Module
                     ir.IntegerType.get_signless(64), num_implicit + writeback[k - first])})
                 for k in range(len(jaxpr.outvars))])
             entry = fn.add_entry_block()
-            with ir.InsertionPoint(entry):
+            with ir.InsertionPoint(entry), hlo.reusing_shape_tensors():
                 lctx = LoweringContext(module)
                 lctx.reference_semantics = has_writes(jaxpr)
                 consts = [hlo.constant(np.asarray(c)) for c in jaxpr.consts]

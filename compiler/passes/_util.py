@@ -142,23 +142,34 @@ def zero_fill(value: ir.Value) -> ir.Operation | None:
     return None
 
 
-def string_global(module: ir.Module, prefix: str, text: str, names: dict[str, str]) -> str:
-    """The symbol of a private, constant, NUL-terminated `llvm.mlir.global`
-    holding `text` (one per distinct text; `names` maps texts to symbols)."""
-    if text in names:
-        return names[text]
-    used = {ir.StringAttr(op.attributes["sym_name"]).value for op in module.body.operations
-            if "sym_name" in op.attributes}
-    index = len(names)
-    while f"{prefix}{index}" in used:
-        index += 1
-    name = names[text] = f"{prefix}{index}"
-    data = text.encode() + b"\0"
-    array = ir.Type.parse(f"!llvm.array<{len(data)} x i8>")
-    with ir.InsertionPoint(module.body):
-        llvm.GlobalOp(array, name, ir.Attribute.parse("#llvm.linkage<private>"), constant=True,
-                      value=ir.StringAttr.get(data), addr_space=0)
-    return name
+class StringGlobals:
+    """Private, constant, NUL-terminated `llvm.mlir.global`s of `module`
+    holding texts, one per distinct text, named `prefix` + a number no
+    symbol of the module has (`symbol(text)` makes or reuses one). The
+    module's symbols are listed once, not once per new text (372 check
+    messages in channel_flow made that quadratic)."""
+
+    def __init__(self, module: ir.Module, prefix: str) -> None:
+        self.module = module
+        self.prefix = prefix
+        self.names: dict[str, str] = {}
+        self.used = {ir.StringAttr(op.attributes["sym_name"]).value for op in module.body.operations
+                     if "sym_name" in op.attributes}
+
+    def symbol(self, text: str) -> str:
+        if text in self.names:
+            return self.names[text]
+        index = len(self.names)
+        while f"{self.prefix}{index}" in self.used:
+            index += 1
+        name = self.names[text] = f"{self.prefix}{index}"
+        self.used.add(name)
+        data = text.encode() + b"\0"
+        array = ir.Type.parse(f"!llvm.array<{len(data)} x i8>")
+        with ir.InsertionPoint(self.module.body):
+            llvm.GlobalOp(array, name, ir.Attribute.parse("#llvm.linkage<private>"), constant=True,
+                          value=ir.StringAttr.get(data), addr_space=0)
+        return name
 
 
 def axes_attribute(op: ir.Operation, name: str) -> set[int]:

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from kiln.compiler.mlir import arith, func, ir, llvm, scf, source_position, tensor
 from kiln.compiler.passes import ModulePass, register_pass
-from kiln.compiler.passes._util import collect_ops, declare_private_function, string_global
+from kiln.compiler.passes._util import collect_ops, declare_private_function, StringGlobals
 from kiln.dialects.kiln import CHECK_KINDS, MAX_CHECK_VALUES
 from kiln.errors import CHECK_WARNINGS
 
@@ -93,13 +93,13 @@ def lower_checks(module: ir.Module) -> None:
             declare_failure_callee(module)
         if kinds & set(CHECK_WARNINGS):
             declare_warning_callee(module)
-    names: dict[str, str] = {}
+    strings = StringGlobals(module, MESSAGE_PREFIX)
     for op in checks:
         values = _check_operands(op)
         kind = ir.StringAttr(op.attributes["kind"]).value
         kind_code = CHECK_KINDS.index(kind) + 1
         with module.context, ir.Location.unknown():
-            symbol = string_global(module, MESSAGE_PREFIX, _message_text(op), names)
+            symbol = strings.symbol(_message_text(op))
         with ir.InsertionPoint(op), op.location:
             ok = tensor.extract(op.operands[0], [])
             bad = arith.xori(ok, arith.constant(ir.IntegerType.get_signless(1), 1))

@@ -17,7 +17,7 @@ import numpy as np
 
 from kiln.compiler.mlir import arith, func, ir, llvm, scf, tensor
 from kiln.compiler.passes import ModulePass, register_pass
-from kiln.compiler.passes._util import collect_ops, declare_private_function, index_value, string_global
+from kiln.compiler.passes._util import collect_ops, declare_private_function, index_value, StringGlobals
 from kiln.dialects import stablehlo as hlo
 
 BEGIN_CALLEE = "kiln_print_begin"
@@ -114,11 +114,11 @@ def lower_prints(module: ir.Module) -> None:
         declare_private_function(module, BEGIN_CALLEE, [])
         declare_private_function(module, WORD_CALLEE, [ir.IntegerType.get_signless(64)])
         declare_private_function(module, EMIT_CALLEE, [llvm.PointerType.get()])
-    names: dict[str, str] = {}
+    strings = StringGlobals(module, TEXT_PREFIX)
     for op in prints:
         text = _record_text(op)
         with module.context, ir.Location.unknown():
-            symbol = string_global(module, TEXT_PREFIX, text, names)
+            symbol = strings.symbol(text)
         packed = op.operands[0].owner
         with ir.InsertionPoint(op), op.location:
             _lower_print(op, symbol)
