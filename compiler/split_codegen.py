@@ -234,8 +234,8 @@ def split_module(text: str, entries: list[str], function_types: dict[str, str], 
     # 0.33 against 0.12 ms of CPU), a line of glue without the optimizer ~1/3.
     if cold:
         # Part 0 is the glue alone; what else stayed (MLIR's dealloc_helper, which loops
-        # inline) is dealt with the bodies. Its bins start with the cores' loads: the glue
-        # shares the first core (compile_parts schedules the parts by weight).
+        # inline) is dealt with the bodies. The first bin starts with the glue's weight: the
+        # two share a core (compile_parts schedules the parts by weight).
         movable = set(functions) - cold
         first = COLD_LINE_COST * sum(size[n] for n in cold)
         hot = BODY_LINE_COST * sum(size[n] for n in movable)
