@@ -93,7 +93,9 @@ def emit_objects(module: ir.Module, folder: str, name: str, libraries: list[str]
     caller has it). Returns the objects and the names the library must not
     export (those that link the parts)."""
     threads = split_codegen.compile_threads() if sys.platform.startswith("linux") else 1
-    if threads > 1:
+    # One thread still cuts the glue (the entry's checks and calls) from the bodies: it is compiled
+    # without the optimizer (split_codegen.cold_functions).
+    if sys.platform.startswith("linux"):
         text = text if text is not None else str(module)
         entries = internalize_functions(module)
         types = {}
@@ -104,7 +106,7 @@ def emit_objects(module: ir.Module, folder: str, name: str, libraries: list[str]
         parts = split_codegen.split_module(text, entries, types, threads)
         if parts is not None:
             objects = split_codegen.compile_parts(parts, entries, _runtime_libraries(module) + list(libraries),
-                                                  folder)
+                                                  folder, threads=threads)
             return objects, split_codegen.hidden_names(parts)
     return [emit_object(module, os.path.join(folder, f"{name}.o"), libraries=libraries)], []
 

@@ -16,6 +16,12 @@ uses keeps external linkage there and is declared in the other. Each part
 is parsed from text into a context of its own (two threads never share an
 MLIR context) and compiled through the MLIR C API by ctypes, which releases
 the GIL, so the parts really run in parallel.
+
+The entry function is glue when each of its loops hands its work to a
+body or a library (argument checks, allocations, calls of the bodies: code
+that runs once per call or per time step). Glue gets a part of its own,
+compiled without LLVM's optimizer and with `optnone` (so codegen selects
+it fast and skips loop strength reduction): `cold_functions`.
 """
 
 from __future__ import annotations
@@ -35,11 +41,26 @@ MIN_SPLIT_LINES = 2000
 MIN_PART_WEIGHT = 2000
 BODY_LINE_COST = 3
 THREADS_ENV = "KILN_COMPILE_THREADS"
+# Glue below this many lines stays with the rest (its own engine would cost
+# more than the optimizer it saves: ~0.08 ms of CPU a line at O3).
+COLD_MIN_LINES = 1000
+# A line of glue without the optimizer costs ~1/3 of a line at O3
+# (channel_flow's entry: 0.55 s instead of 1.5 s for 12.6k lines).
+COLD_LINE_COST = 0.35
+COLD_ENV = "KILN_COLD_GLUE"
+COLD_OPT_LEVEL = 0
+# Calls that do no work a loop could hand off: a loop whose only calls are
+# these computes inline (a check in a loop, a buffer per iteration).
+_INLINE_WORK_CALLS = frozenset({"kiln_check_failed", "kiln_poll", "_mlir_memref_to_llvm_alloc",
+                                "_mlir_memref_to_llvm_free"})
 
 _SYMBOL = r"[\w$.\-]+"
 _DEFINITION = re.compile(rf"^  llvm\.func (?:\w+ )*@({_SYMBOL})\(")
 _REFERENCE = re.compile(rf"@({_SYMBOL})")
 _ADDRESS_TAKEN = re.compile(rf"llvm\.mlir\.addressof @({_SYMBOL})")
+_BLOCK_LABEL = re.compile(r"^  (\^bb\d+)")
+_SUCCESSOR = re.compile(r"\^bb\d+")
+_CALLEE = re.compile(rf"llvm\.call @({_SYMBOL})")
 
 
 def compile_threads() -> int:
@@ -72,12 +93,15 @@ class _Function:
 class Part:
     """One module to compile: its text, the functions it defines, those of
     them another part uses (they keep external linkage) and the functions
-    it uses that another part defines (declared here)."""
+    it uses that another part defines (declared here). `cold`: glue,
+    compiled without the optimizer."""
 
     text: str
     defines: list[str]
     exports: list[str]
     imports: list[str]
+    cold: bool = False
+    weight: float = 0.0  # the CPU it costs, in lines of entry code at O3
 
 
 def _layout(lines: list[str]) -> tuple[list[tuple[int, int]], dict[str, _Function]]:
@@ -101,6 +125,70 @@ def _layout(lines: list[str]) -> tuple[list[tuple[int, int]], dict[str, _Functio
 
 
 _DECLARED_GLOBAL = re.compile(rf"^  llvm\.mlir\.global external (?:\w+ )*@{_SYMBOL}\(\) ")
+
+
+def _loops_hand_off_work(lines: list[str]) -> bool:
+    """Whether every loop of the function whose text is `lines` (from its
+    `llvm.func` line to its closing brace) calls a function that does the
+    loop's work: a body, `kiln_parallel_for`, a library routine; anything
+    but `_INLINE_WORK_CALLS`. A loop is a back edge of a depth-first walk
+    of the blocks (the CFG of structured loops is reducible) with the
+    blocks that reach its latch without passing its header."""
+    blocks: dict[str, list[str]] = {"^bb0": []}
+    current = "^bb0"
+    for line in lines[1:-1]:
+        label = _BLOCK_LABEL.match(line)
+        if label:  # the label line's comment names predecessors, not successors
+            current = label.group(1)
+            blocks[current] = []
+        else:
+            blocks[current].append(line)
+    # Only terminators name blocks, so every ^bb in a block is a successor.
+    successors = {b: list(dict.fromkeys(n for line in body for n in _SUCCESSOR.findall(line)))
+                  for b, body in blocks.items()}
+    predecessors: dict[str, list[str]] = {b: [] for b in blocks}
+    for b, targets in successors.items():
+        for t in targets:
+            predecessors[t].append(b)
+    on_path, done, back_edges = {"^bb0"}, set(), []
+    stack = [("^bb0", iter(successors["^bb0"]))]
+    while stack:
+        block, targets = stack[-1]
+        target = next(targets, None)
+        if target is None:
+            on_path.discard(block)
+            done.add(block)
+            stack.pop()
+        elif target in on_path:
+            back_edges.append((block, target))
+        elif target not in done:
+            on_path.add(target)
+            stack.append((target, iter(successors[target])))
+    for latch, header in back_edges:
+        loop, work = {header}, [latch]
+        while work:
+            block = work.pop()
+            if block not in loop:
+                loop.add(block)
+                work.extend(predecessors[block])
+        if not any(callee not in _INLINE_WORK_CALLS
+                   for block in loop for line in blocks[block] for callee in _CALLEE.findall(line)):
+            return False
+    return True
+
+
+def cold_functions(lines: list[str], functions: dict[str, "_Function"], movable: set[str]) -> set[str]:
+    """The functions of the module that are glue and go to a part compiled
+    without the optimizer: those that stay in part 0 (not bodies) and whose
+    loops all hand their work off; none when they are too small to pay for
+    an engine of their own, or when `KILN_COLD_GLUE=0`."""
+    if os.environ.get(COLD_ENV, "").strip() == "0":
+        return set()
+    cold = {n for n, f in functions.items()
+            if n not in movable and _loops_hand_off_work(lines[f.start:f.end])}
+    if sum(functions[n].end - functions[n].start for n in cold) < COLD_MIN_LINES:
+        return set()
+    return cold
 
 
 def _copyable(line: str) -> bool:
@@ -128,26 +216,46 @@ def split_module(text: str, entries: list[str], function_types: dict[str, str], 
     `function_types`: the printed `function_type` of each defined function."""
     lines = text.split("\n")
     spans, functions = _layout(lines)
-    if parts < 2 or not entries or sum(f.end - f.start for f in functions.values()) < MIN_SPLIT_LINES:
+    if not entries or sum(f.end - f.start for f in functions.values()) < MIN_SPLIT_LINES:
         return None
     movable = set(_ADDRESS_TAKEN.findall(text)) & set(functions) - set(entries)
     if not movable:
         return None
+    cold = cold_functions(lines, functions, movable)
+    if not set(entries) <= cold:
+        cold = set()
+    if parts < 2 and not cold:
+        return None
     names = set(functions)
     for f in functions.values():
         f.references = set(_REFERENCE.findall("\n".join(lines[f.start:f.end]))) & names - {f.name}
-    # Largest body first into the least loaded part; part 0 starts with everything that stays.
+    size = {n: f.end - f.start for n, f in functions.items()}
     # A line of a body (vectorized loops) costs LLVM ~3x a line of the entry (channel_flow:
-    # 0.33 against 0.12 ms of CPU).
-    stays = sum(f.end - f.start for n, f in functions.items() if n not in movable)
-    weight = stays + BODY_LINE_COST * sum(functions[n].end - functions[n].start for n in movable)
-    parts = min(parts, max(2, weight // MIN_PART_WEIGHT))  # many cores: no part too small to pay for itself
-    load = [stays] + [0] * (parts - 1)
-    owner = {n: 0 for n in functions if n not in movable}
-    for name in sorted(movable, key=lambda n: (functions[n].start - functions[n].end, n)):
-        k = min(range(parts), key=lambda p: (load[p], p))
+    # 0.33 against 0.12 ms of CPU), a line of glue without the optimizer ~1/3.
+    if cold:
+        # Part 0 is the glue alone; what else stayed (MLIR's dealloc_helper, which loops
+        # inline) is dealt with the bodies. The first bin starts with the glue's weight: the
+        # two share a core (compile_parts schedules the parts by weight).
+        movable = set(functions) - cold
+        first = COLD_LINE_COST * sum(size[n] for n in cold)
+        hot = BODY_LINE_COST * sum(size[n] for n in movable)
+        bins = max(1, min(parts, int(hot // MIN_PART_WEIGHT)))
+        load = [0.0] + [first] + [0.0] * (bins - 1)
+        parts = bins + 1
+        candidates = range(1, parts)
+        owner = {n: 0 for n in cold}
+    else:
+        stays = sum(size[n] for n in functions if n not in movable)
+        weight = stays + BODY_LINE_COST * sum(size[n] for n in movable)
+        parts = min(parts, max(2, weight // MIN_PART_WEIGHT))  # many cores: no part too small to pay for itself
+        load = [stays] + [0] * (parts - 1)
+        candidates = range(parts)
+        owner = {n: 0 for n in functions if n not in movable}
+    # Largest body first into the least loaded part.
+    for name in sorted(movable, key=lambda n: (-size[n], n)):
+        k = min(candidates, key=lambda p: (load[p], p))
         owner[name] = k
-        load[k] += BODY_LINE_COST * (functions[name].end - functions[name].start)
+        load[k] += BODY_LINE_COST * size[name]
     used = sorted(set(owner.values()))
     if len(used) < 2:
         return None
@@ -167,7 +275,10 @@ def split_module(text: str, entries: list[str], function_types: dict[str, str], 
         for n in defines:
             chunks.extend(lines[functions[n].start:functions[n].end])
         chunks.append("}")
-        result.append(Part("\n".join(chunks), defines, exports, imports))
+        weight = sum(size[n] * (COLD_LINE_COST if n in cold else BODY_LINE_COST if n in movable else 1)
+                     for n in defines)
+        result.append(Part("\n".join(chunks), defines, exports, imports, cold=bool(cold) and k == 0,
+                           weight=weight))
     return result
 
 
@@ -214,11 +325,24 @@ def _module_handle(module: ir.Module) -> _Handle:
 _ELSEWHERE = ctypes.c_char(0)
 
 
+def _schedule(parts: list[Part], threads: int) -> list[list[int]]:
+    """The parts each of `threads` workers compiles, one after the other:
+    the heaviest part first, to the least loaded worker."""
+    queues: list[list[int]] = [[] for _ in range(max(1, min(threads, len(parts))))]
+    load = [0.0] * len(queues)
+    for k in sorted(range(len(parts)), key=lambda k: (-parts[k].weight, k)):
+        w = min(range(len(queues)), key=lambda w: (load[w], w))
+        queues[w].append(k)
+        load[w] += parts[k].weight
+    return queues
+
+
 def compile_parts(parts: list[Part], entries: list[str], shared_libs: list[str], folder: str,
-                  opt_level: int = 3) -> list[str]:
-    """Object files of `parts`, compiled at the same time (part 0 on this
-    thread, each other part on its own); raises PipelineError as
-    codegen.emit_object does when LLVM rejects a part."""
+                  opt_level: int = 3, threads: int | None = None) -> list[str]:
+    """Object files of `parts`, compiled on `threads` threads (default: one
+    per part), this one included; a cold part without the optimizer and
+    with `optnone` functions. Raises PipelineError as codegen.emit_object
+    does when LLVM rejects a part."""
     from kiln.compiler.pipeline import PipelineError
 
     capi = _engine_capi()
@@ -240,6 +364,13 @@ def compile_parts(parts: list[Part], entries: list[str], shared_libs: list[str],
                         # The engine writes a packed wrapper for each external function; inlined
                         # into it, the body would be optimized and emitted twice.
                         op.attributes["no_inline"] = ir.UnitAttr.get()
+                    if part.cold:
+                        # The optimizer does not run at level 0; `optnone` makes codegen select
+                        # instructions fast and skip its loop passes (LLVM wants noinline with it).
+                        passthrough = ([a for a in ir.ArrayAttr(op.attributes["passthrough"])]
+                                       if "passthrough" in op.attributes else [])
+                        op.attributes["passthrough"] = ir.ArrayAttr.get(
+                            passthrough + [ir.StringAttr.get("optnone"), ir.StringAttr.get("noinline")])
         modules.append((ctx, module))
     libraries = (_StringRef * len(shared_libs))(*[_ref(lib) for lib in shared_libs])
     paths = [os.path.join(folder, f"part{k}.o") for k in range(len(parts))]
@@ -247,7 +378,8 @@ def compile_parts(parts: list[Part], entries: list[str], shared_libs: list[str],
 
     def build(k: int) -> None:
         part, (_, module) = parts[k], modules[k]
-        engine = capi.mlirExecutionEngineCreate(_module_handle(module), opt_level, len(shared_libs),
+        level = COLD_OPT_LEVEL if part.cold else opt_level
+        engine = capi.mlirExecutionEngineCreate(_module_handle(module), level, len(shared_libs),
                                                 libraries, True, True)
         if not engine.ptr:
             failures[k] = "LLVM could not translate or optimize the module (see the messages printed above)"
@@ -264,13 +396,18 @@ def compile_parts(parts: list[Part], entries: list[str], shared_libs: list[str],
         finally:
             capi.mlirExecutionEngineDestroy(engine)
 
-    threads = [threading.Thread(target=build, args=(k,), name=f"kiln-codegen-{k}", daemon=True)
-               for k in range(1, len(parts))]
-    for thread in threads:
-        thread.start()
-    build(0)
-    for thread in threads:
-        thread.join()
+    def build_all(queue: list[int]) -> None:
+        for k in queue:
+            build(k)
+
+    queues = _schedule(parts, threads or len(parts))
+    workers = [threading.Thread(target=build_all, args=(queue,), name=f"kiln-codegen-{w}", daemon=True)
+               for w, queue in enumerate(queues[1:], 1)]
+    for worker in workers:
+        worker.start()
+    build_all(queues[0])
+    for worker in workers:
+        worker.join()
     for k, failure in enumerate(failures):
         if failure:
             raise PipelineError(f"stage 'llvmir': {failure}")

@@ -392,6 +392,168 @@ def test_unresolved_symbol_in_a_part_is_a_pipeline_error(tmp_path, monkeypatch):
     assert not (tmp_path / "part1.o").exists()
 
 
+def _stencil_arrays(a, b, steps):
+    for _ in range(steps):
+        b[1:-1] = 0.5 * (a[2:] + a[:-2]) - np.sin(a[1:-1])
+        a[1:-1] = np.cos(b[1:-1]) * 0.25 + b[2:]
+    return a * b
+
+
+@pytest.mark.parametrize("threads", ["1", "3"])
+def test_glue_entry_compiles_without_the_optimizer(tmp_path, monkeypatch, seed_toolchain, threads):
+    """An entry whose loops only call the outlined bodies is glue: it gets a
+    part of its own, compiled at level 0 with `optnone` functions, on one
+    thread too (the bodies in the other parts keep O3); the library computes
+    what NumPy does, mutated arguments included, and exports only the entry
+    wrappers. KILN_COLD_GLUE=0 keeps the entry with the optimizer."""
+    from kiln.compiler import split_codegen
+
+    monkeypatch.setenv("KILN_COMPILE_THREADS", threads)
+    monkeypatch.setattr(split_codegen, "MIN_SPLIT_LINES", 0)
+    monkeypatch.setattr(split_codegen, "COLD_MIN_LINES", 0)
+    seen = []
+    compile_parts = split_codegen.compile_parts
+    monkeypatch.setattr(split_codegen, "compile_parts",
+                        lambda parts, *a, **k: seen.append(parts) or compile_parts(parts, *a, **k))
+    for cold_env, want_cold in (("", True), ("0", False)):
+        monkeypatch.setenv("KILN_CACHE_DIR", str(seed_toolchain(tmp_path / f"cache{cold_env}")))
+        monkeypatch.setenv("KILN_COLD_GLUE", cold_env)
+        seen.clear()
+        f = kiln.qjit(_stencil_arrays)
+        for n in (0, 1, 7, 20000):
+            a, b = np.linspace(-1.0, 1.0, n), np.linspace(2.0, 3.0, n)
+            a2, b2 = a.copy(), b.copy()
+            np.testing.assert_allclose(f(a, b, 3), _stencil_arrays(a2, b2, 3))
+            np.testing.assert_allclose(a, a2)
+            np.testing.assert_allclose(b, b2)
+        assert f.num_compiles == 2  # size 1 is its own signature
+        if not want_cold and threads == "1":
+            assert seen == []  # one thread, no glue part: one module, as before
+            continue
+        assert seen and all(len(parts) >= 2 for parts in seen)
+        for parts in seen:
+            assert [p.cold for p in parts] == [want_cold] + [False] * (len(parts) - 1)
+            if want_cold:
+                assert any(n.startswith("_mlir_ciface_") for n in parts[0].defines)
+                assert not any("parallel" in n for n in parts[0].defines)
+        library = f.last.executable.library
+        exported = {s for s in _defined_symbols(library) if "_stencil_arrays" in s}
+        assert exported == {"_mlir_ciface__stencil_arrays", "_mlir__mlir_ciface__stencil_arrays"}
+
+
+def _function_lines(body: str) -> list[str]:
+    """The printed lines of function @f of a module with `body` (the
+    printer's own layout, as split_codegen reads it)."""
+    from kiln.compiler import split_codegen
+    from kiln.compiler.mlir import ir
+    from kiln.dialects import new_context
+
+    with new_context() as ctx:
+        text = str(ir.Module.parse(textwrap.dedent("""
+            llvm.func @kiln_parallel_for(!llvm.ptr, !llvm.ptr, i64, i64, i64)
+            llvm.func @kiln_check_failed(i64, !llvm.ptr, i64, i64)
+        """) + textwrap.dedent(body), ctx))
+    lines = text.split("\n")
+    function = split_codegen._layout(lines)[1]["f"]
+    return lines[function.start:function.end]
+
+
+_DISPATCH_LOOP = """
+    llvm.func @f(%n: i64, %body: !llvm.ptr, %p: !llvm.ptr) {
+      %zero = llvm.mlir.constant(0 : i64) : i64
+      %one = llvm.mlir.constant(1 : i64) : i64
+      llvm.br ^head(%zero : i64)
+    ^head(%i: i64):
+      %more = llvm.icmp "slt" %i, %n : i64
+      llvm.cond_br %more, ^step, ^done
+    ^step:
+      llvm.call @kiln_parallel_for(%body, %p, %zero, %n, %one) : (!llvm.ptr, !llvm.ptr, i64, i64, i64) -> ()
+      %next = llvm.add %i, %one : i64
+      llvm.br ^head(%next : i64)
+    ^done:
+      llvm.return
+    }
+"""
+# A loop that computes inline: its only call is a check's failure.
+_COMPUTE_LOOP = """
+    llvm.func @f(%n: i64, %body: !llvm.ptr, %p: !llvm.ptr) {
+      %zero = llvm.mlir.constant(0 : i64) : i64
+      %one = llvm.mlir.constant(1 : i64) : i64
+      llvm.br ^head(%zero : i64)
+    ^head(%i: i64):
+      %more = llvm.icmp "slt" %i, %n : i64
+      llvm.cond_br %more, ^step, ^done
+    ^step:
+      %x = llvm.load %p : !llvm.ptr -> i64
+      %bad = llvm.icmp "slt" %x, %zero : i64
+      llvm.cond_br %bad, ^fail, ^ok
+    ^fail:
+      llvm.call @kiln_check_failed(%x, %p, %x, %x) : (i64, !llvm.ptr, i64, i64) -> ()
+      llvm.br ^ok
+    ^ok:
+      %y = llvm.add %x, %i : i64
+      llvm.store %y, %p : i64, !llvm.ptr
+      %next = llvm.add %i, %one : i64
+      llvm.br ^head(%next : i64)
+    ^done:
+      llvm.return
+    }
+"""
+# A time loop that calls a body, around an inner loop that computes inline.
+_NESTED_LOOPS = """
+    llvm.func @f(%n: i64, %body: !llvm.ptr, %p: !llvm.ptr) {
+      %zero = llvm.mlir.constant(0 : i64) : i64
+      %one = llvm.mlir.constant(1 : i64) : i64
+      llvm.br ^outer(%zero : i64)
+    ^outer(%t: i64):
+      %more = llvm.icmp "slt" %t, %n : i64
+      llvm.cond_br %more, ^call, ^done
+    ^call:
+      llvm.call @kiln_parallel_for(%body, %p, %zero, %n, %one) : (!llvm.ptr, !llvm.ptr, i64, i64, i64) -> ()
+      llvm.br ^inner(%zero : i64)
+    ^inner(%i: i64):
+      %go = llvm.icmp "slt" %i, %n : i64
+      llvm.cond_br %go, ^work, ^next
+    ^work:
+      %x = llvm.load %p : !llvm.ptr -> i64
+      %y = llvm.add %x, %i : i64
+      llvm.store %y, %p : i64, !llvm.ptr
+      %i1 = llvm.add %i, %one : i64
+      llvm.br ^inner(%i1 : i64)
+    ^next:
+      %t1 = llvm.add %t, %one : i64
+      llvm.br ^outer(%t1 : i64)
+    ^done:
+      llvm.return
+    }
+"""
+_STRAIGHT = """
+    llvm.func @f(%n: i64, %body: !llvm.ptr, %p: !llvm.ptr) {
+      %zero = llvm.mlir.constant(0 : i64) : i64
+      %bad = llvm.icmp "slt" %n, %zero : i64
+      llvm.cond_br %bad, ^fail, ^ok
+    ^fail:
+      llvm.call @kiln_check_failed(%n, %p, %n, %n) : (i64, !llvm.ptr, i64, i64) -> ()
+      llvm.br ^ok
+    ^ok:
+      llvm.return
+    }
+"""
+
+
+@pytest.mark.parametrize("body, glue", [(_DISPATCH_LOOP, True), (_COMPUTE_LOOP, False), (_NESTED_LOOPS, False),
+                                        (_STRAIGHT, True)],
+                         ids=["dispatch-loop", "compute-loop", "compute-inside-dispatch", "no-loop"])
+def test_glue_is_a_function_whose_loops_hand_off_their_work(body, glue):
+    """Only a function whose every loop calls out for its work (a body,
+    kiln_parallel_for, a library; not a check's failure or an allocation)
+    is compiled without the optimizer: a loop that computes inline, nested
+    in a loop that calls out or not, keeps its function at O3."""
+    from kiln.compiler import split_codegen
+
+    assert split_codegen._loops_hand_off_work(_function_lines(body)) is glue
+
+
 def test_compile_threads_setting_is_checked(monkeypatch):
     from kiln.compiler import split_codegen
 
