@@ -13,12 +13,17 @@ IR text) is marked `@pytest.mark.compiled_only` and runs once.
 
 import os
 import shutil
+import sys
 import tempfile
+import threading
+import time
 
 import pytest
 
 os.environ.setdefault("KILN_CACHE_DIR", tempfile.mkdtemp(prefix="kiln-test-cache-"))
 SESSION_CACHE_DIR = os.environ["KILN_CACHE_DIR"]
+# The `cached_cc` compiler's cache: one for the session's workers (they inherit it).
+os.environ.setdefault("KILN_TEST_CC_CACHE", tempfile.mkdtemp(prefix="kiln-test-cc-"))
 
 import kiln  # noqa: E402
 
@@ -37,6 +42,39 @@ def pytest_configure(config):
         config.pluginmanager.register(CostsRecorder(os.environ["KILN_TEST_COSTS"]), "kiln-test-costs")
     config.addinivalue_line("markers", "compiled_only: the test checks facts of compiled code; no interpreted run")
     config.addinivalue_line("markers", "peers: runs Numba and JAX (cmake-free-scripts/bench_numpy_list.py's harness)")
+    if getattr(config.option, "numprocesses", None) and not os.environ.get("PYTEST_XDIST_WORKER"):
+        _build_toolchain_for_workers()
+
+
+# The pytest-xdist controller builds the session's toolchain files (support
+# code, ~30 CPU s; fastcall extension) in a thread while the workers start
+# and collect; each worker waits for it before its first test. Without this
+# every worker's first compile built them at the same time.
+_TOOLCHAIN_READY = "KILN_TEST_TOOLCHAIN_READY"
+
+
+def _build_toolchain_for_workers():
+    from kiln.runtime import executable, toolchain
+
+    marker = os.path.join(tempfile.mkdtemp(prefix="kiln-test-toolchain-"), "ready")
+    os.environ[_TOOLCHAIN_READY] = marker  # the workers inherit it
+
+    def build():
+        try:
+            toolchain.support_library()
+            executable.fastcall_module()
+        finally:  # a failed build is the workers' to report: they build again
+            open(marker, "w").close()
+
+    threading.Thread(target=build, name="kiln-test-toolchain", daemon=True).start()
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _toolchain_built():
+    marker = os.environ.get(_TOOLCHAIN_READY)
+    deadline = time.monotonic() + 900
+    while marker and not os.path.exists(marker) and time.monotonic() < deadline:
+        time.sleep(0.2)
 
 
 def pytest_generate_tests(metafunc):
@@ -97,3 +135,27 @@ def seed_toolchain():
         return directory
 
     return seed
+
+
+@pytest.fixture(scope="session")
+def cached_cc():
+    """The environment (CC and its settings) that makes kiln build C code
+    with test/cached_cc.py: the real compiler, except that a C source
+    compiled before in this session with the same command and preprocessed
+    text is copied from its cache. For the tests whose subject is a rebuild
+    of the toolchain files (damaged, missing or cleared; a private fallback
+    cache), which then cost kiln's work and not ~30 CPU s of `cc` each; the
+    session's first build of each source is the real compiler's."""
+    from kiln.runtime import toolchain
+
+    folder = os.environ["KILN_TEST_CC_CACHE"]
+    launcher = os.path.join(folder, "cc")
+    if not os.path.exists(launcher):
+        with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "cached_cc.py")) as f:
+            body = f.read()
+        partial = f"{launcher}.{os.getpid()}.tmp"  # workers write the same file
+        with open(partial, "w") as f:
+            f.write(f"#!{sys.executable} -I\n{body}")
+        os.chmod(partial, 0o755)
+        os.replace(partial, launcher)
+    return {"CC": launcher, "KILN_TEST_REAL_CC": toolchain.c_compiler(), "KILN_TEST_CC_CACHE": folder}

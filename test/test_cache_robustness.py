@@ -3,7 +3,12 @@ verified first (damaged files are rebuilt), an unusable cache directory falls
 back to a private one with one warning, the size cap evicts least recently
 used entries, `kiln cache info | clear` work, and a missing or failing C
 compiler is a ToolchainError. Damage is done between processes, and each
-check runs in a subprocess, so a crash shows as a return code."""
+check runs in a subprocess, so a crash shows as a return code.
+
+Every test here builds C code through conftest's `cached_cc`: a rebuilt
+support object, support library or fastcall extension is kiln's whole
+rebuild (damage found, compiler run, file written and verified), with the
+compiler's output for a source it compiled before in this session copied."""
 
 import glob
 import hashlib
@@ -56,6 +61,14 @@ _SCRIPT = textwrap.dedent("""
                       "cache": cache.cache_dir(), "fingerprint": toolchain_fingerprint(),
                       "libraries": {f.__name__: f.last.executable.library for f in (first, second)}}))
 """)
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _cached_compiler(cached_cc):
+    with pytest.MonkeyPatch.context() as mp:
+        for name, value in cached_cc.items():
+            mp.setenv(name, value)
+        yield
 
 
 def run_script(cache_dir, *argv, env=None, prelude=""):
@@ -403,7 +416,7 @@ def test_missing_compiler_is_a_toolchain_error(tmp_path):
     assert "command: /nonexistent/cc " in proc.stdout and "set CC to a working C compiler" in proc.stdout
 
 
-def test_failing_compiler_is_a_toolchain_error(tmp_path, monkeypatch):
+def test_failing_compiler_is_a_toolchain_error(tmp_path, monkeypatch, cached_cc):
     monkeypatch.setenv("KILN_CACHE_DIR", str(tmp_path))  # nothing cached: the compiler must run
     monkeypatch.setenv("CC", shutil.which("false") or "/bin/false")
 
@@ -414,5 +427,5 @@ def test_failing_compiler_is_a_toolchain_error(tmp_path, monkeypatch):
     with pytest.raises(ToolchainError, match=r"failed with exit status 1; command: \S*false "
                                              r"(.|\n)*install gcc \(or cc\), or set CC"):
         never_linked(np.ones(3))
-    monkeypatch.delenv("CC")
+    monkeypatch.setenv("CC", cached_cc["CC"])  # a working compiler again
     np.testing.assert_array_equal(never_linked(np.ones(3)), np.full(3, 7.25))
