@@ -12,6 +12,7 @@ IR text) is marked `@pytest.mark.compiled_only` and runs once.
 """
 
 import os
+import shlex
 import shutil
 import sys
 import tempfile
@@ -151,11 +152,17 @@ def cached_cc():
     folder = os.environ["KILN_TEST_CC_CACHE"]
     launcher = os.path.join(folder, "cc")
     if not os.path.exists(launcher):
-        with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "cached_cc.py")) as f:
-            body = f.read()
-        partial = f"{launcher}.{os.getpid()}.tmp"  # workers write the same file
-        with open(partial, "w") as f:
-            f.write(f"#!{sys.executable} -I\n{body}")
-        os.chmod(partial, 0o755)
-        os.replace(partial, launcher)
+        script = os.path.join(folder, "cached_cc.py")
+        # A link (no C source) goes straight to the real compiler: no Python start.
+        files = {script: open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "cached_cc.py")).read(),
+                 launcher: "#!/bin/sh\n"
+                           'for a in "$@"; do case "$a" in -*) ;; *.c) '
+                           f'exec {shlex.quote(sys.executable)} -I {shlex.quote(script)} "$@";; esac; done\n'
+                           'exec "$KILN_TEST_REAL_CC" "$@"\n'}
+        for path, text in files.items():  # workers write the same files
+            partial = f"{path}.{os.getpid()}.tmp"
+            with open(partial, "w") as f:
+                f.write(text)
+            os.chmod(partial, 0o755)
+            os.replace(partial, path)
     return {"CC": launcher, "KILN_TEST_REAL_CC": toolchain.c_compiler(), "KILN_TEST_CC_CACHE": folder}
