@@ -12,8 +12,12 @@ IR text) is marked `@pytest.mark.compiled_only` and runs once.
 """
 
 import os
+import shlex
 import shutil
+import sys
 import tempfile
+import threading
+import time
 
 import pytest
 
@@ -22,6 +26,8 @@ SESSION_CACHE_DIR = os.environ["KILN_CACHE_DIR"]
 # A kiln pass that leaves invalid IR fails the test naming that pass (the
 # default verifies once per group of kiln passes, docs/debugging.md).
 os.environ.setdefault("KILN_VERIFY_EACH_PASS", "1")
+# The `cached_cc` compiler's cache: one for the session's workers (they inherit it).
+os.environ.setdefault("KILN_TEST_CC_CACHE", tempfile.mkdtemp(prefix="kiln-test-cc-"))
 
 import kiln  # noqa: E402
 
@@ -40,6 +46,39 @@ def pytest_configure(config):
         config.pluginmanager.register(CostsRecorder(os.environ["KILN_TEST_COSTS"]), "kiln-test-costs")
     config.addinivalue_line("markers", "compiled_only: the test checks facts of compiled code; no interpreted run")
     config.addinivalue_line("markers", "peers: runs Numba and JAX (cmake-free-scripts/bench_numpy_list.py's harness)")
+    if getattr(config.option, "numprocesses", None) and not os.environ.get("PYTEST_XDIST_WORKER"):
+        _build_toolchain_for_workers()
+
+
+# The pytest-xdist controller builds the session's toolchain files (support
+# code, fastcall extension) in a thread while the workers start
+# and collect; each worker waits for it before its first test. Without this
+# every worker's first compile built them at the same time.
+_TOOLCHAIN_READY = "KILN_TEST_TOOLCHAIN_READY"
+
+
+def _build_toolchain_for_workers():
+    from kiln.runtime import executable, toolchain
+
+    marker = os.path.join(tempfile.mkdtemp(prefix="kiln-test-toolchain-"), "ready")
+    os.environ[_TOOLCHAIN_READY] = marker  # the workers inherit it
+
+    def build():
+        try:
+            toolchain.support_library()
+            executable.fastcall_module()
+        finally:  # a failed build is the workers' to report: they build again
+            open(marker, "w").close()
+
+    threading.Thread(target=build, name="kiln-test-toolchain", daemon=True).start()
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _toolchain_built():
+    marker = os.environ.get(_TOOLCHAIN_READY)
+    deadline = time.monotonic() + 900
+    while marker and not os.path.exists(marker) and time.monotonic() < deadline:
+        time.sleep(0.2)
 
 
 def pytest_generate_tests(metafunc):
@@ -75,7 +114,7 @@ def seed_toolchain():
     files (support object and library, LAPACK object, fastcall extension,
     each with its recorded sha256; built in the session's cache first if
     absent) into `directory`, a cache directory of the test's own, and
-    return it. Building the support code costs ~9 CPU s per directory;
+    return it. Building the support code costs ~1-2 CPU s per directory;
     tests whose subject is not that build (a library's cache entry, logging,
     a child process's settings) seed their fresh cache instead. Tests of the
     build itself (damaged or missing toolchain files, an empty cache,
@@ -100,3 +139,33 @@ def seed_toolchain():
         return directory
 
     return seed
+
+
+@pytest.fixture(scope="session")
+def cached_cc():
+    """The environment (CC and its settings) that makes kiln build C code
+    with test/cached_cc.py: the real compiler, except that a C source
+    compiled before in this session with the same command and preprocessed
+    text is copied from its cache. For the tests whose subject is a rebuild
+    of the toolchain files (damaged, missing or cleared; a private fallback
+    cache), which then cost kiln's work and not the `cc` runs each; the
+    session's first build of each source is the real compiler's."""
+    from kiln.runtime import toolchain
+
+    folder = os.environ["KILN_TEST_CC_CACHE"]
+    launcher = os.path.join(folder, "cc")
+    if not os.path.exists(launcher):
+        script = os.path.join(folder, "cached_cc.py")
+        # A link (no C source) goes straight to the real compiler: no Python start.
+        files = {script: open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "cached_cc.py")).read(),
+                 launcher: "#!/bin/sh\n"
+                           'for a in "$@"; do case "$a" in -*) ;; *.c) '
+                           f'exec {shlex.quote(sys.executable)} -I {shlex.quote(script)} "$@";; esac; done\n'
+                           'exec "$KILN_TEST_REAL_CC" "$@"\n'}
+        for path, text in files.items():  # workers write the same files
+            partial = f"{path}.{os.getpid()}.tmp"
+            with open(partial, "w") as f:
+                f.write(text)
+            os.chmod(partial, 0o755)
+            os.replace(partial, path)
+    return {"CC": launcher, "KILN_TEST_REAL_CC": toolchain.c_compiler(), "KILN_TEST_CC_CACHE": folder}

@@ -3,7 +3,13 @@ verified first (damaged files are rebuilt), an unusable cache directory falls
 back to a private one with one warning, the size cap evicts least recently
 used entries, `kiln cache info | clear` work, and a missing or failing C
 compiler is a ToolchainError. Damage is done between processes, and each
-check runs in a subprocess, so a crash shows as a return code."""
+check runs in a subprocess, so a crash shows as a return code.
+
+The tests that rebuild toolchain files build C code through conftest's
+`cached_cc` (the size-cap tests, whose caches are seeded, do not): a rebuilt
+support object, support library or fastcall extension is kiln's whole
+rebuild (damage found, compiler run, file written and verified), with the
+compiler's output for a source it compiled before in this session copied."""
 
 import glob
 import hashlib
@@ -58,8 +64,17 @@ _SCRIPT = textwrap.dedent("""
 """)
 
 
+# conftest's `cached_cc` environment, for every child that may rebuild a toolchain file.
+_CC_ENV: dict[str, str] = {}
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _cached_compiler(cached_cc):
+    _CC_ENV.update(cached_cc)
+
+
 def run_script(cache_dir, *argv, env=None, prelude=""):
-    environment = dict(os.environ, KILN_CACHE_DIR=str(cache_dir), **(env or {}))
+    environment = dict(os.environ, KILN_CACHE_DIR=str(cache_dir), **_CC_ENV, **(env or {}))
     proc = subprocess.run([sys.executable, "-c", prelude + _SCRIPT, *argv], env=environment,
                           capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, f"rc {proc.returncode}\n{proc.stderr[-3000:]}"
@@ -177,7 +192,7 @@ def test_processes_repairing_one_damaged_cache_together(tmp_path, seeded_cache):
     shutil.copytree(seed_root, root)
     for kind in ("fastcall", "support-object", "support-library", "library"):
         _damage(_artifact(root, seed, kind), "truncate", None)
-    env = dict(os.environ, KILN_CACHE_DIR=str(root))
+    env = dict(os.environ, KILN_CACHE_DIR=str(root), **_CC_ENV)
     procs = [subprocess.Popen([sys.executable, "-c", _SCRIPT, str(3.5 + k)], env=env, stdout=subprocess.PIPE,
                               stderr=subprocess.PIPE, text=True) for k in range(3)]
     for proc in procs:
@@ -335,7 +350,9 @@ def test_size_cap_setting_that_is_not_a_number_warns(monkeypatch):
 # `kiln cache info | clear`.
 
 
-def test_kiln_cache_info_and_clear(tmp_path, monkeypatch, capsys, seed_toolchain):
+def test_kiln_cache_info_and_clear(tmp_path, monkeypatch, capsys, seed_toolchain, cached_cc):
+    for name, value in cached_cc.items():  # the compile after `clear` builds the support code again
+        monkeypatch.setenv(name, value)
     monkeypatch.setenv("KILN_CACHE_DIR", str(seed_toolchain(tmp_path)))
     monkeypatch.setenv("KILN_CACHE_MAX_BYTES", str(3 << 30))
 
@@ -403,7 +420,9 @@ def test_missing_compiler_is_a_toolchain_error(tmp_path):
     assert "command: /nonexistent/cc " in proc.stdout and "set CC to a working C compiler" in proc.stdout
 
 
-def test_failing_compiler_is_a_toolchain_error(tmp_path, monkeypatch):
+def test_failing_compiler_is_a_toolchain_error(tmp_path, monkeypatch, cached_cc):
+    for name, value in cached_cc.items():
+        monkeypatch.setenv(name, value)
     monkeypatch.setenv("KILN_CACHE_DIR", str(tmp_path))  # nothing cached: the compiler must run
     monkeypatch.setenv("CC", shutil.which("false") or "/bin/false")
 
@@ -414,5 +433,5 @@ def test_failing_compiler_is_a_toolchain_error(tmp_path, monkeypatch):
     with pytest.raises(ToolchainError, match=r"failed with exit status 1; command: \S*false "
                                              r"(.|\n)*install gcc \(or cc\), or set CC"):
         never_linked(np.ones(3))
-    monkeypatch.delenv("CC")
+    monkeypatch.setenv("CC", cached_cc["CC"])  # a working compiler again
     np.testing.assert_array_equal(never_linked(np.ones(3)), np.full(3, 7.25))

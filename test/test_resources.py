@@ -241,19 +241,21 @@ _PROCESS_SCRIPT = textwrap.dedent("""
 """)
 
 
-def _spawn(cache_dir, barrier, tag):
-    env = dict(os.environ, KILN_CACHE_DIR=str(cache_dir))
+def _spawn(cache_dir, barrier, tag, cc_env):
+    env = dict(os.environ, KILN_CACHE_DIR=str(cache_dir), **cc_env)
     return subprocess.Popen([sys.executable, "-c", _PROCESS_SCRIPT, str(barrier), tag], env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
-def test_two_processes_compile_into_one_fresh_cache(tmp_path):
+def test_two_processes_compile_into_one_fresh_cache(tmp_path, cached_cc):
     """Two processes start at the same moment on an empty cache, compile the
     same functions and call them; both are right, every cache entry is
     whole (its JSON parses and names its library, whose sha256 matches), no
-    temporary file is left, and a third process hits the cache."""
+    temporary file is left, and a third process hits the cache. Both build
+    the support code (through conftest's `cached_cc`: kiln's build, the
+    session's compiler output)."""
     cache_dir = tmp_path / "cache"
-    procs = [_spawn(cache_dir, tmp_path / "barrier", tag) for tag in ("a", "b")]
+    procs = [_spawn(cache_dir, tmp_path / "barrier", tag, cached_cc) for tag in ("a", "b")]
     outs = [p.communicate(timeout=600) for p in procs]
     for p, (out, err) in zip(procs, outs):
         assert p.returncode == 0, err[-3000:]
@@ -271,7 +273,7 @@ def test_two_processes_compile_into_one_fresh_cache(tmp_path):
     leftovers = [f for f in os.listdir(lib) if f.endswith(".tmp") or f.startswith("kiln-build-")]
     assert leftovers == []
 
-    third = _spawn(cache_dir, tmp_path / "barrier2", "c")
+    third = _spawn(cache_dir, tmp_path / "barrier2", "c", cached_cc)
     (tmp_path / "barrier2.z").touch()  # the third process runs alone
     out, err = third.communicate(timeout=600)
     assert third.returncode == 0, err[-3000:]
