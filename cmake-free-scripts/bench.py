@@ -768,12 +768,14 @@ def run_ablation(workloads: list[Workload], opts: argparse.Namespace) -> list[st
     return lines
 
 
-def warm_up_tools(tools: list[str]) -> str:
-    """Pay each tool's one-time initialization (imports, LLVM setup, kiln's
-    support library) on a trivial function, so first-call times below are
-    per-function compile + run. Returns a line reporting those costs."""
+def one_time_init(tools: list[str]) -> dict[str, float | str]:
+    """Pay each compiler's one-time initialization (imports, LLVM set-up,
+    kiln's support library, JAX's XLA client) on a trivial function, so that
+    first calls timed after it are per-function compile + run, alike for
+    every tool. Per tool: the milliseconds it took, or its failure's first
+    line (NumPy has nothing to pay)."""
     trivial = np.ones(4)
-    parts = []
+    spent: dict[str, float | str] = {}
     for tool in tools:
         try:
             start = time.perf_counter()
@@ -791,9 +793,16 @@ def warm_up_tools(tools: list[str]) -> str:
                 numba.njit(lambda x: x + 1.0)(trivial)
             else:
                 continue
-            parts.append(f"{tool} {(time.perf_counter() - start) * 1e3:.0f} ms")
+            spent[tool] = (time.perf_counter() - start) * 1e3
         except Exception as e:  # noqa: BLE001
-            parts.append(f"{tool} FAILED: {_first_line(e)}")
+            spent[tool] = _first_line(e)
+    return spent
+
+
+def warm_up_tools(tools: list[str]) -> str:
+    """`one_time_init`, as a line of the report."""
+    parts = [f"{tool} {v:.0f} ms" if isinstance(v, float) else f"{tool} FAILED: {v}"
+             for tool, v in one_time_init(tools).items()]
     return "one-time init (import + first trivial call, excluded below): " + ", ".join(parts)
 
 

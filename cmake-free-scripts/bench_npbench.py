@@ -35,7 +35,7 @@ REPO = SCRIPTS.parent
 sys.path.insert(0, str(REPO / "test"))
 sys.path.insert(0, str(SCRIPTS))
 
-from bench import _compile_count, machine_info, write_docs  # noqa: E402
+from bench import _compile_count, machine_info, one_time_init, write_docs  # noqa: E402
 from npbench_harness import Kernel, find_npbench_dir, load_kernels, mismatches, smaller_parameters  # noqa: E402
 
 TOOLS = ("numpy", "kiln", "numba", "jax.jit")
@@ -253,35 +253,6 @@ def apply_bench_llvm_options() -> None:
     parse(len(options) + 1, argv, None)
 
 
-def warm_up_tools(tools: list[str]) -> dict[str, float]:
-    """Pay each compiler's one-time initialization in the worker before the
-    kernel is timed: its imports and a trivial function compiled and called
-    (kiln: the tracer, the MLIR bindings, the passes, LLVM, the support
-    library; JAX: jax, the XLA client; Numba: llvmlite). The `1st s` column
-    is then what every further function costs (trace, compile, first run),
-    alike for the three; the one-time costs are reported apart (ms)."""
-    trivial = np.ones(4)
-    spent: dict[str, float] = {}
-    for tool in tools:
-        start = time.perf_counter()
-        if tool == "kiln":
-            import kiln
-
-            kiln.qjit(lambda x: x + 1.0)(trivial)
-        elif tool == "jax.jit":
-            import jax
-
-            jax.block_until_ready(jax.jit(lambda x: x + 1.0)(trivial))
-        elif tool == "numba":
-            import numba
-
-            numba.njit(lambda x: x + 1.0)(trivial)
-        else:
-            continue
-        spent[tool] = 1e3 * (time.perf_counter() - start)
-    return spent
-
-
 def worker_main(opts: argparse.Namespace) -> int:
     if "kiln" in opts.tools:
         apply_bench_llvm_options()
@@ -289,7 +260,9 @@ def worker_main(opts: argparse.Namespace) -> int:
         import jax
 
         jax.config.update("jax_enable_x64", True)  # NPBench's JAX kernels compute in float64
-    init_ms = warm_up_tools(opts.tools)
+    # Each tool's one-time init before the kernel (reported apart): `1st s` is then per-function for all.
+    # A tool whose init fails is left to fail in its own column.
+    init_ms = {tool: v for tool, v in one_time_init(opts.tools).items() if isinstance(v, float)}
     row = run_worker(Path(opts.npbench), opts.worker, opts.preset, opts.tools, opts.budget, opts.max_calls)
     row["init_ms"] = init_ms
     print(RESULT_PREFIX + json.dumps(row), flush=True)
