@@ -282,10 +282,6 @@ def warm_toolchain(pythons: list[str]) -> str:
 
 
 def npbench_worker(name: str) -> int:
-    sys.path.insert(0, str(SCRIPTS))
-    from bench_npbench import apply_bench_llvm_options
-
-    apply_bench_llvm_options()
     sys.path.insert(0, str(REPO / "test"))
     from npbench_harness import find_npbench_dir, load_kernels
 

@@ -9,9 +9,10 @@ second-size times, kiln over the best peer; printed, and for full runs written t
     python cmake-free-scripts/bench_npbench.py --quick --only gesummv --no-docs   # smoke run
 
 Each kernel runs in a worker subprocess (`--worker NAME`) with a time limit, so a crash or a hang
-costs one row. `KILN_BENCH_LLVM_OPTIONS="-disable-lsr"` passes LLVM options to each worker's LLVM
-before kiln compiles (also read by bench_compile_time.py's workers), for A/B runs of code generation
-settings. Kernel loading and NumPy's validation rule come from test/npbench_harness.py.
+costs one row. kiln's own `KILN_LLVM_OPTIONS` (compiler/llvm_options.py; `KILN_LLVM_OPTIONS=` for
+LLVM's defaults) reaches the workers through the environment, for A/B runs of code generation
+settings (the options are in the cache key: variants never share a library). Kernel loading and
+NumPy's validation rule come from test/npbench_harness.py.
 """
 
 from __future__ import annotations
@@ -231,31 +232,7 @@ def _time_round_robin(live: list, data: dict, row: dict, budget: float, max_call
                                   calls=len(samples))
 
 
-BENCH_LLVM_OPTIONS = "KILN_BENCH_LLVM_OPTIONS"
-
-
-def apply_bench_llvm_options() -> None:
-    """`KILN_BENCH_LLVM_OPTIONS="-disable-lsr"`: pass LLVM command-line
-    options to the provider's LLVM in this worker before kiln compiles
-    (process-wide; an experiment's knob, not kiln's: an unknown option
-    makes LLVM print an error and exit the worker)."""
-    options = os.environ.get(BENCH_LLVM_OPTIONS, "").split()
-    if not options:
-        return
-    import ctypes
-
-    from kiln.compiler.mlir import _capi_library
-
-    argv = (ctypes.c_char_p * (len(options) + 1))(b"kiln-bench", *[o.encode() for o in options])
-    parse = _capi_library().LLVMParseCommandLineOptions
-    parse.argtypes = [ctypes.c_int, ctypes.POINTER(ctypes.c_char_p), ctypes.c_char_p]
-    parse.restype = None
-    parse(len(options) + 1, argv, None)
-
-
 def worker_main(opts: argparse.Namespace) -> int:
-    if "kiln" in opts.tools:
-        apply_bench_llvm_options()
     if "jax.jit" in opts.tools:
         import jax
 

@@ -12,6 +12,7 @@ import sys
 from typing import Sequence
 
 from kiln.compiler import split_codegen
+from kiln.compiler.llvm_options import apply_llvm_options
 from kiln.compiler.mlir import ExecutionEngine, ir, translate_to_llvmir
 from kiln.compiler.passes.kiln_linalg_to_blas import blas_library, uses_blas
 from kiln.compiler.passes.kiln_lower_random import METHOD_PREFIX as RANDOM_PREFIX
@@ -125,6 +126,7 @@ def emit_object(module: ir.Module, path: str, opt_level: int = 3, libraries: lis
         os.unlink(path)
     runtime = _runtime_libraries(module)
     entries = internalize_functions(module)
+    apply_llvm_options()
     engine = ExecutionEngine(module, opt_level=opt_level, shared_libs=[*runtime, *libraries],
                              enable_pic=True)
     # Compile (and link in the JIT) through the entry: `dump_to_object_file` would otherwise look up

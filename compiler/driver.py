@@ -25,6 +25,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
+from kiln.compiler.llvm_options import llvm_options
 from kiln.core import Jaxpr
 from kiln.runtime import cache, toolchain
 from kiln.runtime.executable import Executable, ValueSpec
@@ -53,10 +54,10 @@ def toolchain_fingerprint() -> str:
     """What besides the `mlir` text decides the library: kiln's ABI version,
     the MLIR provider, the source of every compiler pass, lowering and
     dialect (kiln passes are Python: editing one must not reuse stale
-    libraries), the support and random-number code (NumPy's library included), the C compiler and the platform."""
+    libraries), the support and random-number code (NumPy's library included), the C compiler, the platform and the LLVM options kiln sets."""
     h = hashlib.sha256()
     for part in (KILN_ABI_VERSION, _provider_version(), sys.platform, sys.implementation.cache_tag,
-                 os.path.realpath(toolchain.c_compiler())):
+                 os.path.realpath(toolchain.c_compiler()), " ".join(llvm_options())):
         h.update(part.encode() + b"\0")
     # The dialects' folder, found without importing it (it imports the MLIR
     # bindings, ~0.3 s that a cache hit does not need).

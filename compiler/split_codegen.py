@@ -32,6 +32,7 @@ import re
 import threading
 from dataclasses import dataclass, field
 
+from kiln.compiler.llvm_options import apply_llvm_options
 from kiln.compiler.mlir import _capi_library, ir
 
 # Below this many lines of function text one module is compiled whole: a
@@ -346,6 +347,7 @@ def compile_parts(parts: list[Part], entries: list[str], shared_libs: list[str],
     from kiln.compiler.pipeline import PipelineError
 
     capi = _engine_capi()
+    apply_llvm_options()
     modules = []
     for k, part in enumerate(parts):
         ctx = ir.Context()
