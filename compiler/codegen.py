@@ -41,15 +41,16 @@ def external_libraries(module: ir.Module) -> list[str]:
     return [blas_library()] if uses_blas(symbols) or uses_lapack(symbols) else []
 
 
-def sorted_dtypes(module: ir.Module) -> list[str]:
-    """The dtypes whose sorting routines (`kiln_sort_<dtype>` /
-    `kiln_argsort_<dtype>`, runtime/sort.c) `module` calls: their objects
-    are linked into the library, built on first use."""
+def sort_routines(module: ir.Module) -> list[str]:
+    """The sorting routines `module` calls (runtime/sort.c: "sort_f64" for
+    `kiln_sort_f64`, "argsort_i32" for `kiln_argsort_i32`): their objects
+    are linked into the library, each built on first use."""
     found = set()
     for name in _external_symbols(module).split("\n"):
-        for prefix in ("@kiln_sort_", "@kiln_argsort_"):
+        for entry in toolchain.SORT_ENTRIES:
+            prefix = f"@kiln_{entry}_"
             if name.startswith(prefix) and name[len(prefix):] in toolchain.SORT_DTYPES:
-                found.add(name[len(prefix):])
+                found.add(name[len("@kiln_"):])
     return sorted(found)
 
 
@@ -114,7 +115,7 @@ def emit_objects(module: ir.Module, folder: str, name: str, libraries: list[str]
 
 def _runtime_libraries(module: ir.Module) -> list[str]:
     return ([toolchain.support_library()] + ([toolchain.random_library()] if uses_random(module) else [])
-            + toolchain.sort_libraries(sorted_dtypes(module)))
+            + toolchain.sort_libraries(sort_routines(module)))
 
 
 def emit_object(module: ir.Module, path: str, opt_level: int = 3, libraries: list[str] = ()) -> str:
@@ -165,8 +166,8 @@ def emit_shared_library(module: ir.Module, workdir: str, name: str, extra_object
     if uses_random(module):
         # Static: the library carries its random numbers (and NumPy's distributions) itself.
         link_inputs += toolchain.random_objects()
-    # Static too: the sorting routines of the dtypes it sorts.
-    link_inputs += [toolchain.sort_object(dtype) for dtype in sorted_dtypes(module)]
+    # Static too: the sorting routines it calls.
+    link_inputs += [toolchain.sort_object(routine) for routine in sort_routines(module)]
     if libraries and sys.platform.startswith("linux"):
         # runtime/lapack.c reaches LAPACK through weak symbols, which
         # --as-needed (the default of many distributions) does not count.

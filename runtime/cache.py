@@ -41,7 +41,7 @@ RECENT_SECONDS = 10
 DEFAULT_MAX_BYTES = 2 << 30
 # Toolchain files at the top of the cache directory (see runtime/toolchain.py).
 _TOOLCHAIN_PREFIXES = ("kiln_support_", "libkiln_support_", "kiln_lapack_", "kiln_random_", "libkiln_random_",
-                       "kiln_sort_", "libkiln_sort_", "kiln_fastcall-")
+                       "kiln_sort_", "libkiln_sort_", "kiln_argsort_", "libkiln_argsort_", "kiln_fastcall-")
 
 
 @dataclass

@@ -1,10 +1,14 @@
 /* kiln runtime: sorting and selection along the last axis, called by the
  * code kiln-lower-sorts emits for `kiln.sort`. Compiled on demand, one
- * object per dtype (`-DKILN_SORT_ONE -DKILN_SORT_ONLY_<dtype>`, see
- * runtime/toolchain.py `sort_object`): a library that sorts float64 links
- * only that object, and a library that does not sort links none (all twelve
- * dtypes in one object were ~26 s of `cc -O2`, 97 % of the support code's
- * build on a fresh cache). Without KILN_SORT_ONE every dtype is compiled.
+ * object per routine and dtype (`-DKILN_SORT_ONE -DKILN_SORT_ONLY_<dtype>`
+ * with `-DKILN_SORT_ENTRY_SORT` or `-DKILN_SORT_ENTRY_ARGSORT`, see
+ * runtime/toolchain.py `sort_object`): a library that sorts float64 values
+ * links only that object, and a library that does not sort links none (all
+ * twelve dtypes in one object were ~26 s of `cc -O2`, 97 % of the support
+ * code's build on a fresh cache; float64's sort and argsort ~6.1 s together,
+ * ~4.4 s and ~1.5 s apart). The other entry becomes a static unused
+ * function, which the compiler drops with every helper only it calls.
+ * Without KILN_SORT_ONE every dtype and both entries are compiled.
  *
  * In: a 2-d strided memref (rows x n) of one dtype, a fresh contiguous output
  * of the same shape (the dtype's values, or int64 positions), and the kth
@@ -2375,6 +2379,18 @@ static const int kiln_avx2 = 0; /* the portable code only */
       k[i] = FROM_KEY(k[i]);                                                                           \
   }
 
+/* The linkage of the two entries: one of them alone with KILN_SORT_ENTRY_<ENTRY>. */
+#if defined(KILN_SORT_ENTRY_ARGSORT)
+#define KILN_SORT_LINKAGE static __attribute__((unused))
+#else
+#define KILN_SORT_LINKAGE
+#endif
+#if defined(KILN_SORT_ENTRY_SORT)
+#define KILN_ARGSORT_LINKAGE static __attribute__((unused))
+#else
+#define KILN_ARGSORT_LINKAGE
+#endif
+
 #define KILN_SORT_ENTRIES(NAME, T, U, BITS, TO_KEY, FROM_KEY, POS_KEY, ISNAN, PART, LESS, VEC)             \
   KILN_SORT_ROW(NAME, T, U, BITS, TO_KEY, FROM_KEY, ISNAN)                                                  \
   VEC(PASS, NAME, T)                                                                                        \
@@ -2397,7 +2413,7 @@ static const int kiln_avx2 = 0; /* the portable code only */
   }                                                                                                         \
   PART(NAME, T, U, BITS, TO_KEY, FROM_KEY, ISNAN, LESS)                                                     \
   VEC(SORT, NAME, T)                                                                                        \
-  void kiln_sort_##NAME(KILN_MEMREF2_ARGS(i), KILN_MEMREF2_ARGS(o), KILN_MEMREF1_ARGS(k)) {            \
+  KILN_SORT_LINKAGE void kiln_sort_##NAME(KILN_MEMREF2_ARGS(i), KILN_MEMREF2_ARGS(o), KILN_MEMREF1_ARGS(k)) { \
     kiln_memref2 in_ = KILN_MEMREF2(i), out_ = KILN_MEMREF2(o), *in = &in_, *out = &out_;                \
     kiln_memref1 kth_ = KILN_MEMREF1(k), *kth = &kth_;                                                   \
     int64_t rows = in->sizes[0], n = in->sizes[1], kcount = kth->sizes[0];                               \
@@ -2920,7 +2936,7 @@ static const int kiln_avx2 = 0; /* the portable code only */
     }                                                                                                  \
     return src;                                                                                        \
   }                                                                                                    \
-  void kiln_argsort_##NAME(KILN_MEMREF2_ARGS(i), KILN_MEMREF2_ARGS(o), KILN_MEMREF1_ARGS(k)) {         \
+  KILN_ARGSORT_LINKAGE void kiln_argsort_##NAME(KILN_MEMREF2_ARGS(i), KILN_MEMREF2_ARGS(o), KILN_MEMREF1_ARGS(k)) { \
     kiln_memref2 in_ = KILN_MEMREF2(i), out_ = KILN_MEMREF2(o), *in = &in_, *out = &out_;                \
     kiln_memref1 kth_ = KILN_MEMREF1(k), *kth = &kth_;                                                   \
     int64_t rows = in->sizes[0], n = in->sizes[1], kcount = kth->sizes[0];                               \
