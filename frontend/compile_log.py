@@ -49,6 +49,23 @@ def log_compile(name: str, signature: tuple, seconds: dict, cache_hit: bool, too
         message += (f"; {toolchain_seconds:.1f} s of it built kiln's runtime code into the cache directory "
                     "(once per directory and dtype: later compiles reuse it)")
     if slow:
-        message += (f"; over {SLOW_COMPILE_SECONDS:g} s: f.print_stage_times() shows where the time went (a long "
-                    "Python loop unrolls at trace time; kiln.for_loop or autograph=True keeps it a loop)")
+        message += f"; over {SLOW_COMPILE_SECONDS:g} s: {slow_compile_hint(seconds)}"
     logger.log(level, message)
+
+
+# What usually makes a stage slow, and what the user can do about it.
+_STAGE_HINTS = {
+    "jaxpr": ("tracing (a long Python loop unrolls at trace time; kiln.for_loop or autograph=True keeps it a loop, "
+              "one compile for any trip count)"),
+    "llvmir": ("LLVM's optimizer and code generator on the program's compiled code (it grows with the number of "
+               "array statements; the library is cached on disk, so later processes load it instead)"),
+}
+
+
+def slow_compile_hint(seconds: dict) -> str:
+    """Where a slow compile's time went: the largest stage, what usually
+    makes that stage slow, and how to see more."""
+    stage = max(seconds, key=seconds.get) if seconds else None
+    where = _STAGE_HINTS.get(stage, "kiln's passes (KILN_LOG=<stage> prints its IR; f.print_stage_times() times it)")
+    return (f"most of it in stage {stage!r}: {where}; f.print_stage_times() shows where the time went"
+            if stage else "f.print_stage_times() shows where the time went")

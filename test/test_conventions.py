@@ -291,6 +291,25 @@ def test_a_slow_compile_is_a_warning(caplog, monkeypatch):
     assert record.levelno == logging.WARNING and "f.print_stage_times()" in record.getMessage()
 
 
+@pytest.mark.parametrize("seconds, stage, words", [
+    ({"jaxpr": 3.0, "linalg": 0.2, "llvmir": 0.5}, "jaxpr", "a long Python loop unrolls at trace time"),
+    ({"jaxpr": 0.1, "linalg": 0.2, "llvmir": 4.0}, "llvmir", "LLVM's optimizer and code generator"),
+    ({"jaxpr": 0.1, "bufferized": 2.5, "llvmir": 0.4}, "bufferized", "KILN_LOG=<stage>"),
+])
+def test_a_slow_compile_names_the_stage_that_took_the_time(caplog, seconds, stage, words):
+    from kiln import compile_log
+
+    with caplog.at_level(logging.WARNING, logger="kiln"):
+        compile_log.log_compile("f", (), seconds, False)
+    [record] = [r for r in caplog.records if r.name == "kiln"]
+    message = record.getMessage()
+    assert record.levelno == logging.WARNING
+    assert f"most of it in stage {stage!r}" in message and words in message
+    assert "f.print_stage_times()" in message
+    # A compile that traced quickly is not told about Python loops.
+    assert ("unrolls at trace time" in message) == (stage == "jaxpr")
+
+
 def test_a_compile_that_built_the_runtime_says_so(caplog):
     """Seconds spent building kiln's runtime code (support code, a dtype's
     sorting routines) are named in the record and do not make the compile
