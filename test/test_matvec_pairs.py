@@ -1,7 +1,8 @@
 """`A @ x` and `u @ A` of one matrix computed in one pass over it
 (kiln-pair-matvecs, runtime/matvec.c), against NumPy: mvt's and BiCG's
 statements, both dtypes, sizes 0, 1, odd and large, transposed and strided
-operands, a pair in a loop, pairs that must not be fused, and shape errors."""
+operands, a pair in a loop, pairs that must not be fused, and shape errors;
+and the chain `(A @ x) @ A` (NPBench's atax) in one pass over A."""
 
 from __future__ import annotations
 
@@ -106,7 +107,76 @@ def test_second_product_reads_the_first():
     got = f(A, x)
     np.testing.assert_allclose(got[0], (A @ x) @ A, rtol=1e-12)
     np.testing.assert_allclose(got[1], A @ x, rtol=1e-12)
+    # Not the independent pair: the chain, which computes y first (and returns it too).
     assert "kiln_matvec_pair" not in f.stage("bufferized")
+    assert "kiln_matvec_chain" in f.stage("bufferized")
+
+
+def atax(A, x):
+    return (A @ x) @ A
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_chain_at_many_sizes_one_compile(dtype):
+    f = kiln.qjit(atax)
+    rng = np.random.default_rng(7)
+    # Sizes of 1 come last: a dim of 1 compiles a version of its own (broadcasting).
+    for m, n in [(7, 5), (0, 0), (0, 3), (3, 0), (2, 9), (4, 4), (5, 3), (33, 65), (130, 257), (701, 303),
+                 (1, 1), (1, 6), (6, 1)]:
+        if (m, n) == (1, 1):
+            assert f.num_compiles == 1
+            assert "kiln_matvec_chain" in f.stage("bufferized")
+        A, x = rng.random((m, n)).astype(dtype), rng.random(n).astype(dtype)
+        A_before, x_before = A.copy(), x.copy()
+        got = f(A, x)
+        assert got.dtype == dtype and got.shape == (n,)
+        np.testing.assert_allclose(got, atax(A, x), **_tolerance(dtype))
+        np.testing.assert_array_equal(A, A_before)
+        np.testing.assert_array_equal(x, x_before)
+
+
+@pytest.mark.parametrize("layout", ["transposed", "strided_rows", "strided_both", "strided_vector"])
+@pytest.mark.parametrize("threads", [1, 3])
+def test_chain_views_and_threads(layout, threads, monkeypatch):
+    monkeypatch.setenv("KILN_NUM_THREADS", str(threads))
+    f = kiln.qjit(atax)
+    rng = np.random.default_rng(8)
+    for m, n in [(5, 3), (3, 5), (64, 33), (301, 200), (1000, 130)]:
+        if layout == "transposed":  # column-major: two passes
+            A, x = rng.random((n, m)).T, rng.random(n)
+        elif layout == "strided_rows":
+            A, x = rng.random((2 * m, n))[::2], rng.random(n)
+        elif layout == "strided_both":
+            A, x = rng.random((2 * m, 3 * n))[::2, ::3], rng.random(n)
+        else:
+            A, x = rng.random((m, n)), rng.random(3 * n)[::3]
+        np.testing.assert_allclose(f(A, x), atax(A, x), rtol=1e-12)
+
+
+def test_chain_inside_a_loop_and_written_result():
+    def iterate(A, x, out, steps):
+        for _ in range(steps):
+            x = (A @ x) @ A
+            x = x / np.linalg.norm(x)
+        out[:] = x
+        return x
+
+    f = kiln.qjit(iterate)
+    rng = np.random.default_rng(9)
+    for n in (1, 4, 57):
+        A, x = rng.random((n + 3, n)), rng.random(n)
+        out, want_out = np.zeros(n), np.zeros(n)
+        got = f(A, x, out, 4)
+        want = iterate(A, x, want_out, 4)
+        np.testing.assert_allclose(got, want, rtol=1e-10)
+        np.testing.assert_allclose(out, want_out, rtol=1e-10)
+    assert "kiln_matvec_chain" in f.stage("bufferized")
+
+
+def test_chain_shape_mismatch_raises_numpys_error():
+    f = kiln.qjit(atax)
+    with pytest.raises(ValueError, match="matmul"):
+        f(np.ones((3, 4)), np.ones(5))
 
 
 def test_in_place_update_of_the_vector_the_other_product_reads():

@@ -18,7 +18,12 @@ bandwidth.
 The pure ops that compute the second product's vector (a reshape of an
 argument, a slice) move up before the first product; a vector computed by
 anything else (a loop, a call, an op reading the first product) leaves the
-pair alone. The second product's shape check still runs at its place: the
+pair alone, with one exception: the chain `(A @ x) @ A` (NPBench's atax),
+whose row vector is the column product itself, reshaped. It becomes one
+`func.call @kiln_matvec_chain_<f32|f64>(A, x, y, v)`: v needs all of y but
+only row i of A with y[i], so the runtime reads each row of a row-major A
+from memory once, for its dot product with x and then, from cache, for its
+multiple added into v. The second product's shape check still runs at its place: the
 runtime writes zeros instead of reading out of bounds when the shapes
 disagree, and the check then raises NumPy's error.
 """
@@ -30,6 +35,9 @@ from kiln.compiler.passes import ModulePass, register_pass
 from kiln.compiler.passes._util import collect_ops, declare_private_function, zero_fill
 
 CALLEE_PREFIX = "kiln_matvec_pair_"
+CHAIN_CALLEE_PREFIX = "kiln_matvec_chain_"
+# Ops that only reshape a tensor (its elements in the same order).
+_RESHAPES = {"tensor.expand_shape", "tensor.collapse_shape", "tensor.reshape", "tensor.cast"}
 _SUFFIX = {"f32": "f32", "f64": "f64"}
 # Ops without memory effects or regions that may compute the second
 # product's vector (moved up before the first product).
@@ -87,6 +95,20 @@ def _hoistable_slice(vector: ir.Value, first: ir.Operation) -> list[ir.Operation
     return ordered
 
 
+def _reshaped_from(vector: ir.Value, product: ir.Operation) -> bool:
+    """Whether `vector` is `product`'s result through reshapes only."""
+    while True:
+        owner = vector.owner
+        if isinstance(owner, ir.Block):
+            return False
+        op = owner.operation
+        if op == product:
+            return True
+        if op.name not in _RESHAPES:
+            return False
+        vector = op.operands[0]
+
+
 def _any_strides(t: ir.RankedTensorType) -> ir.MemRefType:
     dynamic = ir.ShapedType.get_dynamic_stride_or_offset()
     layout = ir.StridedLayoutAttr.get(dynamic, [dynamic, dynamic])
@@ -95,11 +117,14 @@ def _any_strides(t: ir.RankedTensorType) -> ir.MemRefType:
 
 
 def _fuse(module: ir.Module, first: ir.Operation, column: ir.Operation, row: ir.Operation,
-          moved: list[ir.Operation], serial: int) -> int:
+          moved: list[ir.Operation], serial: int, chain: bool = False) -> int:
+    """One call at `first` for both products (`chain`: the row product's
+    vector is the column product, reshaped; the call does not read it)."""
     for op in moved:
         op.move_before(first)
     _, matrix, x = _classify(column)
     _, _, u = _classify(row)
+    operands = (matrix, x) if chain else (matrix, x, u)
     i64 = ir.IntegerType.get_signless(64)
     with ir.InsertionPoint(first), first.location:
         allocations = []
@@ -112,7 +137,7 @@ def _fuse(module: ir.Module, first: ir.Operation, column: ir.Operation, row: ir.
                     sizes.append(tensor.dim(matrix, arith.constant(ir.IndexType.get(), axis)))
             allocations.append(memref.alloc(ir.MemRefType.get(t.shape, t.element_type), sizes, []))
         arguments, types = [], []
-        for operand in (matrix, x, u):
+        for operand in operands:
             t = ir.RankedTensorType(operand.type)
             generic = _any_strides(t)
             own = ir.MemRefType.get(t.shape, t.element_type, generic.layout)
@@ -131,7 +156,7 @@ def _fuse(module: ir.Module, first: ir.Operation, column: ir.Operation, row: ir.
             arguments.append(memref.cast(generic, alloc))
             types.append(generic)
         element = str(ir.RankedTensorType(matrix.type).element_type)
-        callee = CALLEE_PREFIX + _SUFFIX[element]
+        callee = (CHAIN_CALLEE_PREFIX if chain else CALLEE_PREFIX) + _SUFFIX[element]
         declare_private_function(module, callee, types, nounwind=True)
         func.CallOp([], ir.FlatSymbolRefAttr.get(callee), arguments)
         for product, alloc in zip((column, row), allocations):
@@ -147,7 +172,7 @@ def _fuse(module: ir.Module, first: ir.Operation, column: ir.Operation, row: ir.
 
 @register_pass
 class KilnPairMatvecs(ModulePass):
-    """Compute `A @ x` and `u @ A` of one matrix in one pass over it."""
+    """Compute `A @ x` and `u @ A` (or `(A @ x) @ A`) of one matrix in one pass over it."""
 
     name = "kiln-pair-matvecs"
 
@@ -169,9 +194,10 @@ class KilnPairMatvecs(ModulePass):
                     if any(row == other for other in used) or row.block != column.block:
                         continue
                     first, second = (column, row) if column.is_before_in_block(row) else (row, column)
-                    moved = _hoistable_slice(_classify(second)[2], first)
+                    chain = first == column and _reshaped_from(_classify(row)[2], column)
+                    moved = [] if chain else _hoistable_slice(_classify(second)[2], first)
                     if moved is None:
                         continue
                     used.append(row)
-                    serial = _fuse(module, first, column, row, moved, serial)
+                    serial = _fuse(module, first, column, row, moved, serial, chain=chain)
                     break

@@ -37,12 +37,21 @@ func.func @pair(%a: tensor<?x?xf64>, %x: tensor<?xf64>, %u: tensor<?xf64>) -> (t
   return %y, %v : tensor<?x1xf64>, tensor<1x?xf64>
 }
 
-// The second product reads the first (`(A @ x) @ A`, atax-like): they stay
-// two products.
+// The second product's vector is the first product, reshaped (`(A @ x) @ A`,
+// atax): one call of the chain, which reads each row of A once, computes y
+// and then v; the reshapes of y are left reading the call's y (dead here).
 // CHECK-LABEL: func.func @dependent
+// CHECK-SAME: (%[[A:.*]]: tensor<?x?xf32>, %[[XC:.*]]: tensor<?x1xf32>)
 // CHECK-NOT: kiln_matvec_pair
-// CHECK: linalg.matmul
-// CHECK: linalg.matmul
+// CHECK: %[[Y:.*]] = memref.alloc(%{{.*}}) : memref<?x1xf32>
+// CHECK: %[[V:.*]] = memref.alloc(%{{.*}}) : memref<1x?xf32>
+// CHECK-DAG: bufferization.to_buffer %[[A]] read_only
+// CHECK-DAG: bufferization.to_buffer %[[XC]] read_only
+// CHECK: call @kiln_matvec_chain_f32(
+// CHECK-NOT: linalg.matmul
+// CHECK: %[[VT:.*]] = bufferization.to_tensor %[[V]] restrict writable
+// CHECK-NOT: linalg.matmul
+// CHECK: return %[[VT]]
 func.func @dependent(%a: tensor<?x?xf32>, %xc: tensor<?x1xf32>) -> tensor<1x?xf32> {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
@@ -73,4 +82,28 @@ func.func @accumulating(%a: tensor<?x?xf64>, %xc: tensor<?x1xf64>, %ur: tensor<1
   %f2 = linalg.fill ins(%zero : f64) outs(%e2 : tensor<1x?xf64>) -> tensor<1x?xf64>
   %v = linalg.matmul ins(%ur, %a : tensor<1x?xf64>, tensor<?x?xf64>) outs(%f2 : tensor<1x?xf64>) -> tensor<1x?xf64>
   return %y, %v : tensor<?x1xf64>, tensor<1x?xf64>
+}
+
+// The second product's vector is computed from the first by arithmetic
+// (`(2 * (A @ x)) @ A`): not a reshape, so neither a pair nor a chain.
+// CHECK-LABEL: func.func @scaled_dependent
+// CHECK-NOT: kiln_matvec
+// CHECK: linalg.matmul
+// CHECK: linalg.matmul
+func.func @scaled_dependent(%a: tensor<?x?xf64>, %xc: tensor<?x1xf64>) -> tensor<1x?xf64> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %zero = arith.constant 0.0 : f64
+  %m = tensor.dim %a, %c0 : tensor<?x?xf64>
+  %n = tensor.dim %a, %c1 : tensor<?x?xf64>
+  %e1 = tensor.empty(%m) : tensor<?x1xf64>
+  %f1 = linalg.fill ins(%zero : f64) outs(%e1 : tensor<?x1xf64>) -> tensor<?x1xf64>
+  %y = linalg.matmul ins(%a, %xc : tensor<?x?xf64>, tensor<?x1xf64>) outs(%f1 : tensor<?x1xf64>) -> tensor<?x1xf64>
+  %y2 = arith.addf %y, %y : tensor<?x1xf64>
+  %yr = tensor.collapse_shape %y2 [[0, 1]] : tensor<?x1xf64> into tensor<?xf64>
+  %ur = tensor.expand_shape %yr [[0, 1]] output_shape [1, %m] : tensor<?xf64> into tensor<1x?xf64>
+  %e2 = tensor.empty(%n) : tensor<1x?xf64>
+  %f2 = linalg.fill ins(%zero : f64) outs(%e2 : tensor<1x?xf64>) -> tensor<1x?xf64>
+  %v = linalg.matmul ins(%ur, %a : tensor<1x?xf64>, tensor<?x?xf64>) outs(%f2 : tensor<1x?xf64>) -> tensor<1x?xf64>
+  return %v : tensor<1x?xf64>
 }
