@@ -46,7 +46,7 @@ from kiln.compiler.passes.kiln_poll_interrupts import POLL_CALLEE
 # Calls a serial body may make: both unwind the calling thread (a failed
 # check, an interrupt) to kiln_invoke, which is where a serial body runs.
 ALLOWED_CALLEES = frozenset({"kiln_check_failed", POLL_CALLEE})
-MIN_OPS = 2500
+MIN_OPS = 1000
 _LOOPS = ("scf.for", "scf.parallel", "scf.while")
 
 
@@ -181,20 +181,26 @@ class KilnOutlineSerialLoops(ModulePass):
         for function in functions:
             if _count_ops(function) < self.min_ops:
                 continue
-            with module.context, ir.Location.unknown():
-                nests = [_SerialNest(n) for n in serial_nests(function)]
-            if not nests:
+            loops = [n.op for n in serial_nests(function)]
+            if not loops:
                 continue
             base = ir.StringAttr(function.attributes["sym_name"]).value
             with module.context, ir.Location.unknown():
                 i64 = ir.IntegerType.get_signless(64)
-                words = max(n.slots for n in nests)
                 with ir.InsertionPoint.at_block_begin(function.regions[0].blocks[0]):
                     one = ir.Operation.create("llvm.mlir.constant", results=[i64],
                                               attributes={"value": ir.IntegerAttr.get(i64, 1)}).result
-                    ctx = ir.Operation.create(
+                    alloca = ir.Operation.create(
                         "llvm.alloca", results=[ir.Type.parse("!llvm.ptr")], operands=[one],
-                        attributes={"elem_type": ir.TypeAttr.get(ir.Type.parse(f"!llvm.array<{words} x i64>")),
-                                    "alignment": ir.IntegerAttr.get(i64, 16)}).result
-                for k, serial in enumerate(nests):
-                    _outline(module, function.operation, serial, ctx, f"{base}_serial{k}")
+                        attributes={"elem_type": ir.TypeAttr.get(i64), "alignment": ir.IntegerAttr.get(i64, 16)})
+                words = 1
+                for k, loop in enumerate(loops):
+                    # Each nest's captures are found just before it is outlined: a nest
+                    # may read a result of one outlined before it (now a load).
+                    nest = CapturedNest(loop, chunked=False, allowed_callees=ALLOWED_CALLEES)
+                    if nest.serial_reason is not None:
+                        continue
+                    serial = _SerialNest(nest)
+                    words = max(words, serial.slots)
+                    _outline(module, function.operation, serial, alloca.result, f"{base}_serial{k}")
+                alloca.attributes["elem_type"] = ir.TypeAttr.get(ir.Type.parse(f"!llvm.array<{words} x i64>"))
