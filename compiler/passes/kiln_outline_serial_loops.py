@@ -178,29 +178,33 @@ class KilnOutlineSerialLoops(ModulePass):
     def apply(self, module: ir.Module) -> None:
         functions = [op for op in module.body.operations
                      if op.operation.name == "func.func" and op.regions[0].blocks]
-        for function in functions:
-            if _count_ops(function) < self.min_ops:
-                continue
-            loops = [n.op for n in serial_nests(function)]
-            if not loops:
-                continue
-            base = ir.StringAttr(function.attributes["sym_name"]).value
-            with module.context, ir.Location.unknown():
-                i64 = ir.IntegerType.get_signless(64)
-                with ir.InsertionPoint.at_block_begin(function.regions[0].blocks[0]):
-                    one = ir.Operation.create("llvm.mlir.constant", results=[i64],
-                                              attributes={"value": ir.IntegerAttr.get(i64, 1)}).result
-                    alloca = ir.Operation.create(
-                        "llvm.alloca", results=[ir.Type.parse("!llvm.ptr")], operands=[one],
-                        attributes={"elem_type": ir.TypeAttr.get(i64), "alignment": ir.IntegerAttr.get(i64, 16)})
-                words = 1
-                for k, loop in enumerate(loops):
-                    # Each nest's captures are found just before it is outlined: a nest
-                    # may read a result of one outlined before it (now a load).
-                    nest = CapturedNest(loop, chunked=False, allowed_callees=ALLOWED_CALLEES)
-                    if nest.serial_reason is not None:
-                        continue
-                    serial = _SerialNest(nest)
-                    words = max(words, serial.slots)
-                    _outline(module, function.operation, serial, alloca.result, f"{base}_serial{k}")
-                alloca.attributes["elem_type"] = ir.TypeAttr.get(ir.Type.parse(f"!llvm.array<{words} x i64>"))
+        with module.context, ir.Location.unknown():
+            for function in functions:
+                if _count_ops(function) >= self.min_ops:
+                    _outline_function(module, function)
+
+
+def _outline_function(module: ir.Module, function: ir.Operation) -> None:
+    loops = [n.op for n in serial_nests(function)]
+    if not loops:
+        return
+    base = ir.StringAttr(function.attributes["sym_name"]).value
+    i64 = ir.IntegerType.get_signless(64)
+    with ir.InsertionPoint.at_block_begin(function.regions[0].blocks[0]):
+        one = ir.Operation.create("llvm.mlir.constant", results=[i64],
+                                  attributes={"value": ir.IntegerAttr.get(i64, 1)}).result
+        alloca = ir.Operation.create(
+            "llvm.alloca", results=[ir.Type.parse("!llvm.ptr")], operands=[one],
+            attributes={"elem_type": ir.TypeAttr.get(i64), "alignment": ir.IntegerAttr.get(i64, 16)})
+    words = 1
+    for k, loop in enumerate(loops):
+        # Each nest's captures are found just before it is outlined: a nest
+        # may read a result of one outlined before it (now a load).
+        nest = CapturedNest(loop, chunked=False, allowed_callees=ALLOWED_CALLEES)
+        if nest.serial_reason is not None:
+            continue
+        serial = _SerialNest(nest)
+        words = max(words, serial.slots)
+        _outline(module, function.operation, serial, alloca.result, f"{base}_serial{k}")
+    # As large as the largest nest's fields (known once all are outlined).
+    alloca.attributes["elem_type"] = ir.TypeAttr.get(ir.Type.parse(f"!llvm.array<{words} x i64>"))
