@@ -7,13 +7,14 @@ from __future__ import annotations
 
 from kiln.compiler.mlir import arith, ir
 
-# Pure ops whose results the body recomputes instead of receiving them (a
-# check's message is the address of a global: recomputed, not captured).
-SINKABLE_OPS = ("llvm.mlir.addressof", "llvm.mlir.constant", "llvm.mlir.zero",
-                "arith.constant", "memref.subview", "memref.collapse_shape", "memref.expand_shape",
+# Pure ops whose results the body recomputes instead of receiving them.
+SINKABLE_OPS = ("arith.constant", "memref.subview", "memref.collapse_shape", "memref.expand_shape",
                 "memref.cast", "memref.dim", "memref.extract_strided_metadata", "memref.reinterpret_cast",
                 "arith.index_cast",
                 "arith.addi", "arith.subi", "arith.muli", "arith.minsi", "arith.maxsi")
+# A body that may fail a check also recomputes the address of the check's
+# message (a global) and LLVM constants.
+CHECKING_SINKABLE_OPS = SINKABLE_OPS + ("llvm.mlir.addressof", "llvm.mlir.constant", "llvm.mlir.zero")
 # Ops that keep a nest from being outlined into a parallel body (kiln-parallelize's docstring).
 SERIAL_OPS = ("func.call", "func.call_indirect", "llvm.call", "memref.alloc", "memref.realloc",
               "memref.dealloc", "memref.alloca")
@@ -61,12 +62,15 @@ class CapturedNest:
     as arguments (kiln-parallelize); else the body runs the whole loop.
     `allowed_callees`: calls that may stay in the body (a check's failure,
     an interrupt poll: they unwind the calling thread); any other op of
-    SERIAL_OPS keeps the nest where it is (`serial_reason`)."""
+    SERIAL_OPS keeps the nest where it is (`serial_reason`). `sinkable`:
+    the ops recomputed in the body instead of captured."""
 
-    def __init__(self, op: ir.Operation, chunked: bool = True, allowed_callees: frozenset = frozenset()):
+    def __init__(self, op: ir.Operation, chunked: bool = True, allowed_callees: frozenset = frozenset(),
+                 sinkable: tuple = SINKABLE_OPS):
         self.op = op
         self.chunked = chunked
         self.allowed_callees = allowed_callees
+        self.sinkable = sinkable
         self.inner: set = set()
         self.serial_reason: str | None = None
         op.walk(self._visit_inner, ir.WalkOrder.PRE_ORDER)
@@ -106,7 +110,7 @@ class CapturedNest:
         if self._defined_inside(value) or value in self.known:
             return
         owner = value.owner
-        if not isinstance(owner, ir.Block) and owner.name in SINKABLE_OPS:
+        if not isinstance(owner, ir.Block) and owner.name in self.sinkable:
             # Recompute in the body: constants fold there, and views keep
             # their base pointer visible to LLVM (interleaved accesses).
             for operand in owner.operands:

@@ -39,7 +39,8 @@ from __future__ import annotations
 
 from kiln.compiler.mlir import arith, ir, llvm
 from kiln.compiler.passes import ModulePass, option, register_pass
-from kiln.compiler.passes._outlining import CapturedNest, cast_value, field_pointer, storage_type
+from kiln.compiler.passes._outlining import (CHECKING_SINKABLE_OPS, CapturedNest, cast_value, field_pointer,
+                                              storage_type)
 from kiln.compiler.passes._util import remap_operands
 from kiln.compiler.passes.kiln_poll_interrupts import POLL_CALLEE
 
@@ -77,7 +78,7 @@ def _outlinable(op: ir.Operation) -> CapturedNest | None:
         t = result.type
         if isinstance(t, ir.MemRefType) or storage_type(t) is None:
             return None
-    nest = CapturedNest(op, chunked=False, allowed_callees=ALLOWED_CALLEES)
+    nest = CapturedNest(op, chunked=False, allowed_callees=ALLOWED_CALLEES, sinkable=CHECKING_SINKABLE_OPS)
     return nest if nest.serial_reason is None else None
 
 
@@ -200,7 +201,8 @@ def _outline_function(module: ir.Module, function: ir.Operation) -> None:
     for k, loop in enumerate(loops):
         # Each nest's captures are found just before it is outlined: a nest
         # may read a result of one outlined before it (now a load).
-        nest = CapturedNest(loop, chunked=False, allowed_callees=ALLOWED_CALLEES)
+        nest = CapturedNest(loop, chunked=False, allowed_callees=ALLOWED_CALLEES,
+                            sinkable=CHECKING_SINKABLE_OPS)
         if nest.serial_reason is not None:
             continue
         serial = _SerialNest(nest)
