@@ -155,3 +155,44 @@ def test_thread_counts_give_numpys_results(threads, tmp_path, seed_toolchain):
         for i, e in enumerate(expected):
             np.testing.assert_allclose(got[f"arr_{i}"], e, rtol=1e-9)
         np.testing.assert_allclose(got["out"], out, rtol=1e-12)
+
+
+_INTERRUPT = """
+import os, signal, sys, threading, time
+import numpy as np
+sys.path.insert(0, {here!r})
+import test_outline_serial_loops as t
+f = t._qjit(t.spin)
+x = np.arange(1000.0)
+assert f(x, 2500) == t.spin(x, 2500)
+body = f.stage("bufferized").split("llvm.func @spin_serial", 1)[1]
+assert "scf.while" in body and "kiln_poll" in body, "the user loop was not outlined"
+threading.Timer(0.5, os.kill, (os.getpid(), signal.SIGINT)).start()
+try:
+    f(x, 10**15)
+    raise SystemExit("the loop was not interrupted")
+except KeyboardInterrupt:
+    pass
+assert f(x, 7) == t.spin(x, 7)  # the library still works after the unwinding
+print("interrupted")
+"""
+
+
+def spin(x, n):
+    """A user loop that only computes: outlined whole, with its interrupt poll."""
+    s = 0.0
+    i = 0
+    while i < n:
+        s = s + x[i % x.shape[0]] * 0.5
+        i += 1
+    return s
+
+
+def test_an_outlined_user_loop_can_be_interrupted(tmp_path, seed_toolchain):
+    cache = tmp_path / "cache"
+    seed_toolchain(cache)
+    env = dict(os.environ, KILN_CACHE_DIR=str(cache))
+    proc = subprocess.run([sys.executable, "-c", _INTERRUPT.format(here=HERE)], env=env, cwd=str(tmp_path),
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    assert proc.stdout.split()[-1] == "interrupted"

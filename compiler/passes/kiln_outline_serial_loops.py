@@ -5,7 +5,7 @@ left inline: serial `scf.for` loops (the combine loops after parallel
 reductions, reductions into scalars), `scf.parallel` nests in a function that
 calls BLAS, user loops that only compute.
 Out: each outermost such nest whose body makes no call (but a check's failure
-or an interrupt poll) and no allocation is outlined into a function
+or warning, or an interrupt poll) and no allocation is outlined into a function
 
     llvm.func @<func>_serial<N>(%ctx: !llvm.ptr)
 
@@ -42,11 +42,13 @@ from kiln.compiler.passes import ModulePass, option, register_pass
 from kiln.compiler.passes._outlining import (CHECKING_SINKABLE_OPS, CapturedNest, cast_value, field_pointer,
                                               storage_type)
 from kiln.compiler.passes._util import remap_operands
+from kiln.compiler.passes.kiln_lower_checks import FAILURE_CALLEE, WARNING_CALLEE
 from kiln.compiler.passes.kiln_poll_interrupts import POLL_CALLEE
 
-# Calls a serial body may make: both unwind the calling thread (a failed
-# check, an interrupt) to kiln_invoke, which is where a serial body runs.
-ALLOWED_CALLEES = frozenset({"kiln_check_failed", POLL_CALLEE})
+# Calls a serial body may make: a failed check and an interrupt unwind the
+# calling thread to kiln_invoke, a warning is recorded for that thread; a
+# serial body runs on the calling thread, under kiln_invoke, as the entry.
+ALLOWED_CALLEES = frozenset({FAILURE_CALLEE, WARNING_CALLEE, POLL_CALLEE})
 MIN_OPS = 1000
 _LOOPS = ("scf.for", "scf.parallel", "scf.while")
 
