@@ -196,3 +196,27 @@ def test_an_outlined_user_loop_can_be_interrupted(tmp_path, seed_toolchain):
                           capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr[-4000:]
     assert proc.stdout.split()[-1] == "interrupted"
+
+
+def test_the_entry_becomes_glue(compiled):
+    """split_codegen reads the `llvm` stage: with the loops outlined, every
+    loop of the entry hands its work to a call (glue, compiled without the
+    optimizer when large enough); with them inline (the default pipeline:
+    this function is below min-ops), its combine loop computes inline."""
+    from kiln.compiler import split_codegen
+
+    def entry_is_glue(text: str, name: str) -> bool:
+        lines = text.split("\n")
+        _, functions = split_codegen._layout(lines)
+        f = functions[name]
+        return split_codegen._loops_hand_off_work(lines[f.start:f.end])
+
+    f = compiled["reductions"]
+    f(*_reduction_args(100_003))
+    outlined = f.stage("llvm")
+    assert split_codegen._CALLED_NOINLINE.search(outlined)
+    assert entry_is_glue(outlined, "reductions")
+    inline = kiln.qjit(reductions)
+    inline(*_reduction_args(100_003))
+    assert "llvm.func @reductions_serial" not in inline.stage("llvm")
+    assert not entry_is_glue(inline.stage("llvm"), "reductions")
