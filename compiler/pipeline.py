@@ -165,6 +165,7 @@ DEFAULT_PIPELINE: Pipeline = [
         "kiln-version-small-dims{bodies=true}",
         "kiln-poll-interrupts",
         "kiln-branchless-bit-selects",
+        "kiln-outline-serial-loops",
         "kiln-dedup-parallel-bodies",
     ]),
     ("llvm", [

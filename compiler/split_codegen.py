@@ -59,6 +59,8 @@ _SYMBOL = r"[\w$.\-]+"
 _DEFINITION = re.compile(rf"^  llvm\.func (?:\w+ )*@({_SYMBOL})\(")
 _REFERENCE = re.compile(rf"@({_SYMBOL})")
 _ADDRESS_TAKEN = re.compile(rf"llvm\.mlir\.addressof @({_SYMBOL})")
+# A serial body (kiln-outline-serial-loops) is only called, never inlined.
+_CALLED_NOINLINE = re.compile(rf"llvm\.call @({_SYMBOL})\([^)]*\) \{{no_inline\}}")
 _BLOCK_LABEL = re.compile(r"^  (\^bb\d+)")
 _SUCCESSOR = re.compile(r"\^bb\d+")
 _CALLEE = re.compile(rf"llvm\.call @({_SYMBOL})")
@@ -219,7 +221,7 @@ def split_module(text: str, entries: list[str], function_types: dict[str, str], 
     spans, functions = _layout(lines)
     if not entries or sum(f.end - f.start for f in functions.values()) < MIN_SPLIT_LINES:
         return None
-    movable = set(_ADDRESS_TAKEN.findall(text)) & set(functions) - set(entries)
+    movable = (set(_ADDRESS_TAKEN.findall(text)) | set(_CALLED_NOINLINE.findall(text))) & set(functions) - set(entries)
     if not movable:
         return None
     cold = cold_functions(lines, functions, movable)

@@ -1,7 +1,8 @@
-"""Pass `kiln-dedup-parallel-bodies` (stage "bufferized", after kiln-branchless-bit-selects).
+"""Pass `kiln-dedup-parallel-bodies` (stage "bufferized", after kiln-outline-serial-loops).
 
-In: the `llvm.func` bodies kiln-parallelize outlined (`<fn>_parallel<N>`),
-each reading everything it uses through its context pointer.
+In: the `llvm.func` bodies kiln-parallelize and kiln-outline-serial-loops
+outlined (`<fn>_parallel<N>`, `<fn>_serial<N>`), each reading everything it
+uses through its context pointer.
 Out: one body per distinct text; the `llvm.mlir.addressof` and `llvm.call`
 of the others name the one kept, and the others are erased.
 
@@ -10,8 +11,9 @@ A body is a function of its context struct, its bounds and nothing else
 from), so two bodies whose texts are equal but for their names compute the
 same thing. Equal bodies are common: the same statement in two versions of
 a broadcast, the same copy of an array in two places (NPBench's
-channel_flow: 215 bodies, 104 distinct), and each one LLVM compiles costs
-compile time, not run time.
+channel_flow: 215 bodies, 104 distinct; nbody's getAcc and getEnergy,
+traced twice, as serial bodies), and each one LLVM compiles costs compile
+time, not run time.
 """
 
 from __future__ import annotations
@@ -20,6 +22,8 @@ from kiln.compiler.mlir import ir
 from kiln.compiler.passes import ModulePass, register_pass
 
 _REFERENCES = (("llvm.mlir.addressof", "global_name"), ("llvm.call", "callee"))
+# The names the outlining passes give their bodies.
+_BODY_MARKERS = ("_parallel", "_serial")
 
 
 def _name(op: ir.Operation) -> str:
@@ -36,7 +40,7 @@ def _body_key(op: ir.Operation, name: str) -> str:
 
 @register_pass
 class KilnDedupParallelBodies(ModulePass):
-    """Keep one copy of outlined parallel bodies that are identical but for their names."""
+    """Keep one copy of outlined bodies (parallel or serial) that are identical but for their names."""
 
     name = "kiln-dedup-parallel-bodies"
 
@@ -45,7 +49,8 @@ class KilnDedupParallelBodies(ModulePass):
         replaced: dict[str, str] = {}
         duplicates = []
         for op in module.body.operations:
-            if op.operation.name != "llvm.func" or "_parallel" not in _name(op) or not op.regions[0].blocks:
+            if op.operation.name != "llvm.func" or not op.regions[0].blocks \
+                    or not any(marker in _name(op) for marker in _BODY_MARKERS):
                 continue
             name = _name(op)
             key = _body_key(op, name)

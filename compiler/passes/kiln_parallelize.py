@@ -61,6 +61,7 @@ from __future__ import annotations
 
 from kiln.compiler.mlir import arith, func, ir, llvm, scf
 from kiln.compiler.passes import ModulePass, option, register_pass
+from kiln.compiler.passes._outlining import CapturedNest, cast_value, field_pointer, storage_type
 from kiln.compiler.passes._util import ancestors, collect_ops, constant_int, remap_operands
 
 RUNTIME_CALLEE = "kiln_parallel_for"
@@ -70,167 +71,6 @@ MIN_WORK_CALLEE = "kiln_parallel_min_work"
 # Nests whose bounds are constants and whose iteration count is below this
 # stay inline (shape computations over a few elements; LLVM folds them).
 SERIAL_WORK = 4096
-# Pure ops whose results the body recomputes instead of receiving them.
-_SINKABLE_OPS = ("arith.constant", "memref.subview", "memref.collapse_shape", "memref.expand_shape",
-                 "memref.cast", "memref.dim", "memref.extract_strided_metadata", "memref.reinterpret_cast",
-                 "arith.index_cast",
-                 "arith.addi", "arith.subi", "arith.muli", "arith.minsi", "arith.maxsi")
-# Ops that keep a loop nest serial (see the module docstring).
-_SERIAL_OPS = ("func.call", "func.call_indirect", "llvm.call", "memref.alloc", "memref.realloc",
-               "memref.dealloc", "memref.alloca")
-
-
-
-def _descriptor_type(memref_type: ir.MemRefType) -> ir.Type:
-    """The LLVM struct `finalize-memref-to-llvm` lowers this memref type to."""
-    rank = memref_type.rank
-    if rank == 0:
-        return ir.Type.parse("!llvm.struct<(ptr, ptr, i64)>")
-    return ir.Type.parse(f"!llvm.struct<(ptr, ptr, i64, array<{rank} x i64>, array<{rank} x i64>)>")
-
-
-def _storage_type(t: ir.Type) -> ir.Type | None:
-    """How a captured value is stored in the context struct, or None when
-    this pass does not know how (the loop then stays serial)."""
-    if isinstance(t, ir.MemRefType):
-        memref_type = ir.MemRefType(t)
-        if memref_type.memory_space is not None:
-            return None
-        return _descriptor_type(memref_type)
-    if isinstance(t, ir.IndexType):
-        return ir.IntegerType.get_signless(64)
-    if isinstance(t, ir.IntegerType) or isinstance(t, ir.F32Type) or isinstance(t, ir.F64Type) \
-            or isinstance(t, ir.F16Type) or isinstance(t, ir.BF16Type):
-        return t
-    return None
-
-
-def _cast(value: ir.Value, to: ir.Type) -> ir.Value:
-    return ir.Operation.create("builtin.unrealized_conversion_cast", results=[to], operands=[value]).result
-
-
-def _field_pointer(ctx: ir.Value, struct_type: ir.Type, index: int) -> ir.Value:
-    ptr = ir.Type.parse("!llvm.ptr")
-    return ir.Operation.create(
-        "llvm.getelementptr", results=[ptr], operands=[ctx],
-        attributes={"rawConstantIndices": ir.DenseI32ArrayAttr.get([0, index]),
-                    "elem_type": ir.TypeAttr.get(struct_type)}).result
-
-
-class _Nest:
-    """An outermost scf.parallel nest run as one body, and the outside
-    values it uses."""
-
-    def __init__(self, op: ir.Operation):
-        self.op = op
-        self.inner: set = set()
-        self.serial_reason: str | None = None
-        op.walk(self._visit_inner, ir.WalkOrder.PRE_ORDER)
-        self.captures: list[ir.Value] = []
-        # Ops recomputed in the body (constants, views, index arithmetic), operands first.
-        self.sunk: list[ir.Operation] = []
-        # The captures and the results of `sunk`, for constant-time lookups.
-        self.known: set = set()
-        if self.serial_reason is None:
-            op.walk(self._visit_operands, ir.WalkOrder.PRE_ORDER)
-
-    def _visit_inner(self, op):
-        self.inner.add(op.operation)
-        if op.name in _SERIAL_OPS and op != self.op:
-            self.serial_reason = op.name
-        return ir.WalkResult.ADVANCE
-
-    def _defined_inside(self, value: ir.Value) -> bool:
-        owner = value.owner
-        if isinstance(owner, ir.Block):
-            owner = owner.owner
-        return owner.operation in self.inner
-
-    def _visit_operands(self, op):
-        operands = list(op.operands)
-        if op == self.op:
-            # The first dim's bounds become the chunk bounds [lo, hi).
-            n_dims = len(op.regions[0].blocks[0].arguments)
-            operands = [v for i, v in enumerate(operands) if i not in (0, n_dims)]
-        for value in operands:
-            self._capture(value)
-        return ir.WalkResult.ADVANCE
-
-    def _capture(self, value: ir.Value) -> None:
-        if self._defined_inside(value) or value in self.known:
-            return
-        owner = value.owner
-        if not isinstance(owner, ir.Block) and owner.name in _SINKABLE_OPS:
-            # Recompute in the body: constants fold there, and views keep
-            # their base pointer visible to LLVM (interleaved accesses).
-            for operand in owner.operands:
-                self._capture(operand)
-            if value not in self.known:
-                self.sunk.append(owner)
-                self.known.update(owner.results)
-        elif _storage_type(value.type) is None:
-            self.serial_reason = f"a captured value of type {value.type}"
-        else:
-            self.captures.append(value)
-            self.known.add(value)
-
-    def trip_count(self, lower: ir.Value, upper: ir.Value) -> ir.Value | None:
-        """`upper - lower` when both come from outside; for a block
-        `[s, min(s + k, n))` with `k` (and `n`) from outside, `k` (`min(k,
-        n)`); else None (unknown). Emits at the current insertion point
-        (before the nest)."""
-        if not self._defined_inside(lower) and not self._defined_inside(upper):
-            return arith.subi(upper, lower)
-        clamp = upper.owner
-        if isinstance(clamp, ir.Block) or clamp.name != "arith.minsi":
-            return None
-        for position, operand in enumerate(clamp.operands):
-            end = operand.owner
-            if isinstance(end, ir.Block) or end.name != "arith.addi" or end.operands[0] != lower:
-                continue
-            size = end.operands[1]
-            if self._defined_inside(size):
-                continue
-            bound = clamp.operands[1 - position]
-            return size if self._defined_inside(bound) else arith.minsi(size, bound)
-        return None
-
-    def iterations(self, block: ir.Block) -> ir.Value | None:
-        """Innermost iterations of the loops in `block` (None: no loop in
-        it): each `scf.parallel` / `scf.for` counts the product of its trip
-        counts times the iterations of its own body (at least 1), and
-        sibling loops add up. A loop whose trip count this cannot tell
-        (bounds from inside, not a block) counts as one iteration of its
-        body: a loop over zero blocks of 4096 (kiln-block-sums on a short
-        row) counts nothing, not 4096 per row."""
-        total = None
-        for op in block.operations:
-            if op.name in ("scf.parallel", "scf.for"):
-                dims = len(op.regions[0].blocks[0].arguments) if op.name == "scf.parallel" else 1
-                count = None
-                for d in range(dims):
-                    trip = self.trip_count(op.operands[d], op.operands[dims + d])
-                    if trip is not None:
-                        count = trip if count is None else arith.muli(count, trip)
-                body = self.iterations(op.regions[0].blocks[0])
-                if body is not None:
-                    body = arith.maxsi(body, arith.constant(ir.IndexType.get(), 1))
-                    count = body if count is None else arith.muli(count, body)
-                if count is None:
-                    count = arith.constant(ir.IndexType.get(), 1)
-            else:
-                count = None
-                for region in op.regions:
-                    for inner in region.blocks:
-                        found = self.iterations(inner)
-                        if found is not None:
-                            count = found if count is None else arith.addi(count, found)
-                if count is None:
-                    continue
-            total = count if total is None else arith.addi(total, count)
-        return total
-
-
 def _declare_runtime(module: ir.Module) -> None:
     declared = {ir.StringAttr(op.attributes["sym_name"]).value for op in module.body.operations
                 if op.operation.name == "func.func"}
@@ -265,12 +105,12 @@ def _min_work(function: ir.Operation, min_works: dict) -> ir.Value:
     return min_works[key]
 
 
-def _outline(module: ir.Module, nest: _Nest, name: str, min_works: dict) -> None:
+def _outline(module: ir.Module, nest: CapturedNest, name: str, min_works: dict) -> None:
     op = nest.op
     index = ir.IndexType.get()
     i64 = ir.IntegerType.get_signless(64)
     ptr = ir.Type.parse("!llvm.ptr")
-    fields = [_storage_type(v.type) for v in nest.captures]
+    fields = [storage_type(v.type) for v in nest.captures]
     struct_type = ir.Type.parse("!llvm.struct<(" + ", ".join(str(t) for t in fields) + ")>") if fields \
         else ir.Type.parse("!llvm.struct<(i64)>")
     n_dims = len(op.regions[0].blocks[0].arguments)
@@ -314,10 +154,10 @@ def _outline(module: ir.Module, nest: _Nest, name: str, min_works: dict) -> None
         for i, value in enumerate(nest.captures):
             stored = value
             if isinstance(value.type, ir.MemRefType):
-                stored = _cast(value, fields[i])
+                stored = cast_value(value, fields[i])
             elif isinstance(value.type, ir.IndexType):
                 stored = arith.index_cast(i64, value)
-            ir.Operation.create("llvm.store", operands=[stored, _field_pointer(ctx, struct_type, i)])
+            ir.Operation.create("llvm.store", operands=[stored, field_pointer(ctx, struct_type, i)])
         lo0 = arith.index_cast(i64, lower0)
         hi0 = arith.index_cast(i64, upper0)
         in_loop = any(parent.operation.name in ("scf.for", "scf.while") for parent in ancestors(op))
@@ -340,9 +180,9 @@ def _outline(module: ir.Module, nest: _Nest, name: str, min_works: dict) -> None
     with ir.InsertionPoint(ret), op.location:
         for i, value in enumerate(nest.captures):
             loaded = ir.Operation.create("llvm.load", results=[fields[i]],
-                                         operands=[_field_pointer(ctx_arg, struct_type, i)]).result
+                                         operands=[field_pointer(ctx_arg, struct_type, i)]).result
             if isinstance(value.type, ir.MemRefType):
-                loaded = _cast(loaded, value.type)
+                loaded = cast_value(loaded, value.type)
             elif isinstance(value.type, ir.IndexType):
                 loaded = arith.index_cast(index, loaded)
             replacements[value] = loaded
@@ -403,7 +243,7 @@ def parallel_candidates(module: ir.Module, min_work: int) -> list[ir.Operation]:
             blas_users[function] = _calls_blas(function)
         if blas_users[function]:
             continue
-        if _Nest(op).serial_reason is None:
+        if CapturedNest(op).serial_reason is None:
             candidates.append(op)
     return candidates
 
@@ -416,7 +256,7 @@ class KilnParallelize(ModulePass):
     min_work: int = option(SERIAL_WORK, "nests with constant bounds and fewer iterations stay inline", minimum=0)
 
     def apply(self, module: ir.Module) -> None:
-        nests = [_Nest(op) for op in parallel_candidates(module, self.min_work)]
+        nests = [CapturedNest(op) for op in parallel_candidates(module, self.min_work)]
         if not nests:
             return
         with module.context, ir.Location.unknown():
