@@ -51,8 +51,8 @@ COLD_LINE_COST = 0.35
 COLD_ENV = "KILN_COLD_GLUE"
 COLD_OPT_LEVEL = 0
 # Calls that do no work a loop could hand off: a loop whose only calls are
-# these computes inline (a check in a loop, a buffer per iteration).
-_INLINE_WORK_CALLS = frozenset({"kiln_check_failed", "kiln_poll", "_mlir_memref_to_llvm_alloc",
+# these computes inline (a check or a warning in a loop, a buffer per iteration).
+_INLINE_WORK_CALLS = frozenset({"kiln_check_failed", "kiln_warn", "kiln_poll", "_mlir_memref_to_llvm_alloc",
                                 "_mlir_memref_to_llvm_free"})
 
 _SYMBOL = r"[\w$.\-]+"

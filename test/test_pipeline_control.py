@@ -452,6 +452,7 @@ def _function_lines(body: str) -> list[str]:
         text = str(ir.Module.parse(textwrap.dedent("""
             llvm.func @kiln_parallel_for(!llvm.ptr, !llvm.ptr, i64, i64, i64)
             llvm.func @kiln_check_failed(i64, !llvm.ptr, i64, i64)
+            llvm.func @kiln_warn(!llvm.ptr)
         """) + textwrap.dedent(body), ctx))
     lines = text.split("\n")
     function = split_codegen._layout(lines)[1]["f"]
@@ -499,6 +500,10 @@ _COMPUTE_LOOP = """
       llvm.return
     }
 """
+# A loop that computes inline and may warn (NumPy's RuntimeWarning kinds).
+_WARNING_LOOP = _COMPUTE_LOOP.replace(
+    "llvm.call @kiln_check_failed(%x, %p, %x, %x) : (i64, !llvm.ptr, i64, i64) -> ()",
+    "llvm.call @kiln_warn(%p) : (!llvm.ptr) -> ()")
 # A time loop that calls a body, around an inner loop that computes inline.
 _NESTED_LOOPS = """
     llvm.func @f(%n: i64, %body: !llvm.ptr, %p: !llvm.ptr) {
@@ -541,9 +546,9 @@ _STRAIGHT = """
 """
 
 
-@pytest.mark.parametrize("body, glue", [(_DISPATCH_LOOP, True), (_COMPUTE_LOOP, False), (_NESTED_LOOPS, False),
-                                        (_STRAIGHT, True)],
-                         ids=["dispatch-loop", "compute-loop", "compute-inside-dispatch", "no-loop"])
+@pytest.mark.parametrize("body, glue", [(_DISPATCH_LOOP, True), (_COMPUTE_LOOP, False), (_WARNING_LOOP, False),
+                                        (_NESTED_LOOPS, False), (_STRAIGHT, True)],
+                         ids=["dispatch-loop", "compute-loop", "warning-loop", "compute-inside-dispatch", "no-loop"])
 def test_glue_is_a_function_whose_loops_hand_off_their_work(body, glue):
     """Only a function whose every loop calls out for its work (a body,
     kiln_parallel_for, a library; not a check's failure or an allocation)
