@@ -365,7 +365,7 @@ def run_passes(module: ir.Module, specs: Sequence[str], stage: str = "kiln-opt",
             verify()
             print(f"// -----// IR after {spec.text} (stage {stage}) //----- //\n{module}", file=sys.stderr)
     flush()
-    verify()
+    verify()  # `stage_text` relies on it: after any pass, the module verified here or in flush
 
 
 @dataclass
@@ -384,5 +384,14 @@ def run_pipeline(module: ir.Module, pipeline: Pipeline, record: StageRecord,
         run_passes(module, specs, stage)
         record.seconds[stage] = time.perf_counter() - start
         if keep_text:
-            record.texts[stage] = str(module)
+            record.texts[stage] = stage_text(module, verified=bool(specs))
         log_stage(stage, module)
+
+
+def stage_text(module: ir.Module, verified: bool) -> str:
+    """The module's text. `str(module)` verifies the module before printing
+    it (a third to half of the printing time); `run_passes` has just
+    verified the module when it ran any pass, so that print skips it (the
+    same text: the printer falls back to the generic form only for a module
+    that does not verify)."""
+    return module.operation.get_asm(assume_verified=True) if verified else str(module)
