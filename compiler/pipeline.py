@@ -286,12 +286,15 @@ def log_stage(stage: str, text: Any) -> None:
 
 
 def verify_each_pass() -> bool:
-    """KILN_VERIFY_EACH_PASS=1 verifies the module after every kiln pass
-    (the test suite sets it; kiln-opt runs each kiln pass alone anyway);
-    otherwise once before each upstream batch and once at the end of
-    `run_passes`, naming the kiln passes that ran since the last verified
-    module (verifying channel_flow's module after each of its 60 kiln
-    passes cost 0.9 s of CPU at load ~3; 19 verifies are left)."""
+    """KILN_VERIFY_EACH_PASS=1 verifies the module after every pass, kiln's
+    and upstream's (the test suite sets it; kiln-opt runs each kiln pass
+    alone anyway). Otherwise the module is verified once before each
+    upstream batch and once at the end of `run_passes`, and a failure names
+    the passes, kiln's and upstream batches', that ran since the last
+    verified module: verifying channel_flow's module after each of its 60
+    kiln passes cost 0.9 s of CPU at load ~3, and MLIR's PassManager
+    verifying after each upstream pass was ~40 % of the upstream passes' CPU
+    on small kernels (docs/benchmarks.md, wt/fixed8)."""
     return os.environ.get("KILN_VERIFY_EACH_PASS", "") not in ("", "0")
 
 
@@ -299,13 +302,15 @@ def run_passes(module: ir.Module, specs: Sequence[str], stage: str = "kiln-opt",
                verify_each: bool | None = None) -> None:
     """Run pass specs on `module` in place; raise PipelineError on failure
     (a kiln pass spec with a bad option raises PassSpecError before any pass runs).
-    The result of kiln passes is verified before an upstream batch runs and at
-    the end, or after each one with `verify_each` (default: `verify_each_pass()`)."""
+    The result of kiln passes is verified before an upstream batch runs, an
+    upstream batch's result before the next batch and at the end (each batch
+    runs with MLIR's verifier off), or the module after each pass with
+    `verify_each` (default: `verify_each_pass()`)."""
     parsed = [parse_pass_spec(spec) for spec in specs]
     if verify_each is None:
         verify_each = verify_each_pass()
     upstream: list[str] = []
-    unverified: list[str] = []  # kiln passes run since the module last verified
+    unverified: list[str] = []  # passes run since the module last verified
 
     def verify():
         if not unverified:
@@ -331,10 +336,16 @@ def run_passes(module: ir.Module, specs: Sequence[str], stage: str = "kiln-opt",
             pm = passmanager.PassManager.parse(text, context=module.context)
         except ValueError as e:
             raise PipelineError(f"stage {stage!r}: bad pass pipeline {text!r}: {e}") from None
+        # Without `verify_each`, the batch's result is verified with the kiln
+        # passes after it (before the next batch, at the latest at the end),
+        # not by the PassManager after each of its passes.
+        pm.enable_verifier(verify_each)
         try:
             pm.run(module.operation)
         except ir.MLIRError as e:
             raise PipelineError(f"stage {stage!r}, passes {', '.join(upstream)}: {e}") from None
+        if not verify_each:
+            unverified.extend(upstream)
         upstream.clear()
 
     for spec in parsed:
@@ -355,7 +366,7 @@ def run_passes(module: ir.Module, specs: Sequence[str], stage: str = "kiln-opt",
             verify()
             print(f"// -----// IR after {spec.text} (stage {stage}) //----- //\n{module}", file=sys.stderr)
     flush()
-    verify()
+    verify()  # `stage_text` relies on it: after any pass, the module verified here or in flush
 
 
 @dataclass
@@ -374,5 +385,14 @@ def run_pipeline(module: ir.Module, pipeline: Pipeline, record: StageRecord,
         run_passes(module, specs, stage)
         record.seconds[stage] = time.perf_counter() - start
         if keep_text:
-            record.texts[stage] = str(module)
+            record.texts[stage] = stage_text(module, verified=bool(specs))
         log_stage(stage, module)
+
+
+def stage_text(module: ir.Module, verified: bool) -> str:
+    """The module's text. `str(module)` verifies the module before printing
+    it (a third to half of the printing time); `run_passes` has just
+    verified the module when it ran any pass, so that print skips it (the
+    same text: the printer falls back to the generic form only for a module
+    that does not verify)."""
+    return module.operation.get_asm(assume_verified=True) if verified else str(module)

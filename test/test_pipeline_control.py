@@ -594,6 +594,33 @@ def test_invalid_ir_from_a_kiln_pass_names_it(monkeypatch, verify_each):
             run_passes(module, ["kiln-expand-exp", "kiln-flatten-copies"], "linalg", verify_each=verify_each)
 
 
+@pytest.mark.parametrize("verify_each", [False, True])
+def test_invalid_ir_after_an_upstream_batch_names_the_passes_since_the_last_verify(monkeypatch, verify_each):
+    """An upstream batch runs without MLIR's verifier after each of its
+    passes (unless KILN_VERIFY_EACH_PASS=1): its result is verified with the
+    kiln passes after it, and a failure names the batch's passes too. The
+    module before the batch was verified, so the passes before it are not named."""
+    from kiln.compiler.mlir import ir
+    from kiln.compiler.passes import parse_pass_spec
+    from kiln.compiler.pipeline import PipelineError, run_passes
+    from kiln.dialects import new_context
+
+    def drop_return(self, module):
+        for op in module.body.operations[0].regions[0].blocks[0].operations:
+            if op.operation.name == "func.return":
+                op.operation.erase()
+
+    monkeypatch.setattr(type(parse_pass_spec("kiln-expand-exp").kiln_pass), "apply", drop_return)
+    with new_context() as ctx:
+        module = ir.Module.parse("func.func @f(%x: f64) -> f64 { return %x : f64 }", ctx)
+        expected = (r"stage 'linalg', pass kiln-expand-exp: the result does not verify" if verify_each else
+                    r"stage 'linalg', one of the passes cse, canonicalize, cse, kiln-expand-exp: the result "
+                    r"does not verify \(KILN_VERIFY_EACH_PASS=1")
+        with pytest.raises(PipelineError, match=expected):
+            run_passes(module, ["kiln-flatten-copies", "cse", "canonicalize", "cse", "kiln-expand-exp"], "linalg",
+                       verify_each=verify_each)
+
+
 def _broadcasts(a, b, c):
     return a + b[:, None], a * c[:, None] - b[:, None]
 
