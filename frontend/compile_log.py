@@ -66,6 +66,6 @@ def slow_compile_hint(seconds: dict) -> str:
     """Where a slow compile's time went: the largest stage, what usually
     makes that stage slow, and how to see more."""
     stage = max(seconds, key=seconds.get) if seconds else None
-    where = _STAGE_HINTS.get(stage, "kiln's passes (KILN_LOG=<stage> prints its IR; f.print_stage_times() times it)")
+    where = _STAGE_HINTS.get(stage, f"kiln's passes (KILN_LOG={stage} prints the IR they made)")
     return (f"most of it in stage {stage!r}: {where}; f.print_stage_times() shows where the time went"
             if stage else "f.print_stage_times() shows where the time went")
