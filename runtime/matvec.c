@@ -106,6 +106,24 @@ static int kiln_matvec_has_avx2(void) {
 #endif
 }
 
+/* How many row blocks (one per thread of kiln's pool, at most
+ * KILN_MATVEC_MAX_BLOCKS, none under 64 rows), and block b's rows [first,
+ * last): a multiple of 4 apart but for the last. */
+static int64_t kiln_matvec_blocks(int64_t m) {
+  int64_t blocks = kiln_num_threads();
+  if (blocks > KILN_MATVEC_MAX_BLOCKS)
+    blocks = KILN_MATVEC_MAX_BLOCKS;
+  if (blocks > m / 64)
+    blocks = m / 64; /* rows too few to share */
+  return blocks < 1 ? 1 : blocks;
+}
+
+static void kiln_matvec_block_rows(int64_t m, int64_t blocks, int64_t b, int64_t *first, int64_t *last) {
+  int64_t per = (m / blocks + 3) / 4 * 4;
+  *first = b * per < m ? b * per : m;
+  *last = *first + per < m && b + 1 < blocks ? *first + per : m;
+}
+
 /* Everything after the dtype is the same for f32 and f64. */
 #define KILN_MATVEC_ENTRY(T, SUFFIX)                                                                             \
   typedef struct {                                                                                               \
@@ -117,10 +135,8 @@ static int kiln_matvec_has_avx2(void) {
   static void kiln_matvec_block_##SUFFIX(void *ctx, int64_t lo, int64_t hi) {                                    \
     kiln_matvec_job_##SUFFIX *job = ctx;                                                                         \
     for (int64_t b = lo; b < hi; b++) {                                                                          \
-      /* Block b: rows [first, last), a multiple of 4 apart but for the last. */                                 \
-      int64_t per = (job->m / job->blocks + 3) / 4 * 4;                                                          \
-      int64_t first = b * per < job->m ? b * per : job->m;                                                       \
-      int64_t last = first + per < job->m && b + 1 < job->blocks ? first + per : job->m;                         \
+      int64_t first, last;                                                                                       \
+      kiln_matvec_block_rows(job->m, job->blocks, b, &first, &last);                                             \
       T *v = b == 0 ? job->v : job->partial + (b - 1) * job->n;                                                  \
       memset(v, 0, (size_t)job->n * sizeof(T));                                                                  \
       if (kiln_matvec_has_avx2())                                                                                \
@@ -135,13 +151,7 @@ static int kiln_matvec_has_avx2(void) {
   /* y (m, contiguous) = A @ x and v (n, contiguous) = u @ A for a row-major A (unit column stride). */         \
   static void kiln_matvec_rows_##SUFFIX(const T *a, int64_t lda, int64_t m, int64_t n, const T *x, const T *u,   \
                                         T *y, T *v) {                                                            \
-    int64_t blocks = kiln_num_threads();                                                                         \
-    if (blocks > KILN_MATVEC_MAX_BLOCKS)                                                                         \
-      blocks = KILN_MATVEC_MAX_BLOCKS;                                                                           \
-    if (blocks > m / 64)                                                                                         \
-      blocks = m / 64; /* rows too few to share */                                                               \
-    if (blocks < 1)                                                                                              \
-      blocks = 1;                                                                                                \
+    int64_t blocks = kiln_matvec_blocks(m);                                                                      \
     T *partial = NULL;                                                                                           \
     if (blocks > 1) {                                                                                            \
       partial = malloc((size_t)(blocks - 1) * (size_t)n * sizeof(T));                                            \
@@ -286,9 +296,8 @@ KILN_MATVEC_CHAIN_KERNEL(kiln_matvec_chain_rows_f32_portable, float, 4, )
   static void kiln_matvec_chain_block_##SUFFIX(void *ctx, int64_t lo, int64_t hi) {                              \
     kiln_matvec_chain_job_##SUFFIX *job = ctx;                                                                   \
     for (int64_t b = lo; b < hi; b++) {                                                                          \
-      int64_t per = (job->m / job->blocks + 3) / 4 * 4;                                                          \
-      int64_t first = b * per < job->m ? b * per : job->m;                                                       \
-      int64_t last = first + per < job->m && b + 1 < job->blocks ? first + per : job->m;                         \
+      int64_t first, last;                                                                                       \
+      kiln_matvec_block_rows(job->m, job->blocks, b, &first, &last);                                             \
       T *v = b == 0 ? job->v : job->partial + (b - 1) * job->n;                                                  \
       memset(v, 0, (size_t)job->n * sizeof(T));                                                                  \
       if (kiln_matvec_has_avx2())                                                                                \
@@ -330,13 +339,7 @@ KILN_MATVEC_CHAIN_KERNEL(kiln_matvec_chain_rows_f32_portable, float, 4, )
           v[j] += t * a[i * a_t0 + j * a_t1];                                                                    \
       }                                                                                                          \
     } else if (a_t1 == 1) {                                                                                      \
-      int64_t blocks = kiln_num_threads();                                                                       \
-      if (blocks > KILN_MATVEC_MAX_BLOCKS)                                                                       \
-        blocks = KILN_MATVEC_MAX_BLOCKS;                                                                         \
-      if (blocks > m / 64)                                                                                       \
-        blocks = m / 64;                                                                                         \
-      if (blocks < 1)                                                                                            \
-        blocks = 1;                                                                                              \
+      int64_t blocks = kiln_matvec_blocks(m);                                                                    \
       T *partial = NULL;                                                                                         \
       if (blocks > 1) {                                                                                          \
         partial = malloc((size_t)(blocks - 1) * (size_t)n * sizeof(T));                                          \

@@ -569,15 +569,10 @@ def test_compile_threads_setting_is_checked(monkeypatch):
     assert split_codegen.compile_threads() == 1
 
 
-@pytest.mark.parametrize("verify_each", [False, True])
-def test_invalid_ir_from_a_kiln_pass_names_it(monkeypatch, verify_each):
-    """A kiln pass that leaves invalid IR fails with a PipelineError; kiln
-    verifies once per group of kiln passes (naming the group) unless each
-    pass is verified (KILN_VERIFY_EACH_PASS=1, which names the pass)."""
-    from kiln.compiler.mlir import ir
+def _make_kiln_expand_exp_drop_the_return(monkeypatch):
+    """kiln-expand-exp erases the function's `func.return` (invalid IR),
+    for the tests of where an invalid result is caught and named."""
     from kiln.compiler.passes import parse_pass_spec
-    from kiln.compiler.pipeline import PipelineError, run_passes
-    from kiln.dialects import new_context
 
     def drop_return(self, module):
         for op in module.body.operations[0].regions[0].blocks[0].operations:
@@ -585,6 +580,18 @@ def test_invalid_ir_from_a_kiln_pass_names_it(monkeypatch, verify_each):
                 op.operation.erase()
 
     monkeypatch.setattr(type(parse_pass_spec("kiln-expand-exp").kiln_pass), "apply", drop_return)
+
+
+@pytest.mark.parametrize("verify_each", [False, True])
+def test_invalid_ir_from_a_kiln_pass_names_it(monkeypatch, verify_each):
+    """A kiln pass that leaves invalid IR fails with a PipelineError; kiln
+    verifies once per group of kiln passes (naming the group) unless each
+    pass is verified (KILN_VERIFY_EACH_PASS=1, which names the pass)."""
+    from kiln.compiler.mlir import ir
+    from kiln.compiler.pipeline import PipelineError, run_passes
+    from kiln.dialects import new_context
+
+    _make_kiln_expand_exp_drop_the_return(monkeypatch)
     with new_context() as ctx:
         module = ir.Module.parse("func.func @f(%x: f64) -> f64 { return %x : f64 }", ctx)
         expected = (r"stage 'linalg', pass kiln-expand-exp: the result does not verify" if verify_each else
@@ -601,16 +608,10 @@ def test_invalid_ir_after_an_upstream_batch_names_the_passes_since_the_last_veri
     kiln passes after it, and a failure names the batch's passes too. The
     module before the batch was verified, so the passes before it are not named."""
     from kiln.compiler.mlir import ir
-    from kiln.compiler.passes import parse_pass_spec
     from kiln.compiler.pipeline import PipelineError, run_passes
     from kiln.dialects import new_context
 
-    def drop_return(self, module):
-        for op in module.body.operations[0].regions[0].blocks[0].operations:
-            if op.operation.name == "func.return":
-                op.operation.erase()
-
-    monkeypatch.setattr(type(parse_pass_spec("kiln-expand-exp").kiln_pass), "apply", drop_return)
+    _make_kiln_expand_exp_drop_the_return(monkeypatch)
     with new_context() as ctx:
         module = ir.Module.parse("func.func @f(%x: f64) -> f64 { return %x : f64 }", ctx)
         expected = (r"stage 'linalg', pass kiln-expand-exp: the result does not verify" if verify_each else

@@ -56,6 +56,32 @@ def field_pointer(ctx: ir.Value, struct_type: ir.Type, index: int) -> ir.Value:
                     "elem_type": ir.TypeAttr.get(struct_type)}).result
 
 
+def load_captures(nest: "CapturedNest", ctx_arg: ir.Value, struct_type: ir.Type, fields: list,
+                  ret: ir.Operation) -> dict:
+    """A body's prologue, inserted before its `ret` (in a location context):
+    each of `nest`'s captures loaded from its context field (a memref's
+    descriptor cast back, an index from i64), then the sunk ops recomputed
+    on them. Returns the replacements (outside value -> body value) for
+    `remap_operands` on the nest."""
+    from kiln.compiler.passes._util import remap_operands
+
+    index = ir.IndexType.get()
+    replacements: dict = {}
+    for i, value in enumerate(nest.captures):
+        loaded = ir.Operation.create("llvm.load", results=[fields[i]],
+                                     operands=[field_pointer(ctx_arg, struct_type, i)]).result
+        if isinstance(value.type, ir.MemRefType):
+            loaded = cast_value(loaded, value.type)
+        elif isinstance(value.type, ir.IndexType):
+            loaded = arith.index_cast(index, loaded)
+        replacements[value] = loaded
+    for sunk in nest.sunk:
+        clone = sunk.clone(ip=ir.InsertionPoint(ret))
+        remap_operands(clone, replacements)
+        replacements.update(zip(sunk.results, clone.results))
+    return replacements
+
+
 class CapturedNest:
     """A loop nest run as one outlined body, and the outside values it uses.
     `chunked`: an `scf.parallel` whose first dim's bounds the body receives

@@ -40,7 +40,7 @@ from __future__ import annotations
 from kiln.compiler.mlir import arith, ir, llvm
 from kiln.compiler.passes import ModulePass, option, register_pass
 from kiln.compiler.passes._outlining import (CHECKING_SINKABLE_OPS, CapturedNest, cast_value, field_pointer,
-                                              storage_type)
+                                              load_captures, storage_type)
 from kiln.compiler.passes._util import remap_operands
 from kiln.compiler.passes.kiln_lower_checks import FAILURE_CALLEE, WARNING_CALLEE
 from kiln.compiler.passes.kiln_poll_interrupts import POLL_CALLEE
@@ -147,20 +147,8 @@ def _outline(module: ir.Module, function: ir.Operation, serial: _SerialNest, ctx
             result.replace_all_uses_with(loaded)
 
     # Body: reload the captures, recompute the sunk ops, run the nest, store its results.
-    replacements: dict = {}
     with ir.InsertionPoint(ret), op.location:
-        for i, value in enumerate(nest.captures):
-            loaded = ir.Operation.create("llvm.load", results=[serial.fields[i]],
-                                         operands=[field_pointer(ctx_arg, serial.struct_type, i)]).result
-            if isinstance(value.type, ir.MemRefType):
-                loaded = cast_value(loaded, value.type)
-            elif isinstance(value.type, ir.IndexType):
-                loaded = arith.index_cast(index, loaded)
-            replacements[value] = loaded
-        for sunk in nest.sunk:
-            clone = sunk.clone(ip=ir.InsertionPoint(ret))
-            remap_operands(clone, replacements)
-            replacements.update(zip(sunk.results, clone.results))
+        replacements = load_captures(nest, ctx_arg, serial.struct_type, serial.fields, ret)
     remap_operands(op, replacements)
     op.move_before(ret)
     with ir.InsertionPoint(ret), op.location:

@@ -61,7 +61,7 @@ from __future__ import annotations
 
 from kiln.compiler.mlir import arith, func, ir, llvm, scf
 from kiln.compiler.passes import ModulePass, option, register_pass
-from kiln.compiler.passes._outlining import CapturedNest, cast_value, field_pointer, storage_type
+from kiln.compiler.passes._outlining import CapturedNest, cast_value, field_pointer, load_captures, storage_type
 from kiln.compiler.passes._util import ancestors, collect_ops, constant_int, remap_operands
 
 RUNTIME_CALLEE = "kiln_parallel_for"
@@ -176,20 +176,8 @@ def _outline(module: ir.Module, nest: CapturedNest, name: str, min_works: dict) 
             scf.YieldOp([])
 
     # Body: reload the captures, run the nest over [lo, hi).
-    replacements: dict = {}
     with ir.InsertionPoint(ret), op.location:
-        for i, value in enumerate(nest.captures):
-            loaded = ir.Operation.create("llvm.load", results=[fields[i]],
-                                         operands=[field_pointer(ctx_arg, struct_type, i)]).result
-            if isinstance(value.type, ir.MemRefType):
-                loaded = cast_value(loaded, value.type)
-            elif isinstance(value.type, ir.IndexType):
-                loaded = arith.index_cast(index, loaded)
-            replacements[value] = loaded
-        for sunk in nest.sunk:
-            clone = sunk.clone(ip=ir.InsertionPoint(ret))
-            remap_operands(clone, replacements)
-            replacements.update(zip(sunk.results, clone.results))
+        replacements = load_captures(nest, ctx_arg, struct_type, fields, ret)
         lo = arith.index_cast(index, lo_arg)
         hi = arith.index_cast(index, hi_arg)
     # The nest's own operands, not the uses of each replaced value: a
