@@ -173,6 +173,43 @@ def test_chain_inside_a_loop_and_written_result():
     assert "kiln_matvec_chain" in f.stage("bufferized")
 
 
+def atax_transposed(A, x):
+    return A.T @ (A @ x)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("layout", ["contiguous", "transposed", "strided_both"])
+def test_chain_written_with_the_transpose(dtype, layout):
+    """`A.T @ (A @ x)`, the textbook spelling of atax: the second product is
+    a column product of A's transposing copy, fused as the chain too."""
+    f = kiln.qjit(atax_transposed)
+    rng = np.random.default_rng(10)
+    for m, n in [(7, 5), (0, 3), (3, 0), (2, 9), (130, 257), (701, 303), (1, 1), (1, 6), (6, 1)]:
+        if layout == "contiguous":
+            A = rng.random((m, n)).astype(dtype)
+        elif layout == "transposed":
+            A = rng.random((n, m)).astype(dtype).T
+        else:
+            A = rng.random((2 * m, 3 * n)).astype(dtype)[::2, ::3]
+        x = rng.random(n).astype(dtype)
+        got = f(A, x)
+        assert got.dtype == dtype and got.shape == (n,)
+        np.testing.assert_allclose(got, atax_transposed(A, x), **_tolerance(dtype))
+        if (m, n) == (701, 303):
+            assert "kiln_matvec_chain" in f.stage("bufferized")
+
+
+def test_chain_of_static_shapes_written_with_the_transpose():
+    def fixed(x):
+        A = np.arange(12.0).reshape(3, 4)
+        return A.T @ (A @ x), (A @ x) @ A
+
+    f = kiln.qjit(fixed)
+    x = np.linspace(0.0, 1.0, 4)
+    for got, want in zip(f(x), fixed(x)):
+        np.testing.assert_allclose(got, want, rtol=1e-12)
+
+
 def test_chain_shape_mismatch_raises_numpys_error():
     f = kiln.qjit(atax)
     with pytest.raises(ValueError, match="matmul"):

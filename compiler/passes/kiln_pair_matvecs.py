@@ -19,7 +19,9 @@ The pure ops that compute the second product's vector (a reshape of an
 argument, a slice) move up before the first product; a vector computed by
 anything else (a loop, a call, an op reading the first product) leaves the
 pair alone, with one exception: the chain `(A @ x) @ A` (NPBench's atax),
-whose row vector is the column product itself, reshaped. It becomes one
+whose row vector is the column product itself, reshaped (or written
+`A.T @ (A @ x)`: a column product of A's transposing copy, which is the
+row product `(A @ x) @ A` laid out as a column). It becomes one
 `func.call @kiln_matvec_chain_<f32|f64>(A, x, y, v)`: v needs all of y but
 only row i of A with y[i], so the runtime reads each row of a row-major A
 from memory once, for its dot product with x and then, from cache, for its
@@ -109,6 +111,30 @@ def _reshaped_from(vector: ir.Value, product: ir.Operation) -> bool:
         vector = op.operands[0]
 
 
+_IDENTITY_2D = "affine_map<(d0, d1) -> (d0, d1)>"
+_TRANSPOSED_2D = "affine_map<(d0, d1) -> (d1, d0)>"
+
+
+def _transpose_source(value: ir.Value) -> ir.Value | None:
+    """`A` when `value` is `A`'s transposing copy on tensors (a
+    `linalg.transpose` [1, 0], or the `linalg.generic` that reads its one
+    input transposed and yields it), else None."""
+    op = value.owner
+    if isinstance(op, ir.Block):
+        return None
+    op = op.operation
+    if op.name == "linalg.transpose":
+        return op.operands[0] if list(ir.DenseI64ArrayAttr(op.attributes["permutation"])) == [1, 0] else None
+    if op.name != "linalg.generic" or len(op.operands) != 2 or len(op.results) != 1:
+        return None
+    maps = [str(m) for m in op.attributes["indexing_maps"]]
+    body = [o.operation for o in op.regions[0].blocks[0].operations]
+    if maps == [_TRANSPOSED_2D, _IDENTITY_2D] and len(body) == 1 and \
+            list(body[0].operands) == [op.regions[0].blocks[0].arguments[0]]:
+        return op.operands[0]
+    return None
+
+
 def _any_strides(t: ir.RankedTensorType) -> ir.MemRefType:
     dynamic = ir.ShapedType.get_dynamic_stride_or_offset()
     layout = ir.StridedLayoutAttr.get(dynamic, [dynamic, dynamic])
@@ -123,13 +149,16 @@ def _fuse(module: ir.Module, first: ir.Operation, column: ir.Operation, row: ir.
     for op in moved:
         op.move_before(first)
     _, matrix, x = _classify(column)
-    _, _, u = _classify(row)
+    u = None if chain else _classify(row)[2]
     operands = (matrix, x) if chain else (matrix, x, u)
+    # v's own shape (1, n); the transposed spelling's result is (n, 1), the same elements.
+    element_type = ir.RankedTensorType(matrix.type).element_type
+    second = ir.RankedTensorType(row.results[0].type)
+    row_type = second if second.shape[0] == 1 else ir.RankedTensorType.get([1, second.shape[0]], element_type)
     i64 = ir.IntegerType.get_signless(64)
     with ir.InsertionPoint(first), first.location:
         allocations = []
-        for product in (column, row):
-            t = ir.RankedTensorType(product.results[0].type)
+        for product, t in ((column, ir.RankedTensorType(column.results[0].type)), (row, row_type)):
             sizes = []
             for axis, extent in enumerate(t.shape):
                 if extent == ir.ShapedType.get_dynamic_size():
@@ -159,11 +188,17 @@ def _fuse(module: ir.Module, first: ir.Operation, column: ir.Operation, row: ir.
         callee = (CHAIN_CALLEE_PREFIX if chain else CALLEE_PREFIX) + _SUFFIX[element]
         declare_private_function(module, callee, types, nounwind=True)
         func.CallOp([], ir.FlatSymbolRefAttr.get(callee), arguments)
-        for product, alloc in zip((column, row), allocations):
-            value = ir.Operation.create("bufferization.to_tensor", results=[product.results[0].type],
-                                        operands=[alloc],
+        for product, alloc, t in zip((column, row), allocations, (column.results[0].type, row_type)):
+            value = ir.Operation.create("bufferization.to_tensor", results=[t], operands=[alloc],
                                         attributes={"restrict": ir.UnitAttr.get(),
                                                     "writable": ir.UnitAttr.get()}).result
+            wanted = product.results[0].type
+            if value.type != wanted:  # (1, n) -> (n, 1): the same n elements
+                extent = second.shape[0]
+                flat = tensor.collapse_shape(ir.RankedTensorType.get([extent], element_type), value, [[0, 1]])
+                sizes = ([tensor.dim(matrix, arith.constant(ir.IndexType.get(), 1))]
+                         if extent == ir.ShapedType.get_dynamic_size() else [])
+                value = tensor.expand_shape(wanted, flat, [[0, 1]], sizes, [extent, 1])
             product.results[0].replace_all_uses_with(value)
     column.erase()
     row.erase()
@@ -184,17 +219,23 @@ class KilnPairMatvecs(ModulePass):
             kind = _classify(op)
             if kind is not None:
                 groups.setdefault(kind[1], []).append((kind[0], op.operation))
+                source = _transpose_source(kind[1]) if kind[0] == "column" else None
+                if source is not None:
+                    # `A.T @ y`: the row product `y @ A`, as a column; only as a chain's second product.
+                    groups.setdefault(source, []).append(("transposed", op.operation))
         serial = 0
         for members in groups.values():
             columns = [op for kind, op in members if kind == "column"]
-            rows = [op for kind, op in members if kind == "row"]
+            rows = [(op, kind == "transposed") for kind, op in members if kind in ("row", "transposed")]
             used = []
             for column in columns:
-                for row in rows:
+                for row, transposed in rows:
                     if any(row == other for other in used) or row.block != column.block:
                         continue
                     first, second = (column, row) if column.is_before_in_block(row) else (row, column)
                     chain = first == column and _reshaped_from(_classify(row)[2], column)
+                    if transposed and not chain:
+                        continue
                     moved = [] if chain else _hoistable_slice(_classify(second)[2], first)
                     if moved is None:
                         continue

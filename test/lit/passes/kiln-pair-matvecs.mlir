@@ -107,3 +107,67 @@ func.func @scaled_dependent(%a: tensor<?x?xf64>, %xc: tensor<?x1xf64>) -> tensor
   %v = linalg.matmul ins(%ur, %a : tensor<1x?xf64>, tensor<?x?xf64>) outs(%f2 : tensor<1x?xf64>) -> tensor<1x?xf64>
   return %v : tensor<1x?xf64>
 }
+
+// `A.T @ (A @ x)`: the second product is a column product of A's
+// transposing copy (a generic reading its input transposed), which is
+// `(A @ x) @ A` laid out as a column: the chain, its (1, n) result reshaped
+// to (n, 1); the transposing copy is left unused.
+// CHECK-LABEL: func.func @transposed_chain
+// CHECK-SAME: (%[[A:.*]]: tensor<?x?xf64>, %[[XC:.*]]: tensor<?x1xf64>)
+// CHECK: call @kiln_matvec_chain_f64(
+// CHECK-NOT: linalg.matmul
+// CHECK: %[[VT:.*]] = bufferization.to_tensor %{{.*}} restrict writable : memref<1x?xf64> to tensor<1x?xf64>
+// CHECK: %[[FLAT:.*]] = tensor.collapse_shape %[[VT]] {{\[\[}}0, 1]] : tensor<1x?xf64> into tensor<?xf64>
+// CHECK: %[[COL:.*]] = tensor.expand_shape %[[FLAT]] {{\[\[}}0, 1]] output_shape [%{{.*}}, 1] : tensor<?xf64> into tensor<?x1xf64>
+// CHECK-NOT: linalg.matmul
+// CHECK: return %[[COL]]
+#transposed = affine_map<(d0, d1) -> (d1, d0)>
+#identity = affine_map<(d0, d1) -> (d0, d1)>
+func.func @transposed_chain(%a: tensor<?x?xf64>, %xc: tensor<?x1xf64>) -> tensor<?x1xf64> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %zero = arith.constant 0.0 : f64
+  %m = tensor.dim %a, %c0 : tensor<?x?xf64>
+  %n = tensor.dim %a, %c1 : tensor<?x?xf64>
+  %et = tensor.empty(%n, %m) : tensor<?x?xf64>
+  %at = linalg.generic {indexing_maps = [#transposed, #identity], iterator_types = ["parallel", "parallel"]}
+      ins(%a : tensor<?x?xf64>) outs(%et : tensor<?x?xf64>) {
+  ^bb0(%in: f64, %out: f64):
+    linalg.yield %in : f64
+  } -> tensor<?x?xf64>
+  %e1 = tensor.empty(%m) : tensor<?x1xf64>
+  %f1 = linalg.fill ins(%zero : f64) outs(%e1 : tensor<?x1xf64>) -> tensor<?x1xf64>
+  %y = linalg.matmul ins(%a, %xc : tensor<?x?xf64>, tensor<?x1xf64>) outs(%f1 : tensor<?x1xf64>) -> tensor<?x1xf64>
+  %e2 = tensor.empty(%n) : tensor<?x1xf64>
+  %f2 = linalg.fill ins(%zero : f64) outs(%e2 : tensor<?x1xf64>) -> tensor<?x1xf64>
+  %v = linalg.matmul ins(%at, %y : tensor<?x?xf64>, tensor<?x1xf64>) outs(%f2 : tensor<?x1xf64>) -> tensor<?x1xf64>
+  return %v : tensor<?x1xf64>
+}
+
+// A transposed product whose vector is not the first product (`A.T @ u`
+// beside `A @ x`): not a chain, and not a pair either (the pair kernel
+// takes its row vector as a row): two products.
+// CHECK-LABEL: func.func @transposed_not_chain
+// CHECK-NOT: kiln_matvec
+// CHECK: linalg.matmul
+// CHECK: linalg.matmul
+func.func @transposed_not_chain(%a: tensor<?x?xf64>, %xc: tensor<?x1xf64>, %uc: tensor<?x1xf64>) -> (tensor<?x1xf64>, tensor<?x1xf64>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %zero = arith.constant 0.0 : f64
+  %m = tensor.dim %a, %c0 : tensor<?x?xf64>
+  %n = tensor.dim %a, %c1 : tensor<?x?xf64>
+  %et = tensor.empty(%n, %m) : tensor<?x?xf64>
+  %at = linalg.generic {indexing_maps = [#transposed, #identity], iterator_types = ["parallel", "parallel"]}
+      ins(%a : tensor<?x?xf64>) outs(%et : tensor<?x?xf64>) {
+  ^bb0(%in: f64, %out: f64):
+    linalg.yield %in : f64
+  } -> tensor<?x?xf64>
+  %e1 = tensor.empty(%m) : tensor<?x1xf64>
+  %f1 = linalg.fill ins(%zero : f64) outs(%e1 : tensor<?x1xf64>) -> tensor<?x1xf64>
+  %y = linalg.matmul ins(%a, %xc : tensor<?x?xf64>, tensor<?x1xf64>) outs(%f1 : tensor<?x1xf64>) -> tensor<?x1xf64>
+  %e2 = tensor.empty(%n) : tensor<?x1xf64>
+  %f2 = linalg.fill ins(%zero : f64) outs(%e2 : tensor<?x1xf64>) -> tensor<?x1xf64>
+  %v = linalg.matmul ins(%at, %uc : tensor<?x?xf64>, tensor<?x1xf64>) outs(%f2 : tensor<?x1xf64>) -> tensor<?x1xf64>
+  return %y, %v : tensor<?x1xf64>, tensor<?x1xf64>
+}
