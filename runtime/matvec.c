@@ -95,6 +95,68 @@ KILN_MATVEC_KERNEL(kiln_matvec_rows_f64_portable, double, 2, )
 KILN_MATVEC_KERNEL(kiln_matvec_rows_f32_avx2, float, 8, KILN_MATVEC_AVX2)
 KILN_MATVEC_KERNEL(kiln_matvec_rows_f32_portable, float, 4, )
 
+/* The chained pair `(A @ x) @ A` (NPBench's atax; kiln-pair-matvecs emits
+ * kiln_matvec_chain_<T>): y = A @ x, then v = y @ A. v needs every y[i]
+ * before it, but only row i of A with it, so a row-major A is read from
+ * memory once: four rows' dot products with x, then the same four rows
+ * (still in cache) times their y added into v. NumPy runs two gemv calls,
+ * each streaming all of A. The row blocks and threads are the pair's
+ * (kiln_matvec_rows_<T> with u NULL). A column-major A (a transposed view)
+ * takes two passes through the pair kernel (its second product on a vector
+ * of zeros), as NumPy would; A strided both ways, plain loops. */
+#define KILN_MATVEC_CHAIN_KERNEL(NAME, T, W, TARGET)                                                          \
+  typedef T NAME##_vec __attribute__((vector_size(W * sizeof(T)), aligned(sizeof(T))));                         \
+  TARGET static void NAME(const T *a, int64_t lda, int64_t row0, int64_t rows, int64_t n, const T *x, T *y,     \
+                          T *v) {                                                                                \
+    int64_t i = row0, end = row0 + rows;                                                                         \
+    for (; i < end; i += 4) {                                                                                    \
+      int64_t count = end - i < 4 ? end - i : 4;                                                                 \
+      const T *r[4];                                                                                             \
+      T t[4] = {0, 0, 0, 0};                                                                                     \
+      for (int k = 0; k < 4; k++)                                                                                \
+        r[k] = a + (i + (k < count ? k : 0)) * lda; /* a short group repeats its first row, unused */         \
+      NAME##_vec s0 = {0}, s1 = {0}, s2 = {0}, s3 = {0};                                                         \
+      int64_t j = 0;                                                                                             \
+      for (; j + W <= n; j += W) {                                                                               \
+        NAME##_vec xv = *(const NAME##_vec *)(x + j);                                                            \
+        s0 += *(const NAME##_vec *)(r[0] + j) * xv;                                                              \
+        s1 += *(const NAME##_vec *)(r[1] + j) * xv;                                                              \
+        s2 += *(const NAME##_vec *)(r[2] + j) * xv;                                                              \
+        s3 += *(const NAME##_vec *)(r[3] + j) * xv;                                                              \
+      }                                                                                                          \
+      for (int k = 0; k < W; k++) {                                                                              \
+        t[0] += s0[k];                                                                                           \
+        t[1] += s1[k];                                                                                           \
+        t[2] += s2[k];                                                                                           \
+        t[3] += s3[k];                                                                                           \
+      }                                                                                                          \
+      for (; j < n; j++)                                                                                         \
+        for (int k = 0; k < 4; k++)                                                                              \
+          t[k] += r[k][j] * x[j];                                                                                \
+      for (int k = count; k < 4; k++)                                                                            \
+        t[k] = 0; /* the repeated rows add nothing to v */                                                       \
+      for (int k = 0; k < count; k++)                                                                            \
+        y[i + k] = t[k];                                                                                         \
+      T c0 = t[0], c1 = t[1], c2 = t[2], c3 = t[3];                                                              \
+      j = 0;                                                                                                     \
+      for (; j + W <= n; j += W) {                                                                               \
+        NAME##_vec vv = *(NAME##_vec *)(v + j);                                                                  \
+        vv += c0 * *(const NAME##_vec *)(r[0] + j);                                                              \
+        vv += c1 * *(const NAME##_vec *)(r[1] + j);                                                              \
+        vv += c2 * *(const NAME##_vec *)(r[2] + j);                                                              \
+        vv += c3 * *(const NAME##_vec *)(r[3] + j);                                                              \
+        *(NAME##_vec *)(v + j) = vv;                                                                             \
+      }                                                                                                          \
+      for (; j < n; j++)                                                                                         \
+        v[j] += c0 * r[0][j] + c1 * r[1][j] + c2 * r[2][j] + c3 * r[3][j];                                       \
+    }                                                                                                            \
+  }
+
+KILN_MATVEC_CHAIN_KERNEL(kiln_matvec_chain_rows_f64_avx2, double, 4, KILN_MATVEC_AVX2)
+KILN_MATVEC_CHAIN_KERNEL(kiln_matvec_chain_rows_f64_portable, double, 2, )
+KILN_MATVEC_CHAIN_KERNEL(kiln_matvec_chain_rows_f32_avx2, float, 8, KILN_MATVEC_AVX2)
+KILN_MATVEC_CHAIN_KERNEL(kiln_matvec_chain_rows_f32_portable, float, 4, )
+
 static int kiln_matvec_has_avx2(void) {
 #if defined(__x86_64__) && defined(__GNUC__)
   static int known = -1;
@@ -139,7 +201,13 @@ static void kiln_matvec_block_rows(int64_t m, int64_t blocks, int64_t b, int64_t
       kiln_matvec_block_rows(job->m, job->blocks, b, &first, &last);                                             \
       T *v = b == 0 ? job->v : job->partial + (b - 1) * job->n;                                                  \
       memset(v, 0, (size_t)job->n * sizeof(T));                                                                  \
-      if (kiln_matvec_has_avx2())                                                                                \
+      int avx2 = kiln_matvec_has_avx2();                                                                         \
+      if (job->u == NULL && avx2)                                                                                \
+        kiln_matvec_chain_rows_##SUFFIX##_avx2(job->a, job->lda, first, last - first, job->n, job->x, job->y, v); \
+      else if (job->u == NULL)                                                                                   \
+        kiln_matvec_chain_rows_##SUFFIX##_portable(job->a, job->lda, first, last - first, job->n, job->x, job->y, \
+                                                   v);                                                           \
+      else if (avx2)                                                                                             \
         kiln_matvec_rows_##SUFFIX##_avx2(job->a, job->lda, first, last - first, job->n, job->x, job->u, job->y,  \
                                          v);                                                                     \
       else                                                                                                       \
@@ -148,7 +216,8 @@ static void kiln_matvec_block_rows(int64_t m, int64_t blocks, int64_t b, int64_t
     }                                                                                                            \
   }                                                                                                              \
                                                                                                                  \
-  /* y (m, contiguous) = A @ x and v (n, contiguous) = u @ A for a row-major A (unit column stride). */         \
+  /* y (m, contiguous) = A @ x and v (n, contiguous) = u @ A for a row-major A (unit column stride); with     \
+   * u NULL, the chain: y = A @ x, then v = y @ A. */                                                            \
   static void kiln_matvec_rows_##SUFFIX(const T *a, int64_t lda, int64_t m, int64_t n, const T *x, const T *u,   \
                                         T *y, T *v) {                                                            \
     int64_t blocks = kiln_matvec_blocks(m);                                                                      \
@@ -225,89 +294,7 @@ static void kiln_matvec_block_rows(int64_t m, int64_t blocks, int64_t b, int64_t
 KILN_MATVEC_ENTRY(double, f64)
 KILN_MATVEC_ENTRY(float, f32)
 
-/* The chained pair `(A @ x) @ A` (NPBench's atax; kiln-pair-matvecs emits
- * kiln_matvec_chain_<T>): y = A @ x, then v = y @ A. v needs every y[i]
- * before it, but only row i of A with it, so a row-major A is read from
- * memory once: four rows' dot products with x, then the same four rows
- * (still in cache) times their y added into v. NumPy runs two gemv calls,
- * each streaming all of A. A column-major A (a transposed view) takes two
- * passes through the pair kernel above (its second product on a vector of
- * zeros), as NumPy would; A strided both ways, plain loops. */
-#define KILN_MATVEC_CHAIN_KERNEL(NAME, T, W, TARGET)                                                          \
-  typedef T NAME##_vec __attribute__((vector_size(W * sizeof(T)), aligned(sizeof(T))));                         \
-  TARGET static void NAME(const T *a, int64_t lda, int64_t row0, int64_t rows, int64_t n, const T *x, T *y,     \
-                          T *v) {                                                                                \
-    int64_t i = row0, end = row0 + rows;                                                                         \
-    for (; i < end; i += 4) {                                                                                    \
-      int64_t count = end - i < 4 ? end - i : 4;                                                                 \
-      const T *r[4];                                                                                             \
-      T t[4] = {0, 0, 0, 0};                                                                                     \
-      for (int k = 0; k < 4; k++)                                                                                \
-        r[k] = a + (i + (k < count ? k : 0)) * lda; /* a short group repeats its first row, unused */         \
-      NAME##_vec s0 = {0}, s1 = {0}, s2 = {0}, s3 = {0};                                                         \
-      int64_t j = 0;                                                                                             \
-      for (; j + W <= n; j += W) {                                                                               \
-        NAME##_vec xv = *(const NAME##_vec *)(x + j);                                                            \
-        s0 += *(const NAME##_vec *)(r[0] + j) * xv;                                                              \
-        s1 += *(const NAME##_vec *)(r[1] + j) * xv;                                                              \
-        s2 += *(const NAME##_vec *)(r[2] + j) * xv;                                                              \
-        s3 += *(const NAME##_vec *)(r[3] + j) * xv;                                                              \
-      }                                                                                                          \
-      for (int k = 0; k < W; k++) {                                                                              \
-        t[0] += s0[k];                                                                                           \
-        t[1] += s1[k];                                                                                           \
-        t[2] += s2[k];                                                                                           \
-        t[3] += s3[k];                                                                                           \
-      }                                                                                                          \
-      for (; j < n; j++)                                                                                         \
-        for (int k = 0; k < 4; k++)                                                                              \
-          t[k] += r[k][j] * x[j];                                                                                \
-      for (int k = count; k < 4; k++)                                                                            \
-        t[k] = 0; /* the repeated rows add nothing to v */                                                       \
-      for (int k = 0; k < count; k++)                                                                            \
-        y[i + k] = t[k];                                                                                         \
-      T c0 = t[0], c1 = t[1], c2 = t[2], c3 = t[3];                                                              \
-      j = 0;                                                                                                     \
-      for (; j + W <= n; j += W) {                                                                               \
-        NAME##_vec vv = *(NAME##_vec *)(v + j);                                                                  \
-        vv += c0 * *(const NAME##_vec *)(r[0] + j);                                                              \
-        vv += c1 * *(const NAME##_vec *)(r[1] + j);                                                              \
-        vv += c2 * *(const NAME##_vec *)(r[2] + j);                                                              \
-        vv += c3 * *(const NAME##_vec *)(r[3] + j);                                                              \
-        *(NAME##_vec *)(v + j) = vv;                                                                             \
-      }                                                                                                          \
-      for (; j < n; j++)                                                                                         \
-        v[j] += c0 * r[0][j] + c1 * r[1][j] + c2 * r[2][j] + c3 * r[3][j];                                       \
-    }                                                                                                            \
-  }
-
-KILN_MATVEC_CHAIN_KERNEL(kiln_matvec_chain_rows_f64_avx2, double, 4, KILN_MATVEC_AVX2)
-KILN_MATVEC_CHAIN_KERNEL(kiln_matvec_chain_rows_f64_portable, double, 2, )
-KILN_MATVEC_CHAIN_KERNEL(kiln_matvec_chain_rows_f32_avx2, float, 8, KILN_MATVEC_AVX2)
-KILN_MATVEC_CHAIN_KERNEL(kiln_matvec_chain_rows_f32_portable, float, 4, )
-
 #define KILN_MATVEC_CHAIN_ENTRY(T, SUFFIX)                                                                       \
-  typedef struct {                                                                                               \
-    const T *a, *x;                                                                                              \
-    T *y, *v, *partial;                                                                                          \
-    int64_t lda, m, n, blocks;                                                                                   \
-  } kiln_matvec_chain_job_##SUFFIX;                                                                              \
-                                                                                                                 \
-  static void kiln_matvec_chain_block_##SUFFIX(void *ctx, int64_t lo, int64_t hi) {                              \
-    kiln_matvec_chain_job_##SUFFIX *job = ctx;                                                                   \
-    for (int64_t b = lo; b < hi; b++) {                                                                          \
-      int64_t first, last;                                                                                       \
-      kiln_matvec_block_rows(job->m, job->blocks, b, &first, &last);                                             \
-      T *v = b == 0 ? job->v : job->partial + (b - 1) * job->n;                                                  \
-      memset(v, 0, (size_t)job->n * sizeof(T));                                                                  \
-      if (kiln_matvec_has_avx2())                                                                                \
-        kiln_matvec_chain_rows_##SUFFIX##_avx2(job->a, job->lda, first, last - first, job->n, job->x, job->y, v); \
-      else                                                                                                       \
-        kiln_matvec_chain_rows_##SUFFIX##_portable(job->a, job->lda, first, last - first, job->n, job->x, job->y, \
-                                                   v);                                                           \
-    }                                                                                                            \
-  }                                                                                                              \
-                                                                                                                 \
   void kiln_matvec_chain_##SUFFIX(T *a_a, T *a_p, int64_t a_o, int64_t m, int64_t n, int64_t a_t0, int64_t a_t1, \
                                   T *x_a, T *x_p, int64_t x_o, int64_t x_s0, int64_t x_s1, int64_t x_t0,         \
                                   int64_t x_t1, T *y_a, T *y_p, int64_t y_o, int64_t y_s0, int64_t y_s1,         \
@@ -339,19 +326,7 @@ KILN_MATVEC_CHAIN_KERNEL(kiln_matvec_chain_rows_f32_portable, float, 4, )
           v[j] += t * a[i * a_t0 + j * a_t1];                                                                    \
       }                                                                                                          \
     } else if (a_t1 == 1) {                                                                                      \
-      int64_t blocks = kiln_matvec_blocks(m);                                                                    \
-      T *partial = NULL;                                                                                         \
-      if (blocks > 1) {                                                                                          \
-        partial = malloc((size_t)(blocks - 1) * (size_t)n * sizeof(T));                                          \
-        if (partial == NULL)                                                                                     \
-          blocks = 1;                                                                                            \
-      }                                                                                                          \
-      kiln_matvec_chain_job_##SUFFIX job = {a, x, y, v, partial, a_t0, m, n, blocks};                            \
-      kiln_parallel_for(kiln_matvec_chain_block_##SUFFIX, &job, 0, blocks, m * n);                               \
-      for (int64_t b = 1; b < blocks; b++)                                                                       \
-        for (int64_t j = 0; j < n; j++)                                                                          \
-          v[j] += partial[(b - 1) * n + j];                                                                      \
-      free(partial);                                                                                             \
+      kiln_matvec_rows_##SUFFIX(a, a_t0, m, n, x, NULL, y, v);                                                   \
     } else {                                                                                                     \
       /* A column-major: its transpose B (n x m) is row-major. y = x @ B (B's rows times x), then v = B @ y;     \
        * each pass the pair kernel with the other product on zeros (its result in the scratch half). */         \
