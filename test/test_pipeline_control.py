@@ -459,7 +459,10 @@ def _function_lines(body: str) -> list[str]:
     return lines[function.start:function.end]
 
 
-_DISPATCH_LOOP = """
+def _counted_loop(step: str) -> str:
+    """@f with one loop `for i in range(n)` whose body is `step`: the block
+    ^step and any after it, ending with `llvm.br ^head(%next : i64)`."""
+    frame = """
     llvm.func @f(%n: i64, %body: !llvm.ptr, %p: !llvm.ptr) {
       %zero = llvm.mlir.constant(0 : i64) : i64
       %one = llvm.mlir.constant(1 : i64) : i64
@@ -467,23 +470,23 @@ _DISPATCH_LOOP = """
     ^head(%i: i64):
       %more = llvm.icmp "slt" %i, %n : i64
       llvm.cond_br %more, ^step, ^done
+    STEP
+    ^done:
+      llvm.return
+    }
+    """
+    return frame.replace("STEP", step.strip())
+
+
+# A loop that hands its work to the runtime's parallel loop.
+_DISPATCH_LOOP = _counted_loop("""
     ^step:
       llvm.call @kiln_parallel_for(%body, %p, %zero, %n, %one) : (!llvm.ptr, !llvm.ptr, i64, i64, i64) -> ()
       %next = llvm.add %i, %one : i64
       llvm.br ^head(%next : i64)
-    ^done:
-      llvm.return
-    }
-"""
+""")
 # A loop that computes inline: its only call is a check's failure.
-_COMPUTE_LOOP = """
-    llvm.func @f(%n: i64, %body: !llvm.ptr, %p: !llvm.ptr) {
-      %zero = llvm.mlir.constant(0 : i64) : i64
-      %one = llvm.mlir.constant(1 : i64) : i64
-      llvm.br ^head(%zero : i64)
-    ^head(%i: i64):
-      %more = llvm.icmp "slt" %i, %n : i64
-      llvm.cond_br %more, ^step, ^done
+_COMPUTE_LOOP = _counted_loop("""
     ^step:
       %x = llvm.load %p : !llvm.ptr -> i64
       %bad = llvm.icmp "slt" %x, %zero : i64
@@ -496,10 +499,7 @@ _COMPUTE_LOOP = """
       llvm.store %y, %p : i64, !llvm.ptr
       %next = llvm.add %i, %one : i64
       llvm.br ^head(%next : i64)
-    ^done:
-      llvm.return
-    }
-"""
+""")
 # A loop that computes inline and may warn (NumPy's RuntimeWarning kinds).
 _WARNING_LOOP = _COMPUTE_LOOP.replace(
     "llvm.call @kiln_check_failed(%x, %p, %x, %x) : (i64, !llvm.ptr, i64, i64) -> ()",
