@@ -22,6 +22,24 @@ def collect_ops(module: ir.Module, names: Container[str], post_order: bool = Fal
     return found
 
 
+IDENTITY_2D = "affine_map<(d0, d1) -> (d0, d1)>"
+TRANSPOSED_2D = "affine_map<(d0, d1) -> (d1, d0)>"
+
+
+def copies_transposed(op: ir.Operation) -> bool:
+    """Whether `op` is a transposing copy of a 2-d operand: `linalg.transpose`
+    [1, 0], or the `linalg.generic` that reads its one input transposed and
+    yields it (on tensors or on buffers)."""
+    if op.name == "linalg.transpose":
+        return list(ir.DenseI64ArrayAttr(op.attributes["permutation"])) == [1, 0]
+    if op.name != "linalg.generic" or len(op.operands) != 2:
+        return False
+    maps = [str(m) for m in op.attributes["indexing_maps"]]
+    body = [o.operation for o in op.regions[0].blocks[0].operations]
+    return maps == [TRANSPOSED_2D, IDENTITY_2D] and len(body) == 1 and \
+        list(body[0].operands) == [op.regions[0].blocks[0].arguments[0]]
+
+
 def all_parallel(op: ir.Operation) -> bool:
     """Whether every loop of a linalg op is parallel."""
     return all("parallel" in str(t) for t in op.attributes["iterator_types"])

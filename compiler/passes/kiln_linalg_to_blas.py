@@ -36,7 +36,7 @@ import os
 
 from kiln.compiler.mlir import arith, func, ir, memref, scf
 from kiln.compiler.passes import ModulePass, register_pass
-from kiln.compiler.passes._util import collect_ops, index_value
+from kiln.compiler.passes._util import IDENTITY_2D, collect_ops, copies_transposed, index_value
 
 # CBLAS enum values (cblas.h): CblasRowMajor, CblasNoTrans.
 ROW_MAJOR = 101
@@ -155,9 +155,6 @@ def _zero_fill_before(op: ir.Operation, target: ir.Value) -> ir.Operation | None
     return prev if isinstance(value, ir.FloatAttr) and value.value == 0.0 else None
 
 
-_IDENTITY_2D = "affine_map<(d0, d1) -> (d0, d1)>"
-
-
 def _producer_before(op: ir.Operation, output: ir.Value, skip: set[str]) -> ir.Operation | None:
     """The `linalg.generic` writing `output` that comes right before `op`
     (past ops named in `skip`), else None."""
@@ -180,7 +177,7 @@ def _scaling(generic: ir.Operation):
     body = [o.operation for o in block.operations]
     if len(body) != 2 or body[0].name != "arith.mulf" or body[1].name != "linalg.yield":
         return None
-    if body[1].operands[0] != body[0].result or maps[-1] != _IDENTITY_2D:
+    if body[1].operands[0] != body[0].result or maps[-1] != IDENTITY_2D:
         return None
     arguments = list(block.arguments)
     left, right = body[0].operands
@@ -247,7 +244,6 @@ def _only_when_zero(op: ir.Operation, scalar: ir.Value) -> ir.Value:
     return factor
 
 
-_TRANSPOSED_2D = "affine_map<(d0, d1) -> (d1, d0)>"
 # Ops that write no memory a transposed copy's source could be (between
 # the copy and its matmul).
 _NO_WRITES = _PURE_BETWEEN | {"memref.alloc", "memref.extract_strided_metadata",
@@ -256,16 +252,8 @@ _NO_WRITES = _PURE_BETWEEN | {"memref.alloc", "memref.extract_strided_metadata",
 
 
 def _is_transpose_copy(op: ir.Operation) -> bool:
-    """`linalg.transpose` of a 2-d memref, or the `linalg.generic` that reads
-    its one input transposed and yields it."""
-    if op.name == "linalg.transpose":
-        return list(ir.DenseI64ArrayAttr(op.attributes["permutation"])) == [1, 0]
-    if op.name != "linalg.generic" or len(op.operands) != 2 or len(op.results):
-        return False
-    maps = [str(m) for m in op.attributes["indexing_maps"]]
-    body = [o.operation for o in op.regions[0].blocks[0].operations]
-    return maps == [_TRANSPOSED_2D, _IDENTITY_2D] and len(body) == 1 and \
-        list(body[0].operands) == [op.regions[0].blocks[0].arguments[0]]
+    """A transposing copy of a 2-d memref into a buffer (no results)."""
+    return copies_transposed(op) and not op.results
 
 
 def _harmless(op: ir.Operation, fresh: set) -> bool:
@@ -328,7 +316,6 @@ def _drop_copy(copy: ir.Operation, buffer: ir.Value) -> None:
         for u in uses:
             u.erase()
         buffer.owner.operation.erase()
-
 
 
 def _previous(op: ir.Operation) -> ir.Operation | None:

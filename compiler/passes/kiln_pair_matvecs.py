@@ -34,7 +34,7 @@ from __future__ import annotations
 
 from kiln.compiler.mlir import arith, func, ir, memref, tensor
 from kiln.compiler.passes import ModulePass, register_pass
-from kiln.compiler.passes._util import collect_ops, declare_private_function, zero_fill
+from kiln.compiler.passes._util import collect_ops, copies_transposed, declare_private_function, zero_fill
 
 CALLEE_PREFIX = "kiln_matvec_pair_"
 CHAIN_CALLEE_PREFIX = "kiln_matvec_chain_"
@@ -111,28 +111,12 @@ def _reshaped_from(vector: ir.Value, product: ir.Operation) -> bool:
         vector = op.operands[0]
 
 
-_IDENTITY_2D = "affine_map<(d0, d1) -> (d0, d1)>"
-_TRANSPOSED_2D = "affine_map<(d0, d1) -> (d1, d0)>"
-
-
 def _transpose_source(value: ir.Value) -> ir.Value | None:
-    """`A` when `value` is `A`'s transposing copy on tensors (a
-    `linalg.transpose` [1, 0], or the `linalg.generic` that reads its one
-    input transposed and yields it), else None."""
+    """`A` when `value` is `A`'s transposing copy on tensors, else None."""
     op = value.owner
-    if isinstance(op, ir.Block):
+    if isinstance(op, ir.Block) or not copies_transposed(op.operation) or len(op.operation.results) != 1:
         return None
-    op = op.operation
-    if op.name == "linalg.transpose":
-        return op.operands[0] if list(ir.DenseI64ArrayAttr(op.attributes["permutation"])) == [1, 0] else None
-    if op.name != "linalg.generic" or len(op.operands) != 2 or len(op.results) != 1:
-        return None
-    maps = [str(m) for m in op.attributes["indexing_maps"]]
-    body = [o.operation for o in op.regions[0].blocks[0].operations]
-    if maps == [_TRANSPOSED_2D, _IDENTITY_2D] and len(body) == 1 and \
-            list(body[0].operands) == [op.regions[0].blocks[0].arguments[0]]:
-        return op.operands[0]
-    return None
+    return op.operation.operands[0]
 
 
 def _any_strides(t: ir.RankedTensorType) -> ir.MemRefType:
