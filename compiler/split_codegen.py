@@ -35,8 +35,11 @@ from dataclasses import dataclass, field
 from kiln.compiler.llvm_options import apply_llvm_options
 from kiln.compiler.mlir import _capi_library, ir
 
-# Below this many lines of function text one module is compiled whole: a
-# part costs a parse and an engine (~10-20 ms), a line ~0.15 ms of LLVM.
+# Below this many lines of function text a module without glue of
+# COLD_MIN_LINES is compiled whole: a part costs a parse and an engine
+# (~10-20 ms), a line ~0.08-0.15 ms of LLVM. A module with that much glue is
+# cut from COLD_MIN_LINES on: the glue's part without the optimizer saves
+# more than the engine costs (docs/benchmarks.md, session 13).
 MIN_SPLIT_LINES = 2000
 # A part is worth its engine above ~2,000 weighted lines (a body's line weighs BODY_LINE_COST).
 MIN_PART_WEIGHT = 2000
@@ -219,7 +222,8 @@ def split_module(text: str, entries: list[str], function_types: dict[str, str], 
     `function_types`: the printed `function_type` of each defined function."""
     lines = text.split("\n")
     spans, functions = _layout(lines)
-    if not entries or sum(f.end - f.start for f in functions.values()) < MIN_SPLIT_LINES:
+    total = sum(f.end - f.start for f in functions.values())
+    if not entries or total < min(MIN_SPLIT_LINES, COLD_MIN_LINES):
         return None
     movable = (set(_ADDRESS_TAKEN.findall(text)) | set(_CALLED_NOINLINE.findall(text))) & set(functions) - set(entries)
     if not movable:
@@ -227,7 +231,7 @@ def split_module(text: str, entries: list[str], function_types: dict[str, str], 
     cold = cold_functions(lines, functions, movable)
     if not set(entries) <= cold:
         cold = set()
-    if parts < 2 and not cold:
+    if (parts < 2 or total < MIN_SPLIT_LINES) and not cold:
         return None
     names = set(functions)
     for f in functions.values():

@@ -103,3 +103,23 @@ def test_long_float32_sums_are_about_as_accurate_as_numpys():
     assert rel_err(total_2d, exact) < 1e-7
     assert rel_err(mean, exact / x.size) < 1e-7
     assert rel_err(np.sum(x), exact) < 1e-7  # NumPy's own
+
+
+def test_row_softmax_over_wide_rows_runs_in_one_pass_of_row_blocks():
+    """Rows longer than a sum block: the block sums read the exp rows through
+    column slices that keep the rows, so kiln-block-rows still runs max, exp,
+    sum and divide block of rows by block of rows (one parallel loop)."""
+
+    def softmax(x):
+        e = np.exp(x - np.max(x, axis=1, keepdims=True))
+        return e / np.sum(e, axis=1, keepdims=True)
+
+    f = kiln.qjit(softmax, keep_intermediate=True)
+    for shape in ((1, 1), (3, 4095), (3, 4097), (1, 8192), (5, 8193), (64, 9001), (257, 20_000)):
+        for dtype in (np.float32, np.float64):
+            x = rng.standard_normal(shape).astype(dtype)
+            tol = 1e-5 if dtype == np.float32 else 1e-12
+            np.testing.assert_allclose(f(x), softmax(x), rtol=tol, atol=tol * 1e-3)
+    assert kiln.get_compilation_stage(f, "bufferized").count("call @kiln_parallel_for") == 1
+    x = rng.standard_normal((0, 5000)).astype(np.float32)
+    assert f(x).shape == (0, 5000)

@@ -441,6 +441,37 @@ def test_glue_entry_compiles_without_the_optimizer(tmp_path, monkeypatch, seed_t
         assert exported == {"_mlir_ciface__stencil_arrays", "_mlir__mlir_ciface__stencil_arrays"}
 
 
+
+def test_module_below_the_split_size_is_cut_only_for_its_glue(tmp_path, monkeypatch, seed_toolchain):
+    """Below MIN_SPLIT_LINES a module is cut only when its glue is large
+    enough for a part of its own (COLD_MIN_LINES): the glue compiles without
+    the optimizer, the bodies in one other part; without glue
+    (KILN_COLD_GLUE=0) it compiles whole, on any number of threads."""
+    from kiln.compiler import split_codegen
+
+    monkeypatch.setenv("KILN_COMPILE_THREADS", "2")
+    monkeypatch.setattr(split_codegen, "MIN_SPLIT_LINES", 10**9)
+    monkeypatch.setattr(split_codegen, "COLD_MIN_LINES", 0)
+    seen = []
+    compile_parts = split_codegen.compile_parts
+    monkeypatch.setattr(split_codegen, "compile_parts",
+                        lambda parts, *a, **k: seen.append(parts) or compile_parts(parts, *a, **k))
+    for cold_env in ("", "0"):
+        monkeypatch.setenv("KILN_CACHE_DIR", str(seed_toolchain(tmp_path / f"cache{cold_env}")))
+        monkeypatch.setenv("KILN_COLD_GLUE", cold_env)
+        seen.clear()
+        f = kiln.qjit(_stencil_arrays)
+        for n in (0, 1, 7, 5001):
+            a, b = np.linspace(-1.0, 1.0, n), np.linspace(2.0, 3.0, n)
+            a2, b2 = a.copy(), b.copy()
+            np.testing.assert_allclose(f(a, b, 3), _stencil_arrays(a2, b2, 3))
+            np.testing.assert_allclose(a, a2)
+            np.testing.assert_allclose(b, b2)
+        if cold_env == "0":
+            assert seen == []
+        else:
+            assert seen and all([p.cold for p in parts] == [True, False] for parts in seen), seen
+
 def _function_lines(body: str) -> list[str]:
     """The printed lines of function @f of a module with `body` (the
     printer's own layout, as split_codegen reads it)."""

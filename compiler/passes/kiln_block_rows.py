@@ -129,10 +129,21 @@ def _view_root(v: ir.Value) -> ir.Value:
     return v
 
 
+def _keeps_rows(subview: ir.Operation) -> bool:
+    """Whether row i of a `memref.subview` is row i of its source: offset 0
+    and stride 1 in dim 0, which the view keeps (the column slices of
+    kiln-block-sums: `%x[0, %k] [%rows, %n] [1, 1]`)."""
+    offsets = list(ir.DenseI64ArrayAttr(subview.attributes["static_offsets"]))
+    sizes = list(ir.DenseI64ArrayAttr(subview.attributes["static_sizes"]))
+    strides = list(ir.DenseI64ArrayAttr(subview.attributes["static_strides"]))
+    same_rank = ir.MemRefType(subview.result.type).rank == ir.MemRefType(subview.operands[0].type).rank
+    return offsets[0] == 0 and strides[0] == 1 and (same_rank or sizes[0] != 1)
+
+
 def _row_view_root(v: ir.Value) -> ir.Value | None:
     """The buffer `v` views such that index 0 of `v` is row 0 of it (through
-    casts and reshapes that only add or drop unit dims after dim 0), or
-    None when `v` is some other view."""
+    casts, subviews that keep the rows and reshapes that only add or drop
+    unit dims after dim 0), or None when `v` is some other view."""
     while not isinstance(v.owner, ir.Block) and v.owner.name in _VIEW_OPS:
         owner = v.owner
         if owner.name in ("memref.expand_shape", "memref.collapse_shape"):
@@ -140,6 +151,9 @@ def _row_view_root(v: ir.Value) -> ir.Value | None:
             first = [ir.IntegerAttr(d).value for d in ir.ArrayAttr(ir.ArrayAttr(owner.attributes["reassociation"])[0])]
             shape = ir.MemRefType(expanded.type).shape
             if first[0] != 0 or any(shape[d] != 1 for d in first[1:]):
+                return None
+        elif owner.name == "memref.subview":
+            if not _keeps_rows(owner):
                 return None
         elif owner.name != "memref.cast":
             return None

@@ -123,3 +123,79 @@ func.func @transposed(%x: memref<?x?xf32>) -> memref<?x?xf32> {
   }
   return %out : memref<?x?xf32>
 }
+
+// A column slice of the first nest's buffer keeps its rows (offset 0,
+// stride 1 in dim 0): kiln-block-sums reads the exp rows of softmax this
+// way, in blocks of columns. The nests are blocked together.
+// CHECK-LABEL: func.func @column_slice
+// CHECK: arith.ceildivsi
+// CHECK: scf.parallel (%[[B:.*]]) =
+// CHECK: scf.parallel (%{{.*}}, %{{.*}}) = ([[S:%[0-9]+]], %{{.*}}) to ([[E:%[0-9]+]], %{{.*}})
+// CHECK: memref.store
+// CHECK: scf.parallel (%{{.*}}) = ([[S]]) to ([[E]])
+// CHECK: memref.load %{{.*}} : memref<?x?xf32, strided<[?, 1], offset: ?>>
+// CHECK: scf.reduce
+// CHECK-NOT: scf.parallel
+// CHECK: return
+func.func @column_slice(%x: memref<?x?xf32>, %k: index) -> memref<?xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %cst = arith.constant 0.0 : f32
+  %n = memref.dim %x, %c0 : memref<?x?xf32>
+  %m = memref.dim %x, %c1 : memref<?x?xf32>
+  %a = memref.alloc(%n, %m) : memref<?x?xf32>
+  %s = memref.alloc(%n) : memref<?xf32>
+  scf.parallel (%i, %j) = (%c0, %c0) to (%n, %m) step (%c1, %c1) {
+    %v = memref.load %x[%i, %j] : memref<?x?xf32>
+    memref.store %v, %a[%i, %j] : memref<?x?xf32>
+    scf.reduce
+  }
+  %w = arith.subi %m, %k : index
+  %cols = memref.subview %a[0, %k] [%n, %w] [1, 1] : memref<?x?xf32> to memref<?x?xf32, strided<[?, 1], offset: ?>>
+  scf.parallel (%i) = (%c0) to (%n) step (%c1) {
+    memref.store %cst, %s[%i] : memref<?xf32>
+    scf.for %j = %c0 to %w step %c1 {
+      %v = memref.load %cols[%i, %j] : memref<?x?xf32, strided<[?, 1], offset: ?>>
+      %t = memref.load %s[%i] : memref<?xf32>
+      %u = arith.addf %t, %v : f32
+      memref.store %u, %s[%i] : memref<?xf32>
+    }
+    scf.reduce
+  }
+  memref.dealloc %a : memref<?x?xf32>
+  return %s : memref<?xf32>
+}
+
+// A slice that starts at another row (row i of the view is row i + 1 of
+// the buffer) is not row-local: the nests stay apart.
+// CHECK-LABEL: func.func @row_offset_slice
+// CHECK-NOT: arith.ceildivsi
+// CHECK: return
+func.func @row_offset_slice(%x: memref<?x?xf32>) -> memref<?xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %cst = arith.constant 0.0 : f32
+  %n = memref.dim %x, %c0 : memref<?x?xf32>
+  %m = memref.dim %x, %c1 : memref<?x?xf32>
+  %a = memref.alloc(%n, %m) : memref<?x?xf32>
+  %s = memref.alloc(%n) : memref<?xf32>
+  scf.parallel (%i, %j) = (%c0, %c0) to (%n, %m) step (%c1, %c1) {
+    %v = memref.load %x[%i, %j] : memref<?x?xf32>
+    memref.store %v, %a[%i, %j] : memref<?x?xf32>
+    scf.reduce
+  }
+  %r = arith.subi %n, %c1 : index
+  %rows = memref.subview %a[1, 0] [%r, %m] [1, 1] : memref<?x?xf32> to memref<?x?xf32, strided<[?, 1], offset: ?>>
+  scf.parallel (%i) = (%c0) to (%n) step (%c1) {
+    memref.store %cst, %s[%i] : memref<?xf32>
+    scf.for %j = %c0 to %m step %c1 {
+      %v = memref.load %rows[%i, %j] : memref<?x?xf32, strided<[?, 1], offset: ?>>
+      %t = memref.load %s[%i] : memref<?xf32>
+      %u = arith.addf %t, %v : f32
+      memref.store %u, %s[%i] : memref<?xf32>
+    }
+    scf.reduce
+  }
+  memref.dealloc %a : memref<?x?xf32>
+  return %s : memref<?xf32>
+}
