@@ -71,8 +71,16 @@ def internalize_functions(module: ir.Module) -> list[str]:
     function with external linkage: left external, every parallel body
     and helper got a wrapper too, and LLVM inlined the body into it, so it
     optimized and emitted each body twice (half of the `llvmir` time of
-    kernels with many loop nests). Internal functions also let LLVM inline
-    the implementation into the entry and drop what nothing calls."""
+    kernels with many loop nests). Internal functions also let LLVM drop
+    what nothing calls.
+
+    The functions an entry calls (its implementation, `<name>`) are marked
+    `no_inline`: inlined into the entry, the whole implementation went
+    through LLVM's function simplification a second time after the
+    inliner (~10 % of the optimizer and codegen time of most NPBench
+    kernels: lu 46 -> 36 ms, heat_3d 138 -> 119 ms; docs/benchmarks.md,
+    session 13), and the one call it saves runs once per call of the
+    library."""
     internal = ir.Attribute.parse("#llvm.linkage<internal>")
     entries, others = [], []
     for op in module.body.operations:
@@ -81,10 +89,12 @@ def internalize_functions(module: ir.Module) -> list[str]:
             continue
         name = ir.StringAttr(op.attributes["sym_name"]).value
         (entries if name.startswith(ENTRY_PREFIX) else others).append(op)
+    names = [ir.StringAttr(op.attributes["sym_name"]).value for op in entries]
     if entries:
         for op in others:
             op.attributes["linkage"] = internal
-    return [ir.StringAttr(op.attributes["sym_name"]).value for op in entries]
+        split_codegen.keep_entry_callees_apart(module, names)
+    return names
 
 
 def emit_objects(module: ir.Module, folder: str, name: str, libraries: list[str] = (),

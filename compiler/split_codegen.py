@@ -344,6 +344,24 @@ def _schedule(parts: list[Part], threads: int) -> list[list[int]]:
     return queues
 
 
+def keep_entry_callees_apart(module: ir.Module, entries: list[str]) -> None:
+    """Mark `no_inline` each function of `module` that an entry calls (the
+    entry's implementation): LLVM then optimizes it once, not a second time
+    inlined into the entry (codegen.internalize_functions)."""
+    functions = {}
+    for op in module.body.operations:
+        op = op.operation
+        if op.name == "llvm.func" and op.regions[0].blocks:
+            functions[ir.StringAttr(op.attributes["sym_name"]).value] = op
+    for name in entries:
+        for block in functions[name].regions[0].blocks:
+            for op in block.operations:
+                if op.name == "llvm.call" and "callee" in op.attributes:
+                    callee = ir.FlatSymbolRefAttr(op.attributes["callee"]).value
+                    if callee in functions and callee not in entries:
+                        functions[callee].attributes["no_inline"] = ir.UnitAttr.get()
+
+
 def compile_parts(parts: list[Part], entries: list[str], shared_libs: list[str], folder: str,
                   opt_level: int = 3, threads: int | None = None) -> list[str]:
     """Object files of `parts`, compiled on `threads` threads (default: one
@@ -379,6 +397,8 @@ def compile_parts(parts: list[Part], entries: list[str], shared_libs: list[str],
                                        if "passthrough" in op.attributes else [])
                         op.attributes["passthrough"] = ir.ArrayAttr.get(
                             passthrough + [ir.StringAttr.get("optnone"), ir.StringAttr.get("noinline")])
+            if not part.cold:  # (level 0 inlines nothing)
+                keep_entry_callees_apart(module, [e for e in entries if e in part.defines])
         modules.append((ctx, module))
     libraries = (_StringRef * len(shared_libs))(*[_ref(lib) for lib in shared_libs])
     paths = [os.path.join(folder, f"part{k}.o") for k in range(len(parts))]
