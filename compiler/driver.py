@@ -170,6 +170,37 @@ def compile_jaxpr(jaxpr: Jaxpr, name: str, pipelines: Any = None,
     return entry
 
 
+def stage_texts(jaxpr: Jaxpr, name: str, pipelines: Any = None) -> dict[str, str]:
+    """Every stage's text of `jaxpr` compiled as `name` (`mlir` to
+    `llvmir`), without building a library: what a compile that did not keep
+    its texts (`compile_jaxpr` keeps them only with `keep_intermediate` or
+    KILN_LOG) gives `get_compilation_stage` when it is asked for one. The
+    pipeline is deterministic, so these are the texts of the library the
+    compile built."""
+    from kiln.compiler import codegen
+    from kiln.compiler.lowering import lower_jaxpr_to_module
+    from kiln.compiler.pipeline import DEFAULT_PIPELINE, StageRecord, run_pipeline
+    from kiln.dialects import new_context
+
+    record = StageRecord()
+    ctx = new_context()
+    module = lower_jaxpr_to_module(jaxpr, _symbol_name(name), ctx)
+    record.texts["mlir"] = str(module)
+    with ctx:
+        run_pipeline(module, pipelines if pipelines is not None else DEFAULT_PIPELINE, record)
+        codegen.internalize_functions(module)
+        record.texts["llvmir"] = codegen.llvm_ir(module)
+    return record.texts
+
+
+def stage_names(pipelines: Any = None) -> list[str]:
+    """The stages a compile with `pipelines` has, in order."""
+    from kiln.compiler.pipeline import DEFAULT_PIPELINE
+
+    return ["jaxpr", "mlir", *(stage for stage, _ in (pipelines if pipelines is not None else DEFAULT_PIPELINE)),
+            "llvmir"]
+
+
 def _cache_bypassed(keep_intermediate: bool) -> bool:
     """Writing or logging the stages needs them all to run: no cache reads."""
     return keep_intermediate or bool(os.environ.get("KILN_LOG"))
@@ -208,24 +239,31 @@ def _compile_with_mlir(jaxpr: Jaxpr, jaxpr_text: str, symbol: str, pipelines: An
     module = lower_jaxpr_to_module(jaxpr, symbol, ctx)
     record.seconds["mlir"] = time.perf_counter() - start
     args, results, written = library_signature(jaxpr)
+    # The stage texts are printed only when asked for: printing them was
+    # ~5 % of a small kernel's compile, and `stage_texts` makes them again
+    # from the jaxpr when `get_compilation_stage` wants one.
     return compile_module(module, symbol, args, results, pipelines,
-                          keep_intermediate, record, index_key, jaxpr_text, written)
+                          keep_intermediate, record, index_key, jaxpr_text, written,
+                          keep_texts=keep_intermediate or bool(os.environ.get("KILN_LOG")))
 
 
 def compile_module(module: Any, symbol: str, args: list[ValueSpec], results: list[ValueSpec],
                    pipelines: Any = None, keep_intermediate: bool = False, record: Any = None,
                    index_key: str | None = None, jaxpr_text: str | None = None,
-                   written: Sequence[int] = ()) -> dict[str, Any]:
+                   written: Sequence[int] = (), keep_texts: bool = True) -> dict[str, Any]:
     """Run the pipeline on a module at the `mlir` stage (its entry `symbol`
     with `llvm.emit_c_interface`), link and load it, or load it from the
-    cache. Returns what `compile_jaxpr` returns."""
+    cache. Returns what `compile_jaxpr` returns; "stages" holds every
+    stage's text with `keep_texts` (and then the cache entry too), else
+    none but those a cache hit found."""
     from kiln.compiler import codegen
     from kiln.compiler.pipeline import DEFAULT_PIPELINE, StageRecord, log_stage, run_pipeline
 
     pipeline = pipelines if pipelines is not None else DEFAULT_PIPELINE
     record = record or StageRecord()
-    record.texts["mlir"] = str(module)
-    log_stage("mlir", record.texts["mlir"])
+    if keep_texts:
+        record.texts["mlir"] = str(module)
+        log_stage("mlir", record.texts["mlir"])
     # Keyed with locations: a check's message names its source line.
     key = cache_key(module.operation.get_asm(enable_debug_info=True), pipeline)
     if not _cache_bypassed(keep_intermediate):
@@ -247,15 +285,17 @@ def compile_module(module: Any, symbol: str, args: list[ValueSpec], results: lis
     build_dir = workspace or tempfile.mkdtemp(prefix="kiln-build-")
     try:
         with module.context:
-            run_pipeline(module, pipeline, record)
+            run_pipeline(module, pipeline, record, keep_text=keep_texts)
             start = time.perf_counter()
             # The last stage's text is the module codegen gets (printed once, reused to split it).
             last = list(record.texts)[-1] if record.texts else None
             built, _ = codegen.emit_shared_library(module, build_dir, symbol,
                                                    text=record.texts[last] if last == "llvm" else None)
-            record.texts["llvmir"] = codegen.llvm_ir(module)
+            if keep_texts:
+                record.texts["llvmir"] = codegen.llvm_ir(module)
             record.seconds["llvmir"] = time.perf_counter() - start
-            log_stage("llvmir", record.texts["llvmir"])
+            if keep_texts:
+                log_stage("llvmir", record.texts["llvmir"])
         stored_stages = {k: v for k, v in record.texts.items() if k != "jaxpr"}
         library = cache.store(symbol, key, built, stored_stages)
         if index_key is not None:

@@ -47,6 +47,24 @@ class CompiledEntry:
         self._single_leaf = self.out_tree == ("leaf",)
         self._flat_tuple = self.out_tree[0] == "tuple" and all(c == ("leaf",) for c in self.out_tree[1])
 
+    def stage_text(self, name: str, function_name: str, pipelines: Any = None) -> str:
+        """The text of stage `name` of this compile. A compile keeps its
+        stage texts only when asked to (`keep_intermediate`, KILN_LOG); the
+        first stage asked for then makes them all again from the jaxpr
+        (`driver.stage_texts`: the pipeline without LLVM)."""
+        if name in self.stages:
+            return self.stages[name]
+        known = list(self.stages)
+        if self.jaxpr is not None:  # (a library received by pickle has its jaxpr's text only)
+            from kiln.compiler import driver
+
+            known = driver.stage_names(pipelines)
+            if name in known:
+                made = driver.stage_texts(self.jaxpr, function_name, pipelines)
+                self.stages.update({k: v for k, v in made.items() if k not in self.stages})
+                return self.stages[name]
+        raise KilnValueError(f"no stage named {name!r} for {function_name}; stages: {', '.join(known)}")
+
     def call(self, leaves: Sequence) -> Any:
         """Run on flat leaves that match `signature` (arrays in any layout,
         scalars); implicit dims are read off the leaves' shapes. A function

@@ -475,11 +475,7 @@ class QJIT:
         print(f"{self.__name__}: compile times\n" + format_stage_times(self.stage_times), file=file)
 
     def stage(self, name: str) -> str:
-        entry = self._require_compiled()
-        if name not in entry.stages:
-            known = ", ".join(entry.stages)
-            raise KilnValueError(f"no stage named {name!r} for {self.__name__}; stages: {known}")
-        return entry.stages[name]
+        return self._require_compiled().stage_text(name, self.__name__, self.pipelines)
 
     def __repr__(self) -> str:
         return f"<kiln.qjit {self.__name__} compiled {self.num_compiles}x>"

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from kiln.core import Jaxpr
-from kiln.errors import KilnTypeError, KilnValueError
+from kiln.errors import KilnTypeError
 from kiln.compiled_entry import CompiledEntry, PreparedCall
 
 if TYPE_CHECKING:  # the QJIT calls this module; it is never constructed here
@@ -58,10 +58,7 @@ class Compiled:
 
     def as_text(self, stage: str = "mlir") -> str:
         """The text of a compilation stage (`jaxpr`, `mlir`, ..., `llvmir`)."""
-        if stage not in self.entry.stages:
-            raise KilnValueError(f"no stage named {stage!r} for {self.function.__name__}; stages: "
-                                 f"{', '.join(self.entry.stages)}")
-        return self.entry.stages[stage]
+        return self.entry.stage_text(stage, self.function.__name__, self.function.pipelines)
 
 
 class Lowered:

@@ -145,3 +145,23 @@ def test_corpus_covers_the_kiln_dialect_and_views(stages):
     assert {"tensorssa.slice", "tensorssa.copy", "tensorssa.scatter"} <= seen["mlir"]
     assert {"immut.slice", "immut.slice_rev"} <= seen["functionalized"]
     assert {"stablehlo.while", "stablehlo.case"} & seen["stablehlo"]
+
+
+def test_stage_texts_made_on_demand_are_the_compiled_ones(tmp_path, monkeypatch, seed_toolchain):
+    """A compile keeps no stage texts unless asked (`keep_intermediate`);
+    the first stage asked for makes them all again from the jaxpr, and they
+    are the texts of a compile that kept them, stage by stage."""
+    import shutil
+
+    monkeypatch.setenv("KILN_CACHE_DIR", str(seed_toolchain(tmp_path / "cache")))
+    for fn, args in CORPUS:
+        lazy = kiln.qjit(fn, autograph=True)
+        kept = kiln.qjit(fn, autograph=True, keep_intermediate=True)
+        for g in (lazy, kept):
+            g(*[a.copy() if isinstance(a, np.ndarray) else a for a in args])
+        assert set(lazy.last.stages) == {"jaxpr"}, fn.__name__
+        for stage in ("jaxpr", "mlir", *STAGE_DIALECTS, "llvmir"):
+            assert lazy.stage(stage) == kept.stage(stage), (fn.__name__, stage)
+        shutil.rmtree(kept.workspace, ignore_errors=True)
+    with pytest.raises(kiln.KilnValueError, match="no stage named 'linalgg'.*stages: jaxpr, mlir, .*llvmir"):
+        lazy.stage("linalgg")
