@@ -15,20 +15,22 @@ resolved by tensorssa-block-propagation, tensorssa-rename and
 tensorssa-remove-update.
 
 A view may be read after a write when the view or a view of it (at any
-depth) is used by an op other than the write, except by ops before the
-write in the write's own block; or when it is viewed again inside a loop
-that holds the write (the next iteration makes that view again).
+depth) is used by an op other than the write (for a view made in the
+write's own block: by an op after the write), or is viewed again inside a
+loop that holds the write (the next iteration makes that view again).
 
-Linear in the writes for the usual programs: the ops' program positions
-are numbered once, before any op is inserted, and a write asks only about
-the views of its root in the blocks around it. A view in the write's own
-block is read after it exactly when its last use, or the last use of a
-view of it in that block, comes after the write, or a view of it in a
-nested block is used at all: that one number per view, computed once,
-lets each (root, block) keep a list of the views still read that only
-shrinks as the writes of that block go by. A view in an enclosing block
-is asked about directly (from a list per root and block, in program
-order), as are views never used only when nothing of theirs ever is.
+Linear in the writes to one array when the views read after a write sit
+in the write's own block: op positions are numbered once, before any op is
+inserted, and a write asks only about the views of its root in the blocks
+around it. A view in the write's own block is read after it exactly when
+its last use, or that of a view of it in the same block, comes after the
+write, or a view of it in a nested block is used at all: that one number
+per view, computed once, lets each (root, block) keep a list of the views
+still read, which only shrinks as the writes of that block go by. A view
+in an enclosing block is asked about directly, from a list per root and
+block in program order without the views nothing uses or views; any use
+of it counts as a read, so the output (and the time) grows with such views
+times the writes nested below them.
 """
 
 from __future__ import annotations
@@ -130,8 +132,9 @@ class _AliasIndex:
     def _summarize(self) -> None:
         """Per view, the last position in its own block at which it or a view
         of it is read (`_READ_TO_THE_END` when a view of it in a nested block
-        is used); whether anything of it is ever used (or viewed); and per
-        (root, block) the views in program order."""
+        is used); and per (root, block), in program order, the views that
+        may be read after a later write of that block, and those that may be
+        read after a write nested deeper (something uses or views them)."""
         self.read_until: dict = {}
         used_below: dict = {}
         for view in reversed(self.views):  # children come after their parents
