@@ -19,7 +19,6 @@ from __future__ import annotations
 
 from kiln.compiler.mlir import ir
 from kiln.compiler.passes import ModulePass, register_pass
-from kiln.compiler.passes._tensorssa import as_operation
 
 
 class _Versions:
@@ -49,15 +48,17 @@ class _Versions:
         return value
 
     def update(self, new: ir.Value, old: ir.Value) -> None:
-        """From here on (to the end of the block), `old` reads as `new`."""
+        """From here on (to the end of the block), `old` reads as `new`.
+        `new` itself has no newer version yet: the earlier passes make it
+        just before its update, after every update that could rename it."""
         if new != old:
             self._set(old, new)
 
     def rename_block(self, block: ir.Block) -> None:
         """Point every operand in `block` (and nested in it) at its latest version."""
         mark = len(self.undo)
-        for op in block.operations:
-            op = as_operation(op)
+        for view in block.operations:
+            op = view.operation
             operands = op.operands
             for i, value in enumerate(operands):
                 if value in self.newer:
