@@ -10,7 +10,7 @@ made by each tree's interpreter, and the programs whose text differs.
     python cmake-free-scripts/compare_functionalized.py collect /tmp/corpus \\
         --tests test/test_mutation.py,test/test_user_corpus.py --sizes 8,24,48
     python cmake-free-scripts/compare_functionalized.py compare /tmp/corpus \\
-        --python before=/work/main/.venv/bin/python,after=.venv/bin/python
+        --python before=MAIN_TREE_PYTHON,after=.venv/bin/python
     python cmake-free-scripts/compare_functionalized.py replay /tmp/corpus /tmp/out   # one tree
 
 `compare` runs `replay` with each interpreter (each imports its own kiln)
