@@ -898,6 +898,44 @@ def test_zero_d_element_write():
 
 
 # --------------------------------------------------------------------------
+# Many writes to one array (the functionalization passes are linear in them:
+# each write must still see the versions of every write before it)
+
+
+def many_writes(x, y):
+    """About 90 writes to `x`: columns, strided rows, a stencil, through two
+    views made before them and read after, in loops and in branches.
+    Traced with autograph off, so the Python loops unroll."""
+    top = x[:2]
+    col = x[:, 1]
+    for k in range(12):
+        x[:, k % 5] = x[:, (k + 1) % 5] * 0.5 + y
+        x[k % 2::2] += 1.0
+        col[...] = col * 0.9 - top.sum()
+
+        def body(i):
+            x[i] = x[i] * 0.5 + col[i]
+            x[i, k % 5] += 1.0
+
+        kiln.for_loop(0, x.shape[0], 1 + k % 2)(body)()
+
+        def branch():
+            x[::-1, 0] += 1.0
+            top[...] *= 2.0
+
+        kiln.cond(x.sum() > k)(branch)()
+        x[1:-1, 1:-1] = x[1:-1, 1:-1] + 0.1 * (x[:-2, 1:-1] - x[2:, 1:-1])
+    return top + 0.0, col * 1.0, x.sum()
+
+
+def test_many_writes_to_one_array_through_views_loops_and_branches():
+    compiled = kiln.qjit(many_writes, autograph=False)
+    for n in (0, 1, 2, 5, 9, 101):
+        check(many_writes, compiled, rand((n, 5)), rand(n))
+    assert compiled.num_compiles <= 3, "sizes >= 2 must share one compiled binary"
+
+
+# --------------------------------------------------------------------------
 # Stages
 
 

@@ -1,5 +1,5 @@
-"""Helpers shared by the tensorssa-* passes: program order and visibility
-of values and ops across nested regions."""
+"""Helpers shared by the tensorssa-* passes: the op that defines a value,
+and whether an op or a value sits inside another op's regions."""
 
 from __future__ import annotations
 
@@ -10,24 +10,6 @@ CONTROL_OPS = ("stablehlo.while", "stablehlo.if", "stablehlo.case")
 
 def as_operation(op) -> ir.Operation:
     return op.operation if hasattr(op, "operation") else op
-
-
-def ancestor_in_block(op: ir.Operation, block: ir.Block) -> ir.Operation | None:
-    """The op of `block` that is `op` or contains it, else None."""
-    op = as_operation(op)
-    # A top-level op (the module) has no block: stop before asking for it.
-    while op is not None and op.name != "builtin.module":
-        if op.block == block:
-            return op
-        parent = op.parent
-        op = as_operation(parent) if parent is not None else None
-    return None
-
-
-def is_after(op: ir.Operation, point: ir.Operation) -> bool:
-    """Whether `op` runs after `point` in `point`'s block (directly or nested)."""
-    anc = ancestor_in_block(op, point.block)
-    return anc is not None and anc != point and point.is_before_in_block(anc)
 
 
 def defining_op(value: ir.Value) -> ir.Operation | None:
@@ -56,13 +38,3 @@ def defined_inside(value: ir.Value, container: ir.Operation) -> bool:
         op = as_operation(owner.owner)
         return op == container or is_nested_in(op, container)
     return is_nested_in(as_operation(owner), container)
-
-
-def visible_before(value: ir.Value, point: ir.Operation) -> bool:
-    """Whether `value` is defined before `point` and in scope there."""
-    op = defining_op(value)
-    if op is None:
-        block = value.owner
-        return ancestor_in_block(point, block) is not None
-    anc = ancestor_in_block(point, op.block)
-    return anc is not None and op.is_before_in_block(anc)
