@@ -188,7 +188,7 @@ def run_worker(folder: Path, name: str, preset: str, tools: list[str], budget: f
             entry.update(status="wrong", error="; ".join(problems)[:200])
             continue
         live.append(tool)
-    _time_round_robin(live, data, row, budget, max_calls)
+    _time_in_blocks(live, data, row, budget, max_calls)
     for tool in live:
         entry = row["tools"][tool.name]
         try:
@@ -209,24 +209,46 @@ def run_worker(folder: Path, name: str, preset: str, tools: list[str], budget: f
     return row
 
 
-def _time_round_robin(live: list, data: dict, row: dict, budget: float, max_calls: int) -> None:
-    """Steady-state times: one call per tool per round, on fresh argument copies, until
-    every tool has spent `budget` seconds or made `max_calls` calls (at least 3), so
-    that load on the machine hits all tools alike."""
+# Rounds of timed calls, and the pause before a tool's calls in a round: after a
+# call, a threaded runtime keeps a core spinning for its next task (OpenBLAS's
+# threads and JAX's ~0.1 s, kiln's pool ~1 ms), and on a 2-core machine the
+# next tool's threads then fight it: cholesky2 at preset M timed one call of each
+# tool in turn gave NumPy 1504 ms, kiln 3217, Numba 2485, JAX 1532; NumPy and
+# kiln timed without the others, 143 and 87 ms (docs/benchmarks.md, session 13).
+TIMING_ROUNDS = 3
+SETTLE_SECONDS = 0.15
+
+
+def _time_in_blocks(live: list, data: dict, row: dict, budget: float, max_calls: int) -> None:
+    """Steady-state times: TIMING_ROUNDS rounds; in each, every tool in turn
+    waits SETTLE_SECONDS (the previous tool's threads go idle) and then makes
+    consecutive calls on fresh argument copies until it has spent its share
+    of `budget` or made its share of `max_calls` (at least one call a round,
+    three in all). Rounds spread a change in the machine's load over all
+    tools; blocks keep one tool's threads from competing with another's."""
     times: dict[str, list[float]] = {t.name: [] for t in live}
-    spent = dict.fromkeys(times, 0.0)
-    active = list(live)
-    while active:
-        for tool in list(active):
+    round_budget = budget / TIMING_ROUNDS
+    round_calls = max(1, -(-max_calls // TIMING_ROUNDS))
+
+    def block(tool, calls: int, seconds: float) -> None:
+        time.sleep(SETTLE_SECONDS)
+        spent = 0.0
+        for _ in range(calls):
             args = tool.arguments(data)
             start = time.perf_counter()
             tool.call(args)
             elapsed = time.perf_counter() - start
             times[tool.name].append(elapsed)
-            spent[tool.name] += elapsed
-            count = len(times[tool.name])
-            if count >= 3 and (spent[tool.name] >= budget or count >= max_calls):
-                active.remove(tool)
+            spent += elapsed
+            if spent >= seconds:
+                break
+
+    for _ in range(TIMING_ROUNDS):
+        for tool in live:
+            block(tool, round_calls, round_budget)
+    for tool in live:
+        if len(times[tool.name]) < 3:
+            block(tool, 3 - len(times[tool.name]), float("inf"))
     for name, samples in times.items():
         row["tools"][name].update(median_ms=1e3 * statistics.median(samples), min_ms=1e3 * min(samples),
                                   calls=len(samples))
@@ -405,7 +427,8 @@ def main(argv: list[str] | None = None) -> int:
     if opts.quick or opts.no_docs or opts.only:
         return 0
     total = time.perf_counter() - wall
-    note = (f"Medians of calls taken round-robin across tools (each tool {opts.budget:g} s or {opts.max_calls} "
+    note = (f"Medians of calls taken in {TIMING_ROUNDS} rounds of consecutive calls per tool, "
+            f"{SETTLE_SECONDS:g} s apart (each tool {opts.budget:g} s or {opts.max_calls} "
             f"calls, fresh copies of the arguments per call); kiln/best = kiln over the faster of Numba and JAX; "
             f"1st s = build + first call, compilation included (empty kiln cache), after each tool's one-time "
             f"init (imports and a trivial function, reported apart); 2nd size ms = kiln's first "
