@@ -165,6 +165,24 @@ def test_stage_properties():
     assert "define" in f.llvmir and "@scaled_exp" in f.llvmir
 
 
+
+def test_entry_implementation_is_not_inlined_into_the_entry():
+    """The function the C entry calls (the implementation) is `noinline`
+    in the LLVM IR, so LLVM optimizes it once (codegen.internalize_functions);
+    the entry still computes what NumPy does."""
+    import re
+
+    f = kiln.qjit(scaled_exp)
+    for n in (0, 1, 7, 1001):
+        x, y = _args(n)
+        np.testing.assert_allclose(f(x, y), scaled_exp(x, y))
+    text = f.llvmir
+    group = re.search(r"^define internal .*@scaled_exp\(.*\) #(\d+) \{", text, re.M)
+    assert group, text[:2000]
+    attributes = re.search(rf"^attributes #{group.group(1)} = \{{(.*)\}}", text, re.M).group(1)
+    assert "noinline" in attributes.split()
+    assert re.search(r"^define void @_mlir_ciface_scaled_exp\(", text, re.M)
+
 def test_stage_times_are_recorded_and_printable(capsys):
     def sine_gap(x):  # compiled by this test only: no cache hit, every stage timed
         return np.sin(x) - x
