@@ -10,12 +10,6 @@ defaults once, before its first `ExecutionEngine`:
   vadv's bodies' 2.7 s), and on an idle machine the loops kiln emits ran
   as fast or faster without it (channel_flow -23 %, spmv -45 %; seidel_2d
   +8 %, the one kernel slower; docs/benchmarks.md).
-- `-x86-cmov-converter=false`: x86's cmov conversion turns a conditional
-  move in a loop back into a branch when it guesses the branch predictable;
-  on data (a bit test of each byte, a pick of one of two values) it is not,
-  and the branch costs a misprediction every other iteration (crc16 on 16 kB:
-  0.56 ms with the branch, 0.20 ms with the cmov). kiln-branchless-bit-selects
-  relies on it. Other targets do not know the option (ignored).
 
 `KILN_LLVM_OPTIONS` replaces the defaults (`KILN_LLVM_OPTIONS=` keeps
 LLVM's own: loop strength reduction on). It is read once per process;
@@ -42,7 +36,7 @@ import threading
 from kiln.errors import KilnValueError
 
 ENVIRONMENT_VARIABLE = "KILN_LLVM_OPTIONS"
-DEFAULT_LLVM_OPTIONS: tuple[str, ...] = ("-disable-lsr", "-x86-cmov-converter=false")
+DEFAULT_LLVM_OPTIONS: tuple[str, ...] = ("-disable-lsr",)
 
 
 @functools.lru_cache(maxsize=None)

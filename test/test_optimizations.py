@@ -391,7 +391,7 @@ def _parity_pick(x, a, b):
 
 def test_bit_tests_without_branches():
     # kiln-branchless-bit-selects: an `if` on a data bit yielding integers is
-    # a select (a cmov), both sides evaluated; results as NumPy's.
+    # computed with a mask, both sides evaluated; results as NumPy's.
     crc = kiln.qjit(_crc16)
     pick = kiln.qjit(_parity_pick)
     for n in (0, 1, 7, 16001):

@@ -4,17 +4,13 @@ In: `scf.if` on a bit of the data (`cmpi ne|eq, %v, 0` where `%v` is 0 or 1
 by construction: `x & 1`, and the xor/or/and of such bits, truncated or
 extended) yielding integers, both branches a few side-effect-free integer
 ops (crc16's `if (crc & 1) ^ (byte & 1): crc = (crc >> 1) ^ poly else:
-crc >>= 1`).
-Out: both branches computed before the `if`, and each result an
-`arith.select` on the condition, which LLVM compiles to a conditional move
-(kiln sets `-x86-cmov-converter=false`, compiler/llvm_options.py: x86's
-cmov conversion turned such a select in a loop back into a branch, which
-random data mispredicts half the time: crc16 on 16 kB 0.56 ms with the
-branch, 0.20 ms with the cmov; docs/benchmarks.md, session 13). Until
-session 13 the result was `else ^ ((then ^ else) & (0 - ext(bit)))`, a mask
-LLVM could not turn back into a branch, but a longer chain of dependent
-ops than the cmov (0.26 ms). Conditions that are not bits keep their `if`
-(LLVM decides: they are often predictable).
+crc >>= 1`). LLVM makes such an `if` a `select`, and x86's cmov conversion
+turns a select in a loop back into a branch, which random data mispredicts
+half the time (crc16 on 16 kB: 4x slower than with a cmov).
+Out: both branches computed before the `if`, and each result
+`else ^ ((then ^ else) & (0 - ext(bit)))`: a mask from the integer bit, which
+LLVM does not turn back into a select (it would from an `i1`), so the loop
+has no branch on the data. Conditions that are not bits keep their `if`.
 """
 
 from __future__ import annotations
@@ -65,17 +61,23 @@ def _is_bit(value: ir.Value, depth: int = 0) -> bool:
     return False
 
 
-def _is_bit_condition(cond: ir.Value) -> bool:
-    """Whether `cond` is `cmpi eq|ne, bit, 0` (a test of a data bit)."""
+def _bit_condition(cond: ir.Value) -> tuple[ir.Value, bool] | None:
+    """(bit, then_when_one) when `cond` is `cmpi ne|eq, bit, 0`."""
     owner = cond.owner
     if isinstance(owner, ir.Block) or owner.operation.name != "arith.cmpi":
-        return False
+        return None
     op = owner.operation
+    predicate = ir.IntegerAttr(op.attributes["predicate"]).value
     lhs, rhs = op.operands
     if _constant_int(lhs) == 0:
         lhs, rhs = rhs, lhs
-    # predicate 0 is eq, 1 is ne
-    return ir.IntegerAttr(op.attributes["predicate"]).value in (0, 1) and _constant_int(rhs) == 0 and _is_bit(lhs)
+    if _constant_int(rhs) != 0 or not _is_bit(lhs):
+        return None
+    if predicate == 0:  # eq
+        return lhs, False
+    if predicate == 1:  # ne
+        return lhs, True
+    return None
 
 
 def _branch_ops(region: ir.Region) -> list | None:
@@ -89,13 +91,22 @@ def _branch_ops(region: ir.Region) -> list | None:
     return body
 
 
+def _resized(bit: ir.Value, t: ir.Type) -> ir.Value:
+    width, target = _int_width(bit.type), _int_width(t)
+    if width == target:
+        return bit
+    return arith.extui(t, bit) if width < target else arith.trunci(t, bit)
+
+
 def _make_branchless(op: ir.Operation) -> None:
     if len(op.results) == 0 or any(_int_width(r.type) is None or _int_width(r.type) < 2 for r in op.results):
         return
     if len(op.regions[1].blocks) == 0:
         return
-    if not _is_bit_condition(op.operands[0]):
+    condition = _bit_condition(op.operands[0])
+    if condition is None:
         return
+    bit, then_when_one = condition
     then_ops, else_ops = _branch_ops(op.regions[0]), _branch_ops(op.regions[1])
     if then_ops is None or else_ops is None:
         return
@@ -104,8 +115,14 @@ def _make_branchless(op: ir.Operation) -> None:
     for inner in then_ops + else_ops:
         inner.move_before(op)
     with ir.InsertionPoint(op), op.location:
-        results = [arith.select(op.operands[0], then_value, else_value)
-                   for then_value, else_value in zip(then_values, else_values)]
+        results = []
+        for result, then_value, else_value in zip(op.results, then_values, else_values):
+            t = result.type
+            choose_then = _resized(bit, t)
+            if not then_when_one:
+                choose_then = arith.xori(choose_then, arith.constant(t, 1))
+            mask = arith.subi(arith.constant(t, 0), choose_then)
+            results.append(arith.xori(else_value, arith.andi(arith.xori(then_value, else_value), mask)))
     for result, value in zip(op.results, results):
         result.replace_all_uses_with(value)
     op.erase()

@@ -2,8 +2,8 @@
 
 // crc16's bit step: `if (crc & 1) ^ (byte & 1): crc = (crc >> 1) ^ poly
 // else: crc >>= 1`. Both branches are computed before the `if`, and the
-// result is a select on the condition (a cmov: kiln turns off x86's
-// conversion of cmovs into branches).
+// result is `else ^ ((then ^ else) & (0 - ext(bit)))`: no `scf.if`, no
+// i1-based select for LLVM to turn back into a branch.
 // CHECK-LABEL: func.func @crc_step
 func.func @crc_step(%crc: i64, %byte: i8, %poly: i64) -> i64 {
   %c1 = arith.constant 1 : i64
@@ -14,13 +14,16 @@ func.func @crc_step(%crc: i64, %byte: i8, %poly: i64) -> i64 {
   %t = arith.trunci %low : i64 to i8
   // CHECK: %[[BIT:.*]] = arith.xori %{{.*}}, %{{.*}} : i8
   %bit = arith.xori %t, %blow : i8
-  // CHECK: %[[C:.*]] = arith.cmpi ne, %[[BIT]], %{{.*}} : i8
   %c = arith.cmpi ne, %bit, %c0_i8 : i8
   // CHECK-NOT: scf.if
   // CHECK: %[[SHIFTED:.*]] = arith.shrsi %arg0, %{{.*}} : i64
   // CHECK: %[[THEN:.*]] = arith.xori %[[SHIFTED]], %arg2 : i64
   // CHECK: %[[ELSE:.*]] = arith.shrsi %arg0, %{{.*}} : i64
-  // CHECK: %[[R:.*]] = arith.select %[[C]], %[[THEN]], %[[ELSE]] : i64
+  // CHECK: %[[WIDE:.*]] = arith.extui %[[BIT]] : i8 to i64
+  // CHECK: %[[MASK:.*]] = arith.subi %{{.*}}, %[[WIDE]] : i64
+  // CHECK: %[[DIFF:.*]] = arith.xori %[[THEN]], %[[ELSE]] : i64
+  // CHECK: %[[PICK:.*]] = arith.andi %[[DIFF]], %[[MASK]] : i64
+  // CHECK: %[[R:.*]] = arith.xori %[[ELSE]], %[[PICK]] : i64
   // CHECK: return %[[R]] : i64
   %r = scf.if %c -> (i64) {
     %s = arith.shrsi %crc, %c1 : i64
@@ -33,17 +36,16 @@ func.func @crc_step(%crc: i64, %byte: i8, %poly: i64) -> i64 {
   return %r : i64
 }
 
-// `eq` picks the then-branch when the bit is 0: the select takes the
-// condition as it is.
+// `eq` picks the then-branch when the bit is 0: the bit is flipped first.
 // CHECK-LABEL: func.func @bit_is_zero
 func.func @bit_is_zero(%x: i32, %a: i32, %b: i32) -> i32 {
   %c1 = arith.constant 1 : i32
   %c0 = arith.constant 0 : i32
   %bit = arith.andi %x, %c1 : i32
-  // CHECK: %[[C:.*]] = arith.cmpi eq
   %c = arith.cmpi eq, %bit, %c0 : i32
   // CHECK-NOT: scf.if
-  // CHECK: arith.select %[[C]], %arg1, %arg2 : i32
+  // CHECK: %[[FLIP:.*]] = arith.xori %{{.*}}, %{{.*}} : i32
+  // CHECK: arith.subi %{{.*}}, %[[FLIP]] : i32
   %r = scf.if %c -> (i32) {
     scf.yield %a : i32
   } else {
