@@ -417,6 +417,35 @@ def _stencil_arrays(a, b, steps):
     return a * b
 
 
+def _record_parts(monkeypatch, threads: str, min_split_lines: int) -> list:
+    """Compile on `threads` threads with split_codegen's MIN_SPLIT_LINES at
+    `min_split_lines` and any glue worth a part (COLD_MIN_LINES 0); returns
+    the list that collects the parts of each module cut."""
+    from kiln.compiler import split_codegen
+
+    monkeypatch.setenv("KILN_COMPILE_THREADS", threads)
+    monkeypatch.setattr(split_codegen, "MIN_SPLIT_LINES", min_split_lines)
+    monkeypatch.setattr(split_codegen, "COLD_MIN_LINES", 0)
+    seen = []
+    compile_parts = split_codegen.compile_parts
+    monkeypatch.setattr(split_codegen, "compile_parts",
+                        lambda parts, *a, **k: seen.append(parts) or compile_parts(parts, *a, **k))
+    return seen
+
+
+def _checked_stencil_arrays(sizes) -> kiln.QJIT:
+    """`_stencil_arrays` compiled and checked against NumPy (result and
+    written arguments) at each size; returns the qjit function."""
+    f = kiln.qjit(_stencil_arrays)
+    for n in sizes:
+        a, b = np.linspace(-1.0, 1.0, n), np.linspace(2.0, 3.0, n)
+        a2, b2 = a.copy(), b.copy()
+        np.testing.assert_allclose(f(a, b, 3), _stencil_arrays(a2, b2, 3))
+        np.testing.assert_allclose(a, a2)
+        np.testing.assert_allclose(b, b2)
+    return f
+
+
 @pytest.mark.parametrize("threads", ["1", "3"])
 def test_glue_entry_compiles_without_the_optimizer(tmp_path, monkeypatch, seed_toolchain, threads):
     """An entry whose loops only call the outlined bodies is glue: it gets a
@@ -424,26 +453,12 @@ def test_glue_entry_compiles_without_the_optimizer(tmp_path, monkeypatch, seed_t
     thread too (the bodies in the other parts keep O3); the library computes
     what NumPy does, mutated arguments included, and exports only the entry
     wrappers. KILN_COLD_GLUE=0 keeps the entry with the optimizer."""
-    from kiln.compiler import split_codegen
-
-    monkeypatch.setenv("KILN_COMPILE_THREADS", threads)
-    monkeypatch.setattr(split_codegen, "MIN_SPLIT_LINES", 0)
-    monkeypatch.setattr(split_codegen, "COLD_MIN_LINES", 0)
-    seen = []
-    compile_parts = split_codegen.compile_parts
-    monkeypatch.setattr(split_codegen, "compile_parts",
-                        lambda parts, *a, **k: seen.append(parts) or compile_parts(parts, *a, **k))
+    seen = _record_parts(monkeypatch, threads, min_split_lines=0)
     for cold_env, want_cold in (("", True), ("0", False)):
         monkeypatch.setenv("KILN_CACHE_DIR", str(seed_toolchain(tmp_path / f"cache{cold_env}")))
         monkeypatch.setenv("KILN_COLD_GLUE", cold_env)
         seen.clear()
-        f = kiln.qjit(_stencil_arrays)
-        for n in (0, 1, 7, 20000):
-            a, b = np.linspace(-1.0, 1.0, n), np.linspace(2.0, 3.0, n)
-            a2, b2 = a.copy(), b.copy()
-            np.testing.assert_allclose(f(a, b, 3), _stencil_arrays(a2, b2, 3))
-            np.testing.assert_allclose(a, a2)
-            np.testing.assert_allclose(b, b2)
+        f = _checked_stencil_arrays((0, 1, 7, 20000))
         assert f.num_compiles == 2  # size 1 is its own signature
         if not want_cold and threads == "1":
             assert seen == []  # one thread, no glue part: one module, as before
@@ -459,36 +474,22 @@ def test_glue_entry_compiles_without_the_optimizer(tmp_path, monkeypatch, seed_t
         assert exported == {"_mlir_ciface__stencil_arrays", "_mlir__mlir_ciface__stencil_arrays"}
 
 
-
 def test_module_below_the_split_size_is_cut_only_for_its_glue(tmp_path, monkeypatch, seed_toolchain):
     """Below MIN_SPLIT_LINES a module is cut only when its glue is large
     enough for a part of its own (COLD_MIN_LINES): the glue compiles without
     the optimizer, the bodies in one other part; without glue
     (KILN_COLD_GLUE=0) it compiles whole, on any number of threads."""
-    from kiln.compiler import split_codegen
-
-    monkeypatch.setenv("KILN_COMPILE_THREADS", "2")
-    monkeypatch.setattr(split_codegen, "MIN_SPLIT_LINES", 10**9)
-    monkeypatch.setattr(split_codegen, "COLD_MIN_LINES", 0)
-    seen = []
-    compile_parts = split_codegen.compile_parts
-    monkeypatch.setattr(split_codegen, "compile_parts",
-                        lambda parts, *a, **k: seen.append(parts) or compile_parts(parts, *a, **k))
+    seen = _record_parts(monkeypatch, "2", min_split_lines=10**9)
     for cold_env in ("", "0"):
         monkeypatch.setenv("KILN_CACHE_DIR", str(seed_toolchain(tmp_path / f"cache{cold_env}")))
         monkeypatch.setenv("KILN_COLD_GLUE", cold_env)
         seen.clear()
-        f = kiln.qjit(_stencil_arrays)
-        for n in (0, 1, 7, 5001):
-            a, b = np.linspace(-1.0, 1.0, n), np.linspace(2.0, 3.0, n)
-            a2, b2 = a.copy(), b.copy()
-            np.testing.assert_allclose(f(a, b, 3), _stencil_arrays(a2, b2, 3))
-            np.testing.assert_allclose(a, a2)
-            np.testing.assert_allclose(b, b2)
+        _checked_stencil_arrays((0, 1, 7, 5001))
         if cold_env == "0":
             assert seen == []
         else:
             assert seen and all([p.cold for p in parts] == [True, False] for parts in seen), seen
+
 
 def _function_lines(body: str) -> list[str]:
     """The printed lines of function @f of a module with `body` (the
