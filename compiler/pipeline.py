@@ -121,6 +121,10 @@ DEFAULT_PIPELINE: Pipeline = [
         "kiln-chain-overwrites",
     ]),
     ("bufferized", [
+        # Long chains of updates of one tensor are cut where no earlier
+        # version is read again: one-shot-bufferize's analysis is cubic in
+        # the length of a chain (the bufferized function does not change).
+        "kiln-split-write-chains",
         "one-shot-bufferize{bufferize-function-boundaries allow-return-allocs-from-loops "
         "function-boundary-type-conversion=identity-layout-map}",
         # Before buffer-deallocation-pipeline: a call's memref result is taken
