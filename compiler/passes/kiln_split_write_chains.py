@@ -143,6 +143,8 @@ def split_chains(function: ir.Operation, writes: int) -> int:
         return 0
     block = function.regions[0].blocks[0]
     ops = list(block.operations)
+    if sum(op.name in UPDATES for op in ops) < writes:
+        return 0
     last_use: dict = {}
     for position, top in enumerate(ops):
         def visit(nested, position=position):
@@ -206,5 +208,5 @@ class KilnSplitWriteChains(ModulePass):
 
     def apply(self, module: ir.Module) -> None:
         for op in module.body.operations:
-            if op.operation.name == "func.func" and op.regions[0].blocks:
+            if op.operation.name == "func.func":
                 split_chains(op.operation, self.writes)
