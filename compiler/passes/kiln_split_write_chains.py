@@ -142,7 +142,7 @@ def split_chains(function: ir.Operation, writes: int) -> int:
     if len(function.regions[0].blocks) != 1:
         return 0
     block = function.regions[0].blocks[0]
-    ops = list(block.operations)
+    ops = [op.operation for op in block.operations]
     if sum(op.name in UPDATES for op in ops) < writes:
         return 0
     last_use: dict = {}
