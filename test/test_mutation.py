@@ -1225,7 +1225,6 @@ def test_writes_in_a_three_way_cond_through_views():
     assert compiled.num_compiles == 1
 
 
-
 def _twenty_four_slice_writes(a, x):
     """Slice writes to one array, each reading what earlier ones wrote."""
     a[0, :] = a[1, :] * 0.5 + x
