@@ -36,6 +36,9 @@ class Case:
     - `status`: "supported", or "refused: <reason>" when kiln raises a clear
       error instead (the runner checks that it does).
     - `note`: a short remark for the table (a limit, a form not covered).
+    - `reference`: when set, NumPy's answer is `reference` run on the NumPy
+      arguments instead of `fn`: for a form whose NumPy result is wrong on
+      this machine (a NumPy bug), the computation NumPy documents for it.
 
     >>> Case("numpy.sort", lambda a: np.sort(a), lambda n, rng: (rng.random(n),), "sorting", True)
     """
@@ -51,6 +54,7 @@ class Case:
     atol: float = 0.0
     status: str = SUPPORTED
     note: str = ""
+    reference: Callable[..., Any] | None = None
 
     def __post_init__(self) -> None:
         if self.status != SUPPORTED and not (self.status.startswith(REFUSED) and self.status[len(REFUSED):].strip()):

@@ -37,10 +37,11 @@ def assert_same(result, expected, rtol: float, atol: float, what: str) -> None:
 
 
 def numpy_answer(case, args):
-    """(result, None) or (None, the exception NumPy raised) of `case.fn(*args)`."""
+    """(result, None) or (None, the exception NumPy raised) of `case.fn(*args)`
+    (of `case.reference(*args)` when the case has one)."""
     with np.errstate(all="ignore"), warnings.catch_warnings():
         warnings.simplefilter("ignore")
         try:
-            return case.fn(*args), None
+            return (case.reference or case.fn)(*args), None
         except Exception as exc:  # noqa: BLE001 - any NumPy error is the expected behaviour
             return None, exc
