@@ -177,19 +177,25 @@ def _reduce_is_sound(name: str) -> bool:
         return True
 
 
-def _method(names: list[str], method: str):
+def _method(names: list[str], method: str, folded: frozenset = frozenset()):
+    """Every `method` form of each ufunc of `names`; the reductions of the
+    names in `folded` computed by `_fold` / `_fold_at` instead (the
+    reference where NumPy's own is wrong: `_method_reference`)."""
     def fn(a, b):
         results = []
         for name in names:
             u = getattr(np, name)
+            fold = name in folded
             if method == "reduce":
-                results += [u.reduce(a), u.reduce(a, axis=1)]
+                results += [_fold(u, a, 0) if fold and len(a) > 1 else u.reduce(a),
+                            _fold(u, a, 1) if fold else u.reduce(a, axis=1)]
             elif method == "accumulate":
                 results += [u.accumulate(a), u.accumulate(a, axis=1)]
             elif method == "outer":
                 results += [u.outer(a[:, 0], b[:, 1]), u.outer(a[:2, 0], b)]
             elif method == "reduceat":
-                results += [u.reduceat(a, [0, 2, 1]), u.reduceat(a, [0, 2], axis=1)]
+                results += [_fold_at(u, a, [0, 2, 1], 0) if fold else u.reduceat(a, [0, 2, 1]),
+                            _fold_at(u, a, [0, 2], 1) if fold else u.reduceat(a, [0, 2], axis=1)]
             else:
                 x, y = a.copy(), b.copy()
                 u.at(x, [0, 1, 0], y[0])
@@ -205,23 +211,10 @@ def _method_reference(names: list[str], method: str):
     """NumPy's answer to `_method(names, method)` with the reductions NumPy
     gets wrong on this machine (`_reduce_is_sound`) folded instead; None
     when NumPy's own is right."""
-    broken = {name for name in names if not _reduce_is_sound(name)}
+    broken = frozenset(name for name in names if not _reduce_is_sound(name))
     if method not in ("reduce", "reduceat") or not broken:
         return None
-
-    def reference(a, b):
-        results = []
-        for name in names:
-            u = getattr(np, name)
-            own = name not in broken
-            if method == "reduce":
-                results += [u.reduce(a) if own or len(a) < 2 else _fold(u, a, 0),
-                            u.reduce(a, axis=1) if own else _fold(u, a, 1)]
-            else:
-                results += [u.reduceat(a, [0, 2, 1]) if own else _fold_at(u, a, [0, 2, 1], 0),
-                            u.reduceat(a, [0, 2], axis=1) if own else _fold_at(u, a, [0, 2], 1)]
-        return tuple(results)
-    return reference
+    return _method(names, method, broken)
 
 
 def _method_args(kind: str, method: str):
