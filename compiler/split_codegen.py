@@ -14,8 +14,9 @@ bodies are dealt into parts by size (their text's lines), the entry and
 everything else stay in part 0; a function one part defines and another
 uses keeps external linkage there and is declared in the other. Each part
 is parsed from text into a context of its own (two threads never share an
-MLIR context) and compiled through the MLIR C API by ctypes, which releases
-the GIL, so the parts really run in parallel.
+MLIR context), marked (linkage, inlining) and compiled through the MLIR C
+API by ctypes, which releases the GIL, so the parts really run in parallel,
+parsing included.
 
 The entry function is glue when each of its loops hands its work to a
 body or a library (argument checks, allocations, calls of the bodies: code
@@ -35,19 +36,27 @@ from dataclasses import dataclass, field
 from kiln.compiler.llvm_options import apply_llvm_options
 from kiln.compiler.mlir import _capi_library, ir
 
-# Below this many lines of function text a module without glue of
-# COLD_MIN_LINES is compiled whole: a part costs a parse and an engine
-# (~10-20 ms), a line ~0.08-0.15 ms of LLVM. A module with that much glue is
-# cut from COLD_MIN_LINES on: the glue's part without the optimizer saves
-# more than the engine costs (docs/benchmarks.md, session 13).
-MIN_SPLIT_LINES = 2000
-# A part is worth its engine above ~2,000 weighted lines (a body's line weighs BODY_LINE_COST).
-MIN_PART_WEIGHT = 2000
+# The sizes below are for a compile on two or more threads, where a part's
+# cost is mostly off the critical path: its context and parse (~0.5 ms and
+# ~3 ms per 1,000 lines, in its worker) and its engine; the first call waits
+# for the slowest part. Measured on the 34 small NPBench kernels (session 14,
+# `emit_objects` wall, 2 cores): cutting from 300 lines and glue from 100
+# lines is as fast or faster than 2,000 / 1,000 on every one (syrk 82 -> 46 ms,
+# symm 132 -> 93, mandelbrot1 108 -> 70, azimint_hist 50 -> 37, conv2d_bias
+# 190 -> 84), for up to ~50 % more CPU. Below MIN_SPLIT_LINES of function
+# text, or without a body to move, a module is compiled whole.
+MIN_SPLIT_LINES = 300
+# A part is worth its engine above this many weighted lines (a body's line weighs BODY_LINE_COST).
+MIN_PART_WEIGHT = 300
 BODY_LINE_COST = 3
 THREADS_ENV = "KILN_COMPILE_THREADS"
-# Glue below this many lines stays with the rest (its own engine would cost
-# more than the optimizer it saves: ~0.08 ms of CPU a line at O3).
-COLD_MIN_LINES = 1000
+# Glue below this many lines stays with the rest: on two threads or more,
+# COLD_MIN_LINES; on one, where the glue's part adds its whole cost to the
+# compile, COLD_MIN_LINES_ONE_THREAD (there an engine costs more than the
+# optimizer it saves below ~1,000 lines: ~0.08 ms of CPU a line at O3;
+# jacobi_1d's 732 lines of glue on one thread: 51 ms whole, 64 ms cut).
+COLD_MIN_LINES = 100
+COLD_MIN_LINES_ONE_THREAD = 1000
 # A line of glue without the optimizer costs ~1/3 of a line at O3
 # (channel_flow's entry: 0.55 s instead of 1.5 s for 12.6k lines).
 COLD_LINE_COST = 0.35
@@ -183,16 +192,18 @@ def _loops_hand_off_work(lines: list[str]) -> bool:
     return True
 
 
-def cold_functions(lines: list[str], functions: dict[str, "_Function"], movable: set[str]) -> set[str]:
+def cold_functions(lines: list[str], functions: dict[str, "_Function"], movable: set[str],
+                   min_lines: int = COLD_MIN_LINES_ONE_THREAD) -> set[str]:
     """The functions of the module that are glue and go to a part compiled
     without the optimizer: those that stay in part 0 (not bodies) and whose
     loops all hand their work off; none when they are too small to pay for
-    an engine of their own, or when `KILN_COLD_GLUE=0`."""
+    an engine of their own (under `min_lines` lines), or when
+    `KILN_COLD_GLUE=0`."""
     if os.environ.get(COLD_ENV, "").strip() == "0":
         return set()
     cold = {n for n, f in functions.items()
             if n not in movable and _loops_hand_off_work(lines[f.start:f.end])}
-    if sum(functions[n].end - functions[n].start for n in cold) < COLD_MIN_LINES:
+    if sum(functions[n].end - functions[n].start for n in cold) < min_lines:
         return set()
     return cold
 
@@ -223,12 +234,13 @@ def split_module(text: str, entries: list[str], function_types: dict[str, str], 
     lines = text.split("\n")
     spans, functions = _layout(lines)
     total = sum(f.end - f.start for f in functions.values())
-    if not entries or total < min(MIN_SPLIT_LINES, COLD_MIN_LINES):
+    cold_min_lines = COLD_MIN_LINES if parts >= 2 else COLD_MIN_LINES_ONE_THREAD
+    if not entries or total < min(MIN_SPLIT_LINES, cold_min_lines):
         return None
     movable = (set(_ADDRESS_TAKEN.findall(text)) | set(_CALLED_NOINLINE.findall(text))) & set(functions) - set(entries)
     if not movable:
         return None
-    cold = cold_functions(lines, functions, movable)
+    cold = cold_functions(lines, functions, movable, cold_min_lines)
     if not set(entries) <= cold:
         cold = set()
     if (parts < 2 or total < MIN_SPLIT_LINES) and not cold:
@@ -246,7 +258,8 @@ def split_module(text: str, entries: list[str], function_types: dict[str, str], 
         movable = set(functions) - cold
         first = COLD_LINE_COST * sum(size[n] for n in cold)
         hot = BODY_LINE_COST * sum(size[n] for n in movable)
-        bins = max(1, min(parts, int(hot // MIN_PART_WEIGHT)))
+        # (Below MIN_SPLIT_LINES the bodies stay together: the module is cut for its glue only.)
+        bins = max(1, min(parts, int(hot // MIN_PART_WEIGHT))) if total >= MIN_SPLIT_LINES else 1
         load = [0.0] + [first] + [0.0] * (bins - 1)
         parts = bins + 1
         candidates = range(1, parts)
@@ -297,34 +310,56 @@ class _Handle(ctypes.Structure):
     _fields_ = [("ptr", ctypes.c_void_p)]
 
 
+_ENGINE_CAPI: list[ctypes.CDLL] = []
+
+
 def _engine_capi() -> ctypes.CDLL:
-    capi = _capi_library()
-    if not hasattr(capi, "_kiln_engine_types"):
-        capi.mlirExecutionEngineCreate.argtypes = [_Handle, ctypes.c_int, ctypes.c_int,
-                                                   ctypes.POINTER(_StringRef), ctypes.c_bool, ctypes.c_bool]
-        capi.mlirExecutionEngineCreate.restype = _Handle
-        capi.mlirExecutionEngineRegisterSymbol.argtypes = [_Handle, _StringRef, ctypes.c_void_p]
-        capi.mlirExecutionEngineRegisterSymbol.restype = None
-        capi.mlirExecutionEngineLookupPacked.argtypes = [_Handle, _StringRef]
-        capi.mlirExecutionEngineLookupPacked.restype = ctypes.c_void_p
-        capi.mlirExecutionEngineDumpToObjectFile.argtypes = [_Handle, _StringRef]
-        capi.mlirExecutionEngineDumpToObjectFile.restype = None
-        capi.mlirExecutionEngineDestroy.argtypes = [_Handle]
-        capi.mlirExecutionEngineDestroy.restype = None
-        capi._kiln_engine_types = True
-    return capi
+    """The MLIR C API library with the signatures this module calls it by:
+    an object of its own (argtypes belong to a library object, and
+    mlir.py's declares some of the same functions with its own types)."""
+    if not _ENGINE_CAPI:
+        capi = ctypes.CDLL(_capi_library()._name)
+        handle, string = _Handle, _StringRef
+        for name, args, result in (
+                ("mlirExecutionEngineCreate", [handle, ctypes.c_int, ctypes.c_int, ctypes.POINTER(string),
+                                               ctypes.c_bool, ctypes.c_bool], handle),
+                ("mlirExecutionEngineRegisterSymbol", [handle, string, ctypes.c_void_p], None),
+                ("mlirExecutionEngineLookupPacked", [handle, string], ctypes.c_void_p),
+                ("mlirExecutionEngineDumpToObjectFile", [handle, string], None),
+                ("mlirExecutionEngineDestroy", [handle], None),
+                ("mlirContextCreateWithThreading", [ctypes.c_bool], handle),
+                ("mlirContextDestroy", [handle], None),
+                ("mlirGetDialectHandle__llvm__", [], handle),
+                ("mlirDialectHandleLoadDialect", [handle, handle], handle),
+                ("mlirModuleCreateParse", [handle, string], handle),
+                ("mlirModuleDestroy", [handle], None),
+                ("mlirModuleGetBody", [handle], handle),
+                ("mlirBlockGetFirstOperation", [handle], handle),
+                ("mlirBlockGetNextInRegion", [handle], handle),
+                ("mlirOperationGetNextInBlock", [handle], handle),
+                ("mlirOperationGetName", [handle], handle),
+                ("mlirIdentifierStr", [handle], string),
+                ("mlirOperationGetRegion", [handle, ctypes.c_ssize_t], handle),
+                ("mlirRegionGetFirstBlock", [handle], handle),
+                ("mlirOperationGetAttributeByName", [handle, string], handle),
+                ("mlirOperationSetAttributeByName", [handle, string, handle], None),
+                ("mlirStringAttrGetValue", [handle], string),
+                ("mlirStringAttrGet", [handle, string], handle),
+                ("mlirSymbolRefAttrGetRootReference", [handle], string),
+                ("mlirAttributeParseGet", [handle, string], handle),
+                ("mlirUnitAttrGet", [handle], handle),
+                ("mlirArrayAttrGetNumElements", [handle], ctypes.c_ssize_t),
+                ("mlirArrayAttrGetElement", [handle, ctypes.c_ssize_t], handle),
+                ("mlirArrayAttrGet", [handle, ctypes.c_ssize_t, ctypes.POINTER(handle)], handle)):
+            function = getattr(capi, name)
+            function.argtypes, function.restype = args, result
+        _ENGINE_CAPI.append(capi)
+    return _ENGINE_CAPI[0]
 
 
 def _ref(text: str) -> _StringRef:
     data = text.encode()
     return _StringRef(data, len(data))
-
-
-def _module_handle(module: ir.Module) -> _Handle:
-    get_pointer = ctypes.pythonapi.PyCapsule_GetPointer
-    get_pointer.argtypes = [ctypes.py_object, ctypes.c_char_p]
-    get_pointer.restype = ctypes.c_void_p
-    return _Handle(get_pointer(module._CAPIPtr, b"torch_mlir.ir.Module._CAPIPtr"))
 
 
 # Where a part's JIT links the functions other parts define: the object
@@ -366,63 +401,50 @@ def compile_parts(parts: list[Part], entries: list[str], shared_libs: list[str],
                   opt_level: int = 3, threads: int | None = None) -> list[str]:
     """Object files of `parts`, compiled on `threads` threads (default: one
     per part), this one included; a cold part without the optimizer and
-    with `optnone` functions. Raises PipelineError as codegen.emit_object
-    does when LLVM rejects a part."""
+    with `optnone` functions. Each part is parsed, marked and compiled in
+    its worker through the C API (ctypes releases the GIL, so parsing runs
+    in parallel too, in a context that loads only the LLVM dialect: ~0.5 ms
+    where a Python `ir.Context` with every dialect costs 4-7). Raises
+    PipelineError as codegen.emit_object does when LLVM rejects a part."""
     from kiln.compiler.pipeline import PipelineError
 
     capi = _engine_capi()
     apply_llvm_options()
-    modules = []
-    for k, part in enumerate(parts):
-        ctx = ir.Context()
-        ctx.enable_multithreading(False)
-        module = ir.Module.parse(part.text, ctx)
-        keep = set(entries) | set(part.exports)
-        with ctx:
-            internal = ir.Attribute.parse("#llvm.linkage<internal>")
-            for op in module.body.operations:
-                op = op.operation
-                if op.name == "llvm.func" and op.regions[0].blocks:
-                    name = ir.StringAttr(op.attributes["sym_name"]).value
-                    if name not in keep:
-                        op.attributes["linkage"] = internal
-                    elif name not in entries:
-                        # The engine writes a packed wrapper for each external function; inlined
-                        # into it, the body would be optimized and emitted twice.
-                        op.attributes["no_inline"] = ir.UnitAttr.get()
-                    if part.cold:
-                        # The optimizer does not run at level 0; `optnone` makes codegen select
-                        # instructions fast and skip its loop passes (LLVM wants noinline with it).
-                        passthrough = ([a for a in ir.ArrayAttr(op.attributes["passthrough"])]
-                                       if "passthrough" in op.attributes else [])
-                        op.attributes["passthrough"] = ir.ArrayAttr.get(
-                            passthrough + [ir.StringAttr.get("optnone"), ir.StringAttr.get("noinline")])
-            if not part.cold:  # (level 0 inlines nothing)
-                keep_entry_callees_apart(module, [e for e in entries if e in part.defines])
-        modules.append((ctx, module))
     libraries = (_StringRef * len(shared_libs))(*[_ref(lib) for lib in shared_libs])
     paths = [os.path.join(folder, f"part{k}.o") for k in range(len(parts))]
     failures: list[str] = [""] * len(parts)
 
     def build(k: int) -> None:
-        part, (_, module) = parts[k], modules[k]
-        level = COLD_OPT_LEVEL if part.cold else opt_level
-        engine = capi.mlirExecutionEngineCreate(_module_handle(module), level, len(shared_libs),
-                                                libraries, True, True)
-        if not engine.ptr:
-            failures[k] = "LLVM could not translate or optimize the module (see the messages printed above)"
-            return
+        part = parts[k]
+        ctx = capi.mlirContextCreateWithThreading(False)
         try:
-            for name in part.imports:
-                capi.mlirExecutionEngineRegisterSymbol(engine, _ref(name), ctypes.addressof(_ELSEWHERE))
-            anchor = entries[0] if k == 0 else part.exports[0] if part.exports else part.defines[0]
-            if not capi.mlirExecutionEngineLookupPacked(engine, _ref(anchor)):
-                failures[k] = ("LLVM could not link the module (an external symbol could not be resolved; "
-                               "see the messages printed above)")
+            capi.mlirDialectHandleLoadDialect(capi.mlirGetDialectHandle__llvm__(), ctx)
+            module = capi.mlirModuleCreateParse(ctx, _ref(part.text))
+            if not module.ptr:
+                failures[k] = "kiln could not parse a part of the module it cut (see the messages printed above)"
                 return
-            capi.mlirExecutionEngineDumpToObjectFile(engine, _ref(paths[k]))
+            try:
+                _mark_part(capi, ctx, module, part, entries)
+                level = COLD_OPT_LEVEL if part.cold else opt_level
+                engine = capi.mlirExecutionEngineCreate(module, level, len(shared_libs), libraries, True, True)
+                if not engine.ptr:
+                    failures[k] = "LLVM could not translate or optimize the module (see the messages printed above)"
+                    return
+                try:
+                    for name in part.imports:
+                        capi.mlirExecutionEngineRegisterSymbol(engine, _ref(name), ctypes.addressof(_ELSEWHERE))
+                    anchor = entries[0] if k == 0 else part.exports[0] if part.exports else part.defines[0]
+                    if not capi.mlirExecutionEngineLookupPacked(engine, _ref(anchor)):
+                        failures[k] = ("LLVM could not link the module (an external symbol could not be resolved; "
+                                       "see the messages printed above)")
+                        return
+                    capi.mlirExecutionEngineDumpToObjectFile(engine, _ref(paths[k]))
+                finally:
+                    capi.mlirExecutionEngineDestroy(engine)
+            finally:
+                capi.mlirModuleDestroy(module)
         finally:
-            capi.mlirExecutionEngineDestroy(engine)
+            capi.mlirContextDestroy(ctx)
 
     def build_all(queue: list[int]) -> None:
         for k in queue:
@@ -443,6 +465,67 @@ def compile_parts(parts: list[Part], entries: list[str], shared_libs: list[str],
             raise PipelineError("stage 'llvmir': LLVM wrote no object file (an external symbol could not be "
                                 "resolved; see the messages printed above)")
     return paths
+
+
+def _mark_part(capi: ctypes.CDLL, ctx: "_Handle", module: "_Handle", part: Part, entries: list[str]) -> None:
+    """Give the functions of a part's parsed module their linkage and
+    inlining: internal unless an entry or used by another part; `no_inline`
+    on an exported function that is not an entry (the engine writes a packed
+    wrapper for each external function; inlined into it, the body would be
+    optimized and emitted twice) and, outside a cold part, on what an entry
+    calls (keep_entry_callees_apart); in a cold part `optnone` and
+    `noinline` (codegen then selects instructions fast and skips its loop
+    passes; LLVM wants noinline with optnone). Through the C API, which
+    runs without the GIL."""
+    keep = set(entries) | set(part.exports)
+    internal = capi.mlirAttributeParseGet(ctx, _ref("#llvm.linkage<internal>"))
+    unit = capi.mlirUnitAttrGet(ctx)
+    functions = {}
+    op = capi.mlirBlockGetFirstOperation(capi.mlirModuleGetBody(module))
+    while op.ptr:
+        if _string(capi.mlirIdentifierStr(capi.mlirOperationGetName(op))) == "llvm.func" and \
+                capi.mlirRegionGetFirstBlock(capi.mlirOperationGetRegion(op, 0)).ptr:
+            functions[_string(capi.mlirStringAttrGetValue(
+                capi.mlirOperationGetAttributeByName(op, _ref("sym_name"))))] = op
+        op = capi.mlirOperationGetNextInBlock(op)
+    callees: set[str] = set()
+    if not part.cold:
+        for name in entries:
+            if name in functions:
+                callees |= _callees(capi, functions[name])
+    for name, op in functions.items():
+        if name not in keep:
+            capi.mlirOperationSetAttributeByName(op, _ref("linkage"), internal)
+        if part.cold:
+            old = capi.mlirOperationGetAttributeByName(op, _ref("passthrough"))
+            values = [capi.mlirArrayAttrGetElement(old, i) for i in range(capi.mlirArrayAttrGetNumElements(old))] \
+                if old.ptr else []
+            values += [capi.mlirStringAttrGet(ctx, _ref(word)) for word in ("optnone", "noinline")]
+            array = (_Handle * len(values))(*values)
+            capi.mlirOperationSetAttributeByName(op, _ref("passthrough"),
+                                                 capi.mlirArrayAttrGet(ctx, len(values), array))
+        elif (name in keep and name not in entries) or (name in callees and name not in entries):
+            capi.mlirOperationSetAttributeByName(op, _ref("no_inline"), unit)
+
+
+def _callees(capi: ctypes.CDLL, function: "_Handle") -> set[str]:
+    """The functions `function` calls directly (its top-level blocks' `llvm.call`s)."""
+    names = set()
+    block = capi.mlirRegionGetFirstBlock(capi.mlirOperationGetRegion(function, 0))
+    while block.ptr:
+        op = capi.mlirBlockGetFirstOperation(block)
+        while op.ptr:
+            if _string(capi.mlirIdentifierStr(capi.mlirOperationGetName(op))) == "llvm.call":
+                callee = capi.mlirOperationGetAttributeByName(op, _ref("callee"))
+                if callee.ptr:
+                    names.add(_string(capi.mlirSymbolRefAttrGetRootReference(callee)))
+            op = capi.mlirOperationGetNextInBlock(op)
+        block = capi.mlirBlockGetNextInRegion(block)
+    return names
+
+
+def _string(ref: _StringRef) -> str:
+    return ctypes.string_at(ref.data, ref.length).decode()
 
 
 def hidden_names(parts: list[Part]) -> list[str]:

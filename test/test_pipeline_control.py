@@ -109,7 +109,9 @@ def test_keep_intermediate_writes_every_stage(tmp_path, monkeypatch):
     assert f.workspace is not None and os.path.dirname(f.workspace) == str(tmp_path)
     stages = [name for name in STAGES if name in f.last.stages]
     assert stages == ["jaxpr", "mlir", *[name for name, _ in DEFAULT_PIPELINE], "llvmir"]
-    files = sorted(name for name in os.listdir(f.workspace) if ".o" not in name and ".so" not in name)
+    # (the build's own files: objects, the library, a linker version script when LLVM compiled parts)
+    files = sorted(name for name in os.listdir(f.workspace)
+                   if ".o" not in name and ".so" not in name and not name.endswith(".map"))
     ext = {"jaxpr": "txt", "llvmir": "ll"}
     assert files == sorted(f"{i}_scaled_exp.{s}.{ext.get(s, 'mlir')}" for i, s in enumerate(stages))
     texts = {name.split(".")[1]: open(os.path.join(f.workspace, name)).read() for name in files}
@@ -419,13 +421,15 @@ def _stencil_arrays(a, b, steps):
 
 def _record_parts(monkeypatch, threads: str, min_split_lines: int) -> list:
     """Compile on `threads` threads with split_codegen's MIN_SPLIT_LINES at
-    `min_split_lines` and any glue worth a part (COLD_MIN_LINES 0); returns
+    `min_split_lines` and any glue worth a part (COLD_MIN_LINES and
+    COLD_MIN_LINES_ONE_THREAD 0); returns
     the list that collects the parts of each module cut."""
     from kiln.compiler import split_codegen
 
     monkeypatch.setenv("KILN_COMPILE_THREADS", threads)
     monkeypatch.setattr(split_codegen, "MIN_SPLIT_LINES", min_split_lines)
     monkeypatch.setattr(split_codegen, "COLD_MIN_LINES", 0)
+    monkeypatch.setattr(split_codegen, "COLD_MIN_LINES_ONE_THREAD", 0)
     seen = []
     compile_parts = split_codegen.compile_parts
     monkeypatch.setattr(split_codegen, "compile_parts",
@@ -489,6 +493,68 @@ def test_module_below_the_split_size_is_cut_only_for_its_glue(tmp_path, monkeypa
             assert seen == []
         else:
             assert seen and all([p.cold for p in parts] == [True, False] for parts in seen), seen
+
+
+_MARKED_PART = """
+module {
+  llvm.func @decl(i64) -> i64
+  llvm.func @entry(%a: i64) -> i64 attributes {llvm.emit_c_interface} {
+    %r = llvm.call @helper(%a) : (i64) -> i64
+    %s = llvm.call @decl(%r) : (i64) -> i64
+    llvm.return %s : i64
+  }
+  llvm.func @helper(%a: i64) -> i64 {
+    llvm.return %a : i64
+  }
+  llvm.func @shared(%a: i64) -> i64 attributes {passthrough = ["cold"]} {
+    llvm.return %a : i64
+  }
+  llvm.func @local(%a: i64) -> i64 {
+    llvm.return %a : i64
+  }
+}
+"""
+
+
+@pytest.mark.parametrize("cold", [False, True])
+def test_a_part_is_marked_in_its_worker_as_the_split_needs(cold):
+    """split_codegen marks a part's functions through the C API, in the
+    worker that compiles it: a function neither an entry nor used by another
+    part is internal; an exported one and what an entry calls are
+    `no_inline` (outside glue); in a glue part every function gets `optnone`
+    and `noinline` after its own passthrough words. Declarations are left
+    alone."""
+    import ctypes
+
+    from kiln.compiler import split_codegen
+    from kiln.compiler.mlir import ir
+    from kiln.dialects import new_context
+
+    def handle(capsule, name):
+        get_pointer = ctypes.pythonapi.PyCapsule_GetPointer
+        get_pointer.argtypes = [ctypes.py_object, ctypes.c_char_p]
+        get_pointer.restype = ctypes.c_void_p
+        return split_codegen._Handle(get_pointer(capsule, name))
+
+    part = split_codegen.Part(_MARKED_PART, ["entry", "helper", "shared", "local"], ["shared"], [], cold=cold)
+    with new_context() as ctx:
+        module = ir.Module.parse(_MARKED_PART, ctx)
+        capi = split_codegen._engine_capi()
+        split_codegen._mark_part(capi, handle(ctx._CAPIPtr, b"torch_mlir.ir.Context._CAPIPtr"),
+                                 handle(module._CAPIPtr, b"torch_mlir.ir.Module._CAPIPtr"), part, ["entry"])
+        functions = {ir.StringAttr(op.attributes["sym_name"]).value: op.attributes for op in module.body.operations}
+        internal = {n for n, a in functions.items() if str(a["linkage"]) == "#llvm.linkage<internal>"}
+        assert internal == {"helper", "local"}
+        passthrough = {n: [ir.StringAttr(w).value for w in ir.ArrayAttr(a["passthrough"])]
+                       if "passthrough" in a else [] for n, a in functions.items()}
+        no_inline = {n for n, a in functions.items() if "no_inline" in a}
+        if cold:
+            assert no_inline == set()
+            assert passthrough == {"decl": [], "entry": ["optnone", "noinline"], "helper": ["optnone", "noinline"],
+                                   "shared": ["cold", "optnone", "noinline"], "local": ["optnone", "noinline"]}
+        else:
+            assert no_inline == {"helper", "shared"}
+            assert passthrough == {"decl": [], "entry": [], "helper": [], "shared": ["cold"], "local": []}
 
 
 def _function_lines(body: str) -> list[str]:
@@ -719,3 +785,49 @@ def test_lowering_on_several_threads():
     for t in threads:
         t.join()
     assert not errors and results == {2: True, 3: True}
+
+
+def test_every_dialect_kiln_builds_ops_of_is_loaded_in_its_contexts():
+    """`new_context` loads only the upstream dialects kiln creates ops of
+    through the bindings (`BUILT_DIALECTS`; the bindings do not load a
+    dialect for an op they create: the op is then "created with
+    unregistered dialect"); the parser and the passes load the others on
+    demand. Every dialect module kiln imports from its provider and every
+    op it creates by name is of a loaded dialect, or of StableHLO or kiln's
+    own (loaded by name)."""
+    import re
+    from pathlib import Path
+
+    import kiln.compiler.mlir as provider
+    from kiln.dialects import BUILT_DIALECTS, new_context
+
+    own = {"stablehlo", "tensorssa", "immut", "kiln", "builtin"}
+    modules = {"arith", "bufferization", "func", "llvm", "math", "memref", "scf", "tensor", "linalg",
+               "affine", "index", "cf", "complex", "vector", "ub", "shape", "gpu", "omp", "sparse_tensor"}
+    root = Path(provider.__file__).resolve().parent.parent
+    imported, created = set(), set()
+    for folder in ("compiler", "frontend", "dialects", "runtime"):
+        for path in (root / folder).rglob("*.py"):
+            text = path.read_text()
+            for names in re.findall(r"from kiln\.compiler\.mlir import ([\w, ]+)", text):
+                imported |= {n.split(" as ")[0].strip() for n in names.split(",")} & modules
+            created |= set(re.findall(r"Operation\.create\(\s*f?\"(\w+)\.", text))
+    assert imported >= {"arith", "func", "scf", "tensor"}, imported  # the scan sees the imports
+    assert created >= {"scf", "llvm", "stablehlo", "kiln"}, created
+    assert imported - set(BUILT_DIALECTS) == set()
+    assert created - set(BUILT_DIALECTS) - own == set()
+    # Loaded already: asking the context for each loads no dialect more.
+    capi = ctypes.CDLL(provider._capi_library()._name)
+    capi.mlirContextGetNumLoadedDialects.argtypes = [ctypes.c_void_p]
+    capi.mlirContextGetNumLoadedDialects.restype = ctypes.c_ssize_t
+    get_pointer = ctypes.pythonapi.PyCapsule_GetPointer
+    get_pointer.argtypes = [ctypes.py_object, ctypes.c_char_p]
+    get_pointer.restype = ctypes.c_void_p
+    ctx = new_context()
+    handle = get_pointer(ctx._CAPIPtr, b"torch_mlir.ir.Context._CAPIPtr")
+    loaded = capi.mlirContextGetNumLoadedDialects(handle)
+    for name in BUILT_DIALECTS + ["stablehlo", "tensorssa", "immut", "kiln"]:
+        assert ctx.dialects[name] is not None
+        assert capi.mlirContextGetNumLoadedDialects(handle) == loaded, name
+    ctx.dialects["tosa"]  # (the check can see a dialect load)
+    assert capi.mlirContextGetNumLoadedDialects(handle) > loaded
