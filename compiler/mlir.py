@@ -160,6 +160,29 @@ def _location_capi() -> ctypes.CDLL:
     return capi
 
 
+_LOAD_CAPI: list[ctypes.CDLL] = []
+
+
+def load_dialects(ctx: ir.Context, names: list[str]) -> None:
+    """Load the registered dialects `names` into `ctx` through the C API:
+    `ctx.dialects[name]` would also import each dialect's Python module
+    (~1 ms apiece the first time in a process)."""
+    if not _LOAD_CAPI:
+        capi = ctypes.CDLL(_capi_library()._name)  # (argtypes of its own; see _location_capi)
+        capi.mlirContextGetOrLoadDialect.argtypes = [_MlirHandle, _MlirStringRef]
+        capi.mlirContextGetOrLoadDialect.restype = _MlirHandle
+        _LOAD_CAPI.append(capi)
+    get_pointer = ctypes.pythonapi.PyCapsule_GetPointer
+    get_pointer.argtypes = [ctypes.py_object, ctypes.c_char_p]
+    get_pointer.restype = ctypes.c_void_p
+    handle = _MlirHandle(get_pointer(ctx._CAPIPtr, b"torch_mlir.ir.Context._CAPIPtr"))
+    for name in names:
+        data = name.encode()
+        if not _LOAD_CAPI[0].mlirContextGetOrLoadDialect(handle, _MlirStringRef(ctypes.cast(data, ctypes.c_void_p),
+                                                                               len(data))).ptr:
+            raise KeyError(f"dialect {name!r} is not registered with the MLIR provider")
+
+
 def source_position(location: ir.Location) -> tuple[str, int, int] | None:
     """(file, line, column) of a file location, also inside a name location
     (`loc("f.py":3:5)`, `loc("add"("f.py":3:5))`); None for any other kind.

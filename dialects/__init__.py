@@ -7,7 +7,7 @@ parses, builds or runs passes in comes from it.
 
 from __future__ import annotations
 
-from kiln.compiler.mlir import ir, irdl, register_dialect_modules, register_stablehlo_dialect
+from kiln.compiler.mlir import ir, irdl, load_dialects, register_dialect_modules, register_stablehlo_dialect
 from kiln.dialects import immut, kiln, tensorssa
 
 # The Python module of each dialect the provider has none for is the one
@@ -34,7 +34,8 @@ def new_context() -> ir.Context:
     pass (its dependent dialects) first needs them, as in `mlir-opt`.
     Loading all ~60 of the provider's dialects was 5 of a context's 6 ms,
     paid on every compile."""
-    ctx = ir.Context(load_on_create_dialects=BUILT_DIALECTS)
+    ctx = ir.Context(load_on_create_dialects=[])
+    load_dialects(ctx, BUILT_DIALECTS)
     register_stablehlo_dialect(ctx)
     ctx.allow_unregistered_dialects = False
     with ctx, ir.Location.unknown():

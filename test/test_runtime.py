@@ -772,6 +772,40 @@ def test_link_uses_gold_where_installed(tmp_path, monkeypatch):
     assert toolchain._linker_flags() == []
 
 
+@pytest.mark.skipif(not (sys.platform.startswith("linux") and __import__("shutil").which("ld.gold")),
+                    reason="needs GNU gold")
+def test_the_linker_run_directly_links_what_cc_links(tmp_path, monkeypatch):
+    """kiln runs gold itself, with the command gcc's collect2 would run
+    (from `cc -###`): two processes fewer per link. The library is the same
+    bytes as `cc`'s; a failing link falls back to `cc`, which reports it,
+    and `cc` links from then on."""
+    import ctypes
+
+    from kiln.errors import ToolchainError
+    from kiln.runtime import toolchain
+
+    monkeypatch.setattr(toolchain, "_GOLD_WORKS", [])
+    monkeypatch.setattr(toolchain, "_DIRECT_LINK", {})
+    monkeypatch.delenv("KILN_LINKER", raising=False)
+    source = tmp_path / "f.c"
+    source.write_text("long kiln_test_answer(void) { return 42; }\n")
+    obj = toolchain.compile_object(str(source), str(tmp_path / "f.o"))
+    inputs = [obj, "-Wl,--no-as-needed", f"-Wl,-rpath,{tmp_path}"]
+    direct = toolchain.link_shared_library(inputs, str(tmp_path / "libdirect.so"), soname="libf.so")
+    template = toolchain._direct_link_template(["-fuse-ld=gold"])
+    assert template and template[0].endswith("ld.gold") and "-plugin" not in template
+    assert ctypes.CDLL(direct).kiln_test_answer() == 42
+    calls = []
+    link_directly = toolchain._link_directly
+    monkeypatch.setattr(toolchain, "_link_directly", lambda *a: calls.append(a) and False)
+    via_cc = toolchain.link_shared_library(inputs, str(tmp_path / "libcc.so"), soname="libf.so")
+    assert calls and open(direct, "rb").read() == open(via_cc, "rb").read()
+    monkeypatch.setattr(toolchain, "_link_directly", link_directly)
+    with pytest.raises(ToolchainError, match="the C compiler"):
+        toolchain.link_shared_library([str(tmp_path / "missing.o")], str(tmp_path / "libbad.so"))
+    assert toolchain._direct_link_template(["-fuse-ld=gold"]) is None
+
+
 @pytest.mark.parametrize("linker", ["gold", "default"])
 def test_linking_the_same_objects_twice_gives_the_same_bytes(tmp_path, monkeypatch, linker):
     """Processes rebuilding one cache entry at once each write the library
