@@ -312,3 +312,38 @@ def test_operands_are_read_in_place_without_a_copy_and_writes_stay_ordered():
         h = m @ m.conj().T + 5 * np.eye(5)
         np.testing.assert_allclose(kiln.qjit(lambda a: np.linalg.cholesky(a, upper=upper))(h),
                                    np.linalg.cholesky(h, upper=upper), rtol=1e-12, atol=1e-13)
+
+
+def _solves_between_updates(points, ham, y):
+    """contour_integral's shape: a complex solve per point between updates
+    of accumulators, written as a physicist would."""
+    n = ham.shape[1]
+    p0 = np.zeros((n, y.shape[1]), dtype=np.complex128)
+    p1 = np.zeros((n, y.shape[1]), dtype=np.complex128)
+    for z in points:
+        t = np.zeros((n, n), dtype=np.complex128)
+        for k in range(ham.shape[0]):
+            t += z ** (k - 1) * ham[k]
+        x = np.linalg.solve(t, y)
+        if abs(z) < 1.0:
+            x = -x
+        p0 += x
+        p1 += z * x
+    return p0, p1
+
+
+@pytest.mark.parametrize("n", [1, 7, 130])
+def test_a_function_that_calls_lapack_keeps_its_loops_serial(n):
+    """kiln-parallelize leaves the loops of a function that calls a LAPACK
+    kernel inline, as for BLAS (OpenBLAS's threads and kiln's spinning
+    workers would fight for the cores); the results are NumPy's."""
+    rng = np.random.default_rng(n)
+    ham = rng.standard_normal((3, n, n)) + 1j * rng.standard_normal((3, n, n)) + 4 * n * np.eye(n)
+    y = rng.standard_normal((n, 2 * n + 1)) + 1j * rng.standard_normal((n, 2 * n + 1))
+    points = np.exp(2j * np.pi * np.arange(5) / 5) * np.array([0.5, 1.5, 0.9, 2.0, 1.1])
+    f = kiln.qjit(_solves_between_updates)
+    got, want = f(points, ham, y), _solves_between_updates(points, ham, y)
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(g, w, rtol=1e-9, atol=1e-9)
+    assert "kiln_lapack_solve_c128" in f.stage("llvm")
+    assert "kiln_parallel_for" not in f.stage("llvm")

@@ -299,6 +299,31 @@ func.func @with_blas(%a: memref<?xf64>, %p: !llvm.ptr) {
 }
 func.func private @cblas_dscal(i32, f64, !llvm.ptr, i32)
 
+// A LAPACK kernel of runtime/lapack.c counts as BLAS (OpenBLAS runs it).
+// CHECK-LABEL: func.func @with_lapack
+// CHECK: call @kiln_lapack_solve_f64
+// CHECK: scf.parallel
+// CHECK-NOT: kiln_parallel_for
+// CHECK: return
+// CHECK-NEXT: }
+// CHECK-NOT: @with_lapack_parallel
+func.func @with_lapack(%a: memref<?x?x?xf64>, %b: memref<?x?x?xf64>, %x: memref<?x?x?xf64>, %info: memref<?xi64>,
+                       %v: memref<?xf64>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %n = memref.dim %v, %c0 : memref<?xf64>
+  func.call @kiln_lapack_solve_f64(%a, %b, %x, %info)
+    : (memref<?x?x?xf64>, memref<?x?x?xf64>, memref<?x?x?xf64>, memref<?xi64>) -> ()
+  scf.parallel (%i) = (%c0) to (%n) step (%c1) {
+    %y = memref.load %v[%i] : memref<?xf64>
+    %z = arith.addf %y, %y : f64
+    memref.store %z, %v[%i] : memref<?xf64>
+    scf.reduce
+  }
+  return
+}
+func.func private @kiln_lapack_solve_f64(memref<?x?x?xf64>, memref<?x?x?xf64>, memref<?x?x?xf64>, memref<?xi64>)
+
 // Nests inside the outlined nest (kiln-block-rows's blocks of rows) run
 // serially in the body. The work counts their iterations: a dim from %s to
 // min(%s + %k, %n) with %k and %n from outside counts min(%k, %n), so
