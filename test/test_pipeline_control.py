@@ -831,3 +831,48 @@ def test_every_dialect_kiln_builds_ops_of_is_loaded_in_its_contexts():
         assert capi.mlirContextGetNumLoadedDialects(handle) == loaded, name
     ctx.dialects["tosa"]  # (the check can see a dialect load)
     assert capi.mlirContextGetNumLoadedDialects(handle) > loaded
+
+
+def test_collect_ops_walks_in_c_as_the_bindings_walk(monkeypatch):
+    """`collect_ops` walks in C (compiler/opwalk.c) and finds what the
+    bindings' walk finds, in the same order (pre- and post-order), the ops
+    wrapped as the same `ir.Operation`s; with KILN_OPWALK=0, or names it
+    cannot take (any container but a set, tuple or list), the bindings walk."""
+    from kiln.compiler.mlir import ir
+    from kiln.compiler.passes import _util
+    from kiln.dialects import new_context
+
+    f = kiln.qjit(_stencil_steps, keep_intermediate=True)
+    f(np.linspace(0.0, 1.0, 9), np.linspace(1.0, 2.0, 9), 2)
+    assert _util.op_walker() is not None  # a C compiler and Python's headers are here
+
+    class Names:  # a container the C walker does not take
+        def __init__(self, names):
+            self.names = set(names)
+
+        def __contains__(self, name):
+            return name in self.names
+
+    def bindings_walk(module, names, post_order):
+        found = []
+        module.operation.walk(lambda op: (found.append(op) if op.name in names else None) or ir.WalkResult.ADVANCE,
+                              ir.WalkOrder.POST_ORDER if post_order else ir.WalkOrder.PRE_ORDER)
+        return found
+
+    checked = 0
+    for stage in ("mlir", "linalg", "bufferized", "llvm"):
+        module = ir.Module.parse(f.stage(stage), new_context())
+        for names in ({"scf.for", "scf.parallel", "scf.if"}, ("func.call", "memref.alloc"), ["llvm.func"],
+                      frozenset({"arith.addf", "arith.mulf", "no.such_op"})):
+            for post_order in (False, True):
+                want = bindings_walk(module, set(names), post_order)
+                got = _util.collect_ops(module, names, post_order)
+                assert got == want and [op.name for op in got] == [op.name for op in want]
+                assert _util.collect_ops(module, Names(names), post_order) == want
+                checked += len(want)
+    assert checked > 100
+    monkeypatch.setattr(_util, "_WALKER", {})
+    monkeypatch.setenv("KILN_OPWALK", "0")
+    assert _util.op_walker() is None
+    module = ir.Module.parse(f.stage("linalg"), new_context())
+    assert _util.collect_ops(module, {"func.func"}) == bindings_walk(module, {"func.func"}, False)

@@ -3,14 +3,24 @@ runtime callees and string constants of the module."""
 
 from __future__ import annotations
 
+import ctypes
+import os
 from typing import Container
 
 from kiln.compiler.mlir import arith, func, ir, linalg, llvm, memref, tensor
+from kiln.errors import ToolchainError
 
 
 def collect_ops(module: ir.Module, names: Container[str], post_order: bool = False) -> list[ir.Operation]:
     """All ops named in `names`, in pre-order, or with `post_order` inner ops
-    before the ops that hold them (collected before any rewrite)."""
+    before the ops that hold them (collected before any rewrite). Walked in
+    C (compiler/opwalk.c) when `names` is a set, frozenset, tuple or list
+    of names and the walker builds; else through the bindings' walk."""
+    walker = op_walker() if isinstance(names, (set, frozenset, tuple, list)) and len(names) <= 64 else None
+    if walker is not None:
+        operation = module.operation
+        return [ir.Operation._CAPICreate(capsule)
+                for capsule in walker.collect(_operation_address(operation), tuple(names), post_order)]
     found: list[ir.Operation] = []
 
     def visit(op):
@@ -20,6 +30,50 @@ def collect_ops(module: ir.Module, names: Container[str], post_order: bool = Fal
 
     module.operation.walk(visit, ir.WalkOrder.POST_ORDER if post_order else ir.WalkOrder.PRE_ORDER)
     return found
+
+
+_WALKER: dict = {}
+_CAPSULE_GET_POINTER = None
+
+
+def _operation_address(operation: ir.Operation) -> int:
+    global _CAPSULE_GET_POINTER
+    if _CAPSULE_GET_POINTER is None:
+        get_pointer = ctypes.pythonapi.PyCapsule_GetPointer
+        get_pointer.argtypes = [ctypes.py_object, ctypes.c_char_p]
+        get_pointer.restype = ctypes.c_void_p
+        _CAPSULE_GET_POINTER = get_pointer
+    return _CAPSULE_GET_POINTER(operation._CAPIPtr, _WALKER["capsule"].encode())
+
+
+def op_walker():
+    """The C walker of `collect_ops` (compiler/opwalk.c, built once per
+    cache like the call fast path), or None when it cannot be built (no C
+    compiler, no Python headers) or `KILN_OPWALK=0`."""
+    if "module" not in _WALKER:
+        module = None
+        if os.environ.get("KILN_OPWALK", "1") != "0":
+            try:
+                from kiln.compiler.mlir import _capi_library
+                from kiln.runtime import toolchain
+
+                module = toolchain.python_extension(_OPWALK_SOURCE, "kiln_opwalk")
+                capi = _capi_library()
+                names = ("mlirOperationGetContext", "mlirIdentifierGet", "mlirOperationGetName",
+                         "mlirOperationGetNumRegions", "mlirOperationGetRegion", "mlirRegionGetFirstBlock",
+                         "mlirBlockGetNextInRegion", "mlirBlockGetFirstOperation", "mlirOperationGetNextInBlock")
+                addresses = tuple(ctypes.cast(getattr(capi, n), ctypes.c_void_p).value for n in names)
+                # The bindings' capsule name: "<package>.ir.Operation._CAPIPtr".
+                capsule = ir.Operation.__module__.rsplit("._mlir_libs", 1)[0].split(".")[0] + ".ir.Operation._CAPIPtr"
+                module.init(addresses, capsule)
+                _WALKER["capsule"] = capsule
+            except (ToolchainError, ImportError, OSError, AttributeError, ValueError):
+                module = None  # the bindings' walk serves
+        _WALKER["module"] = module
+    return _WALKER["module"]
+
+
+_OPWALK_SOURCE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "opwalk.c")
 
 
 IDENTITY_2D = "affine_map<(d0, d1) -> (d0, d1)>"
