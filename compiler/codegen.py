@@ -62,6 +62,18 @@ def uses_random(module: ir.Module) -> bool:
 ENTRY_PREFIX = "_mlir_ciface_"
 
 
+def entry_names(module: ir.Module) -> list[str]:
+    """The C-interface entry points (`_mlir_ciface_<name>`) `module` defines."""
+    names = []
+    for op in module.body.operations:
+        op = op.operation
+        if op.name == "llvm.func" and op.regions[0].blocks:
+            name = ir.StringAttr(op.attributes["sym_name"]).value
+            if name.startswith(ENTRY_PREFIX):
+                names.append(name)
+    return names
+
+
 def internalize_functions(module: ir.Module) -> list[str]:
     """Give every function the module defines internal linkage, except the
     C-interface entry points (`_mlir_ciface_<name>`); returns those entries.
@@ -108,6 +120,10 @@ def emit_objects(module: ir.Module, folder: str, name: str, libraries: list[str]
     # One thread still cuts the glue (the entry's checks and calls) from the bodies: it is compiled
     # without the optimizer (split_codegen.cold_functions).
     if sys.platform.startswith("linux"):
+        if not split_codegen.has_bodies(module, entry_names(module)):
+            return [emit_object(module, os.path.join(folder, f"{name}.o"), libraries=libraries)], []
+        # (Printed before internalize_functions: split_module reads each function's linkage as the
+        # pipeline left it, and the parts set their own.)
         text = text if text is not None else str(module)
         entries = internalize_functions(module)
         types = {}

@@ -876,3 +876,45 @@ def test_collect_ops_walks_in_c_as_the_bindings_walk(monkeypatch):
     assert _util.op_walker() is None
     module = ir.Module.parse(f.stage("linalg"), new_context())
     assert _util.collect_ops(module, {"func.func"}) == bindings_walk(module, {"func.func"}, False)
+
+
+def test_a_module_without_bodies_is_compiled_whole_without_printing_it(tmp_path, monkeypatch):
+    """`split_codegen.has_bodies` finds on the ops what `split_module` could
+    move (a function whose address is taken or that is called `no_inline`,
+    not an entry); without one `emit_objects` compiles the module whole and
+    never prints it for the split."""
+    from kiln.compiler import codegen, split_codegen
+    from kiln.compiler.mlir import ir
+    from kiln.dialects import new_context
+
+    body = """
+        llvm.func @kiln_parallel_for(!llvm.ptr, !llvm.ptr, i64, i64, i64)
+        llvm.func @g_parallel0(%ctx: !llvm.ptr, %lo: i64, %hi: i64) {
+          llvm.return
+        }
+        llvm.func @g(%a: i64) -> i64 {
+          %body = llvm.mlir.addressof @g_parallel0 : !llvm.ptr
+          %null = llvm.mlir.zero : !llvm.ptr
+          llvm.call @kiln_parallel_for(%body, %null, %a, %a, %a) : (!llvm.ptr, !llvm.ptr, i64, i64, i64) -> ()
+          %r = llvm.call @h(%a) {no_inline} : (i64) -> i64
+          llvm.return %r : i64
+        }
+        llvm.func @h(%a: i64) -> i64 {
+          llvm.return %a : i64
+        }
+        llvm.func @_mlir_ciface_g(%a: i64) -> i64 attributes {llvm.emit_c_interface} {
+          %r = llvm.call @g(%a) : (i64) -> i64
+          llvm.return %r : i64
+        }
+    """
+    without_address = body.replace("%body = llvm.mlir.addressof @g_parallel0 : !llvm.ptr", "%body = llvm.mlir.zero : !llvm.ptr")
+    plain = without_address.replace("llvm.call @h(%a) {no_inline}", "llvm.call @h(%a)")
+    with new_context() as ctx:
+        for text, want in ((body, True), (without_address, True), (plain, False)):
+            module = ir.Module.parse(textwrap.dedent(text), ctx)
+            assert codegen.entry_names(module) == ["_mlir_ciface_g"]
+            assert split_codegen.has_bodies(module, ["_mlir_ciface_g"]) is want
+        printed = []
+        monkeypatch.setattr(split_codegen, "split_module", lambda text, *a: printed.append(text) or None)
+        objects, hidden = codegen.emit_objects(ir.Module.parse(textwrap.dedent(plain), ctx), str(tmp_path), "g")
+        assert printed == [] and hidden == [] and len(objects) == 1
