@@ -17,14 +17,14 @@ register_dialect_modules("kiln.dialects")
 
 
 # The upstream dialects whose ops kiln's lowering and passes create through
-# the bindings (test_every_dialect_kiln_builds_is_loaded checks the list
-# against the sources).
+# the bindings (test_every_dialect_kiln_builds_ops_of_is_loaded_in_its_contexts
+# checks the list against the sources).
 BUILT_DIALECTS = ["builtin", "func", "arith", "math", "index", "tensor", "linalg", "scf", "memref",
                   "bufferization", "affine", "llvm", "cf", "complex", "ub", "vector"]
 
 
 def new_context() -> ir.Context:
-    """A context with every upstream dialect, StableHLO, and kiln's
+    """A context with every upstream dialect registered, StableHLO and kiln's
     `tensorssa`, `immut` and `kiln` dialects loaded (unregistered dialects
     are refused, so a misspelt op is an error, not an opaque op).
 

@@ -231,8 +231,8 @@ def _direct_link_template(flags: list[str]) -> list[str] | None:
 def _link_directly(flags: list[str], options: list[str], inputs: list[str], output: str) -> bool:
     """Link `inputs` (objects, libraries, `-Wl,` options) into the shared
     library `output` by running the linker as `cc` would, without `cc` and
-    `collect2` in between (two processes fewer: ~9 ms of a small kernel's
-    ~20 ms link). False, and `cc` links from then on in this process, when
+    `collect2` in between (two processes fewer: a small kernel's link
+    ~15 -> ~10.5 ms). False, and `cc` links from then on in this process, when
     the command is not known or the linker fails: `cc` then reports."""
     template = _direct_link_template(flags)
     if template is None:
