@@ -116,15 +116,28 @@ def _capi_library() -> ctypes.CDLL:
 _CAPI: ctypes.CDLL | None = None
 
 
+# The bindings' capsules name their kind: "torch_mlir.ir.<Kind>._CAPIPtr".
+CAPSULE_PREFIX = "torch_mlir.ir."
+_GET_POINTER: list = []
+
+
+def capi_pointer(obj, kind: str) -> int:
+    """The C API handle (MlirContext, MlirModule, MlirOperation, ...) of a
+    bindings object `obj` of `kind` ("Context", "Module", "Operation",
+    "Location"), as an address: the pointer in its `_CAPIPtr` capsule."""
+    if not _GET_POINTER:
+        get_pointer = ctypes.pythonapi.PyCapsule_GetPointer
+        get_pointer.argtypes = [ctypes.py_object, ctypes.c_char_p]
+        get_pointer.restype = ctypes.c_void_p
+        _GET_POINTER.append(get_pointer)
+    return _GET_POINTER[0](obj._CAPIPtr, f"{CAPSULE_PREFIX}{kind}._CAPIPtr".encode())
+
+
 def translate_to_llvmir(module: ir.Module) -> str:
     """LLVM IR text of a module in the LLVM dialect. Call it only on a
     module that translates (ExecutionEngine accepted it): the C API has no
     way to report a failed translation."""
-    capsule = module.operation._CAPIPtr
-    get_pointer = ctypes.pythonapi.PyCapsule_GetPointer
-    get_pointer.argtypes = [ctypes.py_object, ctypes.c_char_p]
-    get_pointer.restype = ctypes.c_void_p
-    operation = get_pointer(capsule, b"torch_mlir.ir.Operation._CAPIPtr")
+    operation = capi_pointer(module.operation, "Operation")
     capi = _capi_library()
     text = capi.mlirTranslateModuleToLLVMIRToString(operation)
     if not text:
@@ -172,10 +185,7 @@ def load_dialects(ctx: ir.Context, names: list[str]) -> None:
         capi.mlirContextGetOrLoadDialect.argtypes = [_MlirHandle, _MlirStringRef]
         capi.mlirContextGetOrLoadDialect.restype = _MlirHandle
         _LOAD_CAPI.append(capi)
-    get_pointer = ctypes.pythonapi.PyCapsule_GetPointer
-    get_pointer.argtypes = [ctypes.py_object, ctypes.c_char_p]
-    get_pointer.restype = ctypes.c_void_p
-    handle = _MlirHandle(get_pointer(ctx._CAPIPtr, b"torch_mlir.ir.Context._CAPIPtr"))
+    handle = _MlirHandle(capi_pointer(ctx, "Context"))
     for name in names:
         data = name.encode()
         if not _LOAD_CAPI[0].mlirContextGetOrLoadDialect(handle, _MlirStringRef(ctypes.cast(data, ctypes.c_void_p),
@@ -187,11 +197,8 @@ def source_position(location: ir.Location) -> tuple[str, int, int] | None:
     """(file, line, column) of a file location, also inside a name location
     (`loc("f.py":3:5)`, `loc("add"("f.py":3:5))`); None for any other kind.
     The bindings have no accessors for these, so this uses the C API."""
-    get_pointer = ctypes.pythonapi.PyCapsule_GetPointer
-    get_pointer.argtypes = [ctypes.py_object, ctypes.c_char_p]
-    get_pointer.restype = ctypes.c_void_p
     capi = _location_capi()
-    handle = _MlirHandle(get_pointer(location._CAPIPtr, b"torch_mlir.ir.Location._CAPIPtr"))
+    handle = _MlirHandle(capi_pointer(location, "Location"))
     while capi.mlirLocationIsAName(handle):
         handle = capi.mlirLocationNameGetChildLoc(handle)
     if not capi.mlirLocationIsAFileLineColRange(handle):

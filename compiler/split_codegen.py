@@ -528,7 +528,7 @@ def _mark_part(capi: ctypes.CDLL, ctx: "_Handle", module: "_Handle", part: Part,
             array = (_Handle * len(values))(*values)
             capi.mlirOperationSetAttributeByName(op, _ref("passthrough"),
                                                  capi.mlirArrayAttrGet(ctx, len(values), array))
-        elif (name in keep and name not in entries) or (name in callees and name not in entries):
+        elif name not in entries and (name in keep or name in callees):
             capi.mlirOperationSetAttributeByName(op, _ref("no_inline"), unit)
 
 

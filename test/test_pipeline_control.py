@@ -524,24 +524,16 @@ def test_a_part_is_marked_in_its_worker_as_the_split_needs(cold):
     `no_inline` (outside glue); in a glue part every function gets `optnone`
     and `noinline` after its own passthrough words. Declarations are left
     alone."""
-    import ctypes
-
     from kiln.compiler import split_codegen
-    from kiln.compiler.mlir import ir
+    from kiln.compiler.mlir import capi_pointer, ir
     from kiln.dialects import new_context
-
-    def handle(capsule, name):
-        get_pointer = ctypes.pythonapi.PyCapsule_GetPointer
-        get_pointer.argtypes = [ctypes.py_object, ctypes.c_char_p]
-        get_pointer.restype = ctypes.c_void_p
-        return split_codegen._Handle(get_pointer(capsule, name))
 
     part = split_codegen.Part(_MARKED_PART, ["entry", "helper", "shared", "local"], ["shared"], [], cold=cold)
     with new_context() as ctx:
         module = ir.Module.parse(_MARKED_PART, ctx)
         capi = split_codegen._engine_capi()
-        split_codegen._mark_part(capi, handle(ctx._CAPIPtr, b"torch_mlir.ir.Context._CAPIPtr"),
-                                 handle(module._CAPIPtr, b"torch_mlir.ir.Module._CAPIPtr"), part, ["entry"])
+        split_codegen._mark_part(capi, split_codegen._Handle(capi_pointer(ctx, "Context")),
+                                 split_codegen._Handle(capi_pointer(module, "Module")), part, ["entry"])
         functions = {ir.StringAttr(op.attributes["sym_name"]).value: op.attributes for op in module.body.operations}
         internal = {n for n, a in functions.items() if str(a["linkage"]) == "#llvm.linkage<internal>"}
         assert internal == {"helper", "local"}
@@ -820,11 +812,8 @@ def test_every_dialect_kiln_builds_ops_of_is_loaded_in_its_contexts():
     capi = ctypes.CDLL(provider._capi_library()._name)
     capi.mlirContextGetNumLoadedDialects.argtypes = [ctypes.c_void_p]
     capi.mlirContextGetNumLoadedDialects.restype = ctypes.c_ssize_t
-    get_pointer = ctypes.pythonapi.PyCapsule_GetPointer
-    get_pointer.argtypes = [ctypes.py_object, ctypes.c_char_p]
-    get_pointer.restype = ctypes.c_void_p
     ctx = new_context()
-    handle = get_pointer(ctx._CAPIPtr, b"torch_mlir.ir.Context._CAPIPtr")
+    handle = provider.capi_pointer(ctx, "Context")
     loaded = capi.mlirContextGetNumLoadedDialects(handle)
     for name in BUILT_DIALECTS + ["stablehlo", "tensorssa", "immut", "kiln"]:
         assert ctx.dialects[name] is not None

@@ -7,7 +7,8 @@ import ctypes
 import os
 from typing import Container
 
-from kiln.compiler.mlir import arith, func, ir, linalg, llvm, memref, tensor
+from kiln.compiler.mlir import (CAPSULE_PREFIX, _capi_library, arith, capi_pointer, func, ir, linalg, llvm,
+                                memref, tensor)
 from kiln.errors import ToolchainError
 
 
@@ -20,7 +21,7 @@ def collect_ops(module: ir.Module, names: Container[str], post_order: bool = Fal
     if walker is not None:
         operation = module.operation
         return [ir.Operation._CAPICreate(capsule)
-                for capsule in walker.collect(_operation_address(operation), tuple(names), post_order)]
+                for capsule in walker.collect(capi_pointer(operation, "Operation"), tuple(names), post_order)]
     found: list[ir.Operation] = []
 
     def visit(op):
@@ -33,17 +34,6 @@ def collect_ops(module: ir.Module, names: Container[str], post_order: bool = Fal
 
 
 _WALKER: dict = {}
-_CAPSULE_GET_POINTER = None
-
-
-def _operation_address(operation: ir.Operation) -> int:
-    global _CAPSULE_GET_POINTER
-    if _CAPSULE_GET_POINTER is None:
-        get_pointer = ctypes.pythonapi.PyCapsule_GetPointer
-        get_pointer.argtypes = [ctypes.py_object, ctypes.c_char_p]
-        get_pointer.restype = ctypes.c_void_p
-        _CAPSULE_GET_POINTER = get_pointer
-    return _CAPSULE_GET_POINTER(operation._CAPIPtr, _WALKER["capsule"].encode())
 
 
 def op_walker():
@@ -54,7 +44,6 @@ def op_walker():
         module = None
         if os.environ.get("KILN_OPWALK", "1") != "0":
             try:
-                from kiln.compiler.mlir import _capi_library
                 from kiln.runtime import toolchain
 
                 module = toolchain.python_extension(_OPWALK_SOURCE, "kiln_opwalk")
@@ -63,10 +52,7 @@ def op_walker():
                          "mlirOperationGetNumRegions", "mlirOperationGetRegion", "mlirRegionGetFirstBlock",
                          "mlirBlockGetNextInRegion", "mlirBlockGetFirstOperation", "mlirOperationGetNextInBlock")
                 addresses = tuple(ctypes.cast(getattr(capi, n), ctypes.c_void_p).value for n in names)
-                # The bindings' capsule name: "<package>.ir.Operation._CAPIPtr".
-                capsule = ir.Operation.__module__.rsplit("._mlir_libs", 1)[0].split(".")[0] + ".ir.Operation._CAPIPtr"
-                module.init(addresses, capsule)
-                _WALKER["capsule"] = capsule
+                module.init(addresses, f"{CAPSULE_PREFIX}Operation._CAPIPtr")
             except (ToolchainError, ImportError, OSError, AttributeError, ValueError):
                 module = None  # the bindings' walk serves
         _WALKER["module"] = module
