@@ -67,6 +67,13 @@ COLD_OPT_LEVEL = 0
 _INLINE_WORK_CALLS = frozenset({"kiln_check_failed", "kiln_warn", "kiln_poll", "_mlir_memref_to_llvm_alloc",
                                 "_mlir_memref_to_llvm_free"})
 
+# Functions MLIR's passes write that only keep books: `dealloc_helper`
+# (bufferization-lower-deallocations) compares the base pointers of the
+# buffers a block frees, a handful, to decide which it owns. Called only
+# from glue, it joins the glue's part: at O3 beside the bodies it cost
+# jacobi_2d's and jacobi_1d's first calls ~13 ms of the critical path.
+_BOOKKEEPING = frozenset({"dealloc_helper"})
+
 _SYMBOL = r"[\w$.\-]+"
 _DEFINITION = re.compile(rf"^  llvm\.func (?:\w+ )*@({_SYMBOL})\(")
 _REFERENCE = re.compile(rf"@({_SYMBOL})")
@@ -198,13 +205,19 @@ def cold_functions(lines: list[str], functions: dict[str, "_Function"], movable:
     without the optimizer: those that stay in part 0 (not bodies) and whose
     loops all hand their work off; none when they are too small to pay for
     an engine of their own (under `min_lines` lines), or when
-    `KILN_COLD_GLUE=0`."""
+    `KILN_COLD_GLUE=0`. With glue, `_BOOKKEEPING` helpers that only glue
+    calls are glue too."""
     if os.environ.get(COLD_ENV, "").strip() == "0":
         return set()
     cold = {n for n, f in functions.items()
             if n not in movable and _loops_hand_off_work(lines[f.start:f.end])}
     if sum(functions[n].end - functions[n].start for n in cold) < min_lines:
         return set()
+    for name in _BOOKKEEPING & set(functions):
+        call = f"@{name}("
+        if name not in movable and all(m in cold for m, f in functions.items() if m != name and
+                                       any(call in line for line in lines[f.start + 1:f.end])):
+            cold.add(name)
     return cold
 
 
@@ -276,7 +289,7 @@ def split_module(text: str, entries: list[str], function_types: dict[str, str], 
     # A line of a body (vectorized loops) costs LLVM ~3x a line of the entry (channel_flow:
     # 0.33 against 0.12 ms of CPU), a line of glue without the optimizer ~1/3.
     if cold:
-        # Part 0 is the glue alone; what else stayed (MLIR's dealloc_helper, which loops
+        # Part 0 is the glue alone; what else stayed (a function with a loop that computes
         # inline) is dealt with the bodies. The first bin starts with the glue's weight: the
         # two share a core (compile_parts schedules the parts by weight).
         movable = set(functions) - cold
