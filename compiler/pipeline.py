@@ -188,6 +188,9 @@ DEFAULT_PIPELINE: Pipeline = [
         "convert-func-to-llvm",
         "convert-cf-to-llvm",
         "reconcile-unrealized-casts",
+        # Loads and stores of buffers kiln knows apart get LLVM alias scopes:
+        # no run-time overlap checks in vectorized loops.
+        "kiln-alias-scopes",
     ]),
 ]
 

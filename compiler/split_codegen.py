@@ -126,11 +126,20 @@ class Part:
     weight: float = 0.0  # the CPU it costs, in lines of entry code at O3
 
 
+def _module_line(lines: list[str]) -> int:
+    """The index of the `module {` line: the printer puts attribute aliases
+    (`#alias_scope = ...`, kiln-alias-scopes) above it."""
+    for i, line in enumerate(lines):
+        if line.startswith("module"):
+            return i
+    raise ValueError("split_codegen: no module op in the text")
+
+
 def _layout(lines: list[str]) -> tuple[list[tuple[int, int]], dict[str, _Function]]:
-    """The module's top-level ops as line spans (without the `module {` line
-    and the closing brace), and its function definitions by name."""
+    """The module's top-level ops as line spans (without the `module {` line,
+    the aliases above it and the closing brace), and its function definitions by name."""
     spans, functions = [], {}
-    i, last = 1, len(lines) - 1
+    i, last = _module_line(lines) + 1, len(lines) - 1
     while lines[last] != "}":
         last -= 1
     while i < last:
@@ -316,6 +325,7 @@ def split_module(text: str, entries: list[str], function_types: dict[str, str], 
     used = sorted(set(owner.values()))
     if len(used) < 2:
         return None
+    header = lines[:_module_line(lines) + 1]  # attribute aliases and `module {`: every part's
     in_functions = {f.start for f in functions.values()}
     shared = [line for a, b in spans if a not in in_functions for line in lines[a:b]]  # globals, declarations
     if not all(_copyable(lines[a]) for a, _ in spans if a not in in_functions):
@@ -328,7 +338,7 @@ def split_module(text: str, entries: list[str], function_types: dict[str, str], 
                                                     for m in functions if owner[m] != k)})
         if k and not exports:  # the engine needs one external function to compile the part through
             exports = defines[:1]
-        chunks = [lines[0], *shared, *(_declaration(n, function_types[n]) for n in imports)]
+        chunks = [*header, *shared, *(_declaration(n, function_types[n]) for n in imports)]
         for n in defines:
             chunks.extend(lines[functions[n].start:functions[n].end])
         chunks.append("}")
