@@ -891,3 +891,111 @@ def test_container_appends_in_unrolled_loops_and_module_calls_still_compile():
     x = np.arange(5.0)
     np.testing.assert_array_equal(kiln.qjit(_append_in_static_loop)(x), _append_in_static_loop(x))
     np.testing.assert_array_equal(kiln.qjit(_np_add_in_traced_loop)(x), _np_add_in_traced_loop(x))
+
+
+_SOURCES = '''
+import functools
+import numpy as np
+
+
+def deco(f):
+    @functools.wraps(f)
+    def wrapper(*args):
+        return f(*args)
+    return wrapper
+
+
+@deco
+def decorated(x, n):
+    s = np.zeros_like(x)
+    for i in range(n):
+        s += x * i  # a comment on the last line of the loop
+    return s
+
+
+def one_line(x): return x * 2.0 + 1.0
+
+
+def ends_in_a_lambda(x, n):
+    f = lambda v: (v +
+                   1.0)
+    for _ in range(n):
+        x = f(x)
+    return x
+
+
+class Holder:
+    @staticmethod
+    def method(x, n):
+        t = x
+        for _ in range(n):
+            t = t * 0.5
+        return t
+
+
+def make_closure(c):
+    def inner(x, n):
+        for _ in range(n):
+            x = x + c
+        return x
+    return inner
+
+
+def last_statement_spans_lines(x, n):
+    for _ in range(n):
+        x = x * 0.5
+    return (x +
+            1.0)
+trailing = 1
+'''
+
+
+def test_functions_are_converted_from_the_lines_their_code_spans(tmp_path, monkeypatch):
+    """autograph cuts a function's definition from its file by the lines
+    its code spans (no tokenizer): decorated functions, one-line defs,
+    methods, closures and definitions that end in a multi-line lambda or
+    expression convert and compute what Python does."""
+    import importlib.util
+    import types
+
+    from kiln.autograph import entry
+
+    path = tmp_path / "kiln_autograph_sources.py"
+    path.write_text(_SOURCES)
+    spec = importlib.util.spec_from_file_location("kiln_autograph_sources", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    x = np.arange(5.0)
+    cases = [(module.decorated.__wrapped__, (x, 3)), (module.one_line, (x,)), (module.ends_in_a_lambda, (x, 3)),
+             (module.Holder.method, (x, 3)), (module.make_closure(2.5), (x, 3)),
+             (module.last_statement_spans_lines, (x, 3))]
+    for fn, args in cases:
+        assert isinstance(fn, types.FunctionType)
+        found = entry._definition_by_lines(fn)
+        assert found is not None, fn.__name__
+        assert found[0].body[0].name == fn.__name__
+        converted = convert(fn)
+        assert converted is not fn and hasattr(converted, "kiln_autograph_source")
+        np.testing.assert_allclose(kiln.qjit(fn)(*args), fn(*args))
+    # The decorated function's lines include its decorator, as inspect's do.
+    assert found_first_line(entry, module.decorated.__wrapped__) == _SOURCES.split("\n").index("@deco") + 1
+
+
+def found_first_line(entry, fn) -> int:
+    return entry._definition_by_lines(fn)[2]
+
+
+def test_a_definition_the_lines_do_not_give_falls_back_to_inspect(monkeypatch):
+    """When the cut lines do not parse to the function's definition (here:
+    a span that stops at the `def` line), inspect's tokenizer decides."""
+    from kiln.autograph import entry
+
+    def f(x, n):
+        for _ in range(n):
+            x = x * 2.0
+        return x
+
+    monkeypatch.setattr(entry, "_last_line", lambda code: code.co_firstlineno)
+    assert entry._definition_by_lines(f) is None
+    monkeypatch.setattr(entry, "_CACHE", type(entry._CACHE)())
+    np.testing.assert_allclose(kiln.qjit(f)(np.ones(3), 3), np.full(3, 8.0))

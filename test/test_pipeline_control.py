@@ -473,6 +473,10 @@ def test_glue_entry_compiles_without_the_optimizer(tmp_path, monkeypatch, seed_t
             if want_cold:
                 assert any(n.startswith("_mlir_ciface_") for n in parts[0].defines)
                 assert not any("parallel" in n for n in parts[0].defines)
+                # MLIR's dealloc_helper, which only the glue calls, compiles with it.
+                defined = [n for p in parts for n in p.defines]
+                assert defined.count("dealloc_helper") == 1
+                assert "dealloc_helper" in parts[0].defines
         library = f.last.executable.library
         exported = {s for s in _defined_symbols(library) if "_stencil_arrays" in s}
         assert exported == {"_mlir_ciface__stencil_arrays", "_mlir__mlir_ciface__stencil_arrays"}
