@@ -12,8 +12,7 @@ import sys
 from typing import Sequence
 
 from kiln.compiler import split_codegen
-from kiln.compiler.llvm_options import apply_llvm_options
-from kiln.compiler.mlir import ExecutionEngine, ir, translate_to_llvmir
+from kiln.compiler.mlir import ir, translate_to_llvmir
 from kiln.compiler.passes.kiln_linalg_to_blas import blas_library, uses_blas
 from kiln.compiler.passes.kiln_lower_random import METHOD_PREFIX as RANDOM_PREFIX
 from kiln.compiler.passes.kiln_lower_lapack import uses_lapack
@@ -153,16 +152,10 @@ def emit_object(module: ir.Module, path: str, opt_level: int = 3, libraries: lis
         os.unlink(path)
     runtime = _runtime_libraries(module)
     entries = internalize_functions(module)
-    apply_llvm_options()
-    engine = ExecutionEngine(module, opt_level=opt_level, shared_libs=[*runtime, *libraries],
-                             enable_pic=True)
-    # Compile (and link in the JIT) through the entry: `dump_to_object_file` would otherwise look up
-    # the packed wrapper of every function, which internal functions no longer have.
-    if entries and not engine.raw_lookup(entries[0]):
-        raise PipelineError(
-            "stage 'llvmir': LLVM could not link the module (an external symbol could not be resolved; "
-            "see the messages printed above)")
-    engine.dump_to_object_file(path)
+    failure = split_codegen.compile_module(module, entries[0] if entries else "", [*runtime, *libraries], path,
+                                           opt_level)
+    if failure:
+        raise PipelineError(f"stage 'llvmir': {failure}")
     if not os.path.exists(path):
         raise PipelineError(
             "stage 'llvmir': LLVM wrote no object file (an external symbol could not be resolved; "

@@ -27,8 +27,10 @@ it fast and skips loop strength reduction): `cold_functions`.
 
 from __future__ import annotations
 
+import atexit
 import ctypes
 import os
+import queue
 import re
 import threading
 from dataclasses import dataclass, field
@@ -464,34 +466,29 @@ def compile_parts(parts: list[Part], entries: list[str], shared_libs: list[str],
     def build(k: int) -> None:
         part = parts[k]
         ctx = capi.mlirContextCreateWithThreading(False)
+        module = engine = None
         try:
             capi.mlirDialectHandleLoadDialect(capi.mlirGetDialectHandle__llvm__(), ctx)
             module = capi.mlirModuleCreateParse(ctx, _ref(part.text))
             if not module.ptr:
                 failures[k] = "kiln could not parse a part of the module it cut (see the messages printed above)"
                 return
-            try:
-                _mark_part(capi, ctx, module, part, entries)
-                level = COLD_OPT_LEVEL if part.cold else opt_level
-                engine = capi.mlirExecutionEngineCreate(module, level, len(shared_libs), libraries, True, True)
-                if not engine.ptr:
-                    failures[k] = "LLVM could not translate or optimize the module (see the messages printed above)"
-                    return
-                try:
-                    for name in part.imports:
-                        capi.mlirExecutionEngineRegisterSymbol(engine, _ref(name), ctypes.addressof(_ELSEWHERE))
-                    anchor = entries[0] if k == 0 else part.exports[0] if part.exports else part.defines[0]
-                    if not capi.mlirExecutionEngineLookupPacked(engine, _ref(anchor)):
-                        failures[k] = ("LLVM could not link the module (an external symbol could not be resolved; "
-                                       "see the messages printed above)")
-                        return
-                    capi.mlirExecutionEngineDumpToObjectFile(engine, _ref(paths[k]))
-                finally:
-                    capi.mlirExecutionEngineDestroy(engine)
-            finally:
-                capi.mlirModuleDestroy(module)
+            _mark_part(capi, ctx, module, part, entries)
+            level = COLD_OPT_LEVEL if part.cold else opt_level
+            engine = capi.mlirExecutionEngineCreate(module, level, len(shared_libs), libraries, True, True)
+            if not engine.ptr:
+                failures[k] = "LLVM could not translate or optimize the module (see the messages printed above)"
+                return
+            for name in part.imports:
+                capi.mlirExecutionEngineRegisterSymbol(engine, _ref(name), ctypes.addressof(_ELSEWHERE))
+            anchor = entries[0] if k == 0 else part.exports[0] if part.exports else part.defines[0]
+            if not capi.mlirExecutionEngineLookupPacked(engine, _ref(anchor)):
+                failures[k] = ("LLVM could not link the module (an external symbol could not be resolved; "
+                               "see the messages printed above)")
+                return
+            capi.mlirExecutionEngineDumpToObjectFile(engine, _ref(paths[k]))
         finally:
-            capi.mlirContextDestroy(ctx)
+            _release(capi, engine, module, ctx)
 
     def build_all(queue: list[int]) -> None:
         for k in queue:
@@ -512,6 +509,75 @@ def compile_parts(parts: list[Part], entries: list[str], shared_libs: list[str],
             raise PipelineError("stage 'llvmir': LLVM wrote no object file (an external symbol could not be "
                                 "resolved; see the messages printed above)")
     return paths
+
+
+def compile_module(module: ir.Module, anchor: str, shared_libs: list[str], path: str, opt_level: int = 3) -> str:
+    """LLVM codegen of a whole bindings `module` into the object file at
+    `path`, through the C API as `compile_parts` compiles a part (the engine
+    is released on the release thread, not waited for); "" on success, else
+    why not (an external symbol LLVM could not resolve: the messages are
+    printed above)."""
+    from kiln.compiler.mlir import capi_pointer
+
+    capi = _engine_capi()
+    apply_llvm_options()
+    libraries = (_StringRef * len(shared_libs))(*[_ref(lib) for lib in shared_libs])
+    engine = capi.mlirExecutionEngineCreate(_Handle(capi_pointer(module, "Module")), opt_level, len(shared_libs),
+                                            libraries, True, True)
+    if not engine.ptr:
+        return "LLVM could not translate or optimize the module (see the messages printed above)"
+    try:
+        # Compile (and link in the JIT) through the entry: dumping would otherwise look up the
+        # packed wrapper of every function, which internal functions no longer have.
+        if anchor and not capi.mlirExecutionEngineLookupPacked(engine, _ref(anchor)):
+            return "LLVM could not link the module (an external symbol could not be resolved; see the messages printed above)"
+        capi.mlirExecutionEngineDumpToObjectFile(engine, _ref(path))
+        return ""
+    finally:
+        _release(capi, engine, None, None)
+
+
+_RELEASE_QUEUE: "queue.SimpleQueue | None" = None
+_RELEASE_LOCK = threading.Lock()
+
+
+def _release(capi: ctypes.CDLL, engine: "_Handle | None", module: "_Handle | None", ctx: "_Handle | None") -> None:
+    """Destroy a part's engine, module and context on a thread of their own:
+    an engine's destruction (its JIT session, the LLVM module it holds) costs
+    ~2-2.5 ms, which the first call would otherwise wait for once per part.
+    The thread drains its queue before the interpreter exits (atexit), so
+    no LLVM object is torn down while the process's own exit runs."""
+    global _RELEASE_QUEUE
+    with _RELEASE_LOCK:
+        if _RELEASE_QUEUE is None:
+            pending: queue.SimpleQueue = queue.SimpleQueue()
+
+            def drain() -> None:
+                while True:
+                    item = pending.get()
+                    if item is None:
+                        return
+                    _destroy(*item)
+
+            releaser = threading.Thread(target=drain, name="kiln-codegen-release", daemon=True)
+            releaser.start()
+
+            def finish() -> None:
+                pending.put(None)
+                releaser.join()
+
+            atexit.register(finish)
+            _RELEASE_QUEUE = pending
+    _RELEASE_QUEUE.put((capi, engine, module, ctx))
+
+
+def _destroy(capi: ctypes.CDLL, engine: "_Handle | None", module: "_Handle | None", ctx: "_Handle | None") -> None:
+    if engine is not None and engine.ptr:
+        capi.mlirExecutionEngineDestroy(engine)
+    if module is not None and module.ptr:
+        capi.mlirModuleDestroy(module)
+    if ctx is not None:
+        capi.mlirContextDestroy(ctx)
 
 
 def _mark_part(capi: ctypes.CDLL, ctx: "_Handle", module: "_Handle", part: Part, entries: list[str]) -> None:

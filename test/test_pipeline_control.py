@@ -482,6 +482,43 @@ def test_glue_entry_compiles_without_the_optimizer(tmp_path, monkeypatch, seed_t
         assert exported == {"_mlir_ciface__stencil_arrays", "_mlir__mlir_ciface__stencil_arrays"}
 
 
+_EXIT_SCRIPT = """
+import numpy as np, kiln
+from kiln.compiler import split_codegen
+split_codegen.MIN_SPLIT_LINES = 0
+split_codegen.COLD_MIN_LINES = 0
+
+def steps(a, b, n):
+    for _ in range(n):
+        b[1:-1] = 0.5 * (a[2:] + a[:-2]) - np.sin(a[1:-1])
+        a[1:-1] = np.cos(b[1:-1]) * 0.25 + b[2:]
+    return a * b
+
+def whole(x):
+    return np.exp(x) + 1.0
+
+a, b = np.linspace(-1.0, 1.0, 9), np.linspace(2.0, 3.0, 9)
+print(float(kiln.qjit(steps)(a, b, 2).sum()), float(kiln.qjit(whole)(a).sum()))
+"""
+
+
+def test_engines_released_after_the_compile_are_gone_before_exit(tmp_path, seed_toolchain):
+    """Engines (a cut module's parts, a whole module) are destroyed on a
+    thread of their own after their objects are written; a process that
+    exits right after its compiles drains that thread first and exits
+    cleanly, with the results NumPy gives."""
+    env = dict(os.environ, KILN_CACHE_DIR=str(seed_toolchain(tmp_path / "cache")), KILN_COMPILE_THREADS="2")
+    script = tmp_path / "exit_after_compiles.py"  # a file: autograph reads the loop's source
+    script.write_text(_EXIT_SCRIPT)
+    proc = subprocess.run([sys.executable, str(script)], env=env, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    a, b = np.linspace(-1.0, 1.0, 9), np.linspace(2.0, 3.0, 9)
+    first = float(_stencil_arrays(a, b, 2).sum())  # writes a, which the script's second call reads
+    want = (first, float((np.exp(a) + 1.0).sum()))
+    got = tuple(float(v) for v in proc.stdout.split())
+    np.testing.assert_allclose(got, want)
+
+
 def test_module_below_the_split_size_is_cut_only_for_its_glue(tmp_path, monkeypatch, seed_toolchain):
     """Below MIN_SPLIT_LINES a module is cut only when its glue is large
     enough for a part of its own (COLD_MIN_LINES): the glue compiles without

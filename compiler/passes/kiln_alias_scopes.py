@@ -52,6 +52,8 @@ from kiln.compiler.passes._util import collect_ops
 
 _ALLOC = "_mlir_memref_to_llvm_alloc"
 _PARALLEL_FOR = "kiln_parallel_for"
+_BRANCHES = ("llvm.br", "llvm.cond_br", "llvm.switch", "llvm.indirectbr")
+_WALKED = ("llvm.load", "llvm.store", "llvm.call", "llvm.mlir.addressof", *_BRANCHES)
 _ENTRY_PREFIX = "_mlir_ciface_"
 
 # A root: ("alloc", n), ("global", name), ("arg", function, index) or, in a
@@ -66,12 +68,21 @@ def _callee(op: ir.Operation) -> str | None:
     return ir.FlatSymbolRefAttr(op.attributes["callee"]).value if "callee" in op.attributes else None
 
 
+_FIELDS: dict = {}  # per context: the attribute `array<i32: 0, k>` -> k
+
+
 def _field_index(gep: ir.Operation, base: ir.Value) -> int | None:
     """k when `gep` is `llvm.getelementptr %base[0, k]` with constant indices."""
     if gep.name != "llvm.getelementptr" or len(gep.operands) != 1 or gep.operands[0] != base:
         return None
-    indices = list(ir.DenseI32ArrayAttr(gep.attributes["rawConstantIndices"]))
-    return indices[1] if len(indices) == 2 and indices[0] == 0 and indices[1] >= 0 else None
+    indices = gep.attributes["rawConstantIndices"]
+    fields = _FIELDS.get(indices.context)
+    if fields is None or len(fields) > 4096:
+        fields = _FIELDS[indices.context] = {}
+    if indices not in fields:
+        values = list(ir.DenseI32ArrayAttr(indices))
+        fields[indices] = values[1] if len(values) == 2 and values[0] == 0 and values[1] >= 0 else None
+    return fields[indices]
 
 
 def _incoming(edges: dict, block: ir.Block, index: int) -> list[ir.Value] | None:
@@ -113,6 +124,7 @@ class _Function:
         self.aligned = aligned  # a descriptor's slot 1, its aligned pointer
         self.branches: list[ir.Operation] = []
         self.edges: dict | None = None
+        self.field_types: dict | None = None
         self.name = ir.StringAttr(op.attributes["sym_name"]).value
         self.block = op.regions[0].blocks[0]
         self.entry = entry
@@ -238,7 +250,7 @@ class _Function:
                     continue
                 k = _field_index(address.operation, context)
                 if k is not None and k not in stored and \
-                        field_types.get(k) == str(address.operation.attributes["elem_type"]):
+                        field_types.get(k) == address.operation.attributes["elem_type"]:
                     stored[k] = previous.operands[0]
             predecessors = list(block.predecessors)
             if len(predecessors) != 1 or block == self.block:
@@ -266,7 +278,7 @@ def _sole_stores(context: ir.Value, target: str, field_types: dict) -> dict[int,
                     continue
             return None
         k = _field_index(user, context)
-        if k is None or field_types.get(k) != str(user.attributes["elem_type"]):
+        if k is None or field_types.get(k) != user.attributes["elem_type"]:
             return None
         for address_use in user.results[0].uses:
             access = address_use.owner
@@ -331,28 +343,26 @@ class KilnAliasScopes(ModulePass):
         accesses: dict[str, list[tuple[ir.Operation, Roots]]] = {}
         sites: dict[str, list | None] = {}
 
-        def add_site(target: str, call: ir.Operation, context: ir.Value | None) -> None:
-            call = call.operation
-            caller = functions.get(ir.StringAttr(call.parent.attributes["sym_name"]).value)
-            if caller is None or context is None:
+        def add_site(target: str, caller: _Function, call: ir.Operation, context: ir.Value | None) -> None:
+            if context is None:
                 sites[target] = None
             elif sites.get(target, []) is not None:
-                stored = caller.stores_before(call, context, target, _field_types(functions[target]))
+                stored = caller.stores_before(call.operation, context, target, _field_types(functions[target]))
                 sites.setdefault(target, []).append((caller, stored))
 
-        ops = collect_ops(module, ("llvm.load", "llvm.store", "llvm.call", "llvm.mlir.addressof", "llvm.br",
-                                   "llvm.cond_br", "llvm.switch", "llvm.indirectbr"))
-        memory = []
-        # First every function's branches (a block argument's roots come from
-        # all of them), then the call sites, then the accesses.
-        for op in ops:
-            if op.name in ("llvm.load", "llvm.store"):
-                memory.append(op)
-            elif op.name in ("llvm.br", "llvm.cond_br", "llvm.switch", "llvm.indirectbr"):
-                function = functions.get(ir.StringAttr(op.parent.attributes["sym_name"]).value)
-                if function is not None:
-                    function.branches.append(op)
-        for op in ops:
+        memory: list[tuple[_Function, list[ir.Operation]]] = []
+        calls: list[tuple[_Function, ir.Operation]] = []
+        for function in functions.values():
+            # Each function's ops, walked in C; its branches first (a block
+            # argument's roots come from all of them), then the call sites,
+            # then the accesses.
+            ops = collect_ops(function.op, _WALKED)
+            function.branches = [op for op in ops if op.name in _BRANCHES]
+            calls.extend((function, op) for op in ops if op.name in ("llvm.call", "llvm.mlir.addressof"))
+            found = [op for op in ops if op.name in ("llvm.load", "llvm.store")]
+            if any(op.name == "llvm.store" for op in found):  # loads alone need no scopes
+                memory.append((function, found))
+        for function, op in calls:
             if op.name == "llvm.mlir.addressof":
                 # A parallel body's address goes to kiln_parallel_for with its context; any
                 # other use of it leaves its fields unknown.
@@ -362,34 +372,37 @@ class KilnAliasScopes(ModulePass):
                         user = use.owner
                         if user.name == "llvm.call" and _callee(user) == _PARALLEL_FOR and \
                                 use.operand_number == 0 and len(user.operands) > 1:
-                            add_site(target, user, user.operands[1])
+                            add_site(target, function, user, user.operands[1])
                         else:
                             sites[target] = None
-            elif op.name == "llvm.call":
+            else:
                 # Every direct call is a site (a serial body: `llvm.call @body(%ctx) {no_inline}`).
                 target = _callee(op)
                 if target in functions:
-                    add_site(target, op, op.operands[0] if len(op.operands) else None)
-        for op in memory:
-            function = functions.get(ir.StringAttr(op.parent.attributes["sym_name"]).value)
-            roots = function.pointer_roots(op.operands[0 if op.name == "llvm.load" else 1]) if function else None
-            if roots:
-                accesses.setdefault(function.name, []).append((op, roots))
+                    add_site(target, function, op, op.operands[0] if len(op.operands) else None)
+        for function, found in memory:
+            for op in found:
+                roots = function.pointer_roots(op.operands[0 if op.name == "llvm.load" else 1])
+                if roots:
+                    accesses.setdefault(function.name, []).append((op, roots))
         resolver = _Resolver(sites)
         for name, found in accesses.items():
             resolver.tag(functions[name], found)
 
 
-def _field_types(body: _Function) -> dict[int, str]:
-    """The context type through which `body` reads each field."""
+def _field_types(body: _Function) -> dict[int, ir.Attribute]:
+    """The context type (its attribute) through which `body` reads each field."""
+    if body.field_types is not None:
+        return body.field_types
+    found: dict[int, ir.Attribute] = {}
+    body.field_types = found
     if body.entry or not body.block.arguments:
-        return {}
-    found = {}
+        return found
     for use in body.block.arguments[0].uses:
         gep = use.owner
         k = _field_index(gep, body.block.arguments[0])
         if k is not None:
-            found[k] = str(gep.attributes["elem_type"])
+            found[k] = gep.attributes["elem_type"]
     return found
 
 
