@@ -11,7 +11,7 @@ import os
 import sys
 from typing import Sequence
 
-from kiln.compiler import split_codegen
+from kiln.compiler import engine, split_codegen
 from kiln.compiler.mlir import ir, translate_to_llvmir
 from kiln.compiler.passes.kiln_linalg_to_blas import blas_library, uses_blas
 from kiln.compiler.passes.kiln_lower_random import METHOD_PREFIX as RANDOM_PREFIX
@@ -152,8 +152,7 @@ def emit_object(module: ir.Module, path: str, opt_level: int = 3, libraries: lis
         os.unlink(path)
     runtime = _runtime_libraries(module)
     entries = internalize_functions(module)
-    failure = split_codegen.compile_module(module, entries[0] if entries else "", [*runtime, *libraries], path,
-                                           opt_level)
+    failure = engine.compile_module(module, entries[0] if entries else "", [*runtime, *libraries], path, opt_level)
     if failure:
         raise PipelineError(f"stage 'llvmir': {failure}")
     if not os.path.exists(path):

@@ -27,16 +27,15 @@ it fast and skips loop strength reduction): `cold_functions`.
 
 from __future__ import annotations
 
-import atexit
 import ctypes
 import os
-import queue
 import re
 import threading
 from dataclasses import dataclass, field
 
+from kiln.compiler import engine
 from kiln.compiler.llvm_options import apply_llvm_options
-from kiln.compiler.mlir import _capi_library, ir
+from kiln.compiler.mlir import ir
 
 # The sizes below are for a compile on two or more threads, where a part's
 # cost is mostly off the critical path: its context and parse (~0.5 ms and
@@ -351,71 +350,6 @@ def split_module(text: str, entries: list[str], function_types: dict[str, str], 
     return result
 
 
-class _StringRef(ctypes.Structure):
-    _fields_ = [("data", ctypes.c_char_p), ("length", ctypes.c_size_t)]
-
-
-class _Handle(ctypes.Structure):
-    _fields_ = [("ptr", ctypes.c_void_p)]
-
-
-_ENGINE_CAPI: list[ctypes.CDLL] = []
-
-
-def _engine_capi() -> ctypes.CDLL:
-    """The MLIR C API library with the signatures this module calls it by:
-    an object of its own (argtypes belong to a library object, and
-    mlir.py's declares some of the same functions with its own types)."""
-    if not _ENGINE_CAPI:
-        capi = ctypes.CDLL(_capi_library()._name)
-        handle, string = _Handle, _StringRef
-        for name, args, result in (
-                ("mlirExecutionEngineCreate", [handle, ctypes.c_int, ctypes.c_int, ctypes.POINTER(string),
-                                               ctypes.c_bool, ctypes.c_bool], handle),
-                ("mlirExecutionEngineRegisterSymbol", [handle, string, ctypes.c_void_p], None),
-                ("mlirExecutionEngineLookupPacked", [handle, string], ctypes.c_void_p),
-                ("mlirExecutionEngineDumpToObjectFile", [handle, string], None),
-                ("mlirExecutionEngineDestroy", [handle], None),
-                ("mlirContextCreateWithThreading", [ctypes.c_bool], handle),
-                ("mlirContextDestroy", [handle], None),
-                ("mlirGetDialectHandle__llvm__", [], handle),
-                ("mlirDialectHandleLoadDialect", [handle, handle], handle),
-                ("mlirModuleCreateParse", [handle, string], handle),
-                ("mlirModuleDestroy", [handle], None),
-                ("mlirModuleGetBody", [handle], handle),
-                ("mlirBlockGetFirstOperation", [handle], handle),
-                ("mlirBlockGetNextInRegion", [handle], handle),
-                ("mlirOperationGetNextInBlock", [handle], handle),
-                ("mlirOperationGetName", [handle], handle),
-                ("mlirIdentifierStr", [handle], string),
-                ("mlirOperationGetRegion", [handle, ctypes.c_ssize_t], handle),
-                ("mlirRegionGetFirstBlock", [handle], handle),
-                ("mlirOperationGetAttributeByName", [handle, string], handle),
-                ("mlirOperationSetAttributeByName", [handle, string, handle], None),
-                ("mlirStringAttrGetValue", [handle], string),
-                ("mlirStringAttrGet", [handle, string], handle),
-                ("mlirSymbolRefAttrGetRootReference", [handle], string),
-                ("mlirAttributeParseGet", [handle, string], handle),
-                ("mlirUnitAttrGet", [handle], handle),
-                ("mlirArrayAttrGetNumElements", [handle], ctypes.c_ssize_t),
-                ("mlirArrayAttrGetElement", [handle, ctypes.c_ssize_t], handle),
-                ("mlirArrayAttrGet", [handle, ctypes.c_ssize_t, ctypes.POINTER(handle)], handle)):
-            function = getattr(capi, name)
-            function.argtypes, function.restype = args, result
-        _ENGINE_CAPI.append(capi)
-    return _ENGINE_CAPI[0]
-
-
-def _ref(text: str) -> _StringRef:
-    data = text.encode()
-    return _StringRef(data, len(data))
-
-
-# Where a part's JIT links the functions other parts define: the object
-# file keeps them as undefined symbols (the JIT's own copy is never run).
-_ELSEWHERE = ctypes.c_char(0)
-
-
 def _schedule(parts: list[Part], threads: int) -> list[list[int]]:
     """The parts each of `threads` workers compiles, one after the other:
     the heaviest part first, to the least loaded worker."""
@@ -457,38 +391,38 @@ def compile_parts(parts: list[Part], entries: list[str], shared_libs: list[str],
     PipelineError as codegen.emit_object does when LLVM rejects a part."""
     from kiln.compiler.pipeline import PipelineError
 
-    capi = _engine_capi()
+    capi = engine.engine_capi()
     apply_llvm_options()
-    libraries = (_StringRef * len(shared_libs))(*[_ref(lib) for lib in shared_libs])
+    libraries = (engine.StringRef * len(shared_libs))(*[engine.ref(lib) for lib in shared_libs])
     paths = [os.path.join(folder, f"part{k}.o") for k in range(len(parts))]
     failures: list[str] = [""] * len(parts)
 
     def build(k: int) -> None:
         part = parts[k]
         ctx = capi.mlirContextCreateWithThreading(False)
-        module = engine = None
+        module = jit = None
         try:
             capi.mlirDialectHandleLoadDialect(capi.mlirGetDialectHandle__llvm__(), ctx)
-            module = capi.mlirModuleCreateParse(ctx, _ref(part.text))
+            module = capi.mlirModuleCreateParse(ctx, engine.ref(part.text))
             if not module.ptr:
                 failures[k] = "kiln could not parse a part of the module it cut (see the messages printed above)"
                 return
             _mark_part(capi, ctx, module, part, entries)
             level = COLD_OPT_LEVEL if part.cold else opt_level
-            engine = capi.mlirExecutionEngineCreate(module, level, len(shared_libs), libraries, True, True)
-            if not engine.ptr:
+            jit = capi.mlirExecutionEngineCreate(module, level, len(shared_libs), libraries, True, True)
+            if not jit.ptr:
                 failures[k] = "LLVM could not translate or optimize the module (see the messages printed above)"
                 return
             for name in part.imports:
-                capi.mlirExecutionEngineRegisterSymbol(engine, _ref(name), ctypes.addressof(_ELSEWHERE))
+                capi.mlirExecutionEngineRegisterSymbol(jit, engine.ref(name), ctypes.addressof(engine.ELSEWHERE))
             anchor = entries[0] if k == 0 else part.exports[0] if part.exports else part.defines[0]
-            if not capi.mlirExecutionEngineLookupPacked(engine, _ref(anchor)):
+            if not capi.mlirExecutionEngineLookupPacked(jit, engine.ref(anchor)):
                 failures[k] = ("LLVM could not link the module (an external symbol could not be resolved; "
                                "see the messages printed above)")
                 return
-            capi.mlirExecutionEngineDumpToObjectFile(engine, _ref(paths[k]))
+            capi.mlirExecutionEngineDumpToObjectFile(jit, engine.ref(paths[k]))
         finally:
-            _release(capi, engine, module, ctx)
+            engine.release(capi, jit, module, ctx)
 
     def build_all(queue: list[int]) -> None:
         for k in queue:
@@ -511,76 +445,8 @@ def compile_parts(parts: list[Part], entries: list[str], shared_libs: list[str],
     return paths
 
 
-def compile_module(module: ir.Module, anchor: str, shared_libs: list[str], path: str, opt_level: int = 3) -> str:
-    """LLVM codegen of a whole bindings `module` into the object file at
-    `path`, through the C API as `compile_parts` compiles a part (the engine
-    is released on the release thread, not waited for); "" on success, else
-    why not (an external symbol LLVM could not resolve: the messages are
-    printed above)."""
-    from kiln.compiler.mlir import capi_pointer
-
-    capi = _engine_capi()
-    apply_llvm_options()
-    libraries = (_StringRef * len(shared_libs))(*[_ref(lib) for lib in shared_libs])
-    engine = capi.mlirExecutionEngineCreate(_Handle(capi_pointer(module, "Module")), opt_level, len(shared_libs),
-                                            libraries, True, True)
-    if not engine.ptr:
-        return "LLVM could not translate or optimize the module (see the messages printed above)"
-    try:
-        # Compile (and link in the JIT) through the entry: dumping would otherwise look up the
-        # packed wrapper of every function, which internal functions no longer have.
-        if anchor and not capi.mlirExecutionEngineLookupPacked(engine, _ref(anchor)):
-            return "LLVM could not link the module (an external symbol could not be resolved; see the messages printed above)"
-        capi.mlirExecutionEngineDumpToObjectFile(engine, _ref(path))
-        return ""
-    finally:
-        _release(capi, engine, None, None)
-
-
-_RELEASE_QUEUE: "queue.SimpleQueue | None" = None
-_RELEASE_LOCK = threading.Lock()
-
-
-def _release(capi: ctypes.CDLL, engine: "_Handle | None", module: "_Handle | None", ctx: "_Handle | None") -> None:
-    """Destroy a part's engine, module and context on a thread of their own:
-    an engine's destruction (its JIT session, the LLVM module it holds) costs
-    ~2-2.5 ms, which the first call would otherwise wait for once per part.
-    The thread drains its queue before the interpreter exits (atexit), so
-    no LLVM object is torn down while the process's own exit runs."""
-    global _RELEASE_QUEUE
-    with _RELEASE_LOCK:
-        if _RELEASE_QUEUE is None:
-            pending: queue.SimpleQueue = queue.SimpleQueue()
-
-            def drain() -> None:
-                while True:
-                    item = pending.get()
-                    if item is None:
-                        return
-                    _destroy(*item)
-
-            releaser = threading.Thread(target=drain, name="kiln-codegen-release", daemon=True)
-            releaser.start()
-
-            def finish() -> None:
-                pending.put(None)
-                releaser.join()
-
-            atexit.register(finish)
-            _RELEASE_QUEUE = pending
-    _RELEASE_QUEUE.put((capi, engine, module, ctx))
-
-
-def _destroy(capi: ctypes.CDLL, engine: "_Handle | None", module: "_Handle | None", ctx: "_Handle | None") -> None:
-    if engine is not None and engine.ptr:
-        capi.mlirExecutionEngineDestroy(engine)
-    if module is not None and module.ptr:
-        capi.mlirModuleDestroy(module)
-    if ctx is not None:
-        capi.mlirContextDestroy(ctx)
-
-
-def _mark_part(capi: ctypes.CDLL, ctx: "_Handle", module: "_Handle", part: Part, entries: list[str]) -> None:
+def _mark_part(capi: ctypes.CDLL, ctx: "engine.Handle", module: "engine.Handle", part: Part,
+               entries: list[str]) -> None:
     """Give the functions of a part's parsed module their linkage and
     inlining: internal unless an entry or used by another part; `no_inline`
     on an exported function that is not an entry (the engine writes a packed
@@ -591,15 +457,15 @@ def _mark_part(capi: ctypes.CDLL, ctx: "_Handle", module: "_Handle", part: Part,
     passes; LLVM wants noinline with optnone). Through the C API, which
     runs without the GIL."""
     keep = set(entries) | set(part.exports)
-    internal = capi.mlirAttributeParseGet(ctx, _ref("#llvm.linkage<internal>"))
+    internal = capi.mlirAttributeParseGet(ctx, engine.ref("#llvm.linkage<internal>"))
     unit = capi.mlirUnitAttrGet(ctx)
     functions = {}
     op = capi.mlirBlockGetFirstOperation(capi.mlirModuleGetBody(module))
     while op.ptr:
-        if _string(capi.mlirIdentifierStr(capi.mlirOperationGetName(op))) == "llvm.func" and \
+        if engine.string(capi.mlirIdentifierStr(capi.mlirOperationGetName(op))) == "llvm.func" and \
                 capi.mlirRegionGetFirstBlock(capi.mlirOperationGetRegion(op, 0)).ptr:
-            functions[_string(capi.mlirStringAttrGetValue(
-                capi.mlirOperationGetAttributeByName(op, _ref("sym_name"))))] = op
+            functions[engine.string(capi.mlirStringAttrGetValue(
+                capi.mlirOperationGetAttributeByName(op, engine.ref("sym_name"))))] = op
         op = capi.mlirOperationGetNextInBlock(op)
     callees: set[str] = set()
     if not part.cold:
@@ -608,37 +474,33 @@ def _mark_part(capi: ctypes.CDLL, ctx: "_Handle", module: "_Handle", part: Part,
                 callees |= _callees(capi, functions[name])
     for name, op in functions.items():
         if name not in keep:
-            capi.mlirOperationSetAttributeByName(op, _ref("linkage"), internal)
+            capi.mlirOperationSetAttributeByName(op, engine.ref("linkage"), internal)
         if part.cold:
-            old = capi.mlirOperationGetAttributeByName(op, _ref("passthrough"))
+            old = capi.mlirOperationGetAttributeByName(op, engine.ref("passthrough"))
             values = [capi.mlirArrayAttrGetElement(old, i) for i in range(capi.mlirArrayAttrGetNumElements(old))] \
                 if old.ptr else []
-            values += [capi.mlirStringAttrGet(ctx, _ref(word)) for word in ("optnone", "noinline")]
-            array = (_Handle * len(values))(*values)
-            capi.mlirOperationSetAttributeByName(op, _ref("passthrough"),
+            values += [capi.mlirStringAttrGet(ctx, engine.ref(word)) for word in ("optnone", "noinline")]
+            array = (engine.Handle * len(values))(*values)
+            capi.mlirOperationSetAttributeByName(op, engine.ref("passthrough"),
                                                  capi.mlirArrayAttrGet(ctx, len(values), array))
         elif name not in entries and (name in keep or name in callees):
-            capi.mlirOperationSetAttributeByName(op, _ref("no_inline"), unit)
+            capi.mlirOperationSetAttributeByName(op, engine.ref("no_inline"), unit)
 
 
-def _callees(capi: ctypes.CDLL, function: "_Handle") -> set[str]:
+def _callees(capi: ctypes.CDLL, function: "engine.Handle") -> set[str]:
     """The functions `function` calls directly (its top-level blocks' `llvm.call`s)."""
     names = set()
     block = capi.mlirRegionGetFirstBlock(capi.mlirOperationGetRegion(function, 0))
     while block.ptr:
         op = capi.mlirBlockGetFirstOperation(block)
         while op.ptr:
-            if _string(capi.mlirIdentifierStr(capi.mlirOperationGetName(op))) == "llvm.call":
-                callee = capi.mlirOperationGetAttributeByName(op, _ref("callee"))
+            if engine.string(capi.mlirIdentifierStr(capi.mlirOperationGetName(op))) == "llvm.call":
+                callee = capi.mlirOperationGetAttributeByName(op, engine.ref("callee"))
                 if callee.ptr:
-                    names.add(_string(capi.mlirSymbolRefAttrGetRootReference(callee)))
+                    names.add(engine.string(capi.mlirSymbolRefAttrGetRootReference(callee)))
             op = capi.mlirOperationGetNextInBlock(op)
         block = capi.mlirBlockGetNextInRegion(block)
     return names
-
-
-def _string(ref: _StringRef) -> str:
-    return ctypes.string_at(ref.data, ref.length).decode()
 
 
 def hidden_names(parts: list[Part]) -> list[str]:

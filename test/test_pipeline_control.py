@@ -519,6 +519,39 @@ def test_engines_released_after_the_compile_are_gone_before_exit(tmp_path, seed_
     np.testing.assert_allclose(got, want)
 
 
+_FORK_SCRIPT = """
+import os, numpy as np, kiln
+
+def f(x):
+    return np.exp(x) + 1.0
+
+def g(x):
+    return np.sin(x) * 2.0
+
+print(kiln.qjit(f)(np.ones(3)).sum())
+pid = os.fork()
+if pid == 0:
+    os.write(1, f"{kiln.qjit(g)(np.ones(3)).sum()}\\n".encode())
+    os._exit(0)
+os.waitpid(pid, 0)
+print(kiln.qjit(g)(np.ones(2)).sum())
+"""
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="os.fork is POSIX only")
+def test_a_child_forked_after_compiles_releases_its_own_engines(tmp_path, seed_toolchain):
+    """A fork waits for an engine being destroyed on the release thread, and
+    the child, which has no such thread, starts its own: both processes go
+    on compiling and exit cleanly."""
+    env = dict(os.environ, KILN_CACHE_DIR=str(seed_toolchain(tmp_path / "cache")))
+    script = tmp_path / "fork_after_compiles.py"
+    script.write_text(_FORK_SCRIPT)
+    proc = subprocess.run([sys.executable, str(script)], env=env, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    got = [float(v) for v in proc.stdout.split()]
+    np.testing.assert_allclose(got, [3 * (np.e + 1.0), 3 * 2 * np.sin(1.0), 2 * 2 * np.sin(1.0)])
+
+
 def test_module_below_the_split_size_is_cut_only_for_its_glue(tmp_path, monkeypatch, seed_toolchain):
     """Below MIN_SPLIT_LINES a module is cut only when its glue is large
     enough for a part of its own (COLD_MIN_LINES): the glue compiles without
@@ -565,16 +598,16 @@ def test_a_part_is_marked_in_its_worker_as_the_split_needs(cold):
     `no_inline` (outside glue); in a glue part every function gets `optnone`
     and `noinline` after its own passthrough words. Declarations are left
     alone."""
-    from kiln.compiler import split_codegen
+    from kiln.compiler import engine, split_codegen
     from kiln.compiler.mlir import capi_pointer, ir
     from kiln.dialects import new_context
 
     part = split_codegen.Part(_MARKED_PART, ["entry", "helper", "shared", "local"], ["shared"], [], cold=cold)
     with new_context() as ctx:
         module = ir.Module.parse(_MARKED_PART, ctx)
-        capi = split_codegen._engine_capi()
-        split_codegen._mark_part(capi, split_codegen._Handle(capi_pointer(ctx, "Context")),
-                                 split_codegen._Handle(capi_pointer(module, "Module")), part, ["entry"])
+        capi = engine.engine_capi()
+        split_codegen._mark_part(capi, engine.Handle(capi_pointer(ctx, "Context")),
+                                 engine.Handle(capi_pointer(module, "Module")), part, ["entry"])
         functions = {ir.StringAttr(op.attributes["sym_name"]).value: op.attributes for op in module.body.operations}
         internal = {n for n, a in functions.items() if str(a["linkage"]) == "#llvm.linkage<internal>"}
         assert internal == {"helper", "local"}

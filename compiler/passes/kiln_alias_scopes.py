@@ -249,8 +249,8 @@ class _Function:
                 if isinstance(address, ir.Block):
                     continue
                 k = _field_index(address.operation, context)
-                if k is not None and k not in stored and \
-                        field_types.get(k) == address.operation.attributes["elem_type"]:
+                expected = field_types.get(k) if k is not None else None
+                if expected is not None and k not in stored and expected == address.operation.attributes["elem_type"]:
                     stored[k] = previous.operands[0]
             predecessors = list(block.predecessors)
             if len(predecessors) != 1 or block == self.block:
@@ -278,7 +278,8 @@ def _sole_stores(context: ir.Value, target: str, field_types: dict) -> dict[int,
                     continue
             return None
         k = _field_index(user, context)
-        if k is None or field_types.get(k) != user.attributes["elem_type"]:
+        expected = field_types.get(k) if k is not None else None
+        if expected is None or expected != user.attributes["elem_type"]:
             return None
         for address_use in user.results[0].uses:
             access = address_use.owner
