@@ -39,7 +39,11 @@ descriptors' insertvalue/extractvalue of slot 1, to its buffer's root:
 Anything else (a descriptor carried by a loop's block argument, a pointer a
 runtime call returned, slot 0) has no root: its accesses get no metadata,
 and LLVM keeps assuming they may alias anything. Two accesses of one root
-(an in-place update `a[1:] += a[:-1]`) are never declared disjoint.
+(an in-place update `a[1:] += a[:-1]`) are never declared disjoint. A
+function touching more than MAX_ROOTS buffers is left alone (the metadata
+would grow with its accesses times its buffers). Cost: 2-2.6 ms on small
+NPBench kernels, 35 ms on channel_flow (one walk per function in C, the
+tracing memoized per value).
 """
 
 from __future__ import annotations
@@ -52,6 +56,10 @@ from kiln.compiler.passes._util import collect_ops
 
 _ALLOC = "_mlir_memref_to_llvm_alloc"
 _PARALLEL_FOR = "kiln_parallel_for"
+# A function touching more buffers gets no scopes: each access lists the
+# scopes of the buffers it is apart from, so the metadata grows with the
+# accesses times the buffers (NPBench's largest: 10 buffers in a body).
+MAX_ROOTS = 64
 _BRANCHES = ("llvm.br", "llvm.cond_br", "llvm.switch", "llvm.indirectbr")
 _WALKED = ("llvm.load", "llvm.store", "llvm.call", "llvm.mlir.addressof", *_BRANCHES)
 _ENTRY_PREFIX = "_mlir_ciface_"
@@ -474,7 +482,7 @@ class _Resolver:
 
     def tag(self, function: _Function, found: list[tuple[ir.Operation, Roots]]) -> None:
         roots = list(dict.fromkeys(root for _, group in found for root in sorted(group)))
-        if len(roots) < 2:
+        if not 2 <= len(roots) <= MAX_ROOTS:
             return
         apart = {(r, q) for r in roots for q in roots if self.disjoint(function, r, q)}
         if not apart:
