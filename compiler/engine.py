@@ -37,7 +37,7 @@ _CAPI: list[ctypes.CDLL] = []
 
 
 def engine_capi() -> ctypes.CDLL:
-    """The MLIR C API library with the signatures this module calls it by:
+    """The MLIR C API library with the signatures kiln's codegen calls it by:
     an object of its own (argtypes belong to a library object, and
     mlir.py's declares some of the same functions with its own types)."""
     if not _CAPI:
