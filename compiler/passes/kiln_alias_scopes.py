@@ -76,17 +76,13 @@ def _callee(op: ir.Operation) -> str | None:
     return ir.FlatSymbolRefAttr(op.attributes["callee"]).value if "callee" in op.attributes else None
 
 
-_FIELDS: dict = {}  # per context: the attribute `array<i32: 0, k>` -> k
-
-
-def _field_index(gep: ir.Operation, base: ir.Value) -> int | None:
-    """k when `gep` is `llvm.getelementptr %base[0, k]` with constant indices."""
+def _field_index(gep: ir.Operation, base: ir.Value, fields: dict) -> int | None:
+    """k when `gep` is `llvm.getelementptr %base[0, k]` with constant indices
+    (`fields`: the pass run's attribute `array<i32: 0, k>` -> k, so each
+    is read once)."""
     if gep.name != "llvm.getelementptr" or len(gep.operands) != 1 or gep.operands[0] != base:
         return None
     indices = gep.attributes["rawConstantIndices"]
-    fields = _FIELDS.get(indices.context)
-    if fields is None or len(fields) > 4096:
-        fields = _FIELDS[indices.context] = {}
     if indices not in fields:
         values = list(ir.DenseI32ArrayAttr(indices))
         fields[indices] = values[1] if len(values) == 2 and values[0] == 0 and values[1] >= 0 else None
@@ -127,8 +123,9 @@ def _branch_edges(function: ir.Operation, branches: list[ir.Operation]) -> dict:
 class _Function:
     """Roots traced in one function."""
 
-    def __init__(self, op: ir.Operation, entry: bool, allocs: dict, aligned: ir.Attribute):
+    def __init__(self, op: ir.Operation, entry: bool, allocs: dict, aligned: ir.Attribute, fields: dict):
         self.op = op
+        self.fields = fields  # shared by the pass run's functions (_field_index)
         self.aligned = aligned  # a descriptor's slot 1, its aligned pointer
         self.branches: list[ir.Operation] = []
         self.edges: dict | None = None
@@ -195,7 +192,7 @@ class _Function:
             if op.name == "llvm.load" and not self.entry and self.block.arguments:  # a body's context field
                 address = op.operands[0].owner
                 if not isinstance(address, ir.Block):
-                    k = _field_index(address.operation, self.block.arguments[0])
+                    k = _field_index(address.operation, self.block.arguments[0], self.fields)
                     if k is not None:
                         return frozenset([("field", self.name, k)])
             return None
@@ -236,7 +233,7 @@ class _Function:
         call, in its block or, through blocks with a single predecessor,
         before, the walk stopping at any other call (kiln-outline-serial-loops
         shares one context between the nests of a function)."""
-        sole = _sole_stores(context, target, field_types)
+        sole = _sole_stores(context, target, field_types, self.fields)
         if sole is not None:
             return sole
         stored: dict[int, ir.Value] = {}
@@ -256,7 +253,7 @@ class _Function:
                 address = previous.operands[1].owner
                 if isinstance(address, ir.Block):
                     continue
-                k = _field_index(address.operation, context)
+                k = _field_index(address.operation, context, self.fields)
                 expected = field_types.get(k) if k is not None else None
                 if expected is not None and k not in stored and expected == address.operation.attributes["elem_type"]:
                     stored[k] = previous.operands[0]
@@ -267,7 +264,7 @@ class _Function:
         return stored
 
 
-def _sole_stores(context: ir.Value, target: str, field_types: dict) -> dict[int, ir.Value] | None:
+def _sole_stores(context: ir.Value, target: str, field_types: dict, fields: dict) -> dict[int, ir.Value] | None:
     """Field -> value, when `context` is used only by calls of body
     `target` (direct, or through kiln_parallel_for) and by the field
     addresses of `target`'s context type, each stored into once (and
@@ -285,7 +282,7 @@ def _sole_stores(context: ir.Value, target: str, field_types: dict) -> dict[int,
                         ir.FlatSymbolRefAttr(function.operation.attributes["global_name"]).value == target:
                     continue
             return None
-        k = _field_index(user, context)
+        k = _field_index(user, context, fields)
         expected = field_types.get(k) if k is not None else None
         if expected is None or expected != user.attributes["elem_type"]:
             return None
@@ -347,7 +344,8 @@ class KilnAliasScopes(ModulePass):
         allocs: dict = {}
         with module.context:
             aligned = ir.DenseI64ArrayAttr.get([1])
-        functions = {name: _Function(op, _ENTRY_PREFIX + name in defined, allocs, aligned)
+        fields: dict = {}
+        functions = {name: _Function(op, _ENTRY_PREFIX + name in defined, allocs, aligned, fields)
                      for name, op in defined.items()}
         accesses: dict[str, list[tuple[ir.Operation, Roots]]] = {}
         sites: dict[str, list | None] = {}
@@ -409,7 +407,7 @@ def _field_types(body: _Function) -> dict[int, ir.Attribute]:
         return found
     for use in body.block.arguments[0].uses:
         gep = use.owner
-        k = _field_index(gep, body.block.arguments[0])
+        k = _field_index(gep, body.block.arguments[0], body.fields)
         if k is not None:
             found[k] = gep.attributes["elem_type"]
     return found
