@@ -61,16 +61,19 @@ def uses_random(module: ir.Module) -> bool:
 ENTRY_PREFIX = "_mlir_ciface_"
 
 
-def entry_names(module: ir.Module) -> list[str]:
-    """The C-interface entry points (`_mlir_ciface_<name>`) `module` defines."""
-    names = []
+def defined_functions(module: ir.Module) -> dict[str, ir.Operation]:
+    """The `llvm.func`s `module` defines (with a body), by name."""
+    functions = {}
     for op in module.body.operations:
         op = op.operation
         if op.name == "llvm.func" and op.regions[0].blocks:
-            name = ir.StringAttr(op.attributes["sym_name"]).value
-            if name.startswith(ENTRY_PREFIX):
-                names.append(name)
-    return names
+            functions[ir.StringAttr(op.attributes["sym_name"]).value] = op
+    return functions
+
+
+def entry_names(module: ir.Module) -> list[str]:
+    """The C-interface entry points (`_mlir_ciface_<name>`) `module` defines."""
+    return [name for name in defined_functions(module) if name.startswith(ENTRY_PREFIX)]
 
 
 def internalize_functions(module: ir.Module) -> list[str]:
@@ -93,17 +96,12 @@ def internalize_functions(module: ir.Module) -> list[str]:
     session 13), and the one call it saves runs once per call of the
     library."""
     internal = ir.Attribute.parse("#llvm.linkage<internal>")
-    entries, others = [], []
-    for op in module.body.operations:
-        op = op.operation
-        if op.name != "llvm.func" or not op.regions[0].blocks:
-            continue
-        name = ir.StringAttr(op.attributes["sym_name"]).value
-        (entries if name.startswith(ENTRY_PREFIX) else others).append(op)
-    names = [ir.StringAttr(op.attributes["sym_name"]).value for op in entries]
-    if entries:
-        for op in others:
-            op.attributes["linkage"] = internal
+    functions = defined_functions(module)
+    names = [name for name in functions if name.startswith(ENTRY_PREFIX)]
+    if names:
+        for name, op in functions.items():
+            if not name.startswith(ENTRY_PREFIX):
+                op.attributes["linkage"] = internal
         split_codegen.keep_entry_callees_apart(module, names)
     return names
 
@@ -125,11 +123,7 @@ def emit_objects(module: ir.Module, folder: str, name: str, libraries: list[str]
         # pipeline left it, and the parts set their own.)
         text = text if text is not None else str(module)
         entries = internalize_functions(module)
-        types = {}
-        for op in module.body.operations:
-            op = op.operation
-            if op.name == "llvm.func" and op.regions[0].blocks:
-                types[ir.StringAttr(op.attributes["sym_name"]).value] = str(op.attributes["function_type"])
+        types = {name: str(op.attributes["function_type"]) for name, op in defined_functions(module).items()}
         parts = split_codegen.split_module(text, entries, types, threads)
         if parts is not None:
             objects = split_codegen.compile_parts(parts, entries, _runtime_libraries(module) + list(libraries),

@@ -22,67 +22,7 @@ import queue
 import threading
 
 from kiln.compiler.llvm_options import apply_llvm_options
-from kiln.compiler.mlir import _capi_library, capi_pointer, ir
-
-
-class StringRef(ctypes.Structure):
-    _fields_ = [("data", ctypes.c_char_p), ("length", ctypes.c_size_t)]
-
-
-class Handle(ctypes.Structure):
-    _fields_ = [("ptr", ctypes.c_void_p)]
-
-
-_CAPI: list[ctypes.CDLL] = []
-
-
-def engine_capi() -> ctypes.CDLL:
-    """The MLIR C API library with the signatures kiln's codegen calls it by:
-    an object of its own (argtypes belong to a library object, and
-    mlir.py's declares some of the same functions with its own types)."""
-    if not _CAPI:
-        capi = ctypes.CDLL(_capi_library()._name)
-        handle, string = Handle, StringRef
-        for name, args, result in (
-                ("mlirExecutionEngineCreate", [handle, ctypes.c_int, ctypes.c_int, ctypes.POINTER(string),
-                                               ctypes.c_bool, ctypes.c_bool], handle),
-                ("mlirExecutionEngineRegisterSymbol", [handle, string, ctypes.c_void_p], None),
-                ("mlirExecutionEngineLookupPacked", [handle, string], ctypes.c_void_p),
-                ("mlirExecutionEngineDumpToObjectFile", [handle, string], None),
-                ("mlirExecutionEngineDestroy", [handle], None),
-                ("mlirContextCreateWithThreading", [ctypes.c_bool], handle),
-                ("mlirContextDestroy", [handle], None),
-                ("mlirGetDialectHandle__llvm__", [], handle),
-                ("mlirDialectHandleLoadDialect", [handle, handle], handle),
-                ("mlirModuleCreateParse", [handle, string], handle),
-                ("mlirModuleDestroy", [handle], None),
-                ("mlirModuleGetBody", [handle], handle),
-                ("mlirBlockGetFirstOperation", [handle], handle),
-                ("mlirBlockGetNextInRegion", [handle], handle),
-                ("mlirOperationGetNextInBlock", [handle], handle),
-                ("mlirOperationGetName", [handle], handle),
-                ("mlirIdentifierStr", [handle], string),
-                ("mlirOperationGetRegion", [handle, ctypes.c_ssize_t], handle),
-                ("mlirRegionGetFirstBlock", [handle], handle),
-                ("mlirOperationGetAttributeByName", [handle, string], handle),
-                ("mlirOperationSetAttributeByName", [handle, string, handle], None),
-                ("mlirStringAttrGetValue", [handle], string),
-                ("mlirStringAttrGet", [handle, string], handle),
-                ("mlirSymbolRefAttrGetRootReference", [handle], string),
-                ("mlirAttributeParseGet", [handle, string], handle),
-                ("mlirUnitAttrGet", [handle], handle),
-                ("mlirArrayAttrGetNumElements", [handle], ctypes.c_ssize_t),
-                ("mlirArrayAttrGetElement", [handle, ctypes.c_ssize_t], handle),
-                ("mlirArrayAttrGet", [handle, ctypes.c_ssize_t, ctypes.POINTER(handle)], handle)):
-            function = getattr(capi, name)
-            function.argtypes, function.restype = args, result
-        _CAPI.append(capi)
-    return _CAPI[0]
-
-
-def ref(text: str) -> StringRef:
-    data = text.encode()
-    return StringRef(data, len(data))
+from kiln.compiler.mlir import MlirHandle, MlirStringRef, capi_pointer, ir, string_ref, typed_capi
 
 
 # Where a part's JIT links the functions other parts define: the object
@@ -96,20 +36,21 @@ def compile_module(module: ir.Module, anchor: str, shared_libs: list[str], path:
     is released on the release thread, not waited for); "" on success, else
     why not (an external symbol LLVM could not resolve: the messages are
     printed above)."""
-    capi = engine_capi()
+    capi = typed_capi()
     apply_llvm_options()
-    libraries = (StringRef * len(shared_libs))(*[ref(lib) for lib in shared_libs])
-    engine = capi.mlirExecutionEngineCreate(Handle(capi_pointer(module, "Module")), opt_level, len(shared_libs),
+    libraries = (MlirStringRef * len(shared_libs))(*[string_ref(lib) for lib in shared_libs])
+    engine = capi.mlirExecutionEngineCreate(MlirHandle(capi_pointer(module, "Module")), opt_level,
+                                            len(shared_libs),
                                             libraries, True, True)
     if not engine.ptr:
         return "LLVM could not translate or optimize the module (see the messages printed above)"
     try:
         # Compile (and link in the JIT) through the entry: dumping would otherwise look up the
         # packed wrapper of every function, which internal functions no longer have.
-        if anchor and not capi.mlirExecutionEngineLookupPacked(engine, ref(anchor)):
+        if anchor and not capi.mlirExecutionEngineLookupPacked(engine, string_ref(anchor)):
             return ("LLVM could not link the module (an external symbol could not be resolved; "
                     "see the messages printed above)")
-        capi.mlirExecutionEngineDumpToObjectFile(engine, ref(path))
+        capi.mlirExecutionEngineDumpToObjectFile(engine, string_ref(path))
         return ""
     finally:
         release(capi, engine, None, None)
@@ -133,7 +74,8 @@ os.register_at_fork(before=lambda: _BUSY.acquire(), after_in_parent=lambda: _BUS
                     after_in_child=_after_fork_in_child)
 
 
-def release(capi: ctypes.CDLL, engine: "Handle | None", module: "Handle | None", ctx: "Handle | None") -> None:
+def release(capi: ctypes.CDLL, engine: "MlirHandle | None", module: "MlirHandle | None",
+            ctx: "MlirHandle | None") -> None:
     """Destroy a part's engine, module and context on a thread of their own:
     an engine's destruction (its JIT session, the LLVM module it holds) costs
     ~2-2.5 ms, which the first call would otherwise wait for once per part.
@@ -165,14 +107,11 @@ def release(capi: ctypes.CDLL, engine: "Handle | None", module: "Handle | None",
     _RELEASE_QUEUE.put((capi, engine, module, ctx))
 
 
-def _destroy(capi: ctypes.CDLL, engine: "Handle | None", module: "Handle | None", ctx: "Handle | None") -> None:
+def _destroy(capi: ctypes.CDLL, engine: "MlirHandle | None", module: "MlirHandle | None",
+             ctx: "MlirHandle | None") -> None:
     if engine is not None and engine.ptr:
         capi.mlirExecutionEngineDestroy(engine)
     if module is not None and module.ptr:
         capi.mlirModuleDestroy(module)
     if ctx is not None:
         capi.mlirContextDestroy(ctx)
-
-
-def string(ref: StringRef) -> str:
-    return ctypes.string_at(ref.data, ref.length).decode()

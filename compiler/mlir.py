@@ -148,48 +148,88 @@ def translate_to_llvmir(module: ir.Module) -> str:
         capi.LLVMDisposeMessage(text)
 
 
-class _MlirHandle(ctypes.Structure):
+class MlirHandle(ctypes.Structure):
+    """Any C API handle by value (MlirContext, MlirModule, MlirOperation, ...)."""
+
     _fields_ = [("ptr", ctypes.c_void_p)]
 
 
-class _MlirStringRef(ctypes.Structure):
-    _fields_ = [("data", ctypes.c_void_p), ("length", ctypes.c_size_t)]
+class MlirStringRef(ctypes.Structure):
+    _fields_ = [("data", ctypes.c_char_p), ("length", ctypes.c_size_t)]
 
 
-def _location_capi() -> ctypes.CDLL:
-    capi = _capi_library()
-    if not hasattr(capi, "_kiln_location_types"):
-        for name, restype in [("mlirLocationIsAName", ctypes.c_bool),
-                              ("mlirLocationNameGetChildLoc", _MlirHandle),
-                              ("mlirLocationIsAFileLineColRange", ctypes.c_bool),
-                              ("mlirLocationFileLineColRangeGetFilename", _MlirHandle),
-                              ("mlirLocationFileLineColRangeGetStartLine", ctypes.c_int),
-                              ("mlirLocationFileLineColRangeGetStartColumn", ctypes.c_int)]:
-            getattr(capi, name).argtypes = [_MlirHandle]
-            getattr(capi, name).restype = restype
-        capi.mlirIdentifierStr.argtypes = [_MlirHandle]
-        capi.mlirIdentifierStr.restype = _MlirStringRef
-        capi._kiln_location_types = True
-    return capi
+def string_ref(text: str) -> MlirStringRef:
+    data = text.encode()
+    return MlirStringRef(data, len(data))
 
 
-_LOAD_CAPI: list[ctypes.CDLL] = []
+def string_value(ref: MlirStringRef) -> str:
+    return ctypes.string_at(ref.data, ref.length).decode()
+
+
+_TYPED: list[ctypes.CDLL] = []
+
+
+def typed_capi() -> ctypes.CDLL:
+    """The MLIR C API library with the signatures kiln calls it by through
+    ctypes (handles and strings by value: `MlirHandle`, `MlirStringRef`): a
+    library object of its own, since argtypes belong to the object and
+    `_capi_library()` declares the LLVM IR translation with its own."""
+    if not _TYPED:
+        capi = ctypes.CDLL(_capi_library()._name)
+        handle, string = MlirHandle, MlirStringRef
+        for name, args, result in (
+                ("mlirExecutionEngineCreate", [handle, ctypes.c_int, ctypes.c_int, ctypes.POINTER(string),
+                                               ctypes.c_bool, ctypes.c_bool], handle),
+                ("mlirExecutionEngineRegisterSymbol", [handle, string, ctypes.c_void_p], None),
+                ("mlirExecutionEngineLookupPacked", [handle, string], ctypes.c_void_p),
+                ("mlirExecutionEngineDumpToObjectFile", [handle, string], None),
+                ("mlirExecutionEngineDestroy", [handle], None),
+                ("mlirContextCreateWithThreading", [ctypes.c_bool], handle),
+                ("mlirContextDestroy", [handle], None),
+                ("mlirGetDialectHandle__llvm__", [], handle),
+                ("mlirDialectHandleLoadDialect", [handle, handle], handle),
+                ("mlirModuleCreateParse", [handle, string], handle),
+                ("mlirModuleDestroy", [handle], None),
+                ("mlirModuleGetBody", [handle], handle),
+                ("mlirBlockGetFirstOperation", [handle], handle),
+                ("mlirBlockGetNextInRegion", [handle], handle),
+                ("mlirOperationGetNextInBlock", [handle], handle),
+                ("mlirOperationGetName", [handle], handle),
+                ("mlirIdentifierStr", [handle], string),
+                ("mlirOperationGetRegion", [handle, ctypes.c_ssize_t], handle),
+                ("mlirRegionGetFirstBlock", [handle], handle),
+                ("mlirOperationGetAttributeByName", [handle, string], handle),
+                ("mlirOperationSetAttributeByName", [handle, string, handle], None),
+                ("mlirStringAttrGetValue", [handle], string),
+                ("mlirStringAttrGet", [handle, string], handle),
+                ("mlirSymbolRefAttrGetRootReference", [handle], string),
+                ("mlirAttributeParseGet", [handle, string], handle),
+                ("mlirUnitAttrGet", [handle], handle),
+                ("mlirArrayAttrGetNumElements", [handle], ctypes.c_ssize_t),
+                ("mlirArrayAttrGetElement", [handle, ctypes.c_ssize_t], handle),
+                ("mlirArrayAttrGet", [handle, ctypes.c_ssize_t, ctypes.POINTER(handle)], handle),
+                ("mlirContextGetOrLoadDialect", [handle, string], handle),
+                ("mlirLocationIsAName", [handle], ctypes.c_bool),
+                ("mlirLocationNameGetChildLoc", [handle], handle),
+                ("mlirLocationIsAFileLineColRange", [handle], ctypes.c_bool),
+                ("mlirLocationFileLineColRangeGetFilename", [handle], handle),
+                ("mlirLocationFileLineColRangeGetStartLine", [handle], ctypes.c_int),
+                ("mlirLocationFileLineColRangeGetStartColumn", [handle], ctypes.c_int)):
+            function = getattr(capi, name)
+            function.argtypes, function.restype = args, result
+        _TYPED.append(capi)
+    return _TYPED[0]
 
 
 def load_dialects(ctx: ir.Context, names: list[str]) -> None:
     """Load the registered dialects `names` into `ctx` through the C API:
     `ctx.dialects[name]` would also import each dialect's Python module
     (~1 ms apiece the first time in a process)."""
-    if not _LOAD_CAPI:
-        capi = ctypes.CDLL(_capi_library()._name)  # (argtypes of its own; see _location_capi)
-        capi.mlirContextGetOrLoadDialect.argtypes = [_MlirHandle, _MlirStringRef]
-        capi.mlirContextGetOrLoadDialect.restype = _MlirHandle
-        _LOAD_CAPI.append(capi)
-    handle = _MlirHandle(capi_pointer(ctx, "Context"))
+    capi = typed_capi()
+    handle = MlirHandle(capi_pointer(ctx, "Context"))
     for name in names:
-        data = name.encode()
-        if not _LOAD_CAPI[0].mlirContextGetOrLoadDialect(handle, _MlirStringRef(ctypes.cast(data, ctypes.c_void_p),
-                                                                               len(data))).ptr:
+        if not capi.mlirContextGetOrLoadDialect(handle, string_ref(name)).ptr:
             raise KeyError(f"dialect {name!r} is not registered with the MLIR provider")
 
 
@@ -197,13 +237,12 @@ def source_position(location: ir.Location) -> tuple[str, int, int] | None:
     """(file, line, column) of a file location, also inside a name location
     (`loc("f.py":3:5)`, `loc("add"("f.py":3:5))`); None for any other kind.
     The bindings have no accessors for these, so this uses the C API."""
-    capi = _location_capi()
-    handle = _MlirHandle(capi_pointer(location, "Location"))
+    capi = typed_capi()
+    handle = MlirHandle(capi_pointer(location, "Location"))
     while capi.mlirLocationIsAName(handle):
         handle = capi.mlirLocationNameGetChildLoc(handle)
     if not capi.mlirLocationIsAFileLineColRange(handle):
         return None
-    name = capi.mlirIdentifierStr(capi.mlirLocationFileLineColRangeGetFilename(handle))
-    filename = ctypes.string_at(name.data, name.length).decode()
+    filename = string_value(capi.mlirIdentifierStr(capi.mlirLocationFileLineColRangeGetFilename(handle)))
     return (filename, capi.mlirLocationFileLineColRangeGetStartLine(handle),
             capi.mlirLocationFileLineColRangeGetStartColumn(handle))

@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 
 from kiln.compiler import engine
 from kiln.compiler.llvm_options import apply_llvm_options
-from kiln.compiler.mlir import ir
+from kiln.compiler.mlir import MlirHandle, MlirStringRef, ir, string_ref, string_value, typed_capi
 
 # The sizes below are for a compile on two or more threads, where a part's
 # cost is mostly off the critical path: its context and parse (~0.5 ms and
@@ -391,9 +391,9 @@ def compile_parts(parts: list[Part], entries: list[str], shared_libs: list[str],
     PipelineError as codegen.emit_object does when LLVM rejects a part."""
     from kiln.compiler.pipeline import PipelineError
 
-    capi = engine.engine_capi()
+    capi = typed_capi()
     apply_llvm_options()
-    libraries = (engine.StringRef * len(shared_libs))(*[engine.ref(lib) for lib in shared_libs])
+    libraries = (MlirStringRef * len(shared_libs))(*[string_ref(lib) for lib in shared_libs])
     paths = [os.path.join(folder, f"part{k}.o") for k in range(len(parts))]
     failures: list[str] = [""] * len(parts)
 
@@ -403,7 +403,7 @@ def compile_parts(parts: list[Part], entries: list[str], shared_libs: list[str],
         module = jit = None
         try:
             capi.mlirDialectHandleLoadDialect(capi.mlirGetDialectHandle__llvm__(), ctx)
-            module = capi.mlirModuleCreateParse(ctx, engine.ref(part.text))
+            module = capi.mlirModuleCreateParse(ctx, string_ref(part.text))
             if not module.ptr:
                 failures[k] = "kiln could not parse a part of the module it cut (see the messages printed above)"
                 return
@@ -414,13 +414,13 @@ def compile_parts(parts: list[Part], entries: list[str], shared_libs: list[str],
                 failures[k] = "LLVM could not translate or optimize the module (see the messages printed above)"
                 return
             for name in part.imports:
-                capi.mlirExecutionEngineRegisterSymbol(jit, engine.ref(name), ctypes.addressof(engine.ELSEWHERE))
+                capi.mlirExecutionEngineRegisterSymbol(jit, string_ref(name), ctypes.addressof(engine.ELSEWHERE))
             anchor = entries[0] if k == 0 else part.exports[0] if part.exports else part.defines[0]
-            if not capi.mlirExecutionEngineLookupPacked(jit, engine.ref(anchor)):
+            if not capi.mlirExecutionEngineLookupPacked(jit, string_ref(anchor)):
                 failures[k] = ("LLVM could not link the module (an external symbol could not be resolved; "
                                "see the messages printed above)")
                 return
-            capi.mlirExecutionEngineDumpToObjectFile(jit, engine.ref(paths[k]))
+            capi.mlirExecutionEngineDumpToObjectFile(jit, string_ref(paths[k]))
         finally:
             engine.release(capi, jit, module, ctx)
 
@@ -445,7 +445,7 @@ def compile_parts(parts: list[Part], entries: list[str], shared_libs: list[str],
     return paths
 
 
-def _mark_part(capi: ctypes.CDLL, ctx: "engine.Handle", module: "engine.Handle", part: Part,
+def _mark_part(capi: ctypes.CDLL, ctx: "MlirHandle", module: "MlirHandle", part: Part,
                entries: list[str]) -> None:
     """Give the functions of a part's parsed module their linkage and
     inlining: internal unless an entry or used by another part; `no_inline`
@@ -457,15 +457,15 @@ def _mark_part(capi: ctypes.CDLL, ctx: "engine.Handle", module: "engine.Handle",
     passes; LLVM wants noinline with optnone). Through the C API, which
     runs without the GIL."""
     keep = set(entries) | set(part.exports)
-    internal = capi.mlirAttributeParseGet(ctx, engine.ref("#llvm.linkage<internal>"))
+    internal = capi.mlirAttributeParseGet(ctx, string_ref("#llvm.linkage<internal>"))
     unit = capi.mlirUnitAttrGet(ctx)
     functions = {}
     op = capi.mlirBlockGetFirstOperation(capi.mlirModuleGetBody(module))
     while op.ptr:
-        if engine.string(capi.mlirIdentifierStr(capi.mlirOperationGetName(op))) == "llvm.func" and \
+        if string_value(capi.mlirIdentifierStr(capi.mlirOperationGetName(op))) == "llvm.func" and \
                 capi.mlirRegionGetFirstBlock(capi.mlirOperationGetRegion(op, 0)).ptr:
-            functions[engine.string(capi.mlirStringAttrGetValue(
-                capi.mlirOperationGetAttributeByName(op, engine.ref("sym_name"))))] = op
+            functions[string_value(capi.mlirStringAttrGetValue(
+                capi.mlirOperationGetAttributeByName(op, string_ref("sym_name"))))] = op
         op = capi.mlirOperationGetNextInBlock(op)
     callees: set[str] = set()
     if not part.cold:
@@ -474,30 +474,30 @@ def _mark_part(capi: ctypes.CDLL, ctx: "engine.Handle", module: "engine.Handle",
                 callees |= _callees(capi, functions[name])
     for name, op in functions.items():
         if name not in keep:
-            capi.mlirOperationSetAttributeByName(op, engine.ref("linkage"), internal)
+            capi.mlirOperationSetAttributeByName(op, string_ref("linkage"), internal)
         if part.cold:
-            old = capi.mlirOperationGetAttributeByName(op, engine.ref("passthrough"))
+            old = capi.mlirOperationGetAttributeByName(op, string_ref("passthrough"))
             values = [capi.mlirArrayAttrGetElement(old, i) for i in range(capi.mlirArrayAttrGetNumElements(old))] \
                 if old.ptr else []
-            values += [capi.mlirStringAttrGet(ctx, engine.ref(word)) for word in ("optnone", "noinline")]
-            array = (engine.Handle * len(values))(*values)
-            capi.mlirOperationSetAttributeByName(op, engine.ref("passthrough"),
+            values += [capi.mlirStringAttrGet(ctx, string_ref(word)) for word in ("optnone", "noinline")]
+            array = (MlirHandle * len(values))(*values)
+            capi.mlirOperationSetAttributeByName(op, string_ref("passthrough"),
                                                  capi.mlirArrayAttrGet(ctx, len(values), array))
         elif name not in entries and (name in keep or name in callees):
-            capi.mlirOperationSetAttributeByName(op, engine.ref("no_inline"), unit)
+            capi.mlirOperationSetAttributeByName(op, string_ref("no_inline"), unit)
 
 
-def _callees(capi: ctypes.CDLL, function: "engine.Handle") -> set[str]:
+def _callees(capi: ctypes.CDLL, function: "MlirHandle") -> set[str]:
     """The functions `function` calls directly (its top-level blocks' `llvm.call`s)."""
     names = set()
     block = capi.mlirRegionGetFirstBlock(capi.mlirOperationGetRegion(function, 0))
     while block.ptr:
         op = capi.mlirBlockGetFirstOperation(block)
         while op.ptr:
-            if engine.string(capi.mlirIdentifierStr(capi.mlirOperationGetName(op))) == "llvm.call":
-                callee = capi.mlirOperationGetAttributeByName(op, engine.ref("callee"))
+            if string_value(capi.mlirIdentifierStr(capi.mlirOperationGetName(op))) == "llvm.call":
+                callee = capi.mlirOperationGetAttributeByName(op, string_ref("callee"))
                 if callee.ptr:
-                    names.add(engine.string(capi.mlirSymbolRefAttrGetRootReference(callee)))
+                    names.add(string_value(capi.mlirSymbolRefAttrGetRootReference(callee)))
             op = capi.mlirOperationGetNextInBlock(op)
         block = capi.mlirBlockGetNextInRegion(block)
     return names

@@ -598,16 +598,16 @@ def test_a_part_is_marked_in_its_worker_as_the_split_needs(cold):
     `no_inline` (outside glue); in a glue part every function gets `optnone`
     and `noinline` after its own passthrough words. Declarations are left
     alone."""
-    from kiln.compiler import engine, split_codegen
-    from kiln.compiler.mlir import capi_pointer, ir
+    from kiln.compiler import split_codegen
+    from kiln.compiler.mlir import MlirHandle, capi_pointer, ir, typed_capi
     from kiln.dialects import new_context
 
     part = split_codegen.Part(_MARKED_PART, ["entry", "helper", "shared", "local"], ["shared"], [], cold=cold)
     with new_context() as ctx:
         module = ir.Module.parse(_MARKED_PART, ctx)
-        capi = engine.engine_capi()
-        split_codegen._mark_part(capi, engine.Handle(capi_pointer(ctx, "Context")),
-                                 engine.Handle(capi_pointer(module, "Module")), part, ["entry"])
+        capi = typed_capi()
+        split_codegen._mark_part(capi, MlirHandle(capi_pointer(ctx, "Context")),
+                                 MlirHandle(capi_pointer(module, "Module")), part, ["entry"])
         functions = {ir.StringAttr(op.attributes["sym_name"]).value: op.attributes for op in module.body.operations}
         internal = {n for n, a in functions.items() if str(a["linkage"]) == "#llvm.linkage<internal>"}
         assert internal == {"helper", "local"}

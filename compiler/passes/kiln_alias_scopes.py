@@ -62,7 +62,7 @@ _PARALLEL_FOR = "kiln_parallel_for"
 MAX_ROOTS = 64
 _BRANCHES = ("llvm.br", "llvm.cond_br", "llvm.switch", "llvm.indirectbr")
 _WALKED = ("llvm.load", "llvm.store", "llvm.call", "llvm.mlir.addressof", *_BRANCHES)
-_ENTRY_PREFIX = "_mlir_ciface_"
+_ENTRY_PREFIX = "_mlir_ciface_"  # codegen.ENTRY_PREFIX (codegen imports the passes)
 
 # A root: ("alloc", n), ("global", name), ("arg", function, index) or, in a
 # body, ("field", function, index). What a pointer may address: a frozenset
@@ -99,9 +99,9 @@ def _incoming(edges: dict, block: ir.Block, index: int) -> list[ir.Value] | None
     return [group[index] for group in groups]
 
 
-def _branch_edges(function: ir.Operation, branches: list[ir.Operation]) -> dict:
-    """Block -> the operand groups that the `llvm.br`/`llvm.cond_br` ops of
-    `function` pass it; a block some other terminator reaches maps to None."""
+def _branch_edges(branches: list[ir.Operation]) -> dict:
+    """Block -> the operand groups that the `llvm.br`/`llvm.cond_br` ops
+    among `branches` (one function's) pass it; a block some other terminator reaches maps to None."""
     edges: dict = {}
     for terminator in branches:
         operands = list(terminator.operands)
@@ -172,7 +172,7 @@ class _Function:
                 if owner == self.block:
                     return None
                 if self.edges is None:
-                    self.edges = _branch_edges(self.op, self.branches)
+                    self.edges = _branch_edges(self.branches)
                 incoming = _incoming(self.edges, owner, current.arg_number)
                 if incoming is None:
                     return None
@@ -254,9 +254,12 @@ class _Function:
                 if isinstance(address, ir.Block):
                     continue
                 k = _field_index(address.operation, context, self.fields)
-                expected = field_types.get(k) if k is not None else None
-                if expected is not None and k not in stored and expected == address.operation.attributes["elem_type"]:
-                    stored[k] = previous.operands[0]
+                if k is None or k in stored:
+                    continue
+                expected = field_types.get(k)
+                if expected is None or expected != address.operation.attributes["elem_type"]:
+                    return stored  # the context seen through another layout: what it holds is unclear
+                stored[k] = previous.operands[0]
             predecessors = list(block.predecessors)
             if len(predecessors) != 1 or block == self.block:
                 return stored
@@ -325,8 +328,6 @@ def _disjoint(a: Root, b: Root) -> bool:
     if a[0] in ("alloc", "global") or b[0] in ("alloc", "global"):
         return True
     return a[0] == b[0] == "arg" and a[1] == b[1]
-
-
 
 
 @register_pass
