@@ -1,9 +1,8 @@
 """LLVM code generation through the MLIR C API's execution engine, by
 ctypes (which releases the GIL, so engines on several threads really run
-at the same time): the C API with the signatures kiln calls it by, the
-object file of a whole module (`compile_module`; split_codegen.py compiles
-a cut module's parts), and the thread that destroys engines once their
-objects are written.
+at the same time, through `mlir.typed_capi`): the object file of a whole
+module (`compile_module`; split_codegen.py compiles a cut module's parts),
+and the thread that destroys engines once their objects are written.
 
 Why ctypes and not the bindings' `ExecutionEngine`: an engine's
 destruction (its JIT session, the LLVM module it holds) costs ~2-2.5 ms,
