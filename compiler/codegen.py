@@ -7,9 +7,10 @@ Out: the path of a shared library exporting `_mlir__mlir_ciface_<name>`
 
 from __future__ import annotations
 
+import functools
 import os
 import sys
-from typing import Sequence
+from typing import Callable, Sequence
 
 from kiln.compiler import engine, split_codegen
 from kiln.compiler.mlir import ir, translate_to_llvmir
@@ -107,18 +108,20 @@ def internalize_functions(module: ir.Module) -> list[str]:
 
 
 def emit_objects(module: ir.Module, folder: str, name: str, libraries: list[str] = (),
-                 text: str | None = None) -> tuple[list[str], list[str]]:
+                 text: str | None = None, keep: list | None = None) -> tuple[list[str], list[str]]:
     """LLVM codegen of `module` into object files in `folder`: one, or for a
     large module with outlined parallel bodies one per part compiled at the
     same time (split_codegen.py; `text`: the module's printed text when the
     caller has it). Returns the objects and the names the library must not
-    export (those that link the parts)."""
+    export (those that link the parts). With `keep` (a list), the objects
+    are written later, by the `engine.JitImage` `keep` gets (when this
+    machine can run the code from its engines; else they are written now)."""
     threads = split_codegen.compile_threads() if sys.platform.startswith("linux") else 1
     # One thread still cuts the glue (the entry's checks and calls) from the bodies: it is compiled
     # without the optimizer (split_codegen.cold_functions).
     if sys.platform.startswith("linux"):
         if not split_codegen.has_bodies(module, entry_names(module)):
-            return [emit_object(module, os.path.join(folder, f"{name}.o"), libraries=libraries)], []
+            return [emit_object(module, os.path.join(folder, f"{name}.o"), libraries=libraries, keep=keep)], []
         # (Printed before internalize_functions: split_module reads each function's linkage as the
         # pipeline left it, and the parts set their own.)
         text = text if text is not None else str(module)
@@ -127,9 +130,9 @@ def emit_objects(module: ir.Module, folder: str, name: str, libraries: list[str]
         parts = split_codegen.split_module(text, entries, types, threads)
         if parts is not None:
             objects = split_codegen.compile_parts(parts, entries, _runtime_libraries(module) + list(libraries),
-                                                  folder, threads=threads)
+                                                  folder, threads=threads, keep=keep)
             return objects, split_codegen.hidden_names(parts)
-    return [emit_object(module, os.path.join(folder, f"{name}.o"), libraries=libraries)], []
+    return [emit_object(module, os.path.join(folder, f"{name}.o"), libraries=libraries, keep=keep)], []
 
 
 def _runtime_libraries(module: ir.Module) -> list[str]:
@@ -137,18 +140,24 @@ def _runtime_libraries(module: ir.Module) -> list[str]:
             + toolchain.sort_libraries(sort_routines(module)))
 
 
-def emit_object(module: ir.Module, path: str, opt_level: int = 3, libraries: list[str] = ()) -> str:
+def emit_object(module: ir.Module, path: str, opt_level: int = 3, libraries: list[str] = (),
+                keep: list | None = None) -> str:
     """LLVM codegen of `module` into an object file at `path`; the JIT
     resolves external symbols in kiln's support library (and random-number
     runtime, when the module draws) and `libraries`. Only the C-interface
-    entry points stay exported (`internalize_functions`)."""
+    entry points stay exported (`internalize_functions`). With `keep`, as
+    `emit_objects`."""
     if os.path.exists(path):
         os.unlink(path)
     runtime = _runtime_libraries(module)
     entries = internalize_functions(module)
-    failure = engine.compile_module(module, entries[0] if entries else "", [*runtime, *libraries], path, opt_level)
+    keep = keep if keep is not None and entries and engine.jit_supported() else None
+    failure = engine.compile_module(module, entries[0] if entries else "", [*runtime, *libraries], path, opt_level,
+                                    keep=keep)
     if failure:
         raise PipelineError(f"stage 'llvmir': {failure}")
+    if keep:
+        return path
     if not os.path.exists(path):
         raise PipelineError(
             "stage 'llvmir': LLVM wrote no object file (an external symbol could not be resolved; "
@@ -168,6 +177,46 @@ def emit_shared_library(module: ir.Module, workdir: str, name: str, extra_object
     library's path and the file names bundled."""
     libraries = external_libraries(module)
     objects, hidden = emit_objects(module, workdir, name, libraries, text)
+    return _linker(module, workdir, name, libraries, extra_objects, output, bundle_into, soname)(objects, hidden)
+
+
+def emit_for_first_call(module: ir.Module, workdir: str, name: str,
+                        text: str | None = None) -> "tuple[engine.JitImage | None, Callable[[], str]]":
+    """LLVM codegen of `module` for a first call that runs the code from its
+    engines: the `engine.JitImage` (None where this machine cannot run it
+    so), and a function that writes the objects (when the image holds them)
+    and links them into `lib<name>.so` in `workdir`, as
+    `emit_shared_library` does, returning its path. It needs the module no
+    more: it can run on another thread while the image serves calls."""
+    libraries = external_libraries(module)
+    keep: list = []
+    objects, hidden = emit_objects(module, workdir, name, libraries, text, keep=keep)
+    link = _linker(module, workdir, name, libraries)
+    image = keep[0] if keep else None
+
+    def dump_and_link() -> str:
+        if image is not None:
+            image.dump()
+        return link(objects, hidden)[0]
+
+    return image, dump_and_link
+
+
+def _linker(module: ir.Module, workdir: str, name: str, libraries: list[str], extra_objects: Sequence[str] = (),
+            output: str | None = None, bundle_into: str | None = None,
+            soname: str | None = None) -> "Callable[[list[str], list[str]], tuple[str, list[str]]]":
+    """How `module`'s objects link into its library (`emit_shared_library`):
+    a function of the objects and the names to hide, which needs the module
+    no more (it can run on another thread)."""
+    random = uses_random(module)
+    routines = sort_routines(module)
+    return functools.partial(_link, workdir, name, libraries, extra_objects, output, bundle_into, soname, random,
+                             routines)
+
+
+def _link(workdir: str, name: str, libraries: list[str], extra_objects: Sequence[str], output: str | None,
+          bundle_into: str | None, soname: str | None, random: bool, routines: list[str], objects: list[str],
+          hidden: list[str]) -> tuple[str, list[str]]:
     link_inputs = [*objects, *extra_objects]
     if hidden:
         # The functions that link the parts stay inside the library, as internal ones would.
@@ -175,11 +224,11 @@ def emit_shared_library(module: ir.Module, workdir: str, name: str, extra_object
         with open(script, "w") as f:
             f.write("{ local:\n" + "".join(f"  {n};\n" for n in hidden) + "};\n")
         link_inputs.append(f"-Wl,--version-script={script}")
-    if uses_random(module):
+    if random:
         # Static: the library carries its random numbers (and NumPy's distributions) itself.
         link_inputs += toolchain.random_objects()
     # Static too: the sorting routines it calls.
-    link_inputs += [toolchain.sort_object(routine) for routine in sort_routines(module)]
+    link_inputs += [toolchain.sort_object(routine) for routine in routines]
     if libraries and sys.platform.startswith("linux"):
         # runtime/lapack.c reaches LAPACK through weak symbols, which
         # --as-needed (the default of many distributions) does not count.

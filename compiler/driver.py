@@ -27,7 +27,7 @@ import numpy as np
 
 from kiln.compiler.llvm_options import llvm_options
 from kiln.core import Jaxpr
-from kiln.runtime import cache, toolchain
+from kiln.runtime import cache, deferred, toolchain
 from kiln.runtime.executable import Executable, ValueSpec
 
 KILN_ABI_VERSION = "3"
@@ -283,31 +283,73 @@ def compile_module(module: Any, symbol: str, args: list[ValueSpec], results: lis
         workspace = tempfile.mkdtemp(prefix=f"kiln-{symbol}-", dir=parent)
     # Built outside the cache: a full cache disk must not fail the compile (store falls back).
     build_dir = workspace or tempfile.mkdtemp(prefix="kiln-build-")
+    linking_later = False
     try:
         with module.context:
             run_pipeline(module, pipeline, record, keep_text=keep_texts)
             start = time.perf_counter()
             # The last stage's text is the module codegen gets (printed once, reused to split it).
             last = list(record.texts)[-1] if record.texts else None
-            built, _ = codegen.emit_shared_library(module, build_dir, symbol,
-                                                   text=record.texts[last] if last == "llvm" else None)
+            text = record.texts[last] if last == "llvm" else None
+            image = None
+            if workspace is None and first_call_in_jit():
+                image, link = codegen.emit_for_first_call(module, build_dir, symbol, text=text)
+                built = link() if image is None else None
+            else:
+                built, _ = codegen.emit_shared_library(module, build_dir, symbol, text=text)
             if keep_texts:
                 record.texts["llvmir"] = codegen.llvm_ir(module)
             record.seconds["llvmir"] = time.perf_counter() - start
             if keep_texts:
                 log_stage("llvmir", record.texts["llvmir"])
         stored_stages = {k: v for k, v in record.texts.items() if k != "jaxpr"}
+        if image is not None:
+            executable = Executable(None, symbol, args, results, written, image=image)
+            _link_later(executable, link, build_dir, symbol, key, stored_stages, index_key)
+            linking_later = True
+            return {"executable": executable, "stages": record.texts, "seconds": record.seconds,
+                    "cache_hit": False, "workspace": None}
         library = cache.store(symbol, key, built, stored_stages)
         if index_key is not None:
             cache.store_index(index_key, symbol, key)
         if workspace:
             _write_workspace(workspace, symbol, {**({"jaxpr": jaxpr_text} if jaxpr_text else {}), **record.texts})
     finally:
-        if not workspace:
+        if not workspace and not linking_later:
             shutil.rmtree(build_dir, ignore_errors=True)
     executable = Executable(library, symbol, args, results, written)
     return {"executable": executable, "stages": record.texts, "seconds": record.seconds,
             "cache_hit": False, "workspace": workspace}
+
+
+FIRST_CALL_JIT_ENV = "KILN_FIRST_CALL_JIT"
+
+
+def first_call_in_jit() -> bool:
+    """Whether a compile's first call runs its code from the engines that
+    compiled it while the library is linked behind it (runtime/deferred.py);
+    `KILN_FIRST_CALL_JIT=0` waits for the library instead."""
+    return os.environ.get(FIRST_CALL_JIT_ENV, "1") != "0"
+
+
+def _link_later(executable: Executable, link: Callable[[], str], build_dir: str, symbol: str, key: str,
+                stages: dict, index_key: str | None) -> None:
+    """Link, store and adopt the library of a first call that runs from the
+    JIT, on the deferred worker (runtime/deferred.py)."""
+
+    requested = cache.requested_dir()
+
+    def task() -> None:
+        try:
+            with cache.pinned(requested):
+                library = cache.store(symbol, key, link(), stages)
+                if index_key is not None:
+                    cache.store_index(index_key, symbol, key)
+            executable.adopt(library)
+        finally:
+            shutil.rmtree(build_dir, ignore_errors=True)
+
+    deferred.submit(key, task, executable.link_failed)
 
 
 def _load_from_cache(symbol: str, key: str, args: list, results: list, texts: dict,

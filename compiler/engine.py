@@ -2,7 +2,10 @@
 ctypes (which releases the GIL, so engines on several threads really run
 at the same time, through `mlir.typed_capi`): the object file of a whole
 module (`compile_module`; split_codegen.py compiles a cut module's parts),
-and the thread that destroys engines once their objects are written.
+the thread that destroys engines once their objects are written, and the
+code a first call runs straight from its engines (`JitImage`, with
+`Trampolines` between a cut module's parts) while its library is linked
+behind it (docs/architecture.md, "The first call runs in the JIT").
 
 Why ctypes and not the bindings' `ExecutionEngine`: an engine's
 destruction (its JIT session, the LLVM module it holds) costs ~2-2.5 ms,
@@ -16,8 +19,12 @@ from __future__ import annotations
 
 import atexit
 import ctypes
+import mmap
 import os
+import platform
 import queue
+import struct
+import sys
 import threading
 
 from kiln.compiler.llvm_options import apply_llvm_options
@@ -29,12 +36,15 @@ from kiln.compiler.mlir import MlirHandle, MlirStringRef, capi_pointer, ir, stri
 ELSEWHERE = ctypes.c_char(0)
 
 
-def compile_module(module: ir.Module, anchor: str, shared_libs: list[str], path: str, opt_level: int = 3) -> str:
+def compile_module(module: ir.Module, anchor: str, shared_libs: list[str], path: str, opt_level: int = 3,
+                   keep: list | None = None) -> str:
     """LLVM codegen of a whole bindings `module` into the object file at
     `path`, through the C API as `compile_parts` compiles a part (the engine
     is released on the release thread, not waited for); "" on success, else
     why not (an external symbol LLVM could not resolve: the messages are
-    printed above)."""
+    printed above). With `keep` (a list), the engine is not released and
+    writes no object: `keep` gets a `JitImage` whose `entry` is the packed
+    `anchor` and whose `dump` writes the object to `path` later."""
     capi = typed_capi()
     apply_llvm_options()
     libraries = (MlirStringRef * len(shared_libs))(*[string_ref(lib) for lib in shared_libs])
@@ -46,13 +56,90 @@ def compile_module(module: ir.Module, anchor: str, shared_libs: list[str], path:
     try:
         # Compile (and link in the JIT) through the entry: dumping would otherwise look up the
         # packed wrapper of every function, which internal functions no longer have.
-        if anchor and not capi.mlirExecutionEngineLookupPacked(engine, string_ref(anchor)):
+        entry = capi.mlirExecutionEngineLookupPacked(engine, string_ref(anchor)) if anchor else None
+        if anchor and not entry:
             return ("LLVM could not link the module (an external symbol could not be resolved; "
                     "see the messages printed above)")
+        if keep is not None:
+            keep.append(JitImage([(capi, engine, None, None)], [path], entry))
+            engine = None
+            return ""
         capi.mlirExecutionEngineDumpToObjectFile(engine, string_ref(path))
         return ""
     finally:
-        release(capi, engine, None, None)
+        if engine is not None:
+            release(capi, engine, None, None)
+
+
+def jit_supported() -> bool:
+    """Whether a first call can run from its engines: Linux on x86-64, where
+    `Trampolines` know the machine code of a jump."""
+    return sys.platform.startswith("linux") and platform.machine() in ("x86_64", "AMD64")
+
+
+class Trampolines:
+    """Jumps in executable memory, one per function a part of a cut module
+    calls in another part: each part's engine links such a call to its
+    jump (`mlirExecutionEngineRegisterSymbol`) before the other part is
+    compiled, and `aim` points the jump at the function once it is. A jump
+    is `jmp *0(%rip)` followed by the target's address (x86-64)."""
+
+    SIZE = 16
+    _CODE = b"\xff\x25\x00\x00\x00\x00"
+
+    def __init__(self, names: list[str]):
+        self.index = {name: i for i, name in enumerate(names)}
+        self._memory = mmap.mmap(-1, max(len(names), 1) * self.SIZE,
+                                 prot=mmap.PROT_READ | mmap.PROT_WRITE | mmap.PROT_EXEC)
+        view = ctypes.c_char.from_buffer(self._memory)
+        self._base = ctypes.addressof(view)
+        del view  # (a live export would keep the map from closing)
+        for i in range(len(names)):
+            self._memory[i * self.SIZE:(i + 1) * self.SIZE] = self._CODE + bytes(8) + b"\xcc\xcc"
+
+    def address(self, name: str) -> int:
+        return self._base + self.SIZE * self.index[name]
+
+    def aim(self, name: str, target: int) -> None:
+        struct.pack_into("<Q", self._memory, self.SIZE * self.index[name] + len(self._CODE), target)
+
+
+def trampolines(names: list[str]) -> "Trampolines | None":
+    """`Trampolines` for `names`, or None where memory cannot be both
+    written and executed (a hardened kernel): the first call then waits
+    for its library."""
+    try:
+        return Trampolines(names)
+    except (OSError, ValueError):
+        return None
+
+
+class JitImage:
+    """A compiled function living in the engines of this process: `entry` is
+    the address of its packed entry point. Its engines (and `trampolines`)
+    are released when the image is no longer referenced: a `runtime.Executable`
+    holds it until the function's library is linked, and a call in progress
+    holds it until the call returns. `dump` writes each engine's object file
+    (`paths[i]` for the i-th engine), for the library."""
+
+    def __init__(self, handles: list, paths: list[str], entry: int, trampolines: "Trampolines | None" = None):
+        self.handles = handles
+        self.paths = paths
+        self.entry = entry
+        self.trampolines = trampolines
+
+    def dump(self) -> list[str]:
+        for (capi, jit, _, _), path in zip(self.handles, self.paths):
+            capi.mlirExecutionEngineDumpToObjectFile(jit, string_ref(path))
+        return self.paths
+
+    def __del__(self) -> None:
+        if sys.is_finalizing():
+            return  # the process is ending: nothing to give back
+        handles, self.handles = self.handles, []
+        for handle in handles:
+            release(*handle)
+        # (The trampolines' memory is unmapped with them: no call is in progress.)
 
 
 _RELEASE_QUEUE: "queue.SimpleQueue | None" = None

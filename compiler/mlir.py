@@ -183,6 +183,7 @@ def typed_capi() -> ctypes.CDLL:
                                                ctypes.c_bool, ctypes.c_bool], handle),
                 ("mlirExecutionEngineRegisterSymbol", [handle, string, ctypes.c_void_p], None),
                 ("mlirExecutionEngineLookupPacked", [handle, string], ctypes.c_void_p),
+                ("mlirExecutionEngineLookup", [handle, string], ctypes.c_void_p),
                 ("mlirExecutionEngineDumpToObjectFile", [handle, string], None),
                 ("mlirExecutionEngineDestroy", [handle], None),
                 ("mlirContextCreateWithThreading", [ctypes.c_bool], handle),

@@ -381,14 +381,19 @@ def keep_entry_callees_apart(module: ir.Module, entries: list[str]) -> None:
 
 
 def compile_parts(parts: list[Part], entries: list[str], shared_libs: list[str], folder: str,
-                  opt_level: int = 3, threads: int | None = None) -> list[str]:
+                  opt_level: int = 3, threads: int | None = None, keep: list | None = None) -> list[str]:
     """Object files of `parts`, compiled on `threads` threads (default: one
     per part), this one included; a cold part without the optimizer and
     with `optnone` functions. Each part is parsed, marked and compiled in
     its worker through the C API (ctypes releases the GIL, so parsing runs
     in parallel too, in a context that loads only the LLVM dialect: ~0.5 ms
     where a Python `ir.Context` with every dialect costs 4-7). Raises
-    PipelineError as codegen.emit_object does when LLVM rejects a part."""
+    PipelineError as codegen.emit_object does when LLVM rejects a part.
+
+    With `keep` (a list), the engines are kept and write no object files
+    yet: `keep` gets an `engine.JitImage` of the linked parts (each part's
+    calls into another go through `engine.Trampolines`), or nothing when
+    this machine cannot run them so (then the objects are written)."""
     from kiln.compiler.pipeline import PipelineError
 
     capi = typed_capi()
@@ -396,6 +401,11 @@ def compile_parts(parts: list[Part], entries: list[str], shared_libs: list[str],
     libraries = (MlirStringRef * len(shared_libs))(*[string_ref(lib) for lib in shared_libs])
     paths = [os.path.join(folder, f"part{k}.o") for k in range(len(parts))]
     failures: list[str] = [""] * len(parts)
+    jumps = None
+    if keep is not None and engine.jit_supported():
+        jumps = engine.trampolines(sorted({name for part in parts for name in part.imports}))
+    kept: list = [None] * len(parts) if jumps is not None else []
+    entry = [0]
 
     def build(k: int) -> None:
         part = parts[k]
@@ -414,15 +424,23 @@ def compile_parts(parts: list[Part], entries: list[str], shared_libs: list[str],
                 failures[k] = "LLVM could not translate or optimize the module (see the messages printed above)"
                 return
             for name in part.imports:
-                capi.mlirExecutionEngineRegisterSymbol(jit, string_ref(name), ctypes.addressof(engine.ELSEWHERE))
+                capi.mlirExecutionEngineRegisterSymbol(jit, string_ref(name), jumps.address(name) if jumps else
+                                                       ctypes.addressof(engine.ELSEWHERE))
             anchor = entries[0] if k == 0 else part.exports[0] if part.exports else part.defines[0]
-            if not capi.mlirExecutionEngineLookupPacked(jit, string_ref(anchor)):
+            address = capi.mlirExecutionEngineLookupPacked(jit, string_ref(anchor))
+            if not address:
                 failures[k] = ("LLVM could not link the module (an external symbol could not be resolved; "
                                "see the messages printed above)")
                 return
+            if jumps is not None:
+                kept[k] = (capi, jit, module, ctx)
+                entry[0] = address if k == 0 else entry[0]
+                jit = module = ctx = None
+                return
             capi.mlirExecutionEngineDumpToObjectFile(jit, string_ref(paths[k]))
         finally:
-            engine.release(capi, jit, module, ctx)
+            if jit is not None or module is not None or ctx is not None:
+                engine.release(capi, jit, module, ctx)
 
     def build_all(queue: list[int]) -> None:
         for k in queue:
@@ -436,6 +454,19 @@ def compile_parts(parts: list[Part], entries: list[str], shared_libs: list[str],
     build_all(queues[0])
     for worker in workers:
         worker.join()
+    if jumps is not None:
+        image = engine.JitImage([handle for handle in kept if handle is not None], paths, entry[0], jumps)
+        targets = {} if any(failures) else {
+            name: capi.mlirExecutionEngineLookup(kept[k][1], string_ref(name))
+            for k, part in enumerate(parts) for name in part.exports if name in jumps.index}
+        if not any(failures) and len(targets) == len(jumps.index) and all(targets.values()):
+            for name, target in targets.items():
+                jumps.aim(name, target)
+            keep.append(image)
+            return paths
+        if not any(failures):
+            image.dump()  # (a function another part calls that its engine does not find: the library links it)
+        del image  # (its engines go back to the release thread)
     for k, failure in enumerate(failures):
         if failure:
             raise PipelineError(f"stage 'llvmir': {failure}")

@@ -20,6 +20,7 @@ True
 from __future__ import annotations
 
 import atexit
+import contextlib
 import hashlib
 import json
 import os
@@ -32,6 +33,7 @@ from dataclasses import dataclass
 from typing import Callable, TypeVar
 
 from kiln.errors import ToolchainError
+from kiln.runtime import deferred
 
 T = TypeVar("T")
 FORMAT_VERSION = 2
@@ -73,11 +75,14 @@ def stats() -> dict:
     """Counters of this process: `hits` (libraries loaded from disk),
     `misses` (lookups that found nothing usable), `stores`, `rejected`
     (damaged or stale files discarded and rebuilt) and `evicted` (entries
-    removed to keep the cache under its size cap)."""
+    removed to keep the cache under its size cap; a first call's store
+    counts once its library is linked: this waits for it)."""
+    deferred.wait()
     return dict(_STATS)
 
 
 def reset_stats() -> None:
+    deferred.wait()
     for name in _STATS:
         _STATS[name] = 0
 
@@ -91,8 +96,31 @@ _fallback_reasons: dict[str, str] = {}  # requested directory -> why it is not u
 _private: list[str] = []  # this process's temporary cache, made on first need
 
 
+_PINNED = threading.local()  # .requested: the directory a deferred store writes to (`pinned`)
+
+
+def pinned(requested: str) -> "contextlib.AbstractContextManager[None]":
+    """On this thread, use `requested` as the requested directory: a first
+    call's library, linked behind it, goes where the cache was when it was
+    compiled, whatever `KILN_CACHE_DIR` says by then."""
+
+    @contextlib.contextmanager
+    def scope():
+        _PINNED.requested = requested
+        try:
+            yield
+        finally:
+            _PINNED.requested = None
+
+    return scope()
+
+
 def requested_dir() -> str:
-    """`KILN_CACHE_DIR`, else `$XDG_CACHE_HOME/kiln`, else `~/.cache/kiln`."""
+    """`KILN_CACHE_DIR`, else `$XDG_CACHE_HOME/kiln`, else `~/.cache/kiln`
+    (or on a thread in `pinned`, its directory)."""
+    pinned_dir = getattr(_PINNED, "requested", None)
+    if pinned_dir:
+        return pinned_dir
     return os.environ.get("KILN_CACHE_DIR") or os.path.join(
         os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"), "kiln")
 
@@ -291,6 +319,7 @@ def entry_paths(symbol: str, key: str) -> tuple[str, str]:
 def lookup(symbol: str, key: str) -> CacheEntry | None:
     """The valid entry for `symbol` / `key`, or None (absent, or damaged and
     removed). A hit marks the entry as recently used."""
+    deferred.wait(key)  # (a first call's library being linked behind it)
     library, meta_path = entry_paths(symbol, key)
     if not (os.path.exists(library) and os.path.exists(meta_path)):
         _STATS["misses"] += 1
@@ -360,6 +389,7 @@ def _index_path(jaxpr_key: str) -> str:
 def lookup_index(jaxpr_key: str) -> tuple[str, str] | None:
     """The (symbol, key) recorded for `jaxpr_key`, or None (a damaged
     record, or another jaxpr's, is removed)."""
+    deferred.wait()  # (a first call's record is written once its library is linked)
     path = _index_path(jaxpr_key)
     try:
         with open(path) as f:
@@ -429,6 +459,7 @@ def evict(cap: int | None = None) -> int:
     has loaded and every entry used in the last RECENT_SECONDS (another
     process may be loading it); index records of removed entries go too.
     Returns how many entries were removed."""
+    deferred.wait()  # (at once on the deferred worker, which stores and then evicts)
     cap = max_bytes() if cap is None else cap
     entries = sorted(_entries())
     total = sum(size for _, size, _, _ in entries)
@@ -471,6 +502,7 @@ def info() -> dict:
     """The cache in use: `path`, `requested` (the configured directory),
     `fallback_reason` (why `requested` is not used, or None), `entries`
     (function entries), `entry_bytes`, `bytes` (every file) and `cap`."""
+    deferred.wait()
     path = cache_dir()
     entries = _entries()
     total = 0
@@ -492,6 +524,7 @@ def clear() -> int:
     code and the fastcall extension); returns how
     many files were removed. Files already loaded by a process stay usable
     there; run it when no process is compiling."""
+    deferred.wait()
     root = cache_dir()
     removed = 0
     targets = [os.path.join(root, sub, name) for sub in ("lib", "index", "received")

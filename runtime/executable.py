@@ -159,30 +159,13 @@ class Executable:
     array after a successful call.
     """
 
-    def __init__(self, library: str, name: str, args: list[ValueSpec], results: list[ValueSpec],
-                 written: Sequence[int] = ()):
-        self.library = library
+    def __init__(self, library: str | None, name: str, args: list[ValueSpec], results: list[ValueSpec],
+                 written: Sequence[int] = (), image: Any = None):
         self.name = name
         self.written = tuple(written)
         self.args = [ValueSpec(np.dtype(a.dtype), a.rank) for a in args]
         self.results = [ValueSpec(np.dtype(r.dtype), r.rank) for r in results]
         tune_malloc()
-        self._lib = ctypes.CDLL(library)
-        install_print_hook(self._lib)
-        self._packed_fn = ctypes.cast(getattr(self._lib, f"_mlir__mlir_ciface_{name}"), ctypes.c_void_p).value
-        self._invoke = self._lib.kiln_invoke
-        self._invoke.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p]
-        self._invoke.restype = ctypes.c_int64
-        try:
-            set_hooks = self._lib.kiln_set_interrupt_hooks
-        except AttributeError:  # exported by a kiln before interrupts: it runs, uninterruptible
-            set_hooks = None
-        if set_hooks is not None:
-            set_hooks(ctypes.c_void_p(interrupt_hooks()))
-        # The C destructor of result owners on the Python path (absent from
-        # libraries exported by an older kiln: their owners free in Python).
-        release = getattr(self._lib, "kiln_release_buffer", None)
-        self._release = 0 if release is None or set_hooks is None else ctypes.cast(release, ctypes.c_void_p).value
         # Word offsets of each descriptor in a call frame.
         offset = 0
         self.result_offsets = []
@@ -199,11 +182,68 @@ class Executable:
         self._result_plan = [(o, r.rank, r.dtype, r.dtype.str, r.dtype.itemsize)
                              for r, o in zip(self.results, self.result_offsets)]
         self._local = threading.local()
+        # A first call's code in the JIT (compiler/engine.py's JitImage): its
+        # entry, with kiln's support library's runtime, until `adopt` gets
+        # the linked library. A call holds the image until it returns.
+        self._image = image
+        self._library: str | None = None
+        self._linked = threading.Event()
+        self._link_failure = ""
+        if image is not None:
+            self._bind(ctypes.CDLL(toolchain.support_library()), image.entry)
+        else:
+            self.adopt(library)
+
+    def _bind(self, lib: ctypes.CDLL, packed_fn: int) -> None:
+        install_print_hook(lib)
+        invoke = lib.kiln_invoke
+        invoke.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p]
+        invoke.restype = ctypes.c_int64
+        try:
+            set_hooks = lib.kiln_set_interrupt_hooks
+        except AttributeError:  # exported by a kiln before interrupts: it runs, uninterruptible
+            set_hooks = None
+        if set_hooks is not None:
+            set_hooks(ctypes.c_void_p(interrupt_hooks()))
+        # The C destructor of result owners on the Python path (absent from
+        # libraries exported by an older kiln: their owners free in Python).
+        release = getattr(lib, "kiln_release_buffer", None)
         fastcall = fastcall_module()
-        self._caller = None if fastcall is None else fastcall.Caller(
-            ctypes.cast(self._invoke, ctypes.c_void_p).value, self._packed_fn,
+        caller = None if fastcall is None else fastcall.Caller(
+            ctypes.cast(invoke, ctypes.c_void_p).value, packed_fn,
             [(a.dtype, a.rank) for a in self.args], [(r.dtype, r.rank) for r in self.results],
             list(self.written))
+        # (Attribute by attribute under the GIL: a call reads the image first, so a call that
+        # finds the new caller finds an image it needs no more.)
+        self._lib = lib
+        self._release = 0 if release is None or set_hooks is None else ctypes.cast(release, ctypes.c_void_p).value
+        self._invoke = invoke
+        self._packed_fn = packed_fn
+        self._caller = caller
+
+    def adopt(self, library: str) -> None:
+        """Call the linked shared `library` from now on (and let the JIT's
+        image go once the calls in progress return)."""
+        lib = ctypes.CDLL(library)
+        self._bind(lib, ctypes.cast(getattr(lib, f"_mlir__mlir_ciface_{self.name}"), ctypes.c_void_p).value)
+        self._library = library
+        self._image = None
+        self._linked.set()
+
+    def link_failed(self, reason: str) -> None:
+        """The library of a first call's code could not be linked: the code
+        keeps running from the JIT; `library` raises `reason`."""
+        self._link_failure = reason
+        self._linked.set()
+
+    @property
+    def library(self) -> str:
+        """The path of the function's shared library (a first call's is
+        linked behind it: this waits for it)."""
+        self._linked.wait()
+        if self._library is None:
+            raise KilnInternalError(f"the library of {self.name} could not be linked: {self._link_failure}")
+        return self._library
 
     def _frame(self) -> _CallFrame:
         frame = getattr(self._local, "frame", None)
@@ -213,6 +253,7 @@ class Executable:
 
     def __call__(self, values: Sequence[Any]) -> list:
         """Run on `values`; results of rank 0 come back as NumPy scalars."""
+        image = self._image  # (held until the call's messages are read)
         caller = self._caller
         if caller is None:
             return self.call_python(values)
@@ -221,10 +262,13 @@ class Executable:
             if out[0] == PYTHON_ERROR:
                 _raise_python_error(out)
             raise check_error(out)
+        del image
         return out
 
     def call_python(self, values: Sequence[Any]) -> list:
         """`__call__` without the C hot path (same behaviour)."""
+        image = self._image  # (held until the call's messages are read)
+        invoke, packed_fn = self._invoke, self._packed_fn
         frame = self._frame()
         words = frame.words
         keep = {}  # contiguous copies must outlive the call
@@ -246,7 +290,7 @@ class Executable:
             inputs.add(ptr)
             shape = a.shape
             words[offset:offset + 3 + 2 * rank] = (ptr, ptr, 0, *shape, *contiguous_strides(shape))
-        code = self._invoke(self._packed_fn, frame.packed_address, frame.failure_address)
+        code = invoke(packed_fn, frame.packed_address, frame.failure_address)
         if code:
             if code == PYTHON_ERROR:
                 _raise_python_error(frame.failure)
@@ -260,6 +304,7 @@ class Executable:
                     np.copyto(values[i], keep[i])
         if frame.failure[1] and not frame.failure[0]:  # (a library older than warnings leaves a stale record)
             warn_of_call(frame.failure)
+        del image
         return results
 
     def _adopt_results(self, words: list, inputs: set) -> list:
