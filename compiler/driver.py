@@ -349,7 +349,7 @@ def _link_later(executable: Executable, link: Callable[[], str], build_dir: str,
         finally:
             shutil.rmtree(build_dir, ignore_errors=True)
 
-    deferred.submit(key, task, executable.link_failed)
+    deferred.submit([key] + ([index_key] if index_key is not None else []), task, executable.link_failed)
 
 
 def _load_from_cache(symbol: str, key: str, args: list, results: list, texts: dict,

@@ -128,6 +128,12 @@ class JitImage:
         self.entry = entry
         self.trampolines = trampolines
 
+    def symbol(self, name: str) -> int | None:
+        """The address the JIT links `name` to (kiln's runtime functions: the
+        copy of the support code the image's code calls)."""
+        capi, jit, _, _ = self.handles[0]
+        return capi.mlirExecutionEngineLookup(jit, string_ref(name)) or None
+
     def dump(self) -> list[str]:
         for (capi, jit, _, _), path in zip(self.handles, self.paths):
             capi.mlirExecutionEngineDumpToObjectFile(jit, string_ref(path))

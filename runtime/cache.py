@@ -389,7 +389,7 @@ def _index_path(jaxpr_key: str) -> str:
 def lookup_index(jaxpr_key: str) -> tuple[str, str] | None:
     """The (symbol, key) recorded for `jaxpr_key`, or None (a damaged
     record, or another jaxpr's, is removed)."""
-    deferred.wait()  # (a first call's record is written once its library is linked)
+    deferred.wait(jaxpr_key)  # (a first call's record is written once its library is linked)
     path = _index_path(jaxpr_key)
     try:
         with open(path) as f:

@@ -80,13 +80,10 @@ def _print_hook(text: bytes, words, count: int) -> None:
     print_formatted(format, decode_record(dtype_line.split(), record))
 
 
-def install_print_hook(library: ctypes.CDLL) -> None:
-    """Route the library's `kiln.print`s to `sys.stdout` (without the hook,
-    support.c prints them in plain C, as for a library called from C)."""
-    try:
-        setter = library.kiln_set_print_hook
-    except AttributeError:
-        return  # exported by a kiln older than debug_print: it has no prints to route
-    setter.argtypes = [PRINT_HOOK_TYPE]
-    setter.restype = None
-    setter(_print_hook)
+def install_print_hook(setter_address: int | None) -> None:
+    """Route a library's `kiln.print`s to `sys.stdout` through its
+    `kiln_set_print_hook` at `setter_address` (without the hook, support.c
+    prints them in plain C, as for a library called from C). None: a
+    library exported by a kiln older than debug_print, with no prints."""
+    if setter_address:
+        ctypes.CFUNCTYPE(None, PRINT_HOOK_TYPE)(setter_address)(_print_hook)

@@ -24,7 +24,7 @@ import os
 import queue
 import threading
 import warnings
-from typing import Callable
+from typing import Callable, Sequence
 
 _LOCK = threading.Lock()
 _QUEUE: "queue.SimpleQueue | None" = None
@@ -33,9 +33,11 @@ _WORKER: threading.Thread | None = None
 _PENDING: dict[str, tuple[threading.Event, Callable[[str], None]]] = {}
 
 
-def submit(key: str, task: Callable[[], None], failed: Callable[[str], None]) -> None:
-    """Run `task` on the worker thread; when it raises, `failed(reason)` is
-    called there and a RuntimeWarning names the reason."""
+def submit(keys: str | Sequence[str], task: Callable[[], None], failed: Callable[[str], None]) -> None:
+    """Run `task` on the worker thread; `wait` of any of its `keys` waits
+    for it. When it raises, `failed(reason)` is called there and a
+    RuntimeWarning names the reason."""
+    keys = [keys] if isinstance(keys, str) else list(keys)
     global _QUEUE, _WORKER
     with _LOCK:
         if _QUEUE is None:
@@ -43,8 +45,9 @@ def submit(key: str, task: Callable[[], None], failed: Callable[[str], None]) ->
             _WORKER = threading.Thread(target=_work, args=(_QUEUE,), name="kiln-deferred-link", daemon=True)
             _WORKER.start()
         done = threading.Event()
-        _PENDING[key] = (done, failed)
-        _QUEUE.put((key, task, failed, done))
+        for key in keys:
+            _PENDING[key] = (done, failed)
+        _QUEUE.put((keys, task, failed, done))
 
 
 def _work(tasks: "queue.SimpleQueue") -> None:
@@ -52,7 +55,7 @@ def _work(tasks: "queue.SimpleQueue") -> None:
         item = tasks.get()
         if item is None:
             return
-        key, task, failed, done = item
+        keys, task, failed, done = item
         try:
             task()
         except Exception as e:  # noqa: BLE001 (any failure: the code keeps running from the JIT)
@@ -64,9 +67,13 @@ def _work(tasks: "queue.SimpleQueue") -> None:
                               "running in this process, but is not in the disk cache for the next one",
                               RuntimeWarning, stacklevel=1)
         finally:
+            # (Nothing of the task outlives it: it holds a first call's JIT image, which the
+            # executable has let go.)
+            del item, task, failed
             with _LOCK:
-                if _PENDING.get(key, (None,))[0] is done:
-                    del _PENDING[key]
+                for key in keys:
+                    if _PENDING.get(key, (None,))[0] is done:
+                        del _PENDING[key]
             done.set()
 
 
@@ -78,7 +85,7 @@ def wait(key: str | None = None) -> None:
         return
     with _LOCK:
         events = [_PENDING[key][0]] if key is not None and key in _PENDING else \
-            [done for done, _ in _PENDING.values()] if key is None else []
+            list({id(done): done for done, _ in _PENDING.values()}.values()) if key is None else []
     for event in events:
         event.wait()
 
@@ -86,7 +93,7 @@ def wait(key: str | None = None) -> None:
 def pending() -> int:
     """How many tasks are queued or running."""
     with _LOCK:
-        return len(_PENDING)
+        return len({id(done) for done, _ in _PENDING.values()})
 
 
 def _drain_at_exit() -> None:
@@ -100,7 +107,7 @@ def _after_fork_in_child() -> None:
     global _QUEUE, _WORKER, _LOCK
     _LOCK = threading.Lock()
     _QUEUE = _WORKER = None
-    for done, failed in _PENDING.values():
+    for done, failed in {id(done): (done, failed) for done, failed in _PENDING.values()}.values():
         # The parent links and stores the library; the child's function keeps its code in the JIT.
         failed("it was being linked by the parent process when this one forked")
         done.set()

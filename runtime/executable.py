@@ -22,7 +22,7 @@ import os
 import threading
 import warnings
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
@@ -190,24 +190,23 @@ class Executable:
         self._linked = threading.Event()
         self._link_failure = ""
         if image is not None:
-            self._bind(ctypes.CDLL(toolchain.support_library()), image.entry)
+            # The support code the JIT linked the image's code to (the copy its checks and
+            # buffers use), as the JIT finds it.
+            self._bind(image.symbol, image.entry)
         else:
             self.adopt(library)
 
-    def _bind(self, lib: ctypes.CDLL, packed_fn: int) -> None:
-        install_print_hook(lib)
-        invoke = lib.kiln_invoke
-        invoke.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p]
-        invoke.restype = ctypes.c_int64
-        try:
-            set_hooks = lib.kiln_set_interrupt_hooks
-        except AttributeError:  # exported by a kiln before interrupts: it runs, uninterruptible
-            set_hooks = None
-        if set_hooks is not None:
-            set_hooks(ctypes.c_void_p(interrupt_hooks()))
+    def _bind(self, symbol: "Callable[[str], int | None]", packed_fn: int) -> None:
+        """Call `packed_fn` through the runtime functions `symbol(name)` finds (their addresses)."""
+        install_print_hook(symbol("kiln_set_print_hook"))
+        invoke = ctypes.CFUNCTYPE(ctypes.c_int64, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p)(
+            symbol("kiln_invoke"))
+        set_hooks = symbol("kiln_set_interrupt_hooks")  # (absent: exported by a kiln before interrupts)
+        if set_hooks:
+            ctypes.CFUNCTYPE(None, ctypes.c_void_p)(set_hooks)(interrupt_hooks())
         # The C destructor of result owners on the Python path (absent from
         # libraries exported by an older kiln: their owners free in Python).
-        release = getattr(lib, "kiln_release_buffer", None)
+        release = symbol("kiln_release_buffer")
         fastcall = fastcall_module()
         caller = None if fastcall is None else fastcall.Caller(
             ctypes.cast(invoke, ctypes.c_void_p).value, packed_fn,
@@ -215,8 +214,7 @@ class Executable:
             list(self.written))
         # (Attribute by attribute under the GIL: a call reads the image first, so a call that
         # finds the new caller finds an image it needs no more.)
-        self._lib = lib
-        self._release = 0 if release is None or set_hooks is None else ctypes.cast(release, ctypes.c_void_p).value
+        self._release = release if release and set_hooks else 0
         self._invoke = invoke
         self._packed_fn = packed_fn
         self._caller = caller
@@ -225,7 +223,15 @@ class Executable:
         """Call the linked shared `library` from now on (and let the JIT's
         image go once the calls in progress return)."""
         lib = ctypes.CDLL(library)
-        self._bind(lib, ctypes.cast(getattr(lib, f"_mlir__mlir_ciface_{self.name}"), ctypes.c_void_p).value)
+
+        def symbol(name: str) -> int | None:
+            try:
+                return ctypes.cast(getattr(lib, name), ctypes.c_void_p).value
+            except AttributeError:
+                return None
+
+        self._lib = lib  # (loaded for good: results may point at its constants)
+        self._bind(symbol, symbol(f"_mlir__mlir_ciface_{self.name}"))
         self._library = library
         self._image = None
         self._linked.set()

@@ -31,7 +31,11 @@ def _functions():
     def never_compiled_here(x):
         return np.tanh(x) * 3.0
 
-    return softplus, shifted_square, never_compiled_here
+    @kiln.qjit
+    def run_from_the_jit(x):
+        return np.sin(x) * 2.0
+
+    return softplus, shifted_square, never_compiled_here, run_from_the_jit
 
 
 def _worker_helpers():
@@ -45,11 +49,12 @@ def _worker_helpers():
         received = pickling._RECEIVED.get(token)
         return None if received is None else received.num_compiles
 
-    def set_compiler(cc):
-        if cc is None:
-            os.environ.pop("CC", None)
-        else:
-            os.environ["CC"] = cc
+    def set_compiler(cc, first_call_jit=None):
+        for name, value in (("CC", cc), ("KILN_FIRST_CALL_JIT", first_call_jit)):
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
 
     return compiles, set_compiler
 
@@ -69,7 +74,7 @@ def dask_client():
 def test_dask_map_blocks_and_submit(dask_client):
     import dask.array as da
 
-    softplus, shifted_square, never_compiled_here = _functions()
+    softplus, shifted_square, never_compiled_here, run_from_the_jit = _functions()
     worker_compiles, set_worker_compiler = _worker_helpers()
     data = np.linspace(-3.0, 3.0, sum(CHUNKS))
     x = da.from_array(data, chunks=(CHUNKS,))
@@ -88,18 +93,22 @@ def test_dask_map_blocks_and_submit(dask_client):
         np.testing.assert_allclose(dask_client.submit(shifted_square, data).result(), (data - 1.0) ** 2)
         compiles = dask_client.run(worker_compiles, shifted_square._token)
         assert set(compiles.values()) <= {0, None} and 0 in compiles.values(), compiles
-        # Without its libraries a function must compile there, and cannot.
+        # Without its libraries a function compiles there: its first calls run from the JIT, which
+        # needs no C compiler (its library, which does, is not linked: a warning says so there).
+        np.testing.assert_allclose(dask_client.submit(run_from_the_jit, data).result(), np.sin(data) * 2.0)
+        # Waiting for its library instead, it cannot.
+        dask_client.run(set_worker_compiler, "/nonexistent/cc", "0")
         with pytest.raises(RuntimeError, match=r"the C compiler '/nonexistent/cc' could not be run"):
             dask_client.submit(never_compiled_here, data).result()
     finally:
-        dask_client.run(set_worker_compiler, os.environ.get("CC"))
+        dask_client.run(set_worker_compiler, os.environ.get("CC"), os.environ.get("KILN_FIRST_CALL_JIT"))
 
 
 def test_ray_remote_tasks():
     ray = pytest.importorskip("ray", reason="Ray runs only where the `ray` extra is installed")
     ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, configure_logging=False)
     try:
-        softplus, shifted_square, _ = _functions()
+        softplus, shifted_square, _, _ = _functions()
         shifted_square(np.ones(3))
 
         @ray.remote
