@@ -189,7 +189,9 @@ def emit_for_first_call(module: ir.Module, workdir: str, name: str,
     `emit_shared_library` does, returning its path. It needs the module no
     more: it can run on another thread while the image serves calls."""
     libraries = external_libraries(module)
-    keep: list = []
+    # (LAPACK: runtime/lapack.c reaches it through weak symbols, which the support
+    # library the JIT calls bound, empty, when it was loaded: the library links them.)
+    keep: list | None = None if uses_lapack(_external_symbols(module)) else []
     objects, hidden = emit_objects(module, workdir, name, libraries, text, keep=keep)
     link = _linker(module, workdir, name, libraries)
     image = keep[0] if keep else None

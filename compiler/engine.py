@@ -61,6 +61,7 @@ def compile_module(module: ir.Module, anchor: str, shared_libs: list[str], path:
             return ("LLVM could not link the module (an external symbol could not be resolved; "
                     "see the messages printed above)")
         if keep is not None:
+            pin_libraries(shared_libs)
             keep.append(JitImage([(capi, engine, None, None)], [path], entry))
             engine = None
             return ""
@@ -69,6 +70,19 @@ def compile_module(module: ir.Module, anchor: str, shared_libs: list[str], path:
     finally:
         if engine is not None:
             release(capi, engine, None, None)
+
+
+# The libraries an image's code calls into, opened once more by kiln: LLVM closes
+# the ones its engines opened when the process exits (its static destructors),
+# which would unmap the support code under its own worker threads.
+_PINNED: dict[str, ctypes.CDLL] = {}
+
+
+def pin_libraries(paths: list[str]) -> None:
+    """Keep `paths` loaded until the process ends (an image runs their code)."""
+    for path in paths:
+        if path not in _PINNED:
+            _PINNED[path] = ctypes.CDLL(path)
 
 
 def jit_supported() -> bool:

@@ -462,6 +462,7 @@ def compile_parts(parts: list[Part], entries: list[str], shared_libs: list[str],
         if not any(failures) and len(targets) == len(jumps.index) and all(targets.values()):
             for name, target in targets.items():
                 jumps.aim(name, target)
+            engine.pin_libraries(shared_libs)
             keep.append(image)
             return paths
         if not any(failures):

@@ -148,7 +148,9 @@ def test_calls_in_progress_while_the_library_takes_over():
     for t in threads:
         t.join()
     assert not errors
+    _executable(f).library
     assert _executable(f)._image is None
+    np.testing.assert_allclose(f(x, 3.0), expected)
 
 
 @needs_jit
