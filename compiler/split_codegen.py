@@ -433,14 +433,14 @@ def compile_parts(parts: list[Part], entries: list[str], shared_libs: list[str],
                                "see the messages printed above)")
                 return
             if jumps is not None:
-                kept[k] = (capi, jit, module, ctx)
+                # (The engine holds the part's code; its MLIR module and context go now.)
+                kept[k] = (capi, jit, None, None)
                 entry[0] = address if k == 0 else entry[0]
-                jit = module = ctx = None
+                jit = None
                 return
             capi.mlirExecutionEngineDumpToObjectFile(jit, string_ref(paths[k]))
         finally:
-            if jit is not None or module is not None or ctx is not None:
-                engine.release(capi, jit, module, ctx)
+            engine.release(capi, jit, module, ctx)
 
     def build_all(queue: list[int]) -> None:
         for k in queue:

@@ -230,8 +230,11 @@ class Executable:
             except AttributeError:
                 return None
 
+        entry = symbol(f"_mlir__mlir_ciface_{self.name}")
+        if not entry:
+            raise AttributeError(f"{library} has no entry point _mlir__mlir_ciface_{self.name}")
         self._lib = lib  # (loaded for good: results may point at its constants)
-        self._bind(symbol, symbol(f"_mlir__mlir_ciface_{self.name}"))
+        self._bind(symbol, entry)
         self._library = library
         self._image = None
         self._linked.set()
