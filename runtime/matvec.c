@@ -360,3 +360,114 @@ KILN_MATVEC_CHAIN_ENTRY(float, f32)
 
 KILN_MIRROR_UPPER(double, f64)
 KILN_MIRROR_UPPER(float, f32)
+
+/* C = alpha * A @ B + beta * C in f32 for an A of at most KILN_SMALL_M rows
+ * (m x k), B (k x n) and C (m x n), all with unit column stride
+ * (kiln-linalg-to-blas calls it instead of sgemm when A's rows are that
+ * few). OpenBLAS's sgemm packs B before it multiplies, which with a few rows
+ * of A costs more than the product: 8 x 30000 @ 30000 x 2000 (NPBench's
+ * mlp) takes it ~24 ms where its gemv, one row, reads the same B in ~8 ms.
+ * Here B is read once, four rows at a time (each vector of them feeding
+ * every row of A), into m rows of sums of at most KILN_SMALL_M_COLUMNS
+ * columns (64 KB, in L2); each thread of kiln's pool takes its block of
+ * columns. (In f64 OpenBLAS's dgemm was as fast or faster: not used.)
+ * beta 0 never reads C (BLAS's rule, which kiln-linalg-to-blas relies on
+ * for NumPy's NaN semantics). Each element of C sums its k products in
+ * order, as one dot product. */
+#define KILN_SMALL_M 8
+#define KILN_SMALL_M_COLUMNS 2048
+
+#define KILN_SMALL_M_KERNEL(NAME, T, W, TARGET)                                                                  \
+  typedef T NAME##_vec __attribute__((vector_size(W * sizeof(T)), aligned(sizeof(T))));                         \
+  TARGET static void NAME(int64_t m, int64_t j0, int64_t j1, int64_t k, T alpha, const T *a, int64_t lda,       \
+                          const T *b, int64_t ldb, T beta, T *c, int64_t ldc) {                                  \
+    T acc[KILN_SMALL_M][KILN_SMALL_M_COLUMNS] __attribute__((aligned(64)));                                     \
+    for (int64_t js = j0; js < j1; js += KILN_SMALL_M_COLUMNS) {                                                 \
+      int64_t w = j1 - js < KILN_SMALL_M_COLUMNS ? j1 - js : KILN_SMALL_M_COLUMNS, wv = w / W * W;              \
+      for (int64_t i = 0; i < m; i++)                                                                            \
+        memset(acc[i], 0, (size_t)w * sizeof(T));                                                                \
+      int64_t p = 0;                                                                                             \
+      for (; p + 4 <= k; p += 4) {                                                                               \
+        const T *b0 = b + p * ldb + js, *b1 = b0 + ldb, *b2 = b1 + ldb, *b3 = b2 + ldb;                          \
+        const T *ap = a + p;                                                                                     \
+        int64_t j = 0;                                                                                           \
+        for (; j < wv; j += W) {                                                                                 \
+          NAME##_vec v0 = *(const NAME##_vec *)(b0 + j), v1 = *(const NAME##_vec *)(b1 + j);                     \
+          NAME##_vec v2 = *(const NAME##_vec *)(b2 + j), v3 = *(const NAME##_vec *)(b3 + j);                     \
+          for (int64_t i = 0; i < m; i++) {                                                                      \
+            const T *ai = ap + i * lda;                                                                          \
+            NAME##_vec s = *(NAME##_vec *)(acc[i] + j);                                                          \
+            s += ai[0] * v0;                                                                                     \
+            s += ai[1] * v1;                                                                                     \
+            s += ai[2] * v2;                                                                                     \
+            s += ai[3] * v3;                                                                                     \
+            *(NAME##_vec *)(acc[i] + j) = s;                                                                     \
+          }                                                                                                      \
+        }                                                                                                        \
+        for (; j < w; j++)                                                                                       \
+          for (int64_t i = 0; i < m; i++) {                                                                      \
+            const T *ai = ap + i * lda;                                                                          \
+            acc[i][j] = (((acc[i][j] + ai[0] * b0[j]) + ai[1] * b1[j]) + ai[2] * b2[j]) + ai[3] * b3[j];         \
+          }                                                                                                      \
+      }                                                                                                          \
+      for (; p < k; p++) {                                                                                       \
+        const T *b0 = b + p * ldb + js;                                                                          \
+        for (int64_t i = 0; i < m; i++) {                                                                        \
+          T c0 = a[i * lda + p];                                                                                 \
+          for (int64_t j = 0; j < w; j++)                                                                        \
+            acc[i][j] += c0 * b0[j];                                                                             \
+        }                                                                                                        \
+      }                                                                                                          \
+      for (int64_t i = 0; i < m; i++) {                                                                          \
+        T *row = c + i * ldc + js;                                                                               \
+        if (beta == 0)                                                                                           \
+          for (int64_t j = 0; j < w; j++)                                                                        \
+            row[j] = alpha * acc[i][j];                                                                          \
+        else                                                                                                     \
+          for (int64_t j = 0; j < w; j++)                                                                        \
+            row[j] = alpha * acc[i][j] + beta * row[j];                                                          \
+      }                                                                                                          \
+    }                                                                                                            \
+  }
+
+KILN_SMALL_M_KERNEL(kiln_small_m_block_f32_avx2, float, 8, KILN_MATVEC_AVX2)
+KILN_SMALL_M_KERNEL(kiln_small_m_block_f32_portable, float, 4, )
+
+#define KILN_SMALL_M_ENTRY(T, SUFFIX)                                                                            \
+  typedef struct {                                                                                               \
+    const T *a, *b;                                                                                              \
+    T *c, alpha, beta;                                                                                           \
+    int64_t m, n, k, lda, ldb, ldc, blocks;                                                                      \
+  } kiln_small_m_job_##SUFFIX;                                                                                   \
+                                                                                                                 \
+  static void kiln_small_m_blocks_##SUFFIX(void *ctx, int64_t lo, int64_t hi) {                                  \
+    kiln_small_m_job_##SUFFIX *job = ctx;                                                                        \
+    /* Block b: columns [b * per, (b + 1) * per), per a multiple of 16. */                                       \
+    int64_t per = (job->n / job->blocks + 15) / 16 * 16;                                                         \
+    int64_t j0 = lo * per < job->n ? lo * per : job->n, j1 = hi * per < job->n && hi < job->blocks ? hi * per   \
+                                                                                                  : job->n;      \
+    (kiln_matvec_has_avx2() ? kiln_small_m_block_##SUFFIX##_avx2 : kiln_small_m_block_##SUFFIX##_portable)(     \
+        job->m, j0, j1, job->k, job->alpha, job->a, job->lda, job->b, job->ldb, job->beta, job->c, job->ldc);  \
+  }                                                                                                              \
+                                                                                                                 \
+  void kiln_gemm_small_m_##SUFFIX(int64_t m, int64_t n, int64_t k, T alpha, const T *a, int64_t lda,            \
+                                  const T *b, int64_t ldb, T beta, T *c, int64_t ldc) {                          \
+    if (m <= 0 || n <= 0)                                                                                        \
+      return;                                                                                                    \
+    if (m > KILN_SMALL_M) { /* not reached: the caller checks m */                                               \
+      for (int64_t i = 0; i < m; i += KILN_SMALL_M)                                                              \
+        kiln_gemm_small_m_##SUFFIX(m - i < KILN_SMALL_M ? m - i : KILN_SMALL_M, n, k, alpha, a + i * lda, lda,   \
+                                   b, ldb, beta, c + i * ldc, ldc);                                              \
+      return;                                                                                                    \
+    }                                                                                                            \
+    /* One block of columns per thread of kiln's pool, none under 128 columns. */                                \
+    int64_t blocks = kiln_num_threads();                                                                         \
+    if (blocks > n / 128)                                                                                        \
+      blocks = n / 128;                                                                                          \
+    if (blocks < 1)                                                                                              \
+      blocks = 1;                                                                                                \
+    kiln_small_m_job_##SUFFIX job = {a, b, c, alpha, beta, m, n, k, lda, ldb, ldc, blocks};                      \
+    kiln_parallel_for(kiln_small_m_blocks_##SUFFIX, &job, 0, blocks, m * n * (k > 0 ? k : 1));                   \
+  }
+
+KILN_SMALL_M_ENTRY(float, f32)

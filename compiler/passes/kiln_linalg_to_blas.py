@@ -20,6 +20,11 @@ flops of gemm, as NumPy does) for the upper triangle, and runtime/matvec.c's
 `kiln_mirror_upper_<f32|f64>` copies it to the lower one: the result is
 exactly symmetric.
 
+An f32 gemm whose A has at most 8 rows (a static count, or tested at run
+time) calls runtime/matvec.c's `kiln_gemm_small_m_f32` instead: it reads
+B once, where OpenBLAS's sgemm packs it first (NPBench's mlp, 8 rows of
+30,000 against a 30,000 x 2,000 weight matrix: about twice as fast).
+
 gemm's factors (kiln-fold-into-gemm leaves them next to the matmul): a
 fresh buffer filled with `s * X` right before the matmul and read only by
 it becomes alpha = s on `X` itself, and `C = s * C` in place right before
@@ -46,6 +51,12 @@ GEMM_SYMBOLS = {"f32": "scipy_cblas_sgemm64_", "f64": "scipy_cblas_dgemm64_"}
 GEMV_SYMBOLS = {"f32": "scipy_cblas_sgemv64_", "f64": "scipy_cblas_dgemv64_"}
 SYRK_SYMBOLS = {"f32": "scipy_cblas_ssyrk64_", "f64": "scipy_cblas_dsyrk64_"}
 MIRROR_SYMBOLS = {"f32": "kiln_mirror_upper_f32", "f64": "kiln_mirror_upper_f64"}
+# An f32 A of at most SMALL_M rows (runtime/matvec.c's KILN_SMALL_M): its kiln_gemm_small_m_f32, which
+# reads B once where OpenBLAS's sgemm packs it first (8 x 30000 @ 30000 x 2000: 26 against 47 ms, 4 x 4096
+# @ 4096 x 4096: 8.6 against 12.9 ms; docs/benchmarks.md, session 16). In f64 OpenBLAS's dgemm was as fast
+# or faster than its f64 twin (8 x 2000 @ 2000 x 2000: 2.2 against 3.3 ms), so f64 stays with dgemm.
+SMALL_M = 8
+SMALL_M_SYMBOLS = {"f32": "kiln_gemm_small_m_f32"}
 UPPER = 121  # CblasUpper
 # Ops between a fill and its matmul that touch no memory.
 _PURE_BETWEEN = {"memref.dim", "arith.constant", "arith.index_cast"}
@@ -112,6 +123,9 @@ def _declare(module: ir.Module, symbol: str, float_type: ir.Type) -> None:
     elif symbol in MIRROR_SYMBOLS.values():
         # C, n, ldc (runtime/matvec.c)
         inputs = [ptr, i64, i64]
+    elif symbol in SMALL_M_SYMBOLS.values():
+        # M, N, K, alpha, A, lda, B, ldb, beta, C, ldc (runtime/matvec.c)
+        inputs = [i64, i64, i64, float_type, ptr, i64, ptr, i64, float_type, ptr, i64]
     else:
         inputs = [i32, i32, i32, i64, i64, i64, float_type, ptr, i64, ptr, i64, float_type, ptr, i64]
     with ir.InsertionPoint.at_block_begin(module.body):
@@ -427,12 +441,39 @@ class KilnLinalgToBlas(ModulePass):
                 else:
                     arguments = [trans_a or trans, trans_b or trans, m, n, k, alpha, pa, lda, pb, ldb, beta, pc, ldc]
                 arguments = [arith.index_cast(i64, v) if isinstance(v.type, ir.IndexType) else v for v in arguments]
-                func.CallOp([], ir.FlatSymbolRefAttr.get(symbol), [order, *arguments])
+                if vector_product or transposed or str(float_type) not in SMALL_M_SYMBOLS or \
+                        (rows_of_a != ir.ShapedType.get_dynamic_size() and rows_of_a > SMALL_M):
+                    func.CallOp([], ir.FlatSymbolRefAttr.get(symbol), [order, *arguments])
+                else:
+                    self._small_m_or_gemm(module, symbol, order, arguments, float_type, rows_of_a)
             op.erase()
             if fill is not None:
                 fill.erase()
             for position, (copy, _) in transposed.items():
                 _drop_copy(copy, (a, b)[position])
+
+    @staticmethod
+    def _small_m_or_gemm(module: ir.Module, symbol: str, order: ir.Value, arguments: list, float_type: ir.Type,
+                         rows_of_a: int) -> None:
+        """gemm's call (`arguments` after `order`, no transposes), through
+        runtime/matvec.c's `kiln_gemm_small_m_<T>` when A has at most
+        SMALL_M rows (known here, or tested at run time)."""
+        small = SMALL_M_SYMBOLS[str(float_type)]
+        _declare(module, small, float_type)
+        m, n, k, alpha, pa, lda, pb, ldb, beta, pc, ldc = arguments[2:]
+        small_arguments = [m, n, k, alpha, pa, lda, pb, ldb, beta, pc, ldc]
+        if rows_of_a != ir.ShapedType.get_dynamic_size():
+            func.CallOp([], ir.FlatSymbolRefAttr.get(small), small_arguments)
+            return
+        i64 = ir.IntegerType.get_signless(64)
+        few = arith.cmpi(arith.CmpIPredicate.sle, m, arith.constant(i64, SMALL_M))
+        branch = scf.IfOp(few, [], has_else=True)
+        with ir.InsertionPoint(branch.then_block):
+            func.CallOp([], ir.FlatSymbolRefAttr.get(small), small_arguments)
+            scf.YieldOp([])
+        with ir.InsertionPoint(branch.else_block):
+            func.CallOp([], ir.FlatSymbolRefAttr.get(symbol), [order, *arguments])
+            scf.YieldOp([])
 
     @staticmethod
     def _syrk(module: ir.Module, op: ir.Operation, source: ir.Value, c: ir.Value, transposed_left: bool,

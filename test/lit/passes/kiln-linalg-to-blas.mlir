@@ -190,3 +190,33 @@ func.func @written_between(%x: memref<?x?xf64>) -> memref<?x?xf64> {
   memref.dealloc %xt : memref<?x?xf64>
   return %c : memref<?x?xf64>
 }
+
+// An f32 gemm whose A has at most 8 rows calls kiln_gemm_small_m_f32
+// (runtime/matvec.c: it reads B once, where sgemm packs it first): a
+// static count directly, a dynamic one behind a test of the count at run
+// time, with sgemm for more rows. f64, and A of more rows, call gemm.
+// CHECK-LABEL: func.func @few_rows
+func.func @few_rows(%a: memref<?x?xf32>, %b: memref<?x?xf32>, %c: memref<?x?xf32>,
+                    %a4: memref<4x?xf32>, %c4: memref<4x?xf32>, %a9: memref<9x?xf32>, %c9: memref<9x?xf32>,
+                    %d: memref<?x?xf64>, %dc: memref<?x?xf64>) {
+  // CHECK: %[[EIGHT:.*]] = arith.constant 8 : i64
+  // CHECK-NEXT: %[[FEW:.*]] = arith.cmpi sle, %[[M:.*]], %[[EIGHT]] : i64
+  // CHECK-NEXT: scf.if %[[FEW]] {
+  // CHECK-NEXT: func.call @kiln_gemm_small_m_f32(%[[M]], {{.*}}) : (i64, i64, i64, f32, !llvm.ptr, i64, !llvm.ptr, i64, f32, !llvm.ptr, i64) -> ()
+  // CHECK-NEXT: } else {
+  // CHECK-NEXT: func.call @scipy_cblas_sgemm64_(
+  // CHECK-NEXT: }
+  linalg.matmul ins(%a, %b : memref<?x?xf32>, memref<?x?xf32>) outs(%c : memref<?x?xf32>)
+  // CHECK-NOT: scf.if
+  // CHECK: call @kiln_gemm_small_m_f32(
+  // CHECK-NOT: scf.if
+  linalg.matmul ins(%a4, %b : memref<4x?xf32>, memref<?x?xf32>) outs(%c4 : memref<4x?xf32>)
+  // CHECK-NOT: kiln_gemm_small_m
+  // CHECK: call @scipy_cblas_sgemm64_(
+  linalg.matmul ins(%a9, %b : memref<9x?xf32>, memref<?x?xf32>) outs(%c9 : memref<9x?xf32>)
+  // CHECK-NOT: kiln_gemm_small_m
+  // CHECK: call @scipy_cblas_dgemm64_(
+  // CHECK-NOT: kiln_gemm_small_m
+  linalg.matmul ins(%d, %d : memref<?x?xf64>, memref<?x?xf64>) outs(%dc : memref<?x?xf64>)
+  return
+}
