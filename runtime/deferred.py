@@ -90,12 +90,6 @@ def wait(key: str | None = None) -> None:
         event.wait()
 
 
-def pending() -> int:
-    """How many tasks are queued or running."""
-    with _LOCK:
-        return len({id(done) for done, _ in _PENDING.values()})
-
-
 def _drain_at_exit() -> None:
     if _QUEUE is not None and _WORKER is not None:
         wait()
