@@ -7,7 +7,6 @@ Out: the path of a shared library exporting `_mlir__mlir_ciface_<name>`
 
 from __future__ import annotations
 
-import functools
 import os
 import sys
 from typing import Callable, Sequence
@@ -212,41 +211,38 @@ def _linker(module: ir.Module, workdir: str, name: str, libraries: list[str], ex
     no more (it can run on another thread)."""
     random = uses_random(module)
     routines = sort_routines(module)
-    return functools.partial(_link, workdir, name, libraries, extra_objects, output, bundle_into, soname, random,
-                             routines)
 
+    def link(objects: list[str], hidden: list[str]) -> tuple[str, list[str]]:
+        link_inputs = [*objects, *extra_objects]
+        if hidden:
+            # The functions that link the parts stay inside the library, as internal ones would.
+            script = os.path.join(workdir, f"{name}.map")
+            with open(script, "w") as f:
+                f.write("{ local:\n" + "".join(f"  {n};\n" for n in hidden) + "};\n")
+            link_inputs.append(f"-Wl,--version-script={script}")
+        if random:
+            # Static: the library carries its random numbers (and NumPy's distributions) itself.
+            link_inputs += toolchain.random_objects()
+        # Static too: the sorting routines it calls.
+        link_inputs += [toolchain.sort_object(routine) for routine in routines]
+        if libraries and sys.platform.startswith("linux"):
+            # runtime/lapack.c reaches LAPACK through weak symbols, which
+            # --as-needed (the default of many distributions) does not count.
+            link_inputs.append("-Wl,--no-as-needed")
+        bundled: list[str] = []
+        if bundle_into is None:
+            # Each library is linked by path, with an rpath to its folder.
+            for lib in libraries:
+                link_inputs += [lib, f"-Wl,-rpath,{os.path.dirname(os.path.abspath(lib))}"]
+        elif libraries:
+            for lib in libraries:
+                bundled += [f for f in toolchain.copy_with_dependencies(lib, bundle_into) if f not in bundled]
+                link_inputs.append(os.path.join(bundle_into, os.path.basename(lib)))
+            link_inputs.append(f"-Wl,-rpath,{toolchain.LOADER_FOLDER}")
+        library = toolchain.link_shared_library(link_inputs, output or os.path.join(workdir, f"lib{name}.so"), soname)
+        return library, bundled
 
-def _link(workdir: str, name: str, libraries: list[str], extra_objects: Sequence[str], output: str | None,
-          bundle_into: str | None, soname: str | None, random: bool, routines: list[str], objects: list[str],
-          hidden: list[str]) -> tuple[str, list[str]]:
-    link_inputs = [*objects, *extra_objects]
-    if hidden:
-        # The functions that link the parts stay inside the library, as internal ones would.
-        script = os.path.join(workdir, f"{name}.map")
-        with open(script, "w") as f:
-            f.write("{ local:\n" + "".join(f"  {n};\n" for n in hidden) + "};\n")
-        link_inputs.append(f"-Wl,--version-script={script}")
-    if random:
-        # Static: the library carries its random numbers (and NumPy's distributions) itself.
-        link_inputs += toolchain.random_objects()
-    # Static too: the sorting routines it calls.
-    link_inputs += [toolchain.sort_object(routine) for routine in routines]
-    if libraries and sys.platform.startswith("linux"):
-        # runtime/lapack.c reaches LAPACK through weak symbols, which
-        # --as-needed (the default of many distributions) does not count.
-        link_inputs.append("-Wl,--no-as-needed")
-    bundled: list[str] = []
-    if bundle_into is None:
-        # Each library is linked by path, with an rpath to its folder.
-        for lib in libraries:
-            link_inputs += [lib, f"-Wl,-rpath,{os.path.dirname(os.path.abspath(lib))}"]
-    elif libraries:
-        for lib in libraries:
-            bundled += [f for f in toolchain.copy_with_dependencies(lib, bundle_into) if f not in bundled]
-            link_inputs.append(os.path.join(bundle_into, os.path.basename(lib)))
-        link_inputs.append(f"-Wl,-rpath,{toolchain.LOADER_FOLDER}")
-    library = toolchain.link_shared_library(link_inputs, output or os.path.join(workdir, f"lib{name}.so"), soname)
-    return library, bundled
+    return link
 
 
 def llvm_ir(module: ir.Module) -> str:

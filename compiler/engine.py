@@ -61,8 +61,7 @@ def compile_module(module: ir.Module, anchor: str, shared_libs: list[str], path:
             return ("LLVM could not link the module (an external symbol could not be resolved; "
                     "see the messages printed above)")
         if keep is not None:
-            pin_libraries(shared_libs)
-            keep.append(JitImage([(capi, engine, None, None)], [path], entry))
+            keep.append(JitImage([(capi, engine, None, None)], [path], entry, shared_libs))
             engine = None
             return ""
         capi.mlirExecutionEngineDumpToObjectFile(engine, string_ref(path))
@@ -78,7 +77,7 @@ def compile_module(module: ir.Module, anchor: str, shared_libs: list[str], path:
 _PINNED: dict[str, ctypes.CDLL] = {}
 
 
-def pin_libraries(paths: list[str]) -> None:
+def _pin_libraries(paths: list[str]) -> None:
     """Keep `paths` loaded until the process ends (an image runs their code)."""
     for path in paths:
         if path not in _PINNED:
@@ -134,9 +133,12 @@ class JitImage:
     are released when the image is no longer referenced: a `runtime.Executable`
     holds it until the function's library is linked, and a call in progress
     holds it until the call returns. `dump` writes each engine's object file
-    (`paths[i]` for the i-th engine), for the library."""
+    (`paths[i]` for the i-th engine), for the library. The shared
+    `libraries` the engines linked the code to stay loaded for good."""
 
-    def __init__(self, handles: list, paths: list[str], entry: int, trampolines: "Trampolines | None" = None):
+    def __init__(self, handles: list, paths: list[str], entry: int, libraries: list[str],
+                 trampolines: "Trampolines | None" = None):
+        _pin_libraries(libraries)
         self.handles = handles
         self.paths = paths
         self.entry = entry

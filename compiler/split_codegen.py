@@ -435,7 +435,8 @@ def compile_parts(parts: list[Part], entries: list[str], shared_libs: list[str],
             if jumps is not None:
                 # (The engine holds the part's code; its MLIR module and context go now.)
                 kept[k] = (capi, jit, None, None)
-                entry[0] = address if k == 0 else entry[0]
+                if k == 0:
+                    entry[0] = address
                 jit = None
                 return
             capi.mlirExecutionEngineDumpToObjectFile(jit, string_ref(paths[k]))
@@ -455,14 +456,14 @@ def compile_parts(parts: list[Part], entries: list[str], shared_libs: list[str],
     for worker in workers:
         worker.join()
     if jumps is not None:
-        image = engine.JitImage([handle for handle in kept if handle is not None], paths, entry[0], jumps)
+        image = engine.JitImage([handle for handle in kept if handle is not None], paths, entry[0], shared_libs,
+                                jumps)
         targets = {} if any(failures) else {
             name: capi.mlirExecutionEngineLookup(kept[k][1], string_ref(name))
             for k, part in enumerate(parts) for name in part.exports if name in jumps.index}
         if not any(failures) and len(targets) == len(jumps.index) and all(targets.values()):
             for name, target in targets.items():
                 jumps.aim(name, target)
-            engine.pin_libraries(shared_libs)
             keep.append(image)
             return paths
         if not any(failures):

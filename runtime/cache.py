@@ -30,7 +30,7 @@ import threading
 import time
 import warnings
 from dataclasses import dataclass
-from typing import Callable, TypeVar
+from typing import Callable, Iterator, TypeVar
 
 from kiln.errors import ToolchainError
 from kiln.runtime import deferred
@@ -99,20 +99,16 @@ _private: list[str] = []  # this process's temporary cache, made on first need
 _PINNED = threading.local()  # .requested: the directory a deferred store writes to (`pinned`)
 
 
-def pinned(requested: str) -> "contextlib.AbstractContextManager[None]":
+@contextlib.contextmanager
+def pinned(requested: str) -> Iterator[None]:
     """On this thread, use `requested` as the requested directory: a first
     call's library, linked behind it, goes where the cache was when it was
     compiled, whatever `KILN_CACHE_DIR` says by then."""
-
-    @contextlib.contextmanager
-    def scope():
-        _PINNED.requested = requested
-        try:
-            yield
-        finally:
-            _PINNED.requested = None
-
-    return scope()
+    _PINNED.requested = requested
+    try:
+        yield
+    finally:
+        _PINNED.requested = None
 
 
 def requested_dir() -> str:
@@ -372,7 +368,7 @@ def store(symbol: str, key: str, built_library: str, stages: dict) -> str:
     library = _with_fallback(write)
     _STATS["stores"] += 1
     _in_use.add((symbol, key))
-    evict()
+    _evict(max_bytes())
     return library
 
 
@@ -459,8 +455,12 @@ def evict(cap: int | None = None) -> int:
     has loaded and every entry used in the last RECENT_SECONDS (another
     process may be loading it); index records of removed entries go too.
     Returns how many entries were removed."""
-    deferred.wait()  # (at once on the deferred worker, which stores and then evicts)
-    cap = max_bytes() if cap is None else cap
+    deferred.wait()  # (the libraries being linked behind first calls count)
+    return _evict(max_bytes() if cap is None else cap)
+
+
+def _evict(cap: int) -> int:
+    """`evict` without waiting (after a store: the deferred worker's own, or a library linked first)."""
     entries = sorted(_entries())
     total = sum(size for _, size, _, _ in entries)
     recent = time.time() - RECENT_SECONDS

@@ -460,13 +460,12 @@ class KilnLinalgToBlas(ModulePass):
         SMALL_M rows (known here, or tested at run time)."""
         small = SMALL_M_SYMBOLS[str(float_type)]
         _declare(module, small, float_type)
-        m, n, k, alpha, pa, lda, pb, ldb, beta, pc, ldc = arguments[2:]
-        small_arguments = [m, n, k, alpha, pa, lda, pb, ldb, beta, pc, ldc]
+        small_arguments = arguments[2:]  # (gemm's without its transpose flags: m, n, k, alpha, A, ..., ldc)
         if rows_of_a != ir.ShapedType.get_dynamic_size():
             func.CallOp([], ir.FlatSymbolRefAttr.get(small), small_arguments)
             return
         i64 = ir.IntegerType.get_signless(64)
-        few = arith.cmpi(arith.CmpIPredicate.sle, m, arith.constant(i64, SMALL_M))
+        few = arith.cmpi(arith.CmpIPredicate.sle, small_arguments[0], arith.constant(i64, SMALL_M))
         branch = scf.IfOp(few, [], has_else=True)
         with ir.InsertionPoint(branch.then_block):
             func.CallOp([], ir.FlatSymbolRefAttr.get(small), small_arguments)
