@@ -171,6 +171,7 @@ DEFAULT_PIPELINE: Pipeline = [
         "kiln-branchless-bit-selects",
         "kiln-outline-serial-loops",
         "kiln-dedup-parallel-bodies",
+        "kiln-wide-vectors",
     ]),
     ("llvm", [
         "convert-complex-to-standard",

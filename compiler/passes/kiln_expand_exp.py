@@ -20,6 +20,7 @@ from kiln.compiler.mlir import arith, ir
 from kiln.compiler.mlir import math as mlir_math
 from kiln.compiler.passes import ModulePass, register_pass
 from kiln.compiler.passes._util import collect_ops
+from kiln.compiler.passes.kiln_wide_vectors import MARK
 
 
 @dataclass(frozen=True)
@@ -71,7 +72,10 @@ def _expand(op: ir.Operation, fmt: _Format) -> ir.Value:
 
     value = arith.mulf(arith.mulf(p, pow2(half)), pow2(rest))
     is_nan = arith.cmpf(arith.CmpFPredicate.UNO, x, x)
-    return arith.select(is_nan, x, value)
+    result = arith.select(is_nan, x, value)
+    # (kiln-wide-vectors widens the vectors of the functions holding it.)
+    result.owner.attributes[MARK] = ir.UnitAttr.get()
+    return result
 
 
 @register_pass

@@ -15,7 +15,7 @@ func.func @exp_f32(%x: f32) -> f32 {
   // CHECK: arith.shli {{.*}} : i32
   // CHECK: arith.bitcast {{.*}} : i32 to f32
   // CHECK: %[[NAN:.*]] = arith.cmpf uno, %[[X]], %[[X]] : f32
-  // CHECK-NEXT: %[[R:.*]] = arith.select %[[NAN]], %[[X]], %{{.*}} : f32
+  // CHECK-NEXT: %[[R:.*]] = arith.select %[[NAN]], %[[X]], %{{.*}} {kiln.vector_math} : f32
   // CHECK-NEXT: return %[[R]] : f32
   %y = math.exp %x : f32
   return %y : f32
