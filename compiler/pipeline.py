@@ -164,6 +164,7 @@ DEFAULT_PIPELINE: Pipeline = [
         "kiln-version-small-dims",
         "kiln-block-rows",
         "kiln-flatten-parallel-nests",
+        "kiln-divide-by-reciprocal",
         "kiln-parallelize",
         "kiln-hoist-loop-checks",
         "kiln-version-small-dims{bodies=true}",

@@ -14,6 +14,9 @@ SINKABLE_OPS = ("arith.constant", "memref.subview", "memref.collapse_shape", "me
                 "arith.addi", "arith.subi", "arith.muli", "arith.minsi", "arith.maxsi")
 # A body that may fail a check also recomputes the address of the check's
 # message (a global) and LLVM constants.
+# A branch that rarely runs (kiln-divide-by-reciprocal's redo of a block):
+# CapturedNest.iterations leaves it out of a nest's work.
+RARELY_TAKEN = "kiln.rarely_taken"
 CHECKING_SINKABLE_OPS = SINKABLE_OPS + ("llvm.mlir.addressof", "llvm.mlir.constant", "llvm.mlir.zero")
 # Ops that keep a nest from being outlined into a parallel body (kiln-parallelize's docstring).
 SERIAL_OPS = ("func.call", "func.call_indirect", "llvm.call", "memref.alloc", "memref.realloc",
@@ -181,6 +184,8 @@ class CapturedNest:
         row) counts nothing, not 4096 per row."""
         total = None
         for op in block.operations:
+            if op.name == "scf.if" and RARELY_TAKEN in op.attributes:
+                continue
             if op.name in ("scf.parallel", "scf.for"):
                 dims = len(op.regions[0].blocks[0].arguments) if op.name == "scf.parallel" else 1
                 count = None

@@ -1,0 +1,159 @@
+"""Divisions by a value that does not change along a loop run through its
+reciprocal, exactly (kiln-divide-by-reciprocal; the IR is in
+test/lit/passes/kiln-divide-by-reciprocal.mlir): quotients equal to NumPy's
+bit for bit, written the way finite differences, normalizations and unit
+conversions are written, at sizes 0, 1, around the block of 1024 and large,
+with the values that take the division again (zeros of both signs, NaN,
+infinities, huge and subnormal dividends; zero, infinite, NaN and extreme
+divisors), through views and in place."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import kiln
+
+SIZES = (0, 1, 7, 1023, 1024, 1025, 5000)
+
+
+def central_difference(u, dx):
+    return (u[2:] - u[:-2]) / (2 * dx)
+
+
+def normalize_rows(e):
+    return e / e.sum(axis=1, keepdims=True)
+
+
+def to_celsius(kelvin, scale):
+    return (kelvin - 273.15) / scale
+
+
+def pressure_step(p, b, dx, dy):
+    out = np.zeros_like(p)
+    out[1:-1, 1:-1] = (((p[1:-1, 2:] + p[1:-1, :-2]) * dy ** 2 + (p[2:, 1:-1] + p[:-2, 1:-1]) * dx ** 2)
+                       / (2 * (dx ** 2 + dy ** 2)) - dx ** 2 * dy ** 2 / (2 * (dx ** 2 + dy ** 2)) * b[1:-1, 1:-1])
+    return out
+
+
+def _same(got, expected):
+    got, expected = np.asarray(got), np.asarray(expected)
+    assert got.dtype == expected.dtype and got.shape == expected.shape
+    # Bit for bit, NaN for NaN (NumPy's NaN payloads are not compared).
+    nan = np.isnan(expected)
+    np.testing.assert_array_equal(np.isnan(got), nan)
+    np.testing.assert_array_equal(got[~nan].view(np.uint8), expected[~nan].view(np.uint8))
+
+
+def _special(dtype):
+    info = np.finfo(dtype)
+    return np.array([0.0, -0.0, np.nan, np.inf, -np.inf, float(info.max), float(-info.max),
+                     float(info.tiny), float(info.tiny) / 8, float(info.smallest_subnormal), 1e-30, 1e30, 1.0,
+                     -3.0], dtype=dtype)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("n", SIZES)
+def test_random_quotients_match_numpy_bit_for_bit(dtype, n):
+    rng = np.random.default_rng(n)
+    u = (rng.standard_normal(n + 2) * 10.0 ** rng.integers(-8, 8, n + 2)).astype(dtype)
+    f = kiln.qjit(central_difference)
+    for dx in (0.1, 3.0, 1e-7, -2.5, 7.0 / 3.0):
+        _same(f(u, dtype(dx)), central_difference(u, dtype(dx)))
+    kelvin = rng.uniform(0, 500, n).astype(dtype)
+    _same(kiln.qjit(to_celsius)(kelvin, dtype(1.8)), to_celsius(kelvin, dtype(1.8)))
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_special_dividends_anywhere_in_a_block(dtype):
+    rng = np.random.default_rng(7)
+    f = kiln.qjit(lambda x, c: x / c)
+    for value in _special(dtype):
+        for position in (0, 511, 1023, 1024, 2999):
+            x = rng.standard_normal(3000).astype(dtype)
+            x[position] = value
+            for c in (3.0, -0.1, 1e-20, 1e20):
+                with np.errstate(all="ignore"):
+                    expected = x / dtype(c)
+                _same(f(x, dtype(c)), expected)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_special_divisors(dtype):
+    x = np.concatenate([_special(dtype), np.random.default_rng(1).standard_normal(2000).astype(dtype)])
+    f = kiln.qjit(lambda x, c: x / c)
+    info = np.finfo(dtype)
+    for c in [0.0, -0.0, np.inf, -np.inf, np.nan, float(info.max), float(info.tiny),
+              float(info.smallest_subnormal), 2.0 ** -40, 2.0 ** 40, 2.0 ** -120, 2.0 ** 120]:
+        c = dtype(c)
+        if not np.isfinite(c) and np.isfinite(float(c)):
+            continue
+        with np.errstate(all="ignore"):
+            expected = x / c
+        _same(f(x, c), expected)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("shape", [(0, 4), (1, 1), (3, 1025), (40, 61)])
+def test_one_divisor_per_row(dtype, shape):
+    # (Eighths: every row sum is exact in any order, so the divisors are NumPy's.)
+    e = (np.random.default_rng(shape[1]).integers(0, 64, shape) / 8).astype(dtype)
+    if e.size:
+        e[0, 0] = 0.0  # a zero row sum in a 1-wide row: 0 / 0
+    with np.errstate(all="ignore"):
+        expected = normalize_rows(e)
+        got = kiln.qjit(normalize_rows)(e)
+    _same(got, expected)
+
+
+@pytest.mark.parametrize("n", [3, 4, 61, 130])
+def test_pressure_stencil_matches_numpy(n):
+    rng = np.random.default_rng(n)
+    p, b = rng.standard_normal((n, n)), rng.standard_normal((n, n))
+    _same(kiln.qjit(pressure_step)(p, b, 2.0 / 40, 2.0 / 60), pressure_step(p, b, 2.0 / 40, 2.0 / 60))
+
+
+@pytest.mark.parametrize("fn, args", [(central_difference, (np.ones(9), 0.5)),
+                                      (normalize_rows, (np.ones((3, 4), dtype=np.float32),)),
+                                      (pressure_step, (np.ones((5, 5)), np.ones((5, 5)), 0.1, 0.2))])
+def test_the_quotients_above_take_the_reciprocal(fn, args):
+    f = kiln.qjit(fn, keep_intermediate=True)
+    f(*args)
+    assert "kiln.rarely_taken" in kiln.get_compilation_stage(f, "bufferized")
+
+
+def test_in_place_and_overlapping_views_keep_numpy_semantics():
+    def scale_in_place(x, c):
+        x /= c
+        return x
+
+    def shifted(x, c):
+        x[1:] = x[:-1] / c
+        return x
+
+    rng = np.random.default_rng(3)
+    for n in (0, 1, 1025, 3000):
+        x = rng.standard_normal(n)
+        x[: n // 2] *= 1e300
+        expected = x.copy()
+        with np.errstate(over="ignore"):
+            scale_in_place(expected, 1e-10)
+        got = x.copy()
+        with np.errstate(over="ignore"):
+            kiln.qjit(scale_in_place)(got, 1e-10)
+        _same(got, expected)
+        expected, got = x.copy(), x.copy()
+        shifted(expected, 3.0)
+        kiln.qjit(shifted)(got, 3.0)
+        _same(got, expected)
+
+
+def test_a_divisor_that_changes_inside_a_time_loop():
+    def relax(u, steps):
+        for k in range(steps):
+            u = u / (1.0 + 0.5 * k)
+            u[0] = 1.0
+        return u
+
+    u = np.linspace(0.0, 1.0, 2049)
+    _same(kiln.qjit(relax)(u.copy(), 6), relax(u.copy(), 6))
