@@ -133,6 +133,7 @@ DEFAULT_PIPELINE: Pipeline = [
         # soon as that argument was not allocated in the call's block (e.g.
         # hoisted out of a loop: np.unique(a, axis=0) freed its argsort
         # output once per column).
+        "kiln-forward-loop-buffers",
         "kiln-runtime-call-results",
         "kiln-store-written-arguments",
         # A loop body's temporaries whose sizes do not change from one

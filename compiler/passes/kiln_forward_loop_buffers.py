@@ -1,0 +1,163 @@
+"""Pass `kiln-forward-loop-buffers` (stage "bufferized", right after one-shot-bufferize).
+
+In: `scf.while` loops whose "before" region hands a buffer to the body
+through a copy that one-shot-bufferize made:
+
+    scf.while (%a = %init) {
+      %fresh = memref.alloc(...)
+      memref.copy %a, %fresh
+      scf.condition(%go) %fresh
+    } do {
+    ^bb0(%b):  (reads %b: loads, views, dims, copies out of it)
+      scf.yield %next
+    }
+
+Out: the same loop with `scf.condition(%go) %a`, the alloc and the copy
+gone. (buffer-deallocation-pipeline then passes the buffer's ownership
+along with it.)
+
+When: the copy keeps the body's buffer apart from the one the before
+region holds, which matters only if the body writes to it. So the body
+must only read `%b`: every use of it, of its views, and of what a branch
+yields of them, is a load, a dim, a view, the source of a copy, an input of
+a linalg op or an operand of the loop's own yield; and nothing in the body
+touches `%init` (in the first iteration `%b` is `%init`'s buffer). Before
+the copy there must be nothing but the alloc, its size computation and
+checks: the condition's other values are left as they are.
+
+Why: a loop that rebinds an array it also reads after writing part of it
+(`pn = p.copy(); p[1:-1, 1:-1] = f(pn); p[:, -1] = g(pn)`, channel_flow's
+pressure iterations) yields a new buffer each iteration, and
+one-shot-bufferize then copied the whole array once more per iteration
+just to pass it from the condition to the body: channel_flow's 4,910
+pressure iterations and 982 time steps per call each copied their arrays
+twice instead of once.
+"""
+
+from __future__ import annotations
+
+from kiln.compiler.mlir import ir
+from kiln.compiler.passes import ModulePass, register_pass
+from kiln.compiler.passes._util import collect_ops
+
+_VIEWS = frozenset({"memref.subview", "memref.cast", "memref.reinterpret_cast", "memref.collapse_shape",
+                    "memref.expand_shape", "memref.transpose"})
+_READS = frozenset({"memref.load", "memref.dim", "memref.rank"})
+
+
+def _only_read(value: ir.Value, loop: ir.Operation) -> bool:
+    """Whether every use of `value`, of its views and of the results of the
+    branches that yield them, only reads (see the module docstring)."""
+    seen, work = {value}, [value]
+    while work:
+        for use in work.pop().uses:
+            user = use.owner
+            name = user.operation.name
+            if name in _READS:
+                continue
+            if name in _VIEWS:
+                results = list(user.results)
+            elif name == "memref.copy":
+                if use.operand_number != 0:
+                    return False
+                continue
+            elif name.startswith("linalg."):
+                inputs = ir.DenseI32ArrayAttr(user.attributes["operandSegmentSizes"])[0] \
+                    if "operandSegmentSizes" in user.attributes else -1
+                if use.operand_number >= inputs:
+                    return False
+                continue
+            elif name == "scf.yield":
+                parent = user.operation.parent
+                if parent == loop:
+                    continue
+                if parent.operation.name != "scf.if":
+                    return False
+                results = [parent.results[use.operand_number]]
+            else:
+                return False
+            for r in results:
+                if r not in seen:
+                    seen.add(r)
+                    work.append(r)
+    return True
+
+
+def _inside(op: ir.Operation, loop: ir.Operation) -> bool:
+    parent = op.operation.parent
+    while parent is not None and parent.operation.name != "builtin.module":
+        if parent == loop:
+            return True
+        parent = parent.parent
+    return False
+
+
+def _apart(buffer: ir.Value, loop: ir.Operation, after: ir.Block, position: int) -> bool:
+    """Whether `buffer`, one the condition may hand to the body (the loop's
+    initial value or what the body yields for the next iteration), is not
+    written while the body reads it: a buffer from outside the loop that
+    nothing in the loop uses (but the yield that passes it on), a buffer the
+    body allocates in each iteration, or the body's own argument passed on."""
+    if buffer == after.arguments[position]:
+        return True
+    owner = buffer.owner
+    if not isinstance(owner, ir.Block) and owner.operation.name == "memref.alloc" and \
+            owner.operation.parent == loop and owner.operation.block == after:
+        return True
+    if _inside(owner if not isinstance(owner, ir.Block) else owner.owner, loop) or \
+            (isinstance(owner, ir.Block) and owner.owner == loop):
+        return False
+    yield_op = list(after.operations)[-1]
+    work = [buffer]
+    while work:
+        for use in work.pop().uses:
+            if use.owner == yield_op:
+                continue
+            if _inside(use.owner, loop):
+                return False
+            if use.owner.operation.name in _VIEWS:
+                work.extend(use.owner.results)
+    return True
+
+
+def _forward(loop: ir.Operation) -> int:
+    before = loop.regions[0].blocks[0]
+    after = loop.regions[1].blocks[0]
+    condition = list(before.operations)[-1]
+    forwarded = 0
+    for position, value in enumerate(list(condition.operands)[1:]):
+        fresh = value.owner
+        if isinstance(fresh, ir.Block) or fresh.operation.name != "memref.alloc":
+            continue
+        uses = list(value.uses)
+        copies = [u.owner for u in uses if u.owner.operation.name == "memref.copy" and u.operand_number == 1]
+        if len(uses) != 2 or len(copies) != 1:
+            continue
+        source = copies[0].operands[0]
+        if not isinstance(source.owner, ir.Block) or source.owner != before or source.type != value.type:
+            continue
+        ops = list(before.operations)
+        if ops.index(copies[0]) != len(ops) - 2:
+            continue  # (something between the copy and the condition)
+        slot = ir.BlockArgument(source).arg_number
+        if not all(_apart(buffer, loop, after, position) for buffer in
+                   (loop.operands[slot], list(after.operations)[-1].operands[slot])):
+            continue
+        if not _only_read(after.arguments[position], loop):
+            continue
+        condition.operands[position + 1] = source
+        copies[0].erase()
+        fresh.erase()
+        forwarded += 1
+    return forwarded
+
+
+@register_pass
+class KilnForwardLoopBuffers(ModulePass):
+    """Pass a while loop's buffer from its condition to its body without a copy when the body only reads it."""
+
+    name = "kiln-forward-loop-buffers"
+
+    def apply(self, module: ir.Module) -> None:
+        for loop in collect_ops(module, {"scf.while"}):
+            _forward(loop)
