@@ -235,12 +235,14 @@ def _rewrite(nest: ir.Operation, ops: list[ir.Operation], divisions: list[ir.Ope
             inner[ivs[-1]] = fast.induction_variable
             bad = fast.inner_iter_args[0]
             for op in ops:
+                if op in hoisted:
+                    continue  # (computed once per block, above)
                 if op in divisions:
                     hc, y = reciprocal[op.operands[1]]
                     quotient, flagged = _fast_quotient(inner.get(op.operands[0], op.operands[0]), hc, y)
                     inner[op.result] = quotient
                     bad = arith.ori(bad, flagged)
-                elif op not in hoisted:
+                else:
                     clone_ops([op], inner)
             scf.YieldOp([bad])
         redo = arith.ori(fast.results[0], arith.xori(all_ok, arith.constant(i1, 1)))
