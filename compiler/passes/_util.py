@@ -110,6 +110,11 @@ def clone_ops(operations, mapping: dict) -> None:
             mapping[old] = new
 
 
+# Ops whose memref result views (part of) their first operand's buffer.
+VIEW_OPS = frozenset({"memref.subview", "memref.cast", "memref.reinterpret_cast", "memref.collapse_shape",
+                      "memref.expand_shape", "memref.transpose", "memref.memory_space_cast"})
+
+
 # Integer divisions and remainders: undefined behaviour in LLVM for a zero
 # divisor, so never computed speculatively (e.g. before a loop that may not run).
 UNSAFE_TO_SPECULATE = frozenset({

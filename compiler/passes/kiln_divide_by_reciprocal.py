@@ -49,20 +49,18 @@ from kiln.compiler.mlir import arith, ir, scf
 from kiln.compiler.mlir import math as mlir_math
 from kiln.compiler.passes import ModulePass, option, register_pass
 from kiln.compiler.passes._outlining import RARELY_TAKEN
-from kiln.compiler.passes._util import clone_ops, collect_ops
+from kiln.compiler.passes._util import VIEW_OPS, clone_ops, collect_ops
 
 BLOCK = 1024
 # Per type: (least |c|, greatest |c|, least nonzero |x|, greatest |x|).
 _BOUNDS = {"f64": (2.0 ** -100, 2.0 ** 100, 2.0 ** -800, 2.0 ** 800),
            "f32": (2.0 ** -30, 2.0 ** 30, 2.0 ** -60, 2.0 ** 60)}
-_VIEWS = ("memref.subview", "memref.cast", "memref.reinterpret_cast", "memref.collapse_shape",
-          "memref.expand_shape", "memref.transpose", "memref.memory_space_cast")
 _BODY_OPS = ("memref.load", "memref.store")
 
 
 def _base(value: ir.Value) -> ir.Value:
     """The value `value` views, through subviews, casts and reshapes."""
-    while not isinstance(value.owner, ir.Block) and value.owner.operation.name in _VIEWS:
+    while not isinstance(value.owner, ir.Block) and value.owner.operation.name in VIEW_OPS:
         value = value.owner.operands[0]
     return value
 

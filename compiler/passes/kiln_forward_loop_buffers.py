@@ -38,10 +38,8 @@ from __future__ import annotations
 
 from kiln.compiler.mlir import ir
 from kiln.compiler.passes import ModulePass, register_pass
-from kiln.compiler.passes._util import collect_ops
+from kiln.compiler.passes._util import VIEW_OPS, collect_ops
 
-_VIEWS = frozenset({"memref.subview", "memref.cast", "memref.reinterpret_cast", "memref.collapse_shape",
-                    "memref.expand_shape", "memref.transpose"})
 _READS = frozenset({"memref.load", "memref.dim", "memref.rank"})
 
 
@@ -55,7 +53,7 @@ def _only_read(value: ir.Value, loop: ir.Operation) -> bool:
             name = user.operation.name
             if name in _READS:
                 continue
-            if name in _VIEWS:
+            if name in VIEW_OPS:
                 results = list(user.results)
             elif name == "memref.copy":
                 if use.operand_number != 0:
@@ -115,7 +113,7 @@ def _apart(buffer: ir.Value, loop: ir.Operation, after: ir.Block, position: int)
                 continue
             if _inside(use.owner, loop):
                 return False
-            if use.owner.operation.name in _VIEWS:
+            if use.owner.operation.name in VIEW_OPS:
                 work.extend(use.owner.results)
     return True
 
