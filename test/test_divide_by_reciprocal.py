@@ -179,3 +179,53 @@ def test_the_arithmetic_matches_division_on_every_f32_dividend():
     done = subprocess.run([sys.executable, script, "--quick"], capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stdout + done.stderr
     assert done.stdout.startswith("0 mismatches")
+
+
+def _quotients(a, c):
+    return a / c, a[::2] / c, a.T / c
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.int64, np.int32, np.uint8, np.bool_])
+@pytest.mark.parametrize("order", ["C", "F"])
+def test_views_orders_and_integer_true_division(dtype, order):
+    rng = np.random.default_rng(5)
+    a = np.asarray(rng.integers(-50, 50, (37, 1030)), dtype=dtype, order=order)
+    f = kiln.qjit(_quotients)
+    for c in (3, 7.5, -0.2):
+        with np.errstate(all="ignore"):
+            expected = _quotients(a, c)
+        for got, want in zip(f(a, c), expected):
+            _same(got, want)
+
+
+def test_three_dimensional_and_per_plane_divisors():
+    def per_plane(x):
+        return x / x.max(axis=(1, 2), keepdims=True), x / np.float64(x.shape[2])
+
+    x = np.random.default_rng(2).uniform(0.5, 2.0, (4, 5, 2049))
+    for got, want in zip(kiln.qjit(per_plane)(x), per_plane(x)):
+        _same(got, want)
+
+
+def test_a_divisor_that_changes_every_iteration_of_an_outer_loop():
+    def damped(u, steps):
+        out = np.zeros((steps, u.shape[0]))
+        for k in range(steps):
+            out[k] = u / (k + 0.5)
+        return out
+
+    u = np.random.default_rng(4).standard_normal(3001)
+    _same(kiln.qjit(damped)(u, 7), damped(u, 7))
+
+
+def test_complex_and_mixed_precision_quotients():
+    def mixed(a, b, c):
+        return a / c, b / c, (a + 1j * a) / c
+
+    rng = np.random.default_rng(6)
+    a = rng.standard_normal(1500).astype(np.float32)
+    b = rng.standard_normal(1500)
+    got, want = kiln.qjit(mixed)(a, b, np.float32(3.3)), mixed(a, b, np.float32(3.3))
+    _same(got[0], want[0])
+    _same(got[1], want[1])
+    np.testing.assert_allclose(got[2], want[2], rtol=1e-6)

@@ -90,3 +90,36 @@ def test_a_while_loop_that_converges():
     expected, got = u.copy(), u.copy()
     assert kiln.qjit(converge)(got, 1e-6) == converge(expected, 1e-6)
     np.testing.assert_allclose(got, expected, rtol=1e-14)
+
+
+def keep_previous(u0, steps):
+    u = u0.copy()
+    prev = u
+    for _ in range(steps):
+        prev = u
+        u = np.concatenate([u[1:], u[:1]]) * 0.5 + prev * 0.25
+        u[0] = prev[-1]
+    return prev, u
+
+
+def rows_then_columns(a, steps):
+    a = a.copy()
+    for _ in range(steps):
+        old = a.copy()
+        a[1:, :] = old[:-1, :] + 1.0
+        a[:, 0] = old[:, -1]
+    return a
+
+
+@pytest.mark.parametrize("steps", [0, 1, 4])
+def test_the_previous_iterate_survives_the_loop(steps):
+    u0 = np.random.default_rng(steps).standard_normal(17)
+    for got, want in zip(kiln.qjit(keep_previous)(u0, steps), keep_previous(u0, steps)):
+        np.testing.assert_allclose(got, want, rtol=1e-14)
+
+
+@pytest.mark.parametrize("shape", [(1, 1), (2, 3), (9, 4)])
+@pytest.mark.parametrize("steps", [0, 1, 3])
+def test_rows_then_columns_from_the_old_array(shape, steps):
+    a = np.arange(np.prod(shape), dtype=np.float64).reshape(shape)
+    np.testing.assert_array_equal(kiln.qjit(rows_then_columns)(a, steps), rows_then_columns(a, steps))
