@@ -40,8 +40,8 @@ Why: a division is the slowest arithmetic a loop does: 8 cycles per
 channel_flow's pressure stencil and right-hand side divide by `2 * dx`
 and `2 * (dx**2 + dy**2)` on every element; those loops were bound by the
 divider, ~40 % of the kernel's time. (On a CPU without fma instructions
-LLVM calls libm's `fma`: still exact, but slower than dividing; x86-64 CPUs
-targets, x86-64 with AVX2 and AArch64, have them.) JAX does not divide exactly there
+LLVM calls libm's `fma`: still exact, but slower than dividing; x86-64
+CPUs since 2013 and AArch64 ones have them.) JAX does not divide exactly there
 (its quotients differ from NumPy's in the last bit); kiln keeps NumPy's.
 """
 
