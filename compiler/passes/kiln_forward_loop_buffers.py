@@ -20,10 +20,14 @@ When: the copy keeps the body's buffer apart from the one the before
 region holds, which matters only if the body writes to it. So the body
 must only read `%b`: every use of it, of its views, and of what a branch
 yields of them, is a load, a dim, a view, the source of a copy, an input of
-a linalg op or an operand of the loop's own yield; and nothing in the body
-touches `%init` (in the first iteration `%b` is `%init`'s buffer). Before
-the copy there must be nothing but the alloc, its size computation and
-checks: the condition's other values are left as they are.
+a linalg op or an operand of the loop's own yield. And no buffer `%b` may
+be is written in the loop: `%init` (the first iteration's) and what the
+body yields for the next iteration must each be a buffer the body
+allocates anew, `%b` itself, or a buffer from outside that nothing in the
+loop uses but that yield (np.intersect1d's search loop writes a buffer from
+outside and yields it: its copy stays). The copy must be the last op before
+the condition (nothing may write `%a` after it); the condition's other
+values are left as they are.
 
 Why: a loop that rebinds an array it also reads after writing part of it
 (`pn = p.copy(); p[1:-1, 1:-1] = f(pn); p[:, -1] = g(pn)`, channel_flow's
