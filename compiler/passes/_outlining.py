@@ -14,10 +14,10 @@ SINKABLE_OPS = ("arith.constant", "memref.subview", "memref.collapse_shape", "me
                 "arith.addi", "arith.subi", "arith.muli", "arith.minsi", "arith.maxsi")
 # A body that may fail a check also recomputes the address of the check's
 # message (a global) and LLVM constants.
+CHECKING_SINKABLE_OPS = SINKABLE_OPS + ("llvm.mlir.addressof", "llvm.mlir.constant", "llvm.mlir.zero")
 # A branch that rarely runs (kiln-divide-by-reciprocal's redo of a block):
 # CapturedNest.iterations leaves it out of a nest's work.
 RARELY_TAKEN = "kiln.rarely_taken"
-CHECKING_SINKABLE_OPS = SINKABLE_OPS + ("llvm.mlir.addressof", "llvm.mlir.constant", "llvm.mlir.zero")
 # Ops that keep a nest from being outlined into a parallel body (kiln-parallelize's docstring).
 SERIAL_OPS = ("func.call", "func.call_indirect", "llvm.call", "memref.alloc", "memref.realloc",
               "memref.dealloc", "memref.alloca")

@@ -188,6 +188,13 @@ def _divisor_ok(c: ir.Value) -> ir.Value:
                       arith.cmpf(arith.CmpFPredicate.OLE, a, _bound(a, greatest)))
 
 
+def _prepare(c: ir.Value, here: ir.Value, reciprocal: dict, oks: list) -> None:
+    """Divisor `c`, computed as `here` at the insertion point: its reciprocal
+    (recorded in `reciprocal`) and whether it is in range (appended to `oks`)."""
+    reciprocal[c] = (here, arith.divf(arith.constant(here.type, 1.0), here))
+    oks.append(_divisor_ok(here))
+
+
 def _rewrite(nest: ir.Operation, ops: list[ir.Operation], divisions: list[ir.Operation]) -> None:
     index = ir.IndexType.get()
     i1 = ir.IntegerType.get_signless(1)
@@ -208,12 +215,10 @@ def _rewrite(nest: ir.Operation, ops: list[ir.Operation], divisions: list[ir.Ope
         zero, one = arith.constant(index, 0), arith.constant(index, 1)
         blocks = arith.ceildivsi(arith.subi(uppers[-1], lowers[-1]), size)
         # (A divisor from outside the nest: its reciprocal once, before it.)
-        reciprocal, all_ok = {}, None
+        reciprocal, oks = {}, []
         for c in divisors:
             if c not in inside:
-                reciprocal[c] = (c, arith.divf(arith.constant(c.type, 1.0), c))
-                ok = _divisor_ok(c)
-                all_ok = ok if all_ok is None else arith.andi(all_ok, ok)
+                _prepare(c, c, reciprocal, oks)
         outer = scf.ParallelOp([], lowers[:-1] + [zero], uppers[:-1] + [blocks], steps[:-1] + [one], [])
         body = outer.regions[0].blocks.append(*([index] * dims))
     with ir.InsertionPoint(body), nest.location:
@@ -222,12 +227,11 @@ def _rewrite(nest: ir.Operation, ops: list[ir.Operation], divisions: list[ir.Ope
         mapping = {ivs[d]: body.arguments[d] for d in range(dims - 1)}
         clone_ops([op for op in ops if op in hoisted], mapping)
         for c in divisors:
-            if c not in inside:
-                continue
-            hc = mapping[c]
-            reciprocal[c] = (hc, arith.divf(arith.constant(c.type, 1.0), hc))
-            ok = _divisor_ok(hc)
-            all_ok = ok if all_ok is None else arith.andi(all_ok, ok)
+            if c in inside:
+                _prepare(c, mapping[c], reciprocal, oks)
+        all_ok = oks[0]
+        for ok in oks[1:]:
+            all_ok = arith.andi(all_ok, ok)
         false = arith.constant(i1, 0)
         fast = scf.ForOp(start, stop, one, [false])
         with ir.InsertionPoint(fast.body):

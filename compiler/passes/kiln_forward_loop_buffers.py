@@ -42,7 +42,7 @@ from __future__ import annotations
 
 from kiln.compiler.mlir import ir
 from kiln.compiler.passes import ModulePass, register_pass
-from kiln.compiler.passes._util import VIEW_OPS, collect_ops
+from kiln.compiler.passes._util import VIEW_OPS, ancestors, collect_ops
 
 _READS = frozenset({"memref.load", "memref.dim", "memref.rank"})
 
@@ -86,12 +86,7 @@ def _only_read(value: ir.Value, loop: ir.Operation) -> bool:
 
 
 def _inside(op: ir.Operation, loop: ir.Operation) -> bool:
-    parent = op.operation.parent
-    while parent is not None and parent.operation.name != "builtin.module":
-        if parent == loop:
-            return True
-        parent = parent.parent
-    return False
+    return any(parent == loop for parent in ancestors(op.operation))
 
 
 def _apart(buffer: ir.Value, loop: ir.Operation, after: ir.Block, position: int) -> bool:
@@ -103,13 +98,12 @@ def _apart(buffer: ir.Value, loop: ir.Operation, after: ir.Block, position: int)
     if buffer == after.arguments[position]:
         return True
     owner = buffer.owner
-    if not isinstance(owner, ir.Block) and owner.operation.name == "memref.alloc" and \
-            owner.operation.parent == loop and owner.operation.block == after:
+    definer = owner.owner if isinstance(owner, ir.Block) else owner
+    if definer.operation.name == "memref.alloc" and definer.operation.block == after:
         return True
-    if _inside(owner if not isinstance(owner, ir.Block) else owner.owner, loop) or \
-            (isinstance(owner, ir.Block) and owner.owner == loop):
+    if definer == loop or _inside(definer, loop):
         return False
-    yield_op = list(after.operations)[-1]
+    yield_op = after.operations[len(after.operations) - 1]
     work = [buffer]
     while work:
         for use in work.pop().uses:
@@ -122,36 +116,30 @@ def _apart(buffer: ir.Value, loop: ir.Operation, after: ir.Block, position: int)
     return True
 
 
-def _forward(loop: ir.Operation) -> int:
-    before = loop.regions[0].blocks[0]
-    after = loop.regions[1].blocks[0]
-    condition = list(before.operations)[-1]
-    forwarded = 0
+def _forward(loop: ir.Operation) -> None:
+    before, after = loop.regions[0].blocks[0], loop.regions[1].blocks[0]
+    condition = before.operations[len(before.operations) - 1]
     for position, value in enumerate(list(condition.operands)[1:]):
+        ops = list(before.operations)
+        last = ops[-2] if len(ops) > 1 else None
         fresh = value.owner
         if isinstance(fresh, ir.Block) or fresh.operation.name != "memref.alloc":
             continue
-        uses = list(value.uses)
-        copies = [u.owner for u in uses if u.owner.operation.name == "memref.copy" and u.operand_number == 1]
-        if len(uses) != 2 or len(copies) != 1:
+        # The copy into `fresh` must be its only other use and the last op before the condition.
+        if last is None or last.operation.name != "memref.copy" or last.operands[1] != value or \
+                len(list(value.uses)) != 2:
             continue
-        source = copies[0].operands[0]
+        source = last.operands[0]
         if not isinstance(source.owner, ir.Block) or source.owner != before or source.type != value.type:
             continue
-        ops = list(before.operations)
-        if ops.index(copies[0]) != len(ops) - 2:
-            continue  # (something between the copy and the condition)
         slot = ir.BlockArgument(source).arg_number
-        if not all(_apart(buffer, loop, after, position) for buffer in
-                   (loop.operands[slot], list(after.operations)[-1].operands[slot])):
-            continue
-        if not _only_read(after.arguments[position], loop):
+        yielded = after.operations[len(after.operations) - 1].operands[slot]
+        if not (_apart(loop.operands[slot], loop, after, position) and _apart(yielded, loop, after, position)
+                and _only_read(after.arguments[position], loop)):
             continue
         condition.operands[position + 1] = source
-        copies[0].erase()
+        last.erase()
         fresh.erase()
-        forwarded += 1
-    return forwarded
 
 
 @register_pass

@@ -1,8 +1,9 @@
 """Pass `kiln-wide-vectors` (stage "bufferized", last: after the bodies are outlined).
 
 In: functions (`func.func`, and the `llvm.func` bodies kiln-parallelize and
-kiln-outline-serial-loops outlined) holding vector math: ops kiln-expand-exp
-built, which carry the discardable attribute `kiln.vector_math`.
+kiln-outline-serial-loops outlined) holding vector math: the `arith.select`
+that ends each exp kiln-expand-exp built carries the discardable attribute
+`kiln.vector_math`.
 Out: those functions ask LLVM for 512-bit vectors,
 
     passthrough = [["prefer-vector-width", "512"]]
@@ -30,22 +31,10 @@ from __future__ import annotations
 
 from kiln.compiler.mlir import ir
 from kiln.compiler.passes import ModulePass, option, register_pass
+from kiln.compiler.passes._util import ancestors, collect_ops
 
 MARK = "kiln.vector_math"
 _WIDTH_KEY = "prefer-vector-width"
-
-
-def _holds_vector_math(function: ir.Operation) -> bool:
-    found = [False]
-
-    def visit(op: ir.Operation) -> ir.WalkResult:
-        if MARK in op.attributes:
-            found[0] = True
-            return ir.WalkResult.INTERRUPT
-        return ir.WalkResult.ADVANCE
-
-    function.walk(visit)
-    return found[0]
 
 
 def _with_width(old: ir.Attribute | None, width: int) -> ir.ArrayAttr:
@@ -68,12 +57,12 @@ class KilnWideVectors(ModulePass):
     def apply(self, module: ir.Module) -> None:
         if not self.width:
             return
-        for op in module.body.operations:
-            name = op.operation.name
-            if name not in ("func.func", "llvm.func") or not len(op.regions[0].blocks):
-                continue
-            if not _holds_vector_math(op.operation):
-                continue
-            key = "llvm.passthrough" if name == "func.func" else "passthrough"
-            attributes = op.operation.attributes
+        functions = {}
+        for op in collect_ops(module, {"arith.select"}):  # (kiln-expand-exp's last op)
+            if MARK in op.attributes:
+                function = list(ancestors(op))[-2]  # (the module's child)
+                functions[function] = None
+        for function in functions:
+            key = "llvm.passthrough" if function.name == "func.func" else "passthrough"
+            attributes = function.attributes
             attributes[key] = _with_width(attributes[key] if key in attributes else None, self.width)
