@@ -156,6 +156,7 @@ DEFAULT_PIPELINE: Pipeline = [
         "memref-copy-to-linalg",
         "func.func(convert-linalg-to-parallel-loops)",
         "kiln-expand-exp",
+        "kiln-expand-pow",
         "kiln-check-alloc-sizes",
         "kiln-refine-if-layouts",
         "canonicalize",

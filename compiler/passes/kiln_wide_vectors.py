@@ -1,9 +1,9 @@
 """Pass `kiln-wide-vectors` (stage "bufferized", last: after the bodies are outlined).
 
 In: functions (`func.func`, and the `llvm.func` bodies kiln-parallelize and
-kiln-outline-serial-loops outlined) holding vector math: the `arith.select`
-that ends each exp kiln-expand-exp built carries the discardable attribute
-`kiln.vector_math`.
+kiln-outline-serial-loops outlined) holding vector math: the op that ends
+each exp kiln-expand-exp built and each power kiln-expand-pow built carries
+the discardable attribute `kiln.vector_math`.
 Out: those functions ask LLVM for 512-bit vectors,
 
     passthrough = [["prefer-vector-width", "512"]]
@@ -34,6 +34,9 @@ from kiln.compiler.passes import ModulePass, option, register_pass
 from kiln.compiler.passes._util import ancestors, collect_ops
 
 MARK = "kiln.vector_math"
+# The ops the expansions end with (and so carry MARK): exp's select; pow's
+# select, copysign (odd integer exponents) or truncf (f32).
+MARKED_OPS = frozenset({"arith.select", "math.copysign", "arith.truncf"})
 _WIDTH_KEY = "prefer-vector-width"
 
 
@@ -48,7 +51,7 @@ def _with_width(old: ir.Attribute | None, width: int) -> ir.ArrayAttr:
 
 @register_pass
 class KilnWideVectors(ModulePass):
-    """Give the functions that compute exp LLVM's 512-bit vectors."""
+    """Give the functions that compute exp or a power LLVM's 512-bit vectors."""
 
     name = "kiln-wide-vectors"
     width: int = option(512, "vector width in bits asked of LLVM for functions with vector math "
@@ -58,7 +61,7 @@ class KilnWideVectors(ModulePass):
         if not self.width:
             return
         functions = {}
-        for op in collect_ops(module, {"arith.select"}):  # (kiln-expand-exp's last op)
+        for op in collect_ops(module, MARKED_OPS):
             if MARK in op.attributes:
                 function = list(ancestors(op))[-2]  # (the module's child)
                 functions[function] = None
