@@ -44,3 +44,18 @@ def test_quick_run_validates_and_times_kiln_against_numpy(cached_cc):
 def test_a_kernel_over_its_time_limit_is_reported_and_the_run_goes_on(cached_cc):
     stdout = _run(cached_cc, "--quick", "--only", "crc16", "--tools", "numpy,kiln", "--no-docs", "--timeout", "0.01")
     assert "time limit 0.01 s exceeded" in " ".join(_row(stdout, "crc16"))
+
+
+def test_a_port_doing_less_work_is_named_in_its_row():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("bench_npbench_for_test", SCRIPT)
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    tools = {t: {"status": "ok", "median_ms": ms, "first_ms": 100.0}
+             for t, ms in (("numpy", 600.0), ("kiln", 55.0), ("numba", 350.0), ("jax.jit", 41.0))}
+    lines = bench.format_rows([{"kernel": "channel_flow", "tools": tools},
+                               {"kernel": "crc16", "tools": tools}], list(tools))
+    channel_flow, crc16 = lines[2], lines[3]
+    assert "1.34 jax.j" in channel_flow and "jax.jit skips the pressure solve" in channel_flow
+    assert "skips" not in crc16
