@@ -83,7 +83,8 @@ LIMITS: dict[str, tuple[str, Callable[[dict], float]]] = {
 # are the yardstick); the note says why the ratio is not like for like.
 PORT_NOTES: dict[tuple[str, str], str] = {
     ("channel_flow", "jax.jit"): ("jax.jit skips the pressure solve (its pressure_poisson_periodic returns "
-                                  "nothing, so XLA drops it): less work than NumPy, kiln and Numba do"),
+                                  "nothing, so XLA drops it and b's stencil): less work than NumPy, kiln and Numba do"),
+    ("gesummv", "jax.jit"): "jax.jit computes (alpha*A + beta*B) @ x: one mat-vec where NumPy's kernel has two",
 }
 
 def _median_seconds(call: Callable[[], Any], budget: float = 0.3) -> float:

@@ -10,6 +10,14 @@ defaults once, before its first `ExecutionEngine`:
   vadv's bodies' 2.7 s), and on an idle machine the loops kiln emits ran
   as fast or faster without it (channel_flow -23 %, spmv -45 %; seidel_2d
   +8 %, the one kernel slower; docs/benchmarks.md).
+- `-x86-cmov-converter=false`: x86 codegen turns a conditional move on a
+  loop's critical path into a branch, betting that the branch predicts
+  well. kiln-branchless-bit-selects makes selects exactly where the
+  condition is a bit of the data, which predicts half the time, and a cmov
+  is its shortest form (crc16 on 16 kB: 0.255 ms with the mask form the
+  pass used before, 0.196 with cmovs, 0.54 with branches). On the 40
+  NPBench kernels and the seven workloads the option alone changed no time
+  beyond noise (docs/benchmarks.md, session 18).
 
 `KILN_LLVM_OPTIONS` replaces the defaults (`KILN_LLVM_OPTIONS=` keeps
 LLVM's own: loop strength reduction on). It is read once per process;
@@ -36,7 +44,7 @@ import threading
 from kiln.errors import KilnValueError
 
 ENVIRONMENT_VARIABLE = "KILN_LLVM_OPTIONS"
-DEFAULT_LLVM_OPTIONS: tuple[str, ...] = ("-disable-lsr",)
+DEFAULT_LLVM_OPTIONS: tuple[str, ...] = ("-disable-lsr", "-x86-cmov-converter=false")
 
 
 @functools.lru_cache(maxsize=None)

@@ -93,7 +93,7 @@ def _run(tmp_path, options: str | None, tag: str) -> dict:
 def test_default_and_llvm_defaults_both_match_numpy_and_differ_in_code(tmp_path):
     default = _run(tmp_path, None, "default")
     llvm_own = _run(tmp_path, "", "llvm-own")
-    assert default["applied"] == ["-disable-lsr"]
+    assert default["applied"] == list(llvm_options.DEFAULT_LLVM_OPTIONS)
     assert llvm_own["applied"] == []
     for report in (default, llvm_own):
         assert [c[0] for c in report["cases"]] == [0, 1, 2, 7, 40]
@@ -108,9 +108,9 @@ def test_default_and_llvm_defaults_both_match_numpy_and_differ_in_code(tmp_path)
 
 
 def test_same_options_same_code(tmp_path):
-    first = _run(tmp_path, "-disable-lsr", "first")
-    second = _run(tmp_path, None, "second")  # the default is the same option
-    assert first["applied"] == second["applied"] == ["-disable-lsr"]
+    first = _run(tmp_path, " ".join(llvm_options.DEFAULT_LLVM_OPTIONS), "first")
+    second = _run(tmp_path, None, "second")  # the defaults are the same options
+    assert first["applied"] == second["applied"] == list(llvm_options.DEFAULT_LLVM_OPTIONS)
     assert [os.path.basename(p) for p in first["libraries"]] == [os.path.basename(p) for p in second["libraries"]]
     assert all(_code(a) == _code(b) for a, b in zip(first["libraries"], second["libraries"]))
 
@@ -129,7 +129,7 @@ def fresh_options(monkeypatch):
 
 def test_environment_replaces_the_defaults(fresh_options):
     fresh_options.delenv(llvm_options.ENVIRONMENT_VARIABLE, raising=False)
-    assert llvm_options.llvm_options() == ("-disable-lsr",)
+    assert llvm_options.llvm_options() == ("-disable-lsr", "-x86-cmov-converter=false")
     default_print = driver.toolchain_fingerprint()
     llvm_options.llvm_options.cache_clear()
     driver.toolchain_fingerprint.cache_clear()

@@ -87,6 +87,57 @@ def test_scalar_branch_loop_matches_python(size):
     assert ops_in_loops(kiln.get_compilation_stage(f, "bufferized"), "memref.alloc") == 0
 
 
+def parity_and_gray(values):
+    parity = 0
+    gray = np.zeros_like(values)
+    for i in range(values.shape[0]):
+        v = int(values[i])
+        bits = 0
+        for _ in range(16):
+            if v & 1:
+                bits ^= 1
+            v >>= 1
+        parity += bits
+        g = values[i]
+        if (g >> 1) & 1:
+            gray[i] = g ^ 0x5555
+        else:
+            gray[i] = g ^ (g >> 1)
+    return parity, gray
+
+
+def _bit_select_pipeline(mask: bool):
+    from kiln.compiler import pipeline as P
+    spec = "kiln-branchless-bit-selects{mask=true}" if mask else "kiln-branchless-bit-selects"
+    return [(stage, [spec if s == "kiln-branchless-bit-selects" else s for s in specs])
+            for stage, specs in P.DEFAULT_PIPELINE]
+
+
+@pytest.mark.parametrize("size", [0, 1, 7, 1601])
+def test_bit_branches_without_branches_match_python(size):
+    """Both forms of kiln-branchless-bit-selects (selects, which stay cmovs
+    under kiln's LLVM options, and masks) give Python's answers, and the
+    loops keep no `if` on a data bit."""
+    data = rng.integers(0, 256, size, dtype=np.uint8)
+    values = rng.integers(0, 2**15, size).astype(np.int64)
+    expected_parity, expected_gray = parity_and_gray(values)
+    selects = {}
+    for mask in (False, True):
+        pipelines = _bit_select_pipeline(mask)
+        f = kiln.qjit(crc, pipelines=pipelines, keep_intermediate=True)
+        assert int(f(data)) == crc(data)
+        bufferized = kiln.get_compilation_stage(f, "bufferized")
+        with new_context():  # no `if` that yields a value is left in a loop (the checks' and polls' stay)
+            module = ir.Module.parse(bufferized)
+            assert not [op for op in collect_ops(module, {"scf.if"}) if len(op.results)
+                        and any(parent.name in LOOPS for parent in ancestors(op))]
+        selects[mask] = ops_in_loops(bufferized, "arith.select")
+        parity, gray = kiln.qjit(parity_and_gray, pipelines=pipelines)(values)
+        assert int(parity) == expected_parity
+        np.testing.assert_array_equal(gray, expected_gray)
+    assert selects[False] > selects[True]  # the bit step's select, in the default form only
+
+
 @pytest.mark.parametrize("n", [0, 1, 2, 9])
 def test_triangular_solve_matches_numpy(n):
     lower = np.tril(rng.standard_normal((n, n))) + 4 * np.eye(n)

@@ -1,9 +1,23 @@
-// RUN: kiln-opt %s -p kiln-branchless-bit-selects | filecheck %s
+// RUN: kiln-opt %s -p 'kiln-branchless-bit-selects{mask=true}' | filecheck %s
+// RUN: kiln-opt %s -p kiln-branchless-bit-selects | filecheck %s --check-prefix=SELECT
 
 // crc16's bit step: `if (crc & 1) ^ (byte & 1): crc = (crc >> 1) ^ poly
-// else: crc >>= 1`. Both branches are computed before the `if`, and the
-// result is `else ^ ((then ^ else) & (0 - ext(bit)))`: no `scf.if`, no
-// i1-based select for LLVM to turn back into a branch.
+// else: crc >>= 1`. Both branches are computed before the `if`. With kiln's
+// LLVM options (cmovs kept) the result is an `arith.select` of the two; in
+// the mask form (LLVM options that turn cmovs back into branches) it is
+// `else ^ ((then ^ else) & (0 - ext(bit)))`: no `scf.if`, no i1-based
+// select for LLVM to turn back into a branch.
+// SELECT-LABEL: func.func @crc_step
+// SELECT-NOT: scf.if
+// SELECT: %[[C:.*]] = arith.cmpi ne
+// SELECT: %[[THEN:.*]] = arith.xori
+// SELECT: %[[ELSE:.*]] = arith.shrsi %arg0
+// SELECT: %[[R:.*]] = arith.select %[[C]], %[[THEN]], %[[ELSE]] : i64
+// SELECT: return %[[R]] : i64
+// SELECT-LABEL: func.func @bit_is_zero
+// SELECT: arith.select
+// SELECT-LABEL: func.func @kept
+// SELECT-COUNT-2: scf.if
 // CHECK-LABEL: func.func @crc_step
 func.func @crc_step(%crc: i64, %byte: i8, %poly: i64) -> i64 {
   %c1 = arith.constant 1 : i64
