@@ -44,7 +44,8 @@ import threading
 from kiln.errors import KilnValueError
 
 ENVIRONMENT_VARIABLE = "KILN_LLVM_OPTIONS"
-DEFAULT_LLVM_OPTIONS: tuple[str, ...] = ("-disable-lsr", "-x86-cmov-converter=false")
+KEEP_CMOVS = "-x86-cmov-converter=false"  # (kiln-branchless-bit-selects reads it)
+DEFAULT_LLVM_OPTIONS: tuple[str, ...] = ("-disable-lsr", KEEP_CMOVS)
 
 
 @functools.lru_cache(maxsize=None)

@@ -148,6 +148,15 @@ def constant_int(value: ir.Value) -> int | None:
     return ir.IntegerAttr(attr).value if isinstance(attr, ir.IntegerAttr) else None
 
 
+def constant_float(value: ir.Value) -> float | None:
+    """The float of a scalar `arith.constant` value, else None."""
+    owner = value.owner
+    if isinstance(owner, ir.Block) or owner.name != "arith.constant":
+        return None
+    attr = owner.attributes["value"]
+    return ir.FloatAttr(attr).value if isinstance(attr, ir.FloatAttr) else None
+
+
 def ancestors(op: ir.Operation):
     """The operations enclosing `op`, innermost first."""
     parent = op.parent

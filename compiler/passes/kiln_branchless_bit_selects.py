@@ -21,7 +21,7 @@ Conditions that are not bits keep their `if`.
 
 from __future__ import annotations
 
-from kiln.compiler.llvm_options import llvm_options
+from kiln.compiler.llvm_options import KEEP_CMOVS, llvm_options
 from kiln.compiler.mlir import arith, ir
 from kiln.compiler.passes import ModulePass, option, register_pass
 from kiln.compiler.passes._util import collect_ops
@@ -105,12 +105,9 @@ def _resized(bit: ir.Value, t: ir.Type) -> ir.Value:
     return arith.extui(t, bit) if width < target else arith.trunci(t, bit)
 
 
-CMOV_KEPT_OPTION = "-x86-cmov-converter=false"
-
-
 def cmovs_kept() -> bool:
     """Whether the LLVM options in force keep x86's cmovs (no cmov-to-branch conversion)."""
-    return CMOV_KEPT_OPTION in llvm_options()
+    return KEEP_CMOVS in llvm_options()
 
 
 def _make_branchless(op: ir.Operation, mask_form: bool) -> None:

@@ -39,7 +39,7 @@ from __future__ import annotations
 from kiln.compiler.mlir import arith, ir
 from kiln.compiler.mlir import math as mlir_math
 from kiln.compiler.passes import ModulePass, register_pass
-from kiln.compiler.passes._util import collect_ops
+from kiln.compiler.passes._util import collect_ops, constant_float
 from kiln.compiler.passes.kiln_wide_vectors import MARK, MARKED_OPS
 
 MAX_TWICE_EXPONENT = 32  # |2c| at most: m^c stays within [2^-33, 2^33]
@@ -48,13 +48,9 @@ _SCALE_CLAMP = 1400  # |e*c| beyond this gives 0 or inf whatever m^c is
 
 def constant_exponent(op: ir.Operation) -> float | None:
     """The exponent of `math.powf` when it is an expandable constant."""
-    owner = op.operands[1].owner
-    if isinstance(owner, ir.Block) or owner.operation.name != "arith.constant":
+    c = constant_float(op.operands[1])
+    if c is None:
         return None
-    attr = owner.operation.attributes["value"]
-    if not isinstance(attr, ir.FloatAttr):
-        return None
-    c = ir.FloatAttr(attr).value
     twice = 2.0 * c
     if twice != twice or twice != int(twice) or abs(twice) > MAX_TWICE_EXPONENT:
         return None
