@@ -139,21 +139,22 @@ def mixed_slice_values(op: ir.Operation, static_name: str, first_operand: int) -
     return values, k
 
 
-def constant_int(value: ir.Value) -> int | None:
-    """The integer of an `arith.constant` value, else None."""
+def _constant_attribute(value: ir.Value) -> ir.Attribute | None:
     owner = value.owner
     if isinstance(owner, ir.Block) or owner.name != "arith.constant":
         return None
-    attr = owner.attributes["value"]
+    return owner.attributes["value"]
+
+
+def constant_int(value: ir.Value) -> int | None:
+    """The integer of an `arith.constant` value, else None."""
+    attr = _constant_attribute(value)
     return ir.IntegerAttr(attr).value if isinstance(attr, ir.IntegerAttr) else None
 
 
 def constant_float(value: ir.Value) -> float | None:
     """The float of a scalar `arith.constant` value, else None."""
-    owner = value.owner
-    if isinstance(owner, ir.Block) or owner.name != "arith.constant":
-        return None
-    attr = owner.attributes["value"]
+    attr = _constant_attribute(value)
     return ir.FloatAttr(attr).value if isinstance(attr, ir.FloatAttr) else None
 
 
