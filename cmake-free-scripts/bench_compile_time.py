@@ -21,7 +21,7 @@ NPBench's data) and then the first run alone; workers run with one OpenBLAS
 thread and with Python's bytecode cached (`PYTHONPYCACHEPREFIX`), as an
 installed kiln has it. `--cpu` counts the process and its children (the `cc`
 that links), not the support code: with `--warm-toolchain` each kernel's fresh cache starts with
-the toolchain files (support.c, the fastcall extension) built once before the
+the toolchain files (support.c, the fastcall and op-walker extensions) built once before the
 run, as a user's cache has them after the first function; without it every
 kernel also pays for building them (seconds of `cc`). `--breakdown` prints,
 per kernel, where its first call goes (imports, tracing, each kiln pass,
@@ -237,8 +237,8 @@ TOOLCHAIN_ENV = "KILN_COMPILE_TIME_TOOLCHAIN"
 
 def _fresh_cache() -> None:
     """A new, empty KILN_CACHE_DIR for this process; with `--warm-toolchain`
-    it holds copies of the toolchain files (support code, fastcall
-    extension) the parent built once, as a user's cache does after the
+    it holds copies of the toolchain files (support code, the fastcall and
+    op-walker extensions) the parent built once, as a user's cache does after the
     first function: the time is the function's, not the toolchain's."""
     folder = tempfile.mkdtemp(prefix="kiln-compile-time-cache-")
     warm = os.environ.get(TOOLCHAIN_ENV)
@@ -247,7 +247,7 @@ def _fresh_cache() -> None:
 
         for name in os.listdir(warm):
             path = os.path.join(warm, name)
-            if os.path.isdir(path) and name.startswith("kiln_fastcall"):
+            if os.path.isdir(path) and name.startswith(("kiln_fastcall", "kiln_opwalk")):
                 shutil.copytree(path, os.path.join(folder, name))
             elif os.path.isfile(path):
                 shutil.copy2(path, os.path.join(folder, name))
