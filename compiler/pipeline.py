@@ -82,6 +82,10 @@ DEFAULT_PIPELINE: Pipeline = [
         "canonicalize",
         "cse",
         "kiln-simplify-shapes{reshapes=false}",
+        # The reader of a broadcast versioned for size-1 dims goes into both
+        # versions, so that fusion reaches the broadcast in the common one
+        # (canonicalize then drops the broadcast's result from the scf.if).
+        "kiln-sink-into-broadcast-versions",
         "canonicalize",
         "cse",
         "kiln-unroll-elementwise-loops",

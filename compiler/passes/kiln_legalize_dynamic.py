@@ -216,6 +216,8 @@ def _broadcast(op: ir.Operation, copies: set[int]) -> ir.Value:
     identity = bdims == list(range(result_type.rank)) and not axes_attribute(op, "known_expanding_dimensions") and all(
         n != 1 or r == 1 for n, r in zip(ir.RankedTensorType(operand.type).shape, result_type.shape))
     if_op = scf.IfOp(kept, [result_type], has_else=True)
+    # (kiln-sink-into-broadcast-versions copies the broadcast's reader into both branches.)
+    if_op.operation.attributes["kiln.broadcast_version"] = ir.UnitAttr.get()
     with ir.InsertionPoint(if_op.then_block):
         scf.YieldOp([_unchanged(operand, result_type, sizes) if identity else _broadcast_by_maps(op, sizes)])
     with ir.InsertionPoint(if_op.else_block):
