@@ -115,16 +115,17 @@ def _sink(if_op: ir.Operation, reader: ir.Operation, slice_ops: list[ir.Operatio
     tensors, and of `reader`; the other ops of `slice_ops` (scalars: sizes,
     index arithmetic) move before it. Returns it (`if_op` and `reader` are
     erased)."""
-    reached = set(if_op.results)
+    reached = set(if_op.results)  # values the copies compute (an op reading one is copied)
     copied = []
     for op in slice_ops:
-        if any(v in reached for v in _values_used(op)):
+        # A tensor the reader reads is copied too, so that fusion reaches it;
+        # index arithmetic on values from before the scf.if is computed once.
+        if any(v in reached for v in _values_used(op)) or \
+                any(isinstance(r.type, ir.RankedTensorType) for r in op.results):
             copied.append(op)
             reached.update(op.results)
-        elif any(isinstance(r.type, ir.RankedTensorType) for r in op.results):
-            copied.append(op)  # a tensor the reader reads: copied too, so that fusion reaches it
         else:
-            op.move_before(if_op)  # index arithmetic: computed once
+            op.move_before(if_op)
     slice_ops = copied
     reader_types = [r.type for r in reader.results]
     with ir.InsertionPoint(if_op), if_op.location:

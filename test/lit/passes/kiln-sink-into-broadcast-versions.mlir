@@ -7,8 +7,8 @@
 // window. The multiply and the sum are copied into both branches (one sink
 // each; the scf.if yields every value it yielded before too, which
 // canonicalize drops), with the sizes and the tensors they need (w's
-// conversion to f64); the index arithmetic that reads no branch result
-// moves before the scf.if.
+// conversion to f64, and a size read from it, copied with it); the index
+// arithmetic that reads no branch result moves before the scf.if.
 
 #bcast_in = affine_map<(d0, d1, d2) -> (d0, d1, 0)>
 #id3 = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
@@ -20,7 +20,9 @@
 // CHECK: %[[K:.*]] = arith.addi
 // CHECK: %[[R:.*]]:3 = scf.if %{{.*}} -> (tensor<?x?xf64>, tensor<?x?x?xf64>, tensor<?x?x?xf64>) {
 // CHECK:   %[[B:.*]] = linalg.generic
-// CHECK:   arith.extf
+// CHECK:   %[[WIDE:.*]] = linalg.generic
+// CHECK:     arith.extf
+// CHECK:   tensor.dim %[[WIDE]]
 // CHECK:   %[[M:.*]] = linalg.generic {{.*}} ins(%[[B]], %{{.*}} : tensor<?x?x?xf64>, tensor<?x?x?xf64>)
 // CHECK:     arith.mulf
 // CHECK:   %[[S:.*]] = linalg.generic {{.*}} iterator_types = ["parallel", "reduction", "parallel"]} ins(%[[M]] :
@@ -68,7 +70,7 @@ func.func @window(%x: tensor<?x?x1xf64>, %w: tensor<?x?xf32>, %n: index, %k0: in
     linalg.yield %v : f64
   } -> tensor<?x?x?xf64>
   %d0 = tensor.dim %b, %c0 : tensor<?x?x?xf64>
-  %d1 = tensor.dim %b, %c1 : tensor<?x?x?xf64>
+  %d1 = tensor.dim %wide, %c1 : tensor<?x?x?xf64>
   %d2 = tensor.dim %b, %c2 : tensor<?x?x?xf64>
   %pe = tensor.empty(%d0, %d1, %d2) : tensor<?x?x?xf64>
   %p = linalg.generic {indexing_maps = [#id3, #id3, #id3], iterator_types = ["parallel", "parallel", "parallel"]}
