@@ -92,6 +92,8 @@ DEFAULT_PIPELINE: Pipeline = [
         "func.func(linalg-fuse-elementwise-ops)",
         # Reshapes that only add or drop unit dims become views (after fusion: see the pass).
         "kiln-simplify-shapes",
+        # Column slices and writes (`a[:, j]`) as rank-reducing slices: views, not copies.
+        "kiln-rank-reducing-slices",
         "canonicalize",
         "kiln-inline-splats",
         "kiln-scalarize-rank0",

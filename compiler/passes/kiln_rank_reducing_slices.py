@@ -1,0 +1,95 @@
+"""Pass `kiln-rank-reducing-slices` (stage "linalg", after the kiln-simplify-shapes that follows elementwise fusion).
+
+In: a column or any other slice that drops unit dims, as the lowering
+leaves it: `tensor.collapse_shape (tensor.extract_slice %a[0, j] [n, 1])`
+(`a[:, j]`), and a write of one, `tensor.insert_slice (tensor.expand_shape
+%v) into %a[0, j] [n, 1]` (`a[:, j] = v`). One-shot bufferization cannot
+prove a strided `?x1` view collapsible, so it copies the column into a
+fresh buffer before collapsing it (and the write goes through an expanded
+temporary): deriche's column recursions gathered four columns and
+scattered one per step.
+Out: the rank-reducing `tensor.extract_slice %a[0, j] [n, 1] [1, 1] :
+tensor<?x?xf64> to tensor<?xf64>` and `tensor.insert_slice %v into %a[0, j]
+[n, 1] [1, 1]`, which bufferize to strided subviews: the loop reads and
+writes the columns in place. Applies when each reshape group holds at most
+one dim that is not a static 1 in the slice's sizes.
+"""
+
+from __future__ import annotations
+
+from kiln.compiler.mlir import ir
+from kiln.compiler.passes import ModulePass, register_pass
+from kiln.compiler.passes._util import collect_ops
+
+
+def _groups(op: ir.Operation) -> list[list[int]]:
+    return [[ir.IntegerAttr(d).value for d in group] for group in ir.ArrayAttr(op.attributes["reassociation"])]
+
+
+def _drops_only_unit_dims(groups: list[list[int]], sizes: list[int]) -> bool:
+    """Whether each group of slice dims has at most one dim that is not a static 1."""
+    return all(sum(1 for d in group if sizes[d] != 1) <= 1 for group in groups)
+
+
+def _defining(value: ir.Value, name: str) -> ir.Operation | None:
+    owner = value.owner
+    if isinstance(owner, ir.Block) or owner.operation.name != name:
+        return None
+    return owner.operation
+
+
+def _slice_attributes(op: ir.Operation) -> dict:
+    return {name: op.attributes[name] for name in ["static_offsets", "static_sizes", "static_strides",
+                                                   "operandSegmentSizes"] if name in op.attributes}
+
+
+def _fold_extract(collapse: ir.Operation) -> bool:
+    extract = _defining(collapse.operands[0], "tensor.extract_slice")
+    if extract is None:
+        return False
+    sizes = list(ir.DenseI64ArrayAttr(extract.attributes["static_sizes"]))
+    if not _drops_only_unit_dims(_groups(collapse), sizes):
+        return False
+    with ir.InsertionPoint(collapse), collapse.location:
+        reduced = ir.Operation.create("tensor.extract_slice", results=[collapse.results[0].type],
+                                      operands=list(extract.operands), attributes=_slice_attributes(extract))
+    collapse.results[0].replace_all_uses_with(reduced.results[0])
+    collapse.erase()
+    if not list(extract.results[0].uses):
+        extract.erase()
+    return True
+
+
+def _fold_insert(insert: ir.Operation) -> bool:
+    expand = _defining(insert.operands[0], "tensor.expand_shape")
+    if expand is None:
+        return False
+    sizes = list(ir.DenseI64ArrayAttr(insert.attributes["static_sizes"]))
+    if not _drops_only_unit_dims(_groups(expand), sizes):
+        return False
+    source = expand.operands[0]
+    if ir.RankedTensorType(source.type).rank != len(_groups(expand)):
+        return False
+    with ir.InsertionPoint(insert), insert.location:
+        reduced = ir.Operation.create("tensor.insert_slice", results=[insert.results[0].type],
+                                      operands=[source] + list(insert.operands)[1:],
+                                      attributes=_slice_attributes(insert))
+    insert.results[0].replace_all_uses_with(reduced.results[0])
+    insert.erase()
+    if not list(expand.results[0].uses):
+        expand.erase()
+    return True
+
+
+@register_pass
+class KilnRankReducingSlices(ModulePass):
+    """Fold unit-dim reshapes of slices into rank-reducing slices, which bufferize to views."""
+
+    name = "kiln-rank-reducing-slices"
+
+    def apply(self, module: ir.Module) -> None:
+        for op in collect_ops(module, {"tensor.collapse_shape", "tensor.insert_slice"}):
+            if op.name == "tensor.collapse_shape":
+                _fold_extract(op)
+            else:
+                _fold_insert(op)
