@@ -122,9 +122,9 @@ class _Vector:
 
 
 def _vector(value: ir.Value) -> _Vector | None:
-    """The row or column of a matrix that `value`, a `(1, R)` or `(R, 1)`
-    tensor, is (a rank-2 slice with a unit size, through unit-dim
-    collapse/expand reshapes); else None."""
+    """The row or column of a matrix that `value`, a `(1, R)`, `(R, 1)` or
+    `(R,)` tensor, is (a rank-2 slice with a unit size, rank-reducing or
+    through unit-dim collapse/expand reshapes); else None."""
     while True:
         op = value.owner
         if isinstance(op, ir.Block) or op.name not in ("tensor.expand_shape", "tensor.collapse_shape"):
@@ -134,7 +134,8 @@ def _vector(value: ir.Value) -> _Vector | None:
             return None
         value = op.operands[0]
     found = _slice(value)
-    if found is None or ir.RankedTensorType(value.type).rank != 2:
+    # (rank 1: a rank-reducing slice, as kiln-rank-reducing-slices makes of `matrix[:, i]`)
+    if found is None or ir.RankedTensorType(value.type).rank not in (1, 2):
         return None
     source, offsets, sizes = found
     if sizes[1] == 1:
@@ -152,6 +153,14 @@ def _block(value: ir.Value):
         return found
     if ir.RankedTensorType(value.type).rank != 2:
         return None
+    # A rank-reducing slice given back its unit dim (`B[:, j]` as a 1-column block).
+    op = value.owner
+    if not isinstance(op, ir.Block) and op.name == "tensor.expand_shape":
+        found = _slice(op.operands[0])
+        if found is not None and ir.RankedTensorType(op.operands[0].type).rank == 1:
+            units = [i for i, d in enumerate(ir.RankedTensorType(value.type).shape) if d == 1]
+            if units and all(found[2][i] == 1 for i in units):
+                return found
     return value, [0, 0], [None, None]
 
 

@@ -11,7 +11,7 @@ scattered one per step.
 Out: the rank-reducing `tensor.extract_slice %a[0, j] [n, 1] [1, 1] :
 tensor<?x?xf64> to tensor<?xf64>` and `tensor.insert_slice %v into %a[0, j]
 [n, 1] [1, 1]`, which bufferize to strided subviews: the loop reads and
-writes the columns in place. Applies when each reshape group holds at most
+writes the columns in place. Applies when each reshape group holds exactly
 one dim that is not a static 1 in the slice's sizes.
 """
 
@@ -27,8 +27,11 @@ def _groups(op: ir.Operation) -> list[list[int]]:
 
 
 def _drops_only_unit_dims(groups: list[list[int]], sizes: list[int]) -> bool:
-    """Whether each group of slice dims has at most one dim that is not a static 1."""
-    return all(sum(1 for d in group if sizes[d] != 1) <= 1 for group in groups)
+    """Whether each group of slice dims has exactly one dim that is not a
+    static 1. (A group of 1s only would leave a 1 in the reduced type, and
+    which of the slice's 1s it keeps decides the view's stride: MLIR's
+    choice and the reshape's can differ.)"""
+    return all(sum(1 for d in group if sizes[d] != 1) == 1 for group in groups)
 
 
 def _defining(value: ir.Value, name: str) -> ir.Operation | None:

@@ -30,14 +30,19 @@ func.func @plane(%b: tensor<?x?x?xf32>, %k: index, %n: index, %m: index) -> tens
 }
 
 // Left alone: a reshape that merges two dims that are not 1 (a real
-// collapse), and an expand that splits a dim.
+// collapse), an expand that splits a dim, and a slice of 1s only (which
+// of its 1s a rank-reduced view would keep decides its stride).
 // CHECK-LABEL: func.func @left_alone
-func.func @left_alone(%a: tensor<?x?xf64>, %v: tensor<6xf64>, %n: index, %m: index) -> (tensor<?xf64>, tensor<?x?xf64>) {
+func.func @left_alone(%a: tensor<?x?xf64>, %v: tensor<6xf64>, %n: index, %m: index) -> (tensor<?xf64>, tensor<?x?xf64>, tensor<1xf64>) {
   // CHECK: tensor.collapse_shape
   %s = tensor.extract_slice %a[0, 0] [%n, %m] [1, 1] : tensor<?x?xf64> to tensor<?x?xf64>
   %flat = tensor.collapse_shape %s [[0, 1]] : tensor<?x?xf64> into tensor<?xf64>
   // CHECK: tensor.expand_shape
   %e = tensor.expand_shape %v [[0, 1]] output_shape [2, 3] : tensor<6xf64> into tensor<2x3xf64>
   %w = tensor.insert_slice %e into %a[0, 0] [2, 3] [1, 1] : tensor<2x3xf64> into tensor<?x?xf64>
-  return %flat, %w : tensor<?xf64>, tensor<?x?xf64>
+  // CHECK: tensor.extract_slice %arg0[0, %arg2] [1, 1] [1, 2] : tensor<?x?xf64> to tensor<1x1xf64>
+  // CHECK: tensor.collapse_shape
+  %u = tensor.extract_slice %a[0, %n] [1, 1] [1, 2] : tensor<?x?xf64> to tensor<1x1xf64>
+  %one = tensor.collapse_shape %u [[0, 1]] : tensor<1x1xf64> into tensor<1xf64>
+  return %flat, %w, %one : tensor<?xf64>, tensor<?x?xf64>, tensor<1xf64>
 }
