@@ -55,6 +55,17 @@ def _slice_attributes(op: ir.Operation) -> dict:
                                                    "operandSegmentSizes"] if name in op.attributes}
 
 
+def _replace(op: ir.Operation, name: str, operands: list, attributes: dict, producer: ir.Operation) -> None:
+    """`op` becomes a `name` op of its result type; `producer` (the reshape
+    or slice folded in) goes when nothing else reads it."""
+    with ir.InsertionPoint(op), op.location:
+        new = ir.Operation.create(name, results=[op.results[0].type], operands=operands, attributes=attributes)
+    op.results[0].replace_all_uses_with(new.results[0])
+    op.erase()
+    if not list(producer.results[0].uses):
+        producer.erase()
+
+
 def _fold_extract(collapse: ir.Operation) -> bool:
     extract = _defining(collapse.operands[0], "tensor.extract_slice")
     if extract is None:
@@ -62,13 +73,7 @@ def _fold_extract(collapse: ir.Operation) -> bool:
     sizes = list(ir.DenseI64ArrayAttr(extract.attributes["static_sizes"]))
     if not _drops_only_unit_dims(_groups(collapse), sizes) or not _one_dimensional(collapse.results[0]):
         return False
-    with ir.InsertionPoint(collapse), collapse.location:
-        reduced = ir.Operation.create("tensor.extract_slice", results=[collapse.results[0].type],
-                                      operands=list(extract.operands), attributes=_slice_attributes(extract))
-    collapse.results[0].replace_all_uses_with(reduced.results[0])
-    collapse.erase()
-    if not list(extract.results[0].uses):
-        extract.erase()
+    _replace(collapse, "tensor.extract_slice", list(extract.operands), _slice_attributes(extract), extract)
     return True
 
 
@@ -82,14 +87,7 @@ def _fold_insert(insert: ir.Operation) -> bool:
     source = expand.operands[0]
     if ir.RankedTensorType(source.type).rank != len(_groups(expand)):
         return False
-    with ir.InsertionPoint(insert), insert.location:
-        reduced = ir.Operation.create("tensor.insert_slice", results=[insert.results[0].type],
-                                      operands=[source] + list(insert.operands)[1:],
-                                      attributes=_slice_attributes(insert))
-    insert.results[0].replace_all_uses_with(reduced.results[0])
-    insert.erase()
-    if not list(expand.results[0].uses):
-        expand.erase()
+    _replace(insert, "tensor.insert_slice", [source] + list(insert.operands)[1:], _slice_attributes(insert), expand)
     return True
 
 
