@@ -55,6 +55,12 @@ def _slice_attributes(op: ir.Operation) -> dict:
                                                    "operandSegmentSizes"] if name in op.attributes}
 
 
+def _foldable(reshape: ir.Operation, slice_op: ir.Operation, vector: ir.Value) -> bool:
+    """Whether `reshape` only drops or adds unit dims of `slice_op`'s sizes and `vector` is 1-d."""
+    sizes = list(ir.DenseI64ArrayAttr(slice_op.attributes["static_sizes"]))
+    return _drops_only_unit_dims(_groups(reshape), sizes) and _one_dimensional(vector)
+
+
 def _replace(op: ir.Operation, name: str, operands: list, attributes: dict, producer: ir.Operation) -> None:
     """`op` becomes a `name` op of its result type; `producer` (the reshape
     or slice folded in) goes when nothing else reads it."""
@@ -70,8 +76,7 @@ def _fold_extract(collapse: ir.Operation) -> bool:
     extract = _defining(collapse.operands[0], "tensor.extract_slice")
     if extract is None:
         return False
-    sizes = list(ir.DenseI64ArrayAttr(extract.attributes["static_sizes"]))
-    if not _drops_only_unit_dims(_groups(collapse), sizes) or not _one_dimensional(collapse.results[0]):
+    if not _foldable(collapse, extract, collapse.results[0]):
         return False
     _replace(collapse, "tensor.extract_slice", list(extract.operands), _slice_attributes(extract), extract)
     return True
@@ -81,11 +86,8 @@ def _fold_insert(insert: ir.Operation) -> bool:
     expand = _defining(insert.operands[0], "tensor.expand_shape")
     if expand is None:
         return False
-    sizes = list(ir.DenseI64ArrayAttr(insert.attributes["static_sizes"]))
-    if not _drops_only_unit_dims(_groups(expand), sizes) or not _one_dimensional(expand.operands[0]):
-        return False
     source = expand.operands[0]
-    if ir.RankedTensorType(source.type).rank != len(_groups(expand)):
+    if not _foldable(expand, insert, source) or ir.RankedTensorType(source.type).rank != len(_groups(expand)):
         return False
     _replace(insert, "tensor.insert_slice", [source] + list(insert.operands)[1:], _slice_attributes(insert), expand)
     return True
