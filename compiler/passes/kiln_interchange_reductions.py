@@ -25,6 +25,8 @@ combines its inputs in the same order, so results are bit-identical.
 
 from __future__ import annotations
 
+import re
+
 from kiln.compiler.mlir import ir
 from kiln.compiler.passes import ModulePass, register_pass
 from kiln.compiler.passes._util import collect_ops
@@ -58,35 +60,29 @@ def _order(op: ir.Operation) -> list[int] | None:
             + [d for d in range(rank) if kinds[d] == "parallel" and d not in outer])
 
 
-def _dims_of(expr: ir.AffineExpr) -> set[int]:
-    return {int(t[1:]) for t in str(expr).replace("(", " ").replace(")", " ").replace(",", " ").split()
-            if t.startswith("d") and t[1:].isdigit()}
+def _first_positions(m: ir.AffineMap) -> dict[int, int]:
+    """Each loop dim the map uses -> the first result (axis) that uses it."""
+    first: dict[int, int] = {}
+    for position, expr in enumerate(m.results):
+        for used in re.findall(r"\bd(\d+)\b", str(expr)):
+            first.setdefault(int(used), position)
+    return first
 
 
 def _outer_parallel(kinds: list[str], maps: list[ir.AffineMap], lasts: list[int | None]) -> list[int]:
     """The parallel loops that stay outside the reductions: each indexes no
     input's last axis, appears in some input with a reduced axis, and in
     every such input comes before all its reduced axes."""
-    outer = []
-    for d, kind in enumerate(kinds):
-        if kind != "parallel" or d in lasts:
-            continue
-        seen = False
-        for m in maps:
-            first: dict[int, int] = {}
-            for position, expr in enumerate(m.results):
-                for used in _dims_of(expr):
-                    first.setdefault(used, position)
-            reduced = [first[r] for r in first if kinds[r] == "reduction"]
-            if d not in first or not reduced:
-                continue
-            seen = True
-            if first[d] >= min(reduced):
-                break
-        else:
-            if seen:
-                outer.append(d)
-    return outer
+    # Per input reading a reduced axis: its dims' first axes and its first reduced axis.
+    reading = []
+    for m in maps:
+        first = _first_positions(m)
+        reduced = [position for dim, position in first.items() if kinds[dim] == "reduction"]
+        if reduced:
+            reading.append((first, min(reduced)))
+    return [d for d, kind in enumerate(kinds)
+            if kind == "parallel" and d not in lasts and any(d in first for first, _ in reading)
+            and all(first[d] < reduced for first, reduced in reading if d in first)]
 
 
 def _interchange(op: ir.Operation, order: list[int]) -> None:

@@ -72,6 +72,8 @@ def _broadcast_by_maps(op: ir.Operation, sizes: list, ones: frozenset = frozense
 # The run-time routine of the size-1 path (runtime/broadcast.c), one entry
 # per rank up to this one; a higher rank keeps a loop nest.
 COPY_CALLEE = "kiln_broadcast_copy_{rank}d"
+# The mark of the scf.if of a versioned broadcast.
+BROADCAST_VERSION = "kiln.broadcast_version"
 COPY_MAX_RANK = 8
 
 
@@ -217,7 +219,7 @@ def _broadcast(op: ir.Operation, copies: set[int]) -> ir.Value:
         n != 1 or r == 1 for n, r in zip(ir.RankedTensorType(operand.type).shape, result_type.shape))
     if_op = scf.IfOp(kept, [result_type], has_else=True)
     # (kiln-sink-into-broadcast-versions copies the broadcast's reader into both branches.)
-    if_op.operation.attributes["kiln.broadcast_version"] = ir.UnitAttr.get()
+    if_op.operation.attributes[BROADCAST_VERSION] = ir.UnitAttr.get()
     with ir.InsertionPoint(if_op.then_block):
         scf.YieldOp([_unchanged(operand, result_type, sizes) if identity else _broadcast_by_maps(op, sizes)])
     with ir.InsertionPoint(if_op.else_block):

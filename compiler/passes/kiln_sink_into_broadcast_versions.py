@@ -28,8 +28,7 @@ import functools
 from kiln.compiler.mlir import ir, scf
 from kiln.compiler.passes import ModulePass, option, register_pass
 from kiln.compiler.passes._util import clone_ops, collect_ops
-
-MARK = "kiln.broadcast_version"
+from kiln.compiler.passes.kiln_legalize_dynamic import BROADCAST_VERSION as MARK
 
 # Ops that may be copied into both branches: no side effects, no regions
 # but a linalg op's body.
